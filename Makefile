@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: GPL-2.0
+# mdgpu top-level build.  Kernel module through Kbuild (./Kbuild), userspace
+# with plain make.  Each component adds its rules in its own fragment.
+#
+#   make                 module for the running (or KVER's) kernel + userspace
+#   make check           everything CI runs (unit, module builds, VM suites)
+#   make check-vm KVER=6.1|6.12   the QEMU guest suite for one kernel
+#   make demo            the main demo (README)
+
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD ?= $(TOP)/build
+CC ?= cc
+CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 \
+	-I$(TOP)/include -I$(TOP)
+# Sanitized builds for tests.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+
+.PHONY: all check clean demo
+all:
+
+include kmod/kmod.mk
+include userspace-daemon/daemon.mk
+include libmdgpu/lib.mk
+include tests/vm/vm.mk
+
+check:
+	@echo "== make check: all suites passed"
+
+clean:
+	rm -rf $(BUILD)

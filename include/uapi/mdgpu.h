@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
+/*
+ * mdgpu ABI: the one source of truth shared by the kernel module (mdgpu.ko),
+ * the daemon (mdgpud), the guest driver and the client library.
+ *
+ *   1. the vGPU as a PCI device: IDs, BAR layout, BAR0 register map;
+ *   2. the ring protocol: command descriptors, completions, error codes;
+ *   3. the control channel /dev/mdgpu between mdgpu.ko and mdgpud.
+ *
+ * Every structure has fixed-width members, explicit padding and a size
+ * checked at compile time.  All multi-byte values are little-endian.
+ * Documentation/abi.md explains the semantics; this file is normative for
+ * layout.
+ */
+#ifndef _UAPI_MDGPU_H
+#define _UAPI_MDGPU_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/ioctl.h>
+#include <linux/build_bug.h>
+#define MDGPU_STATIC_ASSERT(expr, msg) static_assert(expr, msg)
+#else
+#include <linux/types.h>
+#include <linux/ioctl.h>
+#include <assert.h>
+#ifdef __cplusplus
+#define MDGPU_STATIC_ASSERT(expr, msg) static_assert(expr, msg)
+#else
+#define MDGPU_STATIC_ASSERT(expr, msg) _Static_assert(expr, msg)
+#endif
+#endif
+
+/* ABI version: major bumps break compatibility, minor bumps only add. */
+#define MDGPU_ABI_MAJOR			1
+#define MDGPU_ABI_MINOR			0
+#define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
+
+/* ------------------------------------------------------------------ */
+/* 1. The vGPU as a PCI device                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Provisional IDs: mdgpu has no PCI-SIG vendor ID of its own yet.  0x1234 is
+ * the ID QEMU's emulated devices use; 0x6d67 ("mg") is not used by any of
+ * them.  Documentation/abi.md records this decision.
+ */
+#define MDGPU_PCI_VENDOR_ID		0x1234
+#define MDGPU_PCI_DEVICE_ID		0x6d67
+#define MDGPU_PCI_SUBSYS_VENDOR_ID	0x1234
+#define MDGPU_PCI_SUBSYS_ID		0x0001
+#define MDGPU_PCI_REVISION		0x01
+#define MDGPU_PCI_CLASS			0x030200	/* display, 3D controller */
+
+/* BARs: 32-bit memory BARs, power-of-two sizes. */
+#define MDGPU_BAR_REGS			0	/* BAR0: registers, trapped */
+#define MDGPU_BAR_RING			2	/* BAR2: SQ + CQ, mmap-able */
+#define MDGPU_BAR_APERTURE		4	/* BAR4: aperture, mmap-able */
+#define MDGPU_REGS_SIZE			0x1000
+
+/* BAR0 registers: 32 bits wide, accessed only as aligned 4-byte words. */
+#define MDGPU_REG_MAGIC			0x000	/* RO: MDGPU_MAGIC */
+#define MDGPU_REG_VERSION		0x004	/* RO: MDGPU_ABI_VERSION */
+#define MDGPU_REG_STATUS		0x008	/* RO: MDGPU_STATUS_* */
+#define MDGPU_REG_CONTROL		0x00c	/* RW: MDGPU_CONTROL_* */
+#define MDGPU_REG_RING_ENTRIES		0x010	/* RO: SQ/CQ entries, power of 2 */
+#define MDGPU_REG_IRQ_STATUS		0x014	/* RW1C: MDGPU_IRQ_* pending */
+#define MDGPU_REG_IRQ_MASK		0x018	/* RW: MDGPU_IRQ_* enabled */
+#define MDGPU_REG_SQ_TAIL		0x01c	/* RW: doorbell, free-running */
+#define MDGPU_REG_SQ_HEAD		0x020	/* RO: completed, free-running */
+#define MDGPU_REG_ERROR			0x024	/* RO: last doorbell error, errno */
+#define MDGPU_REG_FENCE_LO		0x028	/* RO: commands completed */
+#define MDGPU_REG_FENCE_HI		0x02c
+#define MDGPU_REG_FB_QUOTA_LO		0x030	/* RO: device memory quota */
+#define MDGPU_REG_FB_QUOTA_HI		0x034
+#define MDGPU_REG_FB_USED_LO		0x038	/* RO: device memory in use */
+#define MDGPU_REG_FB_USED_HI		0x03c
+#define MDGPU_REG_APERTURE_SIZE		0x040	/* RO: bytes, BAR4 size */
+#define MDGPU_REG_TYPE_ID		0x044	/* RO: mdev type id */
+#define MDGPU_REG_WEIGHT		0x048	/* RO: mirror of sysfs weight */
+#define MDGPU_REG_SCRATCH		0x04c	/* RW: no side effect */
+#define MDGPU_REG_SM_COUNT		0x050	/* RO: SMs of the physical GPU */
+#define MDGPU_REG_LAST			MDGPU_REG_SM_COUNT
+/* Offsets above MDGPU_REG_LAST read as zero; writes are ignored. */
+
+#define MDGPU_MAGIC			0x5047444dU	/* "MDGP" */
+
+#define MDGPU_STATUS_READY		(1U << 0)	/* daemon serves this vGPU */
+#define MDGPU_STATUS_ENABLED		(1U << 1)	/* CONTROL.ENABLE set */
+#define MDGPU_STATUS_BACKEND_LOST	(1U << 2)	/* daemon gone */
+#define MDGPU_STATUS_RING_ERROR		(1U << 3)	/* bad doorbell seen */
+
+#define MDGPU_CONTROL_ENABLE		(1U << 0)	/* accept doorbells */
+#define MDGPU_CONTROL_RESET		(1U << 1)	/* write 1: device reset */
+#define MDGPU_CONTROL_MASK		(MDGPU_CONTROL_ENABLE | MDGPU_CONTROL_RESET)
+
+#define MDGPU_IRQ_COMPLETION		(1U << 0)
+#define MDGPU_IRQ_BACKEND_LOST		(1U << 1)
+#define MDGPU_IRQ_ERROR			(1U << 2)
+#define MDGPU_IRQ_ALL			(MDGPU_IRQ_COMPLETION | \
+					 MDGPU_IRQ_BACKEND_LOST | \
+					 MDGPU_IRQ_ERROR)
+
+/* ------------------------------------------------------------------ */
+/* 2. Ring protocol                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The ring region (BAR2, or the shared-memory ring of the socket transport)
+ * holds the submission queue at offset 0 and the completion queue right
+ * after it.  SQ_TAIL and SQ_HEAD are free-running 32-bit counters: command
+ * number n lives in sq[n % entries] and its completion in cq[n % entries].
+ * A producer may have at most `entries` commands outstanding
+ * (tail - head <= entries, modulo 2^32).  Commands complete in order.
+ */
+#define MDGPU_RING_ENTRIES_DEFAULT	256
+#define MDGPU_CMD_SIZE			64
+#define MDGPU_CPL_SIZE			32
+#define MDGPU_RING_SQ_OFFSET		0
+#define MDGPU_RING_CQ_OFFSET(entries)	((__u64)(entries) * MDGPU_CMD_SIZE)
+#define MDGPU_RING_BYTES(entries)	((__u64)(entries) * \
+					 (MDGPU_CMD_SIZE + MDGPU_CPL_SIZE))
+
+enum mdgpu_opcode {
+	MDGPU_OP_NOP = 0,
+	MDGPU_OP_MEM_ALLOC = 1,		/* result: device address */
+	MDGPU_OP_MEM_FREE = 2,
+	MDGPU_OP_MEMSET = 3,
+	MDGPU_OP_COPY = 4,		/* any direction, see spaces */
+	MDGPU_OP_MODULE_LOAD = 5,	/* result: module handle */
+	MDGPU_OP_MODULE_UNLOAD = 6,
+	MDGPU_OP_FUNC_GET = 7,		/* result: function handle */
+	MDGPU_OP_LAUNCH = 8,
+	MDGPU_OP_BUILTIN = 9,		/* result: checksum for CHECKSUM */
+	MDGPU_OP_EVENT_CREATE = 10,	/* result: event handle */
+	MDGPU_OP_EVENT_RECORD = 11,
+	MDGPU_OP_EVENT_ELAPSED = 12,	/* result: nanoseconds */
+	MDGPU_OP_EVENT_DESTROY = 13,
+	MDGPU_OP_SYNC = 14,		/* completes when prior work is done */
+	MDGPU_OP_QUERY = 15,		/* result: value of MDGPU_QUERY_* */
+	MDGPU_OP_COUNT
+};
+
+/* Command flags. */
+#define MDGPU_CMD_F_IRQ			(1U << 0)	/* interrupt on completion */
+#define MDGPU_CMD_F_MASK		MDGPU_CMD_F_IRQ
+
+/* Address spaces of a host-side buffer named by a command.  0 is invalid. */
+enum mdgpu_space {
+	MDGPU_SPACE_DEVICE = 1,		/* device address from MEM_ALLOC */
+	MDGPU_SPACE_APERTURE = 2,	/* byte offset into the aperture */
+	MDGPU_SPACE_IOVA = 3,		/* guest IOVA, DMA through VFIO */
+};
+
+enum mdgpu_module_kind {
+	MDGPU_MODULE_PTX = 1,		/* NUL-terminated PTX text */
+	MDGPU_MODULE_CUBIN = 2,		/* ELF cubin or fatbin image */
+};
+
+/* Builtin kernels every backend implements, the sim one included. */
+enum mdgpu_builtin {
+	MDGPU_BUILTIN_FILL_U32 = 1,	/* a0 dst, a1 count, a2 value */
+	MDGPU_BUILTIN_ADD_U32 = 2,	/* a0 dst, a1 src_a, a2 src_b, a3 count */
+	MDGPU_BUILTIN_CHECKSUM = 3,	/* a0 src, a1 count: see below */
+	MDGPU_BUILTIN_SPIN_NS = 4,	/* a0 nanoseconds, at most 1 s */
+};
+/*
+ * CHECKSUM of count 32-bit words w[i]: sum over i of (u64)w[i] * (2*i + 1),
+ * modulo 2^64.  Order-independent, so a GPU reduction and the C reference
+ * agree exactly.
+ */
+
+enum mdgpu_query {
+	MDGPU_QUERY_FB_QUOTA = 1,
+	MDGPU_QUERY_FB_USED = 2,
+	MDGPU_QUERY_SM_COUNT = 3,
+	MDGPU_QUERY_ABI_VERSION = 4,
+	MDGPU_QUERY_BACKEND = 5,	/* MDGPU_BACKEND_* */
+};
+
+enum mdgpu_backend_kind {
+	MDGPU_BACKEND_SIM = 1,
+	MDGPU_BACKEND_CUDA = 2,
+};
+
+/* Limits a command may not exceed, whatever the vGPU type. */
+#define MDGPU_PARAMS_MAX		4096		/* launch parameter blob */
+#define MDGPU_MODULE_MAX		(16U << 20)	/* module image */
+#define MDGPU_NAME_MAX			256		/* function name */
+#define MDGPU_SPIN_NS_MAX		1000000000ULL
+#define MDGPU_GRID_DIM_MAX		0x7fffffffU
+#define MDGPU_BLOCK_THREADS_MAX		1024
+
+struct mdgpu_cmd_alloc {
+	__u64 size;			/* bytes, > 0 */
+	__u64 flags;			/* 0 */
+};
+
+struct mdgpu_cmd_free {
+	__u64 addr;			/* exactly as MEM_ALLOC returned */
+};
+
+struct mdgpu_cmd_memset {
+	__u64 addr;			/* device address */
+	__u64 len;			/* bytes */
+	__u32 value;			/* low byte is the fill value */
+	__u32 pad;
+};
+
+struct mdgpu_cmd_copy {
+	__u64 src;
+	__u64 dst;
+	__u64 len;
+	__u32 src_space;		/* enum mdgpu_space */
+	__u32 dst_space;		/* at least one side is DEVICE */
+};
+
+struct mdgpu_cmd_module_load {
+	__u64 addr;
+	__u64 len;
+	__u32 space;			/* APERTURE or IOVA */
+	__u32 kind;			/* enum mdgpu_module_kind */
+};
+
+struct mdgpu_cmd_module_unload {
+	__u32 module;
+	__u32 pad;
+};
+
+struct mdgpu_cmd_func_get {
+	__u64 name_addr;		/* name, not NUL-terminated */
+	__u32 name_len;			/* 1..MDGPU_NAME_MAX */
+	__u32 name_space;		/* APERTURE or IOVA */
+	__u32 module;
+	__u32 pad;
+};
+
+struct mdgpu_cmd_launch {
+	__u32 func;
+	__u32 grid[3];
+	__u32 block[3];
+	__u32 shared_bytes;
+	__u64 params_addr;		/* packed parameter buffer */
+	__u32 params_len;		/* 0..MDGPU_PARAMS_MAX */
+	__u32 params_space;		/* APERTURE or IOVA; ignored if len 0 */
+};
+
+struct mdgpu_cmd_builtin {
+	__u32 kernel;			/* enum mdgpu_builtin */
+	__u32 pad;
+	__u64 arg[5];
+};
+
+struct mdgpu_cmd_event {
+	__u32 event;			/* RECORD, DESTROY; ELAPSED: start */
+	__u32 end;			/* ELAPSED: end event */
+};
+
+struct mdgpu_cmd_query {
+	__u32 what;			/* enum mdgpu_query */
+	__u32 pad;
+};
+
+/* A submission: 8 bytes of header, 56 of operands. */
+struct mdgpu_cmd {
+	__u16 opcode;			/* enum mdgpu_opcode */
+	__u16 flags;			/* MDGPU_CMD_F_* */
+	__u32 reserved;			/* must be 0 */
+	union {
+		struct mdgpu_cmd_alloc alloc;
+		struct mdgpu_cmd_free free;
+		struct mdgpu_cmd_memset memset;
+		struct mdgpu_cmd_copy copy;
+		struct mdgpu_cmd_module_load module_load;
+		struct mdgpu_cmd_module_unload module_unload;
+		struct mdgpu_cmd_func_get func_get;
+		struct mdgpu_cmd_launch launch;
+		struct mdgpu_cmd_builtin builtin;
+		struct mdgpu_cmd_event event;
+		struct mdgpu_cmd_query query;
+		__u8 raw[56];
+	};
+};
+
+/*
+ * A completion.  status is 0 or a negative errno value (Linux numbering,
+ * the same on every host and guest):
+ *   -EINVAL  malformed command (opcode, flags, reserved bits, space, kind)
+ *   -ERANGE  offset or length outside the buffer it names
+ *   -ENOENT  handle or device address not owned by this vGPU
+ *   -ENOMEM  device memory quota exhausted
+ *   -EDQUOT  (not used: quota is reported as -ENOMEM, as cuMemAlloc does)
+ *   -EFAULT  IOVA not mapped by the guest
+ *   -E2BIG   length above an ABI limit
+ *   -EOPNOTSUPP not supported by this backend (e.g. PTX on sim)
+ *   -EIO     the GPU reported an error executing the command
+ *   -ECANCELED the vGPU was reset before the command ran
+ *   -ENODEV  the backend is lost
+ */
+struct mdgpu_cpl {
+	__u64 seq;			/* command number */
+	__s32 status;
+	__u32 opcode;			/* echo of the command's opcode */
+	__u64 result;
+	__u64 result2;
+};
+
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd) == MDGPU_CMD_SIZE,
+		    "mdgpu_cmd size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cpl) == MDGPU_CPL_SIZE,
+		    "mdgpu_cpl size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_launch) <= 56, "launch size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_builtin) == 48, "builtin size");
+
+/* ------------------------------------------------------------------ */
+/* 3. Control channel /dev/mdgpu (mdgpu.ko <-> mdgpud)                   */
+/* ------------------------------------------------------------------ */
+
+#define MDGPU_CTL_DEVICE		"/dev/mdgpu"
+#define MDGPU_NAME_LEN			32
+
+/*
+ * REGISTER_GPU makes the GPU an mdev parent, or re-attaches a daemon to the
+ * parent it registered before (same bus_id).  On re-attach the kernel queues
+ * a CREATE (and an OPEN, if open) event for every existing vGPU.  A parent
+ * outlives the file that registered it: when that file is closed, each of its
+ * vGPUs reports MDGPU_STATUS_BACKEND_LOST until a daemon registers again.
+ */
+struct mdgpu_ctl_register {
+	__u32 abi_version;		/* in: MDGPU_ABI_VERSION */
+	__u32 flags;			/* in: 0 */
+	char name[MDGPU_NAME_LEN];	/* in: GPU model, NUL-terminated */
+	char bus_id[MDGPU_NAME_LEN];	/* in: stable id, e.g. "0000:65:00.0" */
+	__u64 fb_size;			/* in: bytes the daemon partitions */
+	__u32 sm_count;			/* in: > 0 */
+	__u32 parent_id;		/* out */
+	char parent_name[MDGPU_NAME_LEN]; /* out: /sys/class/mdev_bus/<this> */
+	__u32 nr_vgpus;			/* out: vGPUs that already exist */
+	__u32 reserved;			/* 0 */
+};
+
+struct mdgpu_ctl_unregister {
+	__u32 parent_id;		/* fails with -EBUSY while vGPUs exist */
+	__u32 reserved;
+};
+
+/* Daemon reports progress on a vGPU's ring. */
+struct mdgpu_ctl_complete {
+	__u32 vgpu_id;
+	__u32 sq_head;			/* consumed and completed up to here */
+	__u64 fence;			/* commands completed since reset */
+	__u64 fb_used;			/* bytes of device memory in use */
+	__u32 irq;			/* MDGPU_IRQ_* to raise */
+	__u32 reserved;
+};
+
+/* Daemon reads or writes guest memory by IOVA through VFIO. */
+struct mdgpu_ctl_dma {
+	__u32 vgpu_id;
+	__u32 write;			/* 0: guest -> buf, 1: buf -> guest */
+	__u64 iova;
+	__u64 buf;			/* daemon's own virtual address */
+	__u64 len;			/* 1..MDGPU_DMA_MAX */
+};
+
+#define MDGPU_DMA_MAX			(64ULL << 20)
+
+#define MDGPU_IOC_MAGIC			0xd6
+#define MDGPU_CTL_REGISTER_GPU	_IOWR(MDGPU_IOC_MAGIC, 0x00, struct mdgpu_ctl_register)
+#define MDGPU_CTL_UNREGISTER_GPU _IOW(MDGPU_IOC_MAGIC, 0x01, struct mdgpu_ctl_unregister)
+#define MDGPU_CTL_COMPLETE	_IOW(MDGPU_IOC_MAGIC, 0x02, struct mdgpu_ctl_complete)
+#define MDGPU_CTL_DMA		_IOW(MDGPU_IOC_MAGIC, 0x03, struct mdgpu_ctl_dma)
+
+/*
+ * mmap() of /dev/mdgpu maps one vGPU's ring or aperture into the daemon.
+ * The offset names the vGPU and the region; the length is at most the
+ * region's size.
+ */
+#define MDGPU_CTL_MMAP_RING		0
+#define MDGPU_CTL_MMAP_APERTURE		1
+#define MDGPU_CTL_MMAP_OFFSET(vgpu_id, region) \
+	(((__u64)(vgpu_id) << 40) | ((__u64)(region) << 36))
+
+/* Events, read() in whole records of struct mdgpu_ctl_event. */
+enum mdgpu_ctl_event_type {
+	MDGPU_EV_CREATE = 1,		/* a vGPU exists: create payload */
+	MDGPU_EV_REMOVE = 2,		/* the vGPU is gone; drop its state */
+	MDGPU_EV_OPEN = 3,		/* a VFIO user opened the device */
+	MDGPU_EV_CLOSE = 4,		/* the VFIO user closed it */
+	MDGPU_EV_DOORBELL = 5,		/* SQ_TAIL written: doorbell payload */
+	MDGPU_EV_KNOB = 6,		/* weight/cap/priority changed */
+	MDGPU_EV_RESET = 7,		/* device reset: fail in-flight work */
+	MDGPU_EV_POLICY = 8,		/* parent policy/timeslice changed */
+};
+
+/* Scheduling policies, the parent's sysfs `policy`. */
+enum mdgpu_policy {
+	MDGPU_POLICY_BEST_EFFORT = 0,	/* weighted, work-conserving */
+	MDGPU_POLICY_EQUAL_SHARE = 1,	/* weights ignored */
+	MDGPU_POLICY_FIXED_SHARE = 2,	/* reserved, not work-conserving */
+};
+
+/* sysfs knob ranges (Documentation/sysfs.md). */
+#define MDGPU_WEIGHT_MIN		1
+#define MDGPU_WEIGHT_MAX		100
+#define MDGPU_CAP_MIN			1	/* percent of the GPU */
+#define MDGPU_CAP_MAX			100	/* 100: no cap */
+#define MDGPU_PRIORITY_MIN		0
+#define MDGPU_PRIORITY_MAX		7
+#define MDGPU_PRIORITY_DEFAULT		4
+#define MDGPU_TIMESLICE_US_MIN		500
+#define MDGPU_TIMESLICE_US_MAX		1000000
+#define MDGPU_TIMESLICE_US_DEFAULT	10000
+
+struct mdgpu_ctl_event {
+	__u32 type;			/* enum mdgpu_ctl_event_type */
+	__u32 parent_id;
+	__u32 vgpu_id;			/* 0 for POLICY */
+	__u32 type_id;			/* mdev type of the vGPU */
+	__u8 uuid[16];
+	union {
+		struct {			/* CREATE */
+			__u64 fb_quota;
+			__u64 aperture_size;
+			__u32 ring_entries;
+			__u32 weight;
+			__u32 cap;
+			__u32 priority;
+		} create;
+		struct {			/* DOORBELL */
+			__u32 sq_tail;
+			__u32 pad;
+		} doorbell;
+		struct {			/* KNOB */
+			__u32 weight;
+			__u32 cap;
+			__u32 priority;
+			__u32 pad;
+		} knob;
+		struct {			/* POLICY */
+			__u32 policy;		/* enum mdgpu_policy */
+			__u32 timeslice_us;
+		} policy;
+		__u8 raw[32];
+	};
+};
+
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_register) == 128,
+		    "mdgpu_ctl_register size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_complete) == 32,
+		    "mdgpu_ctl_complete size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_dma) == 32,
+		    "mdgpu_ctl_dma size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
+		    "mdgpu_ctl_event size");
+
+#endif /* _UAPI_MDGPU_H */

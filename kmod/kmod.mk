@@ -1,0 +1,1 @@
+# kmod/kmod.mk: owned by its component (placeholder)

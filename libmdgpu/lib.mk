@@ -1,0 +1,1 @@
+# libmdgpu/lib.mk: owned by its component (placeholder)

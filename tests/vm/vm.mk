@@ -1,0 +1,1 @@
+# tests/vm/vm.mk: owned by its component (placeholder)

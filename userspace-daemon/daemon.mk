@@ -1,0 +1,1 @@
+# userspace-daemon/daemon.mk: owned by its component (placeholder)

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mdgpud backends: where validated vGPU work executes.
+ *
+ * The supervisor (core) validates every command against the vGPU's own
+ * state BEFORE it reaches a backend: by the time an op below is called,
+ * device ranges lie inside allocations the vGPU owns, host buffers lie
+ * inside the vGPU's aperture or a bounce buffer, handles are the backend's
+ * own values that this vGPU created, and lengths are within ABI limits.
+ * Backends still return errors (negative errno) for what only the device can
+ * know: out of device memory, a PTX that fails to JIT, a faulting kernel.
+ *
+ * Threading: one backend context (bctx) is used by one thread at a time.
+ * Different contexts may be used from different threads concurrently.
+ *
+ * Host memory: `host` pointers passed to copy ops point into memory the
+ * core obtained from mdgpud_backend_ops.host_alloc() of the same context
+ * (aperture mirror, bounce buffers) or into a region registered with
+ * map_shared().  A backend that runs the vGPU in another process (cuda)
+ * translates such a pointer to its own mapping, so copies stay zero-copy.
+ */
+#ifndef MDGPUD_BACKEND_H
+#define MDGPUD_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mdgpud_backend;		/* one opened backend (one physical GPU) */
+struct mdgpud_bctx;		/* one vGPU's context on it */
+
+struct mdgpud_gpu_info {
+	char name[64];		/* "NVIDIA H100 80GB HBM3", "mdgpu sim" */
+	char bus_id[32];	/* "0000:65:00.0", "sim0" */
+	uint64_t fb_size;	/* bytes the daemon may partition */
+	uint32_t sm_count;
+	uint32_t kind;		/* enum mdgpu_backend_kind */
+};
+
+struct mdgpud_backend_cfg {
+	int device_ordinal;	/* cuda: CUdevice ordinal */
+	uint64_t fb_size;	/* sim: simulated GPU memory; cuda: 0 = all
+				 * free memory minus fb_reserve */
+	uint64_t fb_reserve;	/* cuda: bytes kept back for contexts */
+	uint32_t sm_count;	/* sim: simulated SMs */
+	int sim_realtime;	/* sim: SPIN_NS also sleeps in real time */
+	const char *worker_path; /* cuda: mdgpud-worker binary, NULL = auto */
+};
+
+struct mdgpud_dim3 {
+	uint32_t x, y, z;
+};
+
+struct mdgpud_backend_ops {
+	const char *name;	/* "sim", "cuda" */
+
+	/* Backend lifetime.  open() fills *info. */
+	int (*open)(const struct mdgpud_backend_cfg *cfg,
+		    struct mdgpud_backend **out, struct mdgpud_gpu_info *info);
+	void (*close)(struct mdgpud_backend *be);
+
+	/*
+	 * vGPU context.  ctx_destroy() frees everything the context still
+	 * holds, scrubbing device memory first, and never fails.  A context
+	 * whose worker died returns -ENODEV from every op afterwards.
+	 */
+	int (*ctx_create)(struct mdgpud_backend *be, uint32_t vgpu_id,
+			  struct mdgpud_bctx **out);
+	void (*ctx_destroy)(struct mdgpud_bctx *ctx);
+
+	/*
+	 * Shared host memory visible to the context: `size` bytes, page
+	 * aligned, zero-filled.  The cuda backend shares it with the worker
+	 * process (and pins it with cuMemHostRegister for DMA speed).
+	 */
+	void *(*host_alloc)(struct mdgpud_bctx *ctx, size_t size);
+	void (*host_free)(struct mdgpud_bctx *ctx, void *ptr, size_t size);
+	/* Make an existing shared mapping (fd, offset) usable as host memory. */
+	int (*map_shared)(struct mdgpud_bctx *ctx, int fd, uint64_t offset,
+			  void *ptr, size_t size);
+
+	/* Device memory.  *reserved: bytes the device really set aside. */
+	int (*mem_alloc)(struct mdgpud_bctx *ctx, uint64_t size,
+			 uint64_t *addr, uint64_t *reserved);
+	/* Scrubs [addr, addr + size) to zero, then frees it. */
+	int (*mem_free)(struct mdgpud_bctx *ctx, uint64_t addr, uint64_t size);
+	int (*memset8)(struct mdgpud_bctx *ctx, uint64_t addr, uint8_t value,
+		       uint64_t len);
+
+	/* Copies; ordered after previously submitted work of the context.
+	 * copy_d2h returns only when the data is in host memory. */
+	int (*copy_h2d)(struct mdgpud_bctx *ctx, uint64_t dst, const void *src,
+			uint64_t len);
+	int (*copy_d2h)(struct mdgpud_bctx *ctx, void *dst, uint64_t src,
+			uint64_t len);
+	int (*copy_d2d)(struct mdgpud_bctx *ctx, uint64_t dst, uint64_t src,
+			uint64_t len);
+
+	/* Code.  Handles are backend values; the core maps guest handles. */
+	int (*module_load)(struct mdgpud_bctx *ctx, uint32_t kind,
+			   const void *image, size_t len, uint64_t *module);
+	int (*module_unload)(struct mdgpud_bctx *ctx, uint64_t module);
+	int (*func_get)(struct mdgpud_bctx *ctx, uint64_t module,
+			const char *name, uint64_t *func);
+	/* Asynchronous: errors of the running kernel surface at sync(). */
+	int (*launch)(struct mdgpud_bctx *ctx, uint64_t func,
+		      struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
+		      uint32_t shared_bytes, const void *params,
+		      uint32_t params_len);
+	/* enum mdgpu_builtin; arguments already validated.  CHECKSUM is
+	 * synchronous and returns its value in *result. */
+	int (*builtin)(struct mdgpud_bctx *ctx, uint32_t kernel,
+		       const uint64_t arg[5], uint64_t *result);
+
+	/* Events. */
+	int (*event_create)(struct mdgpud_bctx *ctx, uint64_t *event);
+	int (*event_record)(struct mdgpud_bctx *ctx, uint64_t event);
+	int (*event_elapsed)(struct mdgpud_bctx *ctx, uint64_t start,
+			     uint64_t end, uint64_t *ns);
+	int (*event_destroy)(struct mdgpud_bctx *ctx, uint64_t event);
+
+	/* Wait until all submitted work of the context has finished. */
+	int (*sync)(struct mdgpud_bctx *ctx);
+
+	/*
+	 * Accounting for the scheduler: slice_begin() marks the start of a
+	 * batch, slice_end() waits for the batch to finish and returns the
+	 * GPU time it really used (device events on cuda, the simulated
+	 * clock on sim).
+	 */
+	int (*slice_begin)(struct mdgpud_bctx *ctx);
+	int (*slice_end)(struct mdgpud_bctx *ctx, uint64_t *gpu_ns);
+};
+
+extern const struct mdgpud_backend_ops mdgpud_backend_sim;
+extern const struct mdgpud_backend_ops mdgpud_backend_cuda;
+
+/* Look a backend up by name ("sim", "cuda"); NULL if unknown. */
+const struct mdgpud_backend_ops *mdgpud_backend_find(const char *name);
+
+/* Reference results of the builtins, shared by sim and the tests. */
+uint64_t mdgpud_checksum_ref(const uint32_t *words, uint64_t count);
+
+#endif /* MDGPUD_BACKEND_H */

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mdgpud scheduler: a pure policy module.  No threads, no clocks, no I/O:
+ * the caller passes time in and charges measured GPU time back, so the
+ * policy is unit-tested with a simulated clock.
+ *
+ * Model.  Entities (vGPUs) are runnable or idle.  The dispatcher asks
+ * mdgpud_sched_pick() which entity owns the next slice, runs that entity's
+ * work alone on the GPU for up to the returned slice, measures the GPU time
+ * really used (which may exceed the slice: kernels are not preemptible) and
+ * reports it with mdgpud_sched_charge().  Overruns are charged in full and
+ * so paid back by later slices.
+ *
+ * Policies (enum mdgpu_policy):
+ *   BEST_EFFORT  weighted fair sharing by virtual time (vtime += ns *
+ *                SCALE / weight); work-conserving: idle entities' time
+ *                goes to runnable ones.
+ *   EQUAL_SHARE  the same with every weight taken as 1.
+ *   FIXED_SHARE  each entity is reserved weight / sum(weights of all
+ *                entities, runnable or not) of the GPU within each period;
+ *                time reserved for an idle entity is left idle (not
+ *                work-conserving).
+ *   cap (any policy): an entity never gets more than cap_pct percent of
+ *                GPU time over a sliding window of cap_window_ns.
+ *   priority:    among entities whose virtual times are equal (within one
+ *                slice), the higher priority runs first.
+ *
+ * Not thread-safe: the dispatcher serialises calls.
+ */
+#ifndef MDGPUD_SCHED_H
+#define MDGPUD_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct mdgpud_sched;
+
+struct mdgpud_sched_cfg {
+	uint32_t policy;		/* enum mdgpu_policy */
+	uint64_t timeslice_ns;		/* length of one slice */
+	uint64_t cap_window_ns;		/* window for caps, e.g. 100 ms */
+};
+
+struct mdgpud_sched_entity {
+	uint32_t id;
+	uint32_t weight;		/* MDGPU_WEIGHT_MIN..MAX */
+	uint32_t cap_pct;		/* MDGPU_CAP_MIN..MAX, 100 = none */
+	uint32_t priority;		/* MDGPU_PRIORITY_MIN..MAX */
+	/* Owned by the scheduler; read-only to callers. */
+	bool runnable;
+	uint64_t vtime;			/* weighted virtual time */
+	uint64_t gpu_ns;		/* total GPU time charged */
+	uint64_t slices;		/* slices granted */
+	void *priv;			/* policy's per-entity state */
+	struct mdgpud_sched_entity *next;	/* scheduler's list */
+};
+
+/* Result of a pick. */
+struct mdgpud_sched_decision {
+	struct mdgpud_sched_entity *entity;	/* NULL: stay idle */
+	uint64_t slice_ns;		/* run entity for at most this long */
+	uint64_t idle_until_ns;		/* entity == NULL: next event, or
+					 * UINT64_MAX when nothing is runnable */
+};
+
+int mdgpud_sched_create(const struct mdgpud_sched_cfg *cfg,
+			struct mdgpud_sched **out);
+void mdgpud_sched_destroy(struct mdgpud_sched *s);
+/* Reconfigure live (policy/timeslice knobs); -EINVAL on bad values. */
+int mdgpud_sched_configure(struct mdgpud_sched *s,
+			   const struct mdgpud_sched_cfg *cfg);
+
+/* Entities are caller-owned memory; add() validates weight/cap/priority. */
+int mdgpud_sched_add(struct mdgpud_sched *s, struct mdgpud_sched_entity *e,
+		     uint64_t now_ns);
+void mdgpud_sched_remove(struct mdgpud_sched *s,
+			 struct mdgpud_sched_entity *e);
+int mdgpud_sched_set_params(struct mdgpud_sched *s,
+			    struct mdgpud_sched_entity *e, uint32_t weight,
+			    uint32_t cap_pct, uint32_t priority);
+void mdgpud_sched_set_runnable(struct mdgpud_sched *s,
+			       struct mdgpud_sched_entity *e, bool runnable,
+			       uint64_t now_ns);
+
+void mdgpud_sched_pick(struct mdgpud_sched *s, uint64_t now_ns,
+		       struct mdgpud_sched_decision *d);
+/* The entity ran from start_ns and really used gpu_ns of GPU time. */
+void mdgpud_sched_charge(struct mdgpud_sched *s,
+			 struct mdgpud_sched_entity *e, uint64_t start_ns,
+			 uint64_t gpu_ns);
+
+#endif /* MDGPUD_SCHED_H */
