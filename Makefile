@@ -20,8 +20,8 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 all:
 
 include kmod/kmod.mk
-include userspace-daemon/daemon.mk
 include libmdgpu/lib.mk
+include userspace-daemon/daemon.mk
 include tests/vm/vm.mk
 
 check:
