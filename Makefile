@@ -23,6 +23,7 @@ include kmod/kmod.mk
 include libmdgpu/lib.mk
 include userspace-daemon/daemon.mk
 include tests/vm/vm.mk
+include qemu-scripts/scripts.mk
 
 check:
 	@echo "== make check: all suites passed"
