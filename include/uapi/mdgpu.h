@@ -454,4 +454,89 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_dma) == 32,
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
 		    "mdgpu_ctl_event size");
 
+/* ------------------------------------------------------------------ */
+/* 4. Socket transport (mdgpud <-> host processes, libmdgpu)            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A client connects to mdgpud's Unix-domain stream socket (path, mode and
+ * group from the daemon's config decide who may connect) and sends one
+ * struct mdgpu_sock_hello.  The daemon answers with one struct
+ * mdgpu_sock_welcome; if its status is 0 the same message carries, as
+ * SCM_RIGHTS, MDGPU_SOCK_NR_FDS file descriptors in MDGPU_SOCK_FD_* order.
+ * The connection then stays open and silent: its end (close, exit, kill)
+ * destroys the vGPU, freeing and scrubbing all its memory.
+ *
+ * The ring memfd holds a struct mdgpu_sock_ctrl at offset 0 and the
+ * section-2 ring (SQ, then CQ) at welcome.ring_offset; the aperture memfd
+ * is the vGPU's aperture (MDGPU_SPACE_APERTURE offsets).
+ *
+ * Doorbell: the client writes sq[tail % entries], then stores ctrl.sq_tail
+ * (release), then a full barrier; if ctrl.daemon_sleeping is set it writes
+ * 1 to the doorbell eventfd.  Completion: the daemon writes cq[n % entries],
+ * then ctrl.fence and ctrl.sq_head (release), then a full barrier; if
+ * ctrl.client_waiting is set it wakes FUTEX_WAKE (shared) on ctrl.sq_head.
+ * A waiting client spins briefly, then sets client_waiting, re-checks and
+ * sleeps with FUTEX_WAIT on sq_head (with a timeout, so it also notices a
+ * daemon that died).  No socket message is exchanged per command.
+ *
+ * ctrl.status carries MDGPU_STATUS_*: READY while served,
+ * BACKEND_LOST once the daemon shuts down (every later wait fails
+ * -ENODEV), RING_ERROR with ctrl.error when a doorbell was invalid
+ * (tail - head > entries).
+ */
+#define MDGPU_SOCK_MAGIC		0x4b53474dU	/* "MGSK" */
+#define MDGPU_SOCK_FD_RING		0
+#define MDGPU_SOCK_FD_APERTURE		1
+#define MDGPU_SOCK_FD_DOORBELL		2
+#define MDGPU_SOCK_NR_FDS		3
+#define MDGPU_SOCK_CTRL_SIZE		4096	/* ring_offset is at least this */
+
+struct mdgpu_sock_hello {
+	__u32 magic;			/* MDGPU_SOCK_MAGIC */
+	__u32 abi_version;		/* MDGPU_ABI_VERSION of the client */
+	char type[MDGPU_NAME_LEN];	/* vGPU type name, e.g. "1g", NUL-term. */
+	__u32 ring_entries;		/* 0: daemon default; else power of 2 */
+	__u32 flags;			/* 0 */
+	__u64 reserved[2];		/* 0 */
+};
+
+struct mdgpu_sock_welcome {
+	__u32 magic;			/* MDGPU_SOCK_MAGIC */
+	__u32 abi_version;		/* MDGPU_ABI_VERSION of the daemon */
+	__s32 status;			/* 0 or negative errno: no fds then */
+	__u32 vgpu_id;
+	__u32 type_id;
+	__u32 ring_entries;
+	__u64 ring_size;		/* bytes of the ring memfd */
+	__u64 ring_offset;		/* SQ offset in the ring memfd */
+	__u64 aperture_size;		/* bytes of the aperture memfd */
+	__u64 fb_quota;
+	__u32 sm_count;
+	__u32 backend;			/* enum mdgpu_backend_kind */
+	__u64 reserved[2];
+};
+
+/* Shared control page; each side writes only its own cache line. */
+struct mdgpu_sock_ctrl {
+	/* written by the client */
+	__u32 sq_tail;			/* doorbell, free-running */
+	__u32 client_waiting;		/* client sleeps on sq_head */
+	__u8 pad0[56];
+	/* written by the daemon */
+	__u32 sq_head;			/* completed, free-running; futex */
+	__u32 status;			/* MDGPU_STATUS_* */
+	__u64 fence;			/* commands completed */
+	__u32 daemon_sleeping;		/* client must kick the eventfd */
+	__s32 error;			/* last ring error, negative errno */
+	__u8 pad1[40];
+};
+
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_sock_hello) == 64,
+		    "mdgpu_sock_hello size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_sock_welcome) == 80,
+		    "mdgpu_sock_welcome size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_sock_ctrl) == 128,
+		    "mdgpu_sock_ctrl size");
+
 #endif /* _UAPI_MDGPU_H */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * libmdgpu: the client library of an mdgpu vGPU.
+ *
+ * A handle (struct mdgpu) is one open vGPU reached through a transport:
+ * "socket" (mdgpud's Unix-domain socket) today; "vfio" (an mdev through
+ * VFIO from a host process) and "guest" (the PCI device inside a VM) are
+ * reserved names that return -EOPNOTSUPP until they exist.
+ *
+ * Every function returns 0 or a negative errno.  The handle keeps a
+ * human-readable message about the last failure (mdgpu_last_error()).
+ * The library never prints.  A handle is not thread-safe: use one per
+ * thread or serialise calls.
+ *
+ * Device addresses (mdgpu_devptr) are the daemon's values; they are
+ * meaningful only to this vGPU.  Host buffers of any size are copied in
+ * aperture-sized chunks.
+ */
+#ifndef MDGPU_MDGPU_H
+#define MDGPU_MDGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mdgpu;
+typedef uint64_t mdgpu_devptr;
+
+struct mdgpu_open_opts {
+	const char *transport;	/* "socket" (NULL = "socket") */
+	const char *path;	/* socket path, NULL = MDGPU_SOCKET or default */
+	const char *type;	/* vGPU type name, e.g. "1g"; NULL = "1g" */
+	uint32_t ring_entries;	/* 0 = default; power of two */
+	uint32_t spin_us;	/* busy-wait before sleeping, 0 = default */
+};
+
+#define MDGPU_DEFAULT_SOCKET	"/run/mdgpud/mdgpud.sock"
+
+struct mdgpu_info {
+	uint32_t vgpu_id;
+	uint32_t type_id;
+	uint64_t fb_quota;
+	uint64_t aperture_size;
+	uint32_t ring_entries;
+	uint32_t backend;	/* enum mdgpu_backend_kind */
+	uint32_t sm_count;
+	uint32_t abi_version;
+};
+
+int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out);
+void mdgpu_close(struct mdgpu *g);
+int mdgpu_get_info(struct mdgpu *g, struct mdgpu_info *info);
+/* Message about the last failure on this handle ("" if none). */
+const char *mdgpu_last_error(const struct mdgpu *g);
+/* Text of a negative errno as the mdgpu ABI uses it. */
+const char *mdgpu_strerror(int err);
+
+/* Memory. */
+int mdgpu_mem_alloc(struct mdgpu *g, uint64_t size, mdgpu_devptr *addr);
+int mdgpu_mem_free(struct mdgpu *g, mdgpu_devptr addr);
+int mdgpu_memset(struct mdgpu *g, mdgpu_devptr addr, uint8_t value,
+		 uint64_t len);
+int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
+		    uint64_t len);
+int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
+		    uint64_t len);
+int mdgpu_copy_dtod(struct mdgpu *g, mdgpu_devptr dst, mdgpu_devptr src,
+		    uint64_t len);
+/* Query MDGPU_QUERY_* (uapi). */
+int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value);
+
+/* Code. */
+int mdgpu_module_load(struct mdgpu *g, uint32_t kind, const void *image,
+		      size_t len, uint32_t *module);
+int mdgpu_module_unload(struct mdgpu *g, uint32_t module);
+int mdgpu_func_get(struct mdgpu *g, uint32_t module, const char *name,
+		   uint32_t *func);
+int mdgpu_launch(struct mdgpu *g, uint32_t func, const uint32_t grid[3],
+		 const uint32_t block[3], uint32_t shared_bytes,
+		 const void *params, uint32_t params_len);
+
+/* Builtin kernels (enum mdgpu_builtin). */
+int mdgpu_fill_u32(struct mdgpu *g, mdgpu_devptr dst, uint64_t count,
+		   uint32_t value);
+int mdgpu_add_u32(struct mdgpu *g, mdgpu_devptr dst, mdgpu_devptr a,
+		  mdgpu_devptr b, uint64_t count);
+int mdgpu_checksum(struct mdgpu *g, mdgpu_devptr src, uint64_t count,
+		   uint64_t *sum);
+int mdgpu_spin_ns(struct mdgpu *g, uint64_t ns);
+
+/* Events. */
+int mdgpu_event_create(struct mdgpu *g, uint32_t *event);
+int mdgpu_event_record(struct mdgpu *g, uint32_t event);
+int mdgpu_event_elapsed_ns(struct mdgpu *g, uint32_t start, uint32_t end,
+			   uint64_t *ns);
+int mdgpu_event_destroy(struct mdgpu *g, uint32_t event);
+
+/* Wait until all submitted work is complete; returns the first error of
+ * any asynchronous command since the last synchronize. */
+int mdgpu_synchronize(struct mdgpu *g);
+
+/*
+ * Asynchronous launches: mdgpu_launch and mdgpu_fill_u32/add_u32/spin_ns
+ * are queued and return once submitted; their errors surface at the next
+ * synchronous call (mdgpu_synchronize or any call that returns a value).
+ * Everything else waits for its completion.
+ */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MDGPU_MDGPU_H */

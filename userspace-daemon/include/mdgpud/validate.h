@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The one validator every vGPU command passes through.
+ *
+ * mdgpud_validate() copies the 64-byte descriptor out of shared memory
+ * exactly once (the guest may rewrite it concurrently: TOCTOU) and checks it
+ * against the submitting vGPU's own state: opcode, flags, reserved fields
+ * and unused operand bytes, address spaces, lengths and offsets (all sums
+ * overflow-checked), device ranges inside ONE allocation of this vGPU,
+ * handles of this vGPU and of the right kind.  Small operands that live in
+ * shared memory (function names, launch parameters) are copied into the
+ * result too.  The result holds backend values only: the executor never
+ * looks at the guest's descriptor again.
+ *
+ * Errors (negative errno, reported in the command's completion):
+ *   -EINVAL  opcode, flags, reserved field, space, kind, alignment, zero size
+ *   -ERANGE  offset/length outside the buffer it names, or overflow
+ *   -ENOENT  handle or device address not owned by this vGPU
+ *   -E2BIG   length above an ABI limit
+ */
+#ifndef MDGPUD_VALIDATE_H
+#define MDGPUD_VALIDATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/backend.h"
+#include "mdgpud/handles.h"
+#include "mdgpud/memtab.h"
+
+/* What a command may reference: the submitting vGPU's state. */
+struct mdgpud_vctx {
+	const struct mdgpud_memtab *mem;
+	const struct mdgpud_handles *handles;
+	uint8_t *aperture;		/* daemon's mapping */
+	uint64_t aperture_size;
+	bool iova_ok;			/* transport can DMA guest IOVAs */
+	uint32_t shared_bytes_max;	/* launch dynamic shared memory */
+};
+
+/* A host-side buffer: the aperture (ptr valid) or a guest IOVA. */
+struct mdgpud_hostbuf {
+	uint32_t space;			/* MDGPU_SPACE_APERTURE or _IOVA */
+	uint64_t addr;			/* aperture offset or IOVA */
+	void *ptr;			/* aperture: daemon pointer, else NULL */
+};
+
+enum mdgpud_copy_dir {
+	MDGPUD_COPY_H2D = 1,
+	MDGPUD_COPY_D2H = 2,
+	MDGPUD_COPY_D2D = 3,
+};
+
+struct mdgpud_vcmd {
+	uint16_t opcode;
+	uint16_t flags;
+	union {
+		struct { uint64_t size; } alloc;
+		struct { uint64_t addr; } free;
+		struct { uint64_t addr, len; uint8_t value; } memset;
+		struct {
+			uint32_t dir;		/* enum mdgpud_copy_dir */
+			uint64_t len;
+			uint64_t dev_src, dev_dst;	/* device sides */
+			struct mdgpud_hostbuf host;	/* host side */
+		} copy;
+		struct {
+			uint32_t kind;
+			uint64_t len;
+			struct mdgpud_hostbuf image;
+		} module_load;
+		struct { uint32_t handle; uint64_t module; } module_unload;
+		struct {
+			uint32_t module_handle;
+			uint64_t module;
+			char name[MDGPU_NAME_MAX + 1];
+		} func_get;
+		struct {
+			uint64_t func;
+			struct mdgpud_dim3 grid, block;
+			uint32_t shared_bytes;
+			uint32_t params_len;
+			/* Copied at validation unless IOVA (copied by DMA). */
+			struct mdgpud_hostbuf params_src;
+			uint8_t params[MDGPU_PARAMS_MAX];
+		} launch;
+		struct { uint32_t kernel; uint64_t arg[5]; } builtin;
+		struct {
+			uint32_t handle, end_handle;
+			uint64_t event, end;
+		} event;
+		struct { uint32_t what; } query;
+	};
+};
+
+int mdgpud_validate(const struct mdgpud_vctx *vc,
+		    const struct mdgpu_cmd *shared, struct mdgpud_vcmd *out);
+
+#endif /* MDGPUD_VALIDATE_H */

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The sim backend: a CPU reference device, the test double for the GPU.
+ *
+ * Same semantics as a GPU backend for everything except foreign code:
+ * module_load fails with -EOPNOTSUPP (no PTX/cubin on a CPU), so func_get
+ * and launch can never be reached with a valid handle.  Device memory is
+ * host RAM (private anonymous mappings, one per allocation) with the same
+ * quota rules: reserved = size rounded up to the page size; the backend
+ * refuses allocations past the simulated fb_size.  mem_free scrubs with
+ * madvise(MADV_DONTNEED), which makes the kernel hand back zero pages, and
+ * keeps the scrubbed block in a cache from which later allocations of the
+ * same reserved size (any context) are served, so the scrub is observable:
+ * re-allocated memory reads zero.
+ *
+ * Time: each context has a simulated GPU clock.  SPIN_NS advances it by its
+ * argument; other work by a fixed cost model (below).  slice_end() and
+ * events report simulated time, so scheduling tests are deterministic.
+ * With sim_realtime, SPIN_NS also sleeps for real.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/backend.h"
+
+/* Cost model of the simulated clock. */
+static const uint64_t mdgpud_sim_op_ns = 2000;		/* any command */
+static const uint64_t mdgpud_sim_bytes_per_us = 20000;	/* 20 GB/s */
+/* Device addresses start here (nonzero, GPU-looking), 2 MiB granular. */
+static const uint64_t mdgpud_sim_addr_base = 0x7f0000000000ULL;
+static const uint64_t mdgpud_sim_addr_align = 2ULL << 20;
+/* At most this many scrubbed bytes are cached for reuse. */
+static const uint64_t mdgpud_sim_cache_max = 1ULL << 30;
+
+struct mdgpud_sim_block {
+	void *host;
+	uint64_t reserved;
+	struct mdgpud_sim_block *next;	/* free cache */
+};
+
+struct mdgpud_backend {
+	pthread_mutex_t lock;	/* protects everything below */
+	uint64_t fb_size;
+	uint64_t fb_used;	/* reserved bytes of live allocations */
+	uint64_t next_addr;
+	uint64_t cache_bytes;
+	struct mdgpud_sim_block *cache;
+	bool realtime;
+	size_t page;
+};
+
+struct mdgpud_sim_alloc {
+	uint64_t addr;
+	uint64_t size;
+	struct mdgpud_sim_block *blk;
+};
+
+struct mdgpud_sim_event {
+	uint64_t ns;
+	bool recorded;
+	struct mdgpud_sim_event *next;
+	struct mdgpud_sim_event *prev;
+};
+
+struct mdgpud_bctx {
+	struct mdgpud_backend *be;
+	uint32_t vgpu_id;
+	uint64_t clock_ns;	/* simulated GPU time */
+	uint64_t slice_start_ns;
+	struct mdgpud_sim_alloc *a;	/* sorted by addr */
+	size_t na, cap;
+	struct mdgpud_sim_event events;	/* list head */
+};
+
+static int mdgpud_sim_open(const struct mdgpud_backend_cfg *cfg,
+			   struct mdgpud_backend **out,
+			   struct mdgpud_gpu_info *info)
+{
+	struct mdgpud_backend *be;
+
+	if (!cfg->fb_size || !cfg->sm_count)
+		return -EINVAL;
+	be = calloc(1, sizeof(*be));
+	if (!be)
+		return -ENOMEM;
+	pthread_mutex_init(&be->lock, NULL);
+	be->fb_size = cfg->fb_size;
+	be->next_addr = mdgpud_sim_addr_base;
+	be->realtime = cfg->sim_realtime;
+	be->page = (size_t)sysconf(_SC_PAGESIZE);
+	memset(info, 0, sizeof(*info));
+	strcpy(info->name, "mdgpu sim");
+	strcpy(info->bus_id, "sim0");
+	info->fb_size = cfg->fb_size;
+	info->sm_count = cfg->sm_count;
+	info->kind = MDGPU_BACKEND_SIM;
+	*out = be;
+	return 0;
+}
+
+static void mdgpud_sim_close(struct mdgpud_backend *be)
+{
+	struct mdgpud_sim_block *b, *n;
+
+	if (!be)
+		return;
+	for (b = be->cache; b; b = n) {
+		n = b->next;
+		munmap(b->host, b->reserved);
+		free(b);
+	}
+	pthread_mutex_destroy(&be->lock);
+	free(be);
+}
+
+static int mdgpud_sim_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
+				 struct mdgpud_bctx **out)
+{
+	struct mdgpud_bctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->be = be;
+	c->vgpu_id = vgpu_id;
+	c->events.next = c->events.prev = &c->events;
+	*out = c;
+	return 0;
+}
+
+/* Scrub a block and cache it, or unmap it when the cache is full. */
+static void mdgpud_sim_block_release(struct mdgpud_backend *be,
+				     struct mdgpud_sim_block *b)
+{
+	/* Private anonymous memory: DONTNEED drops the pages, later reads
+	 * see zero.  Fall back to memset if the kernel refuses. */
+	if (madvise(b->host, b->reserved, MADV_DONTNEED))
+		memset(b->host, 0, b->reserved);
+	pthread_mutex_lock(&be->lock);
+	be->fb_used -= b->reserved;
+	if (be->cache_bytes + b->reserved <= mdgpud_sim_cache_max) {
+		be->cache_bytes += b->reserved;
+		b->next = be->cache;
+		be->cache = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&be->lock);
+	if (b) {
+		munmap(b->host, b->reserved);
+		free(b);
+	}
+}
+
+static void mdgpud_sim_ctx_destroy(struct mdgpud_bctx *c)
+{
+	struct mdgpud_sim_event *e, *n;
+
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->na; i++)
+		mdgpud_sim_block_release(c->be, c->a[i].blk);
+	free(c->a);
+	for (e = c->events.next; e != &c->events; e = n) {
+		n = e->next;
+		free(e);
+	}
+	free(c);
+}
+
+static void *mdgpud_sim_host_alloc(struct mdgpud_bctx *c, size_t size)
+{
+	void *p;
+
+	(void)c;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void mdgpud_sim_host_free(struct mdgpud_bctx *c, void *p, size_t size)
+{
+	(void)c;
+	if (p)
+		munmap(p, size);
+}
+
+static int mdgpud_sim_map_shared(struct mdgpud_bctx *c, int fd,
+				 uint64_t offset, void *ptr, size_t size)
+{
+	/* Same process: the daemon's mapping is already usable. */
+	(void)c; (void)fd; (void)offset; (void)ptr; (void)size;
+	return 0;
+}
+
+static void mdgpud_sim_tick(struct mdgpud_bctx *c, uint64_t bytes)
+{
+	c->clock_ns += mdgpud_sim_op_ns + bytes * 1000 / mdgpud_sim_bytes_per_us;
+}
+
+static int mdgpud_sim_mem_alloc(struct mdgpud_bctx *c, uint64_t size,
+				uint64_t *addr, uint64_t *reserved)
+{
+	struct mdgpud_backend *be = c->be;
+	struct mdgpud_sim_block *b = NULL, **pp;
+	uint64_t rsv, span, naddr;
+	int ret = 0;
+
+	if (!size || __builtin_add_overflow(size, be->page - 1, &rsv))
+		return -ENOMEM;
+	rsv &= ~((uint64_t)be->page - 1);
+	if (__builtin_add_overflow(rsv, mdgpud_sim_addr_align - 1, &span))
+		return -ENOMEM;
+	span &= ~(mdgpud_sim_addr_align - 1);
+	if (c->na == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 16;
+		void *na = realloc(c->a, ncap * sizeof(*c->a));
+
+		if (!na)
+			return -ENOMEM;
+		c->a = na;
+		c->cap = ncap;
+	}
+
+	pthread_mutex_lock(&be->lock);
+	if (rsv > be->fb_size - be->fb_used ||
+	    __builtin_add_overflow(be->next_addr, span, &naddr)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (pp = &be->cache; *pp; pp = &(*pp)->next) {
+		if ((*pp)->reserved == rsv) {
+			b = *pp;
+			*pp = b->next;
+			be->cache_bytes -= rsv;
+			break;
+		}
+	}
+	be->fb_used += rsv;
+	*addr = be->next_addr;
+	be->next_addr = naddr;
+out:
+	pthread_mutex_unlock(&be->lock);
+	if (ret)
+		return ret;
+
+	if (!b) {
+		void *host = mmap(NULL, rsv, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				  -1, 0);
+
+		b = host == MAP_FAILED ? NULL : calloc(1, sizeof(*b));
+		if (!b) {
+			if (host != MAP_FAILED)
+				munmap(host, rsv);
+			pthread_mutex_lock(&be->lock);
+			be->fb_used -= rsv;
+			pthread_mutex_unlock(&be->lock);
+			return -ENOMEM;
+		}
+		b->host = host;
+		b->reserved = rsv;
+	}
+	b->next = NULL;
+	/* Addresses only grow, so appending keeps the array sorted. */
+	c->a[c->na++] = (struct mdgpud_sim_alloc){ *addr, size, b };
+	*reserved = rsv;
+	mdgpud_sim_tick(c, 0);
+	return 0;
+}
+
+static long mdgpud_sim_find(const struct mdgpud_bctx *c, uint64_t addr)
+{
+	long lo = 0, hi = (long)c->na - 1, ans = -1;
+
+	while (lo <= hi) {
+		long mid = lo + (hi - lo) / 2;
+
+		if (c->a[mid].addr <= addr) {
+			ans = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return ans;
+}
+
+/* Host pointer of device range [addr, addr + len), or NULL. */
+static uint8_t *mdgpud_sim_ptr(const struct mdgpud_bctx *c, uint64_t addr,
+			       uint64_t len)
+{
+	long i = mdgpud_sim_find(c, addr);
+	uint64_t off, end;
+
+	if (i < 0)
+		return NULL;
+	off = addr - c->a[i].addr;
+	if (off >= c->a[i].size && !(off == 0 && len == 0))
+		return NULL;
+	if (__builtin_add_overflow(off, len, &end) || end > c->a[i].size)
+		return NULL;
+	return (uint8_t *)c->a[i].blk->host + off;
+}
+
+static int mdgpud_sim_mem_free(struct mdgpud_bctx *c, uint64_t addr,
+			       uint64_t size)
+{
+	long i = mdgpud_sim_find(c, addr);
+	struct mdgpud_sim_block *b;
+
+	if (i < 0 || c->a[i].addr != addr || c->a[i].size != size)
+		return -ENOENT;
+	b = c->a[i].blk;
+	memmove(&c->a[i], &c->a[i + 1],
+		(c->na - (size_t)i - 1) * sizeof(*c->a));
+	c->na--;
+	mdgpud_sim_block_release(c->be, b);
+	mdgpud_sim_tick(c, 0);
+	return 0;
+}
+
+static int mdgpud_sim_memset8(struct mdgpud_bctx *c, uint64_t addr,
+			      uint8_t value, uint64_t len)
+{
+	uint8_t *p = mdgpud_sim_ptr(c, addr, len);
+
+	if (!p)
+		return -EFAULT;
+	memset(p, value, len);
+	mdgpud_sim_tick(c, len);
+	return 0;
+}
+
+static int mdgpud_sim_copy_h2d(struct mdgpud_bctx *c, uint64_t dst,
+			       const void *src, uint64_t len)
+{
+	uint8_t *p = mdgpud_sim_ptr(c, dst, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(p, src, len);
+	mdgpud_sim_tick(c, len);
+	return 0;
+}
+
+static int mdgpud_sim_copy_d2h(struct mdgpud_bctx *c, void *dst,
+			       uint64_t src, uint64_t len)
+{
+	uint8_t *p = mdgpud_sim_ptr(c, src, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(dst, p, len);
+	mdgpud_sim_tick(c, len);
+	return 0;
+}
+
+static int mdgpud_sim_copy_d2d(struct mdgpud_bctx *c, uint64_t dst,
+			       uint64_t src, uint64_t len)
+{
+	uint8_t *d = mdgpud_sim_ptr(c, dst, len);
+	uint8_t *s = mdgpud_sim_ptr(c, src, len);
+
+	if (!d || !s)
+		return -EFAULT;
+	memmove(d, s, len);
+	mdgpud_sim_tick(c, 2 * len);
+	return 0;
+}
+
+static int mdgpud_sim_module_load(struct mdgpud_bctx *c, uint32_t kind,
+				  const void *image, size_t len,
+				  uint64_t *module)
+{
+	(void)c; (void)kind; (void)image; (void)len; (void)module;
+	return -EOPNOTSUPP;	/* a CPU cannot run foreign PTX/cubin */
+}
+
+static int mdgpud_sim_module_unload(struct mdgpud_bctx *c, uint64_t module)
+{
+	(void)c; (void)module;
+	return -ENOENT;
+}
+
+static int mdgpud_sim_func_get(struct mdgpud_bctx *c, uint64_t module,
+			       const char *name, uint64_t *func)
+{
+	(void)c; (void)module; (void)name; (void)func;
+	return -ENOENT;
+}
+
+static int mdgpud_sim_launch(struct mdgpud_bctx *c, uint64_t func,
+			     struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
+			     uint32_t shared_bytes, const void *params,
+			     uint32_t params_len)
+{
+	(void)c; (void)func; (void)grid; (void)block; (void)shared_bytes;
+	(void)params; (void)params_len;
+	return -EOPNOTSUPP;
+}
+
+static void mdgpud_sim_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ULL),
+			       (long)(ns % 1000000000ULL) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int mdgpud_sim_builtin(struct mdgpud_bctx *c, uint32_t kernel,
+			      const uint64_t arg[5], uint64_t *result)
+{
+	uint32_t *d, *a, *b;
+	uint64_t n, bytes;
+
+	*result = 0;
+	switch (kernel) {
+	case MDGPU_BUILTIN_FILL_U32:
+		n = arg[1];
+		if (__builtin_mul_overflow(n, (uint64_t)4, &bytes))
+			return -ERANGE;
+		d = (uint32_t *)mdgpud_sim_ptr(c, arg[0], bytes);
+		if (!d)
+			return -EFAULT;
+		for (uint64_t i = 0; i < n; i++)
+			d[i] = (uint32_t)arg[2];
+		mdgpud_sim_tick(c, bytes);
+		return 0;
+	case MDGPU_BUILTIN_ADD_U32:
+		n = arg[3];
+		if (__builtin_mul_overflow(n, (uint64_t)4, &bytes))
+			return -ERANGE;
+		d = (uint32_t *)mdgpud_sim_ptr(c, arg[0], bytes);
+		a = (uint32_t *)mdgpud_sim_ptr(c, arg[1], bytes);
+		b = (uint32_t *)mdgpud_sim_ptr(c, arg[2], bytes);
+		if (!d || !a || !b)
+			return -EFAULT;
+		for (uint64_t i = 0; i < n; i++)
+			d[i] = a[i] + b[i];
+		mdgpud_sim_tick(c, 3 * bytes);
+		return 0;
+	case MDGPU_BUILTIN_CHECKSUM:
+		n = arg[1];
+		if (__builtin_mul_overflow(n, (uint64_t)4, &bytes))
+			return -ERANGE;
+		a = (uint32_t *)mdgpud_sim_ptr(c, arg[0], bytes);
+		if (!a)
+			return -EFAULT;
+		*result = mdgpud_checksum_ref(a, n);
+		mdgpud_sim_tick(c, bytes);
+		return 0;
+	case MDGPU_BUILTIN_SPIN_NS:
+		if (arg[0] > MDGPU_SPIN_NS_MAX)
+			return -E2BIG;
+		c->clock_ns += arg[0];
+		if (c->be->realtime)
+			mdgpud_sim_sleep_ns(arg[0]);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int mdgpud_sim_event_create(struct mdgpud_bctx *c, uint64_t *event)
+{
+	struct mdgpud_sim_event *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->next = c->events.next;
+	e->prev = &c->events;
+	c->events.next->prev = e;
+	c->events.next = e;
+	*event = (uint64_t)(uintptr_t)e;
+	return 0;
+}
+
+static int mdgpud_sim_event_record(struct mdgpud_bctx *c, uint64_t event)
+{
+	struct mdgpud_sim_event *e = (void *)(uintptr_t)event;
+
+	e->ns = c->clock_ns;
+	e->recorded = true;
+	return 0;
+}
+
+static int mdgpud_sim_event_elapsed(struct mdgpud_bctx *c, uint64_t start,
+				    uint64_t end, uint64_t *ns)
+{
+	struct mdgpud_sim_event *s = (void *)(uintptr_t)start;
+	struct mdgpud_sim_event *e = (void *)(uintptr_t)end;
+
+	(void)c;
+	if (!s->recorded || !e->recorded)
+		return -EINVAL;	/* as cuEventElapsedTime on unrecorded */
+	*ns = e->ns >= s->ns ? e->ns - s->ns : 0;
+	return 0;
+}
+
+static int mdgpud_sim_event_destroy(struct mdgpud_bctx *c, uint64_t event)
+{
+	struct mdgpud_sim_event *e = (void *)(uintptr_t)event;
+
+	(void)c;
+	e->prev->next = e->next;
+	e->next->prev = e->prev;
+	free(e);
+	return 0;
+}
+
+static int mdgpud_sim_sync(struct mdgpud_bctx *c)
+{
+	(void)c;	/* everything ran synchronously */
+	return 0;
+}
+
+static int mdgpud_sim_slice_begin(struct mdgpud_bctx *c)
+{
+	c->slice_start_ns = c->clock_ns;
+	return 0;
+}
+
+static int mdgpud_sim_slice_end(struct mdgpud_bctx *c, uint64_t *gpu_ns)
+{
+	*gpu_ns = c->clock_ns - c->slice_start_ns;
+	c->slice_start_ns = c->clock_ns;
+	return 0;
+}
+
+const struct mdgpud_backend_ops mdgpud_backend_sim = {
+	.name = "sim",
+	.open = mdgpud_sim_open,
+	.close = mdgpud_sim_close,
+	.ctx_create = mdgpud_sim_ctx_create,
+	.ctx_destroy = mdgpud_sim_ctx_destroy,
+	.host_alloc = mdgpud_sim_host_alloc,
+	.host_free = mdgpud_sim_host_free,
+	.map_shared = mdgpud_sim_map_shared,
+	.mem_alloc = mdgpud_sim_mem_alloc,
+	.mem_free = mdgpud_sim_mem_free,
+	.memset8 = mdgpud_sim_memset8,
+	.copy_h2d = mdgpud_sim_copy_h2d,
+	.copy_d2h = mdgpud_sim_copy_d2h,
+	.copy_d2d = mdgpud_sim_copy_d2d,
+	.module_load = mdgpud_sim_module_load,
+	.module_unload = mdgpud_sim_module_unload,
+	.func_get = mdgpud_sim_func_get,
+	.launch = mdgpud_sim_launch,
+	.builtin = mdgpud_sim_builtin,
+	.event_create = mdgpud_sim_event_create,
+	.event_record = mdgpud_sim_event_record,
+	.event_elapsed = mdgpud_sim_event_elapsed,
+	.event_destroy = mdgpud_sim_event_destroy,
+	.sync = mdgpud_sim_sync,
+	.slice_begin = mdgpud_sim_slice_begin,
+	.slice_end = mdgpud_sim_slice_end,
+};

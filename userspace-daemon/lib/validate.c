@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The command validator (see mdgpud/validate.h).  Pure: it reads the vGPU's
+ * tables and writes only *out; a rejected command changes nothing.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "mdgpud/validate.h"
+
+/*
+ * Bytes of the 56-byte operand area each opcode uses; the rest must be zero
+ * (reserved for future minor ABI versions).  Opcodes without operands
+ * (NOP, SYNC, EVENT_CREATE) use none.
+ */
+static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
+	[MDGPU_OP_NOP] = 0,
+	[MDGPU_OP_MEM_ALLOC] = sizeof(struct mdgpu_cmd_alloc),
+	[MDGPU_OP_MEM_FREE] = sizeof(struct mdgpu_cmd_free),
+	[MDGPU_OP_MEMSET] = sizeof(struct mdgpu_cmd_memset),
+	[MDGPU_OP_COPY] = sizeof(struct mdgpu_cmd_copy),
+	[MDGPU_OP_MODULE_LOAD] = sizeof(struct mdgpu_cmd_module_load),
+	[MDGPU_OP_MODULE_UNLOAD] = sizeof(struct mdgpu_cmd_module_unload),
+	[MDGPU_OP_FUNC_GET] = sizeof(struct mdgpu_cmd_func_get),
+	[MDGPU_OP_LAUNCH] = sizeof(struct mdgpu_cmd_launch),
+	[MDGPU_OP_BUILTIN] = sizeof(struct mdgpu_cmd_builtin),
+	[MDGPU_OP_EVENT_CREATE] = 0,
+	[MDGPU_OP_EVENT_RECORD] = sizeof(struct mdgpu_cmd_event),
+	[MDGPU_OP_EVENT_ELAPSED] = sizeof(struct mdgpu_cmd_event),
+	[MDGPU_OP_EVENT_DESTROY] = sizeof(struct mdgpu_cmd_event),
+	[MDGPU_OP_SYNC] = 0,
+	[MDGPU_OP_QUERY] = sizeof(struct mdgpu_cmd_query),
+};
+
+static int mdgpud_check_tail_zero(const struct mdgpu_cmd *c, size_t used)
+{
+	for (size_t i = used; i < sizeof(c->raw); i++)
+		if (c->raw[i])
+			return -EINVAL;
+	return 0;
+}
+
+static int mdgpud_check_dev(const struct mdgpud_vctx *vc, uint64_t addr,
+			    uint64_t len)
+{
+	return mdgpud_memtab_check(vc->mem, addr, len);
+}
+
+/* A host-side buffer of `len` bytes at `addr` in `space`. */
+static int mdgpud_check_host(const struct mdgpud_vctx *vc, uint32_t space,
+			     uint64_t addr, uint64_t len,
+			     struct mdgpud_hostbuf *hb)
+{
+	uint64_t end;
+
+	switch (space) {
+	case MDGPU_SPACE_APERTURE:
+		if (__builtin_add_overflow(addr, len, &end) ||
+		    end > vc->aperture_size)
+			return -ERANGE;
+		hb->space = space;
+		hb->addr = addr;
+		hb->ptr = vc->aperture + addr;
+		return 0;
+	case MDGPU_SPACE_IOVA:
+		if (!vc->iova_ok)
+			return -EINVAL;
+		if (len > MDGPU_DMA_MAX)
+			return -E2BIG;
+		if (__builtin_add_overflow(addr, len, &end))
+			return -ERANGE;
+		hb->space = space;
+		hb->addr = addr;
+		hb->ptr = NULL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int mdgpud_v_copy(const struct mdgpud_vctx *vc,
+			 const struct mdgpu_cmd_copy *c, struct mdgpud_vcmd *o)
+{
+	bool sdev = c->src_space == MDGPU_SPACE_DEVICE;
+	bool ddev = c->dst_space == MDGPU_SPACE_DEVICE;
+	int ret;
+
+	o->copy.len = c->len;
+	if (sdev && ddev) {
+		o->copy.dir = MDGPUD_COPY_D2D;
+		ret = mdgpud_check_dev(vc, c->src, c->len);
+		if (!ret)
+			ret = mdgpud_check_dev(vc, c->dst, c->len);
+		o->copy.dev_src = c->src;
+		o->copy.dev_dst = c->dst;
+		return ret;
+	}
+	if (ddev) {
+		o->copy.dir = MDGPUD_COPY_H2D;
+		o->copy.dev_dst = c->dst;
+		ret = mdgpud_check_host(vc, c->src_space, c->src, c->len,
+					&o->copy.host);
+		return ret ? ret : mdgpud_check_dev(vc, c->dst, c->len);
+	}
+	if (sdev) {
+		o->copy.dir = MDGPUD_COPY_D2H;
+		o->copy.dev_src = c->src;
+		ret = mdgpud_check_host(vc, c->dst_space, c->dst, c->len,
+					&o->copy.host);
+		return ret ? ret : mdgpud_check_dev(vc, c->src, c->len);
+	}
+	return -EINVAL;	/* host to host, or an unknown space */
+}
+
+/* u32 arrays of `count` words at addr: 4-byte aligned, inside one alloc. */
+static int mdgpud_check_words(const struct mdgpud_vctx *vc, uint64_t addr,
+			      uint64_t count)
+{
+	uint64_t bytes;
+
+	if (addr & 3)
+		return -EINVAL;
+	if (__builtin_mul_overflow(count, (uint64_t)4, &bytes))
+		return -ERANGE;
+	return mdgpud_check_dev(vc, addr, bytes);
+}
+
+static int mdgpud_v_builtin(const struct mdgpud_vctx *vc,
+			    const struct mdgpu_cmd_builtin *b,
+			    struct mdgpud_vcmd *o)
+{
+	const uint64_t *a = o->builtin.arg;
+	int ret;
+
+	if (b->pad)
+		return -EINVAL;
+	o->builtin.kernel = b->kernel;
+	for (int i = 0; i < 5; i++)
+		o->builtin.arg[i] = b->arg[i];
+	switch (b->kernel) {
+	case MDGPU_BUILTIN_FILL_U32:
+		if (a[2] > UINT32_MAX || a[3] || a[4])
+			return -EINVAL;
+		return mdgpud_check_words(vc, a[0], a[1]);
+	case MDGPU_BUILTIN_ADD_U32:
+		if (a[4])
+			return -EINVAL;
+		ret = mdgpud_check_words(vc, a[0], a[3]);
+		if (!ret)
+			ret = mdgpud_check_words(vc, a[1], a[3]);
+		if (!ret)
+			ret = mdgpud_check_words(vc, a[2], a[3]);
+		return ret;
+	case MDGPU_BUILTIN_CHECKSUM:
+		if (a[2] || a[3] || a[4])
+			return -EINVAL;
+		return mdgpud_check_words(vc, a[0], a[1]);
+	case MDGPU_BUILTIN_SPIN_NS:
+		if (a[1] || a[2] || a[3] || a[4])
+			return -EINVAL;
+		return a[0] > MDGPU_SPIN_NS_MAX ? -E2BIG : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int mdgpud_check_dim(const uint32_t d[3], struct mdgpud_dim3 *out,
+			    uint32_t max_each)
+{
+	for (int i = 0; i < 3; i++)
+		if (!d[i] || d[i] > max_each)
+			return -EINVAL;
+	*out = (struct mdgpud_dim3){ d[0], d[1], d[2] };
+	return 0;
+}
+
+static int mdgpud_v_launch(const struct mdgpud_vctx *vc,
+			   const struct mdgpu_cmd_launch *l,
+			   struct mdgpud_vcmd *o)
+{
+	uint64_t threads;
+	int ret;
+
+	ret = mdgpud_handles_get(vc->handles, l->func, MDGPUD_H_FUNC,
+				 &o->launch.func);
+	if (ret)
+		return ret;
+	ret = mdgpud_check_dim(l->grid, &o->launch.grid, MDGPU_GRID_DIM_MAX);
+	if (ret)
+		return ret;
+	ret = mdgpud_check_dim(l->block, &o->launch.block,
+			       MDGPU_BLOCK_THREADS_MAX);
+	if (ret)
+		return ret;
+	/* Each factor <= 1024, so the product fits in 64 bits. */
+	threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+	if (threads > MDGPU_BLOCK_THREADS_MAX)
+		return -EINVAL;
+	if (l->shared_bytes > vc->shared_bytes_max)
+		return -E2BIG;
+	o->launch.shared_bytes = l->shared_bytes;
+	if (l->params_len > MDGPU_PARAMS_MAX)
+		return -E2BIG;
+	o->launch.params_len = l->params_len;
+	if (!l->params_len)
+		return 0;
+	ret = mdgpud_check_host(vc, l->params_space, l->params_addr,
+				l->params_len, &o->launch.params_src);
+	if (ret)
+		return ret;
+	if (o->launch.params_src.ptr)	/* TOCTOU: copy now */
+		memcpy(o->launch.params, o->launch.params_src.ptr,
+		       l->params_len);
+	return 0;
+}
+
+static int mdgpud_v_func_get(const struct mdgpud_vctx *vc,
+			     const struct mdgpu_cmd_func_get *f,
+			     struct mdgpud_vcmd *o)
+{
+	struct mdgpud_hostbuf hb;
+	int ret;
+
+	if (f->pad)
+		return -EINVAL;
+	if (!f->name_len)
+		return -EINVAL;
+	if (f->name_len > MDGPU_NAME_MAX)
+		return -E2BIG;
+	ret = mdgpud_handles_get(vc->handles, f->module, MDGPUD_H_MODULE,
+				 &o->func_get.module);
+	if (ret)
+		return ret;
+	o->func_get.module_handle = f->module;
+	ret = mdgpud_check_host(vc, f->name_space, f->name_addr, f->name_len,
+				&hb);
+	if (ret)
+		return ret;
+	if (!hb.ptr)	/* IOVA names: the executor would DMA them */
+		return -EOPNOTSUPP;
+	memcpy(o->func_get.name, hb.ptr, f->name_len);
+	o->func_get.name[f->name_len] = '\0';
+	if (memchr(o->func_get.name, '\0', f->name_len))
+		return -EINVAL;	/* embedded NUL */
+	return 0;
+}
+
+int mdgpud_validate(const struct mdgpud_vctx *vc,
+		    const struct mdgpu_cmd *shared, struct mdgpud_vcmd *o)
+{
+	struct mdgpu_cmd c;
+	int ret;
+
+	/* The only read of guest memory for the descriptor itself. */
+	memcpy(&c, shared, sizeof(c));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+
+	memset(o, 0, offsetof(struct mdgpud_vcmd, alloc));
+	o->opcode = c.opcode;
+	o->flags = c.flags;
+	if (c.opcode >= MDGPU_OP_COUNT)
+		return -EINVAL;
+	if (c.flags & ~MDGPU_CMD_F_MASK)
+		return -EINVAL;
+	if (c.reserved)
+		return -EINVAL;
+	ret = mdgpud_check_tail_zero(&c, mdgpud_payload_bytes[c.opcode]);
+	if (ret)
+		return ret;
+
+	switch (c.opcode) {
+	case MDGPU_OP_NOP:
+	case MDGPU_OP_SYNC:
+	case MDGPU_OP_EVENT_CREATE:
+		return 0;
+	case MDGPU_OP_MEM_ALLOC:
+		if (!c.alloc.size || c.alloc.flags)
+			return -EINVAL;
+		o->alloc.size = c.alloc.size;
+		return 0;
+	case MDGPU_OP_MEM_FREE:
+		o->free.addr = c.free.addr;
+		/* Exactly an allocation's start: the executor removes it. */
+		return mdgpud_check_dev(vc, c.free.addr, 0);
+	case MDGPU_OP_MEMSET:
+		if (c.memset.pad || c.memset.value > 0xff)
+			return -EINVAL;
+		o->memset.addr = c.memset.addr;
+		o->memset.len = c.memset.len;
+		o->memset.value = (uint8_t)c.memset.value;
+		return mdgpud_check_dev(vc, c.memset.addr, c.memset.len);
+	case MDGPU_OP_COPY:
+		return mdgpud_v_copy(vc, &c.copy, o);
+	case MDGPU_OP_MODULE_LOAD:
+		if (c.module_load.kind != MDGPU_MODULE_PTX &&
+		    c.module_load.kind != MDGPU_MODULE_CUBIN)
+			return -EINVAL;
+		if (c.module_load.space != MDGPU_SPACE_APERTURE &&
+		    c.module_load.space != MDGPU_SPACE_IOVA)
+			return -EINVAL;
+		if (!c.module_load.len)
+			return -EINVAL;
+		if (c.module_load.len > MDGPU_MODULE_MAX)
+			return -E2BIG;
+		o->module_load.kind = c.module_load.kind;
+		o->module_load.len = c.module_load.len;
+		return mdgpud_check_host(vc, c.module_load.space,
+					 c.module_load.addr,
+					 c.module_load.len,
+					 &o->module_load.image);
+	case MDGPU_OP_MODULE_UNLOAD:
+		if (c.module_unload.pad)
+			return -EINVAL;
+		o->module_unload.handle = c.module_unload.module;
+		return mdgpud_handles_get(vc->handles, c.module_unload.module,
+					  MDGPUD_H_MODULE,
+					  &o->module_unload.module);
+	case MDGPU_OP_FUNC_GET:
+		return mdgpud_v_func_get(vc, &c.func_get, o);
+	case MDGPU_OP_LAUNCH:
+		return mdgpud_v_launch(vc, &c.launch, o);
+	case MDGPU_OP_BUILTIN:
+		return mdgpud_v_builtin(vc, &c.builtin, o);
+	case MDGPU_OP_EVENT_RECORD:
+	case MDGPU_OP_EVENT_DESTROY:
+		if (c.event.end)
+			return -EINVAL;
+		o->event.handle = c.event.event;
+		return mdgpud_handles_get(vc->handles, c.event.event,
+					  MDGPUD_H_EVENT, &o->event.event);
+	case MDGPU_OP_EVENT_ELAPSED:
+		o->event.handle = c.event.event;
+		o->event.end_handle = c.event.end;
+		ret = mdgpud_handles_get(vc->handles, c.event.event,
+					 MDGPUD_H_EVENT, &o->event.event);
+		if (!ret)
+			ret = mdgpud_handles_get(vc->handles, c.event.end,
+						 MDGPUD_H_EVENT, &o->event.end);
+		return ret;
+	case MDGPU_OP_QUERY:
+		if (c.query.pad)
+			return -EINVAL;
+		if (c.query.what < MDGPU_QUERY_FB_QUOTA ||
+		    c.query.what > MDGPU_QUERY_BACKEND)
+			return -EINVAL;
+		o->query.what = c.query.what;
+		return 0;
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* The validator: every field out of range, overflows, foreign handles,
+ * reserved bits, each space. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mdgpud/validate.h"
+
+#define APERTURE_SIZE 4096
+#define BASE 0x100000ULL
+
+struct fixture {
+	struct mdgpud_memtab *mem, *other_mem;
+	struct mdgpud_handles *h, *other_h;
+	uint8_t aperture[APERTURE_SIZE];
+	struct mdgpud_vctx vc;
+	uint32_t module, func, event, other_func, other_event;
+	struct mdgpud_vcmd out;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = test_calloc(1, sizeof(*f));
+
+	assert_int_equal(mdgpud_memtab_create(1 << 20, 16, &f->mem), 0);
+	assert_int_equal(mdgpud_memtab_create(1 << 20, 16, &f->other_mem), 0);
+	/* Two allocations back to back: [BASE, +4096) and [BASE+4096, +4096). */
+	assert_int_equal(mdgpud_memtab_insert(f->mem, BASE, 4096, 4096), 0);
+	assert_int_equal(mdgpud_memtab_insert(f->mem, BASE + 4096, 4096,
+					      4096), 0);
+	assert_int_equal(mdgpud_memtab_insert(f->other_mem, 0x900000, 4096,
+					      4096), 0);
+	assert_int_equal(mdgpud_handles_create(8, &f->h), 0);
+	assert_int_equal(mdgpud_handles_create(8, &f->other_h), 0);
+	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_MODULE, 11, 0,
+					    &f->module), 0);
+	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_FUNC, 22, f->module,
+					    &f->func), 0);
+	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_EVENT, 33, 0,
+					    &f->event), 0);
+	/* The other vGPU's handles: different slots, so they never alias
+	 * ours by accident in this test. */
+	uint32_t pad;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(mdgpud_handles_add(f->other_h, MDGPUD_H_EVENT,
+						    99, 0, &pad), 0);
+	assert_int_equal(mdgpud_handles_add(f->other_h, MDGPUD_H_FUNC, 44, 0,
+					    &f->other_func), 0);
+	assert_int_equal(mdgpud_handles_add(f->other_h, MDGPUD_H_EVENT, 55, 0,
+					    &f->other_event), 0);
+	f->vc = (struct mdgpud_vctx){
+		.mem = f->mem, .handles = f->h, .aperture = f->aperture,
+		.aperture_size = APERTURE_SIZE, .iova_ok = false,
+		.shared_bytes_max = 48 * 1024,
+	};
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	mdgpud_memtab_destroy(f->mem);
+	mdgpud_memtab_destroy(f->other_mem);
+	mdgpud_handles_destroy(f->h);
+	mdgpud_handles_destroy(f->other_h);
+	test_free(f);
+	return 0;
+}
+
+static int v(struct fixture *f, const struct mdgpu_cmd *c)
+{
+	return mdgpud_validate(&f->vc, c, &f->out);
+}
+
+static struct mdgpu_cmd cmd(uint16_t op)
+{
+	struct mdgpu_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = op;
+	return c;
+}
+
+static void test_header(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_NOP);
+
+	assert_int_equal(v(f, &c), 0);
+	c.opcode = MDGPU_OP_COUNT;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.opcode = 0xffff;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c = cmd(MDGPU_OP_NOP);
+	c.flags = MDGPU_CMD_F_IRQ;
+	assert_int_equal(v(f, &c), 0);
+	for (int bit = 1; bit < 16; bit++) {
+		c.flags = (uint16_t)(1U << bit);
+		assert_int_equal(v(f, &c), -EINVAL);
+	}
+	c = cmd(MDGPU_OP_NOP);
+	c.reserved = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	/* Unused operand bytes are reserved: each byte of NOP/SYNC. */
+	for (size_t i = 0; i < sizeof(c.raw); i++) {
+		c = cmd(i & 1 ? MDGPU_OP_SYNC : MDGPU_OP_NOP);
+		c.raw[i] = 0x80;
+		assert_int_equal(v(f, &c), -EINVAL);
+	}
+	/* Bytes beyond an op's operands: alloc uses 16 of 56. */
+	c = cmd(MDGPU_OP_MEM_ALLOC);
+	c.alloc.size = 64;
+	c.raw[16] = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.raw[16] = 0;
+	c.raw[55] = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
+static void test_alloc_free_memset(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MEM_ALLOC);
+
+	assert_int_equal(v(f, &c), -EINVAL);		/* size 0 */
+	c.alloc.size = UINT64_MAX;
+	assert_int_equal(v(f, &c), 0);	/* quota is the executor's job */
+	assert_int_equal(f->out.alloc.size, UINT64_MAX);
+	c.alloc.flags = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	c = cmd(MDGPU_OP_MEM_FREE);
+	c.free.addr = BASE;
+	assert_int_equal(v(f, &c), 0);
+	c.free.addr = 0x900000;				/* other vGPU's */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.free.addr = 0;
+	assert_int_equal(v(f, &c), -ENOENT);
+
+	c = cmd(MDGPU_OP_MEMSET);
+	c.memset.addr = BASE + 10;
+	c.memset.len = 4086;
+	c.memset.value = 0xab;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.memset.value, 0xab);
+	c.memset.len = 4087;	/* runs into the next allocation */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.memset.len = UINT64_MAX;			/* overflow */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.memset.len = 1;
+	c.memset.value = 0x1ab;				/* reserved bits */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.memset.value = 1;
+	c.memset.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.memset.pad = 0;
+	c.memset.addr = BASE + 2 * 4096;		/* past both */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.memset.addr = BASE - 1;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.memset.addr = 0x900000;
+	assert_int_equal(v(f, &c), -ENOENT);
+}
+
+static void test_copy(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_COPY);
+
+	/* host -> device through the aperture */
+	c.copy.src_space = MDGPU_SPACE_APERTURE;
+	c.copy.dst_space = MDGPU_SPACE_DEVICE;
+	c.copy.src = 96;
+	c.copy.dst = BASE;
+	c.copy.len = 4000;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.copy.dir, MDGPUD_COPY_H2D);
+	assert_ptr_equal(f->out.copy.host.ptr, f->aperture + 96);
+	c.copy.len = 4001;				/* aperture end */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.copy.src = UINT64_MAX - 10;			/* overflow */
+	c.copy.len = 100;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.copy.src = 0;
+	c.copy.len = 4096;
+	c.copy.dst = BASE + 1;				/* device end */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.copy.dst = 0x900000;				/* foreign */
+	assert_int_equal(v(f, &c), -ENOENT);
+
+	/* device -> host */
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src_space = MDGPU_SPACE_DEVICE;
+	c.copy.dst_space = MDGPU_SPACE_APERTURE;
+	c.copy.src = BASE + 4096;
+	c.copy.dst = 0;
+	c.copy.len = 4096;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.copy.dir, MDGPUD_COPY_D2H);
+	c.copy.dst = 1;
+	assert_int_equal(v(f, &c), -ERANGE);
+
+	/* device -> device: both ends inside one allocation each */
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src_space = c.copy.dst_space = MDGPU_SPACE_DEVICE;
+	c.copy.src = BASE;
+	c.copy.dst = BASE + 4096;
+	c.copy.len = 4096;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.copy.dir, MDGPUD_COPY_D2D);
+	c.copy.src = BASE + 1;	/* spans two allocations: not allowed */
+	assert_int_equal(v(f, &c), -ERANGE);
+
+	/* spaces: host to host, 0, unknown, IOVA on a transport without */
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.len = 1;
+	c.copy.src_space = c.copy.dst_space = MDGPU_SPACE_APERTURE;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.copy.src_space = 0;
+	c.copy.dst_space = MDGPU_SPACE_DEVICE;
+	c.copy.dst = BASE;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.copy.src_space = 77;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.copy.src_space = MDGPU_SPACE_IOVA;
+	assert_int_equal(v(f, &c), -EINVAL);
+	f->vc.iova_ok = true;
+	c.copy.src = 0x1000;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.copy.host.space, MDGPU_SPACE_IOVA);
+	c.copy.src = UINT64_MAX;
+	assert_int_equal(v(f, &c), -ERANGE);
+	f->vc.iova_ok = false;
+}
+
+static void test_module_func(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LOAD);
+
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	c.module_load.len = 100;
+	assert_int_equal(v(f, &c), 0);
+	c.module_load.kind = 3;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_load.kind = MDGPU_MODULE_CUBIN;
+	c.module_load.len = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_load.len = MDGPU_MODULE_MAX + 1ULL;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.module_load.len = APERTURE_SIZE + 1;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_load.len = 10;
+	c.module_load.space = MDGPU_SPACE_DEVICE;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	c = cmd(MDGPU_OP_MODULE_UNLOAD);
+	c.module_unload.module = f->module;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.module_unload.module, 11);
+	c.module_unload.module = f->func;		/* wrong kind */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.module_unload.module = 0;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.module_unload.module = f->module;
+	c.module_unload.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	memcpy(f->aperture + 100, "kern", 4);
+	c = cmd(MDGPU_OP_FUNC_GET);
+	c.func_get.module = f->module;
+	c.func_get.name_addr = 100;
+	c.func_get.name_len = 4;
+	c.func_get.name_space = MDGPU_SPACE_APERTURE;
+	assert_int_equal(v(f, &c), 0);
+	assert_string_equal(f->out.func_get.name, "kern");
+	c.func_get.name_len = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.func_get.name_len = MDGPU_NAME_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.func_get.name_len = 4;
+	c.func_get.name_addr = APERTURE_SIZE - 3;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.func_get.name_addr = 100;
+	f->aperture[101] = 0;				/* embedded NUL */
+	assert_int_equal(v(f, &c), -EINVAL);
+	f->aperture[101] = 'e';
+	c.func_get.module = 12345;
+	assert_int_equal(v(f, &c), -ENOENT);
+}
+
+static void test_launch(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_LAUNCH), good;
+
+	c.launch.func = f->func;
+	c.launch.grid[0] = c.launch.grid[1] = c.launch.grid[2] = 1;
+	c.launch.block[0] = 256;
+	c.launch.block[1] = c.launch.block[2] = 1;
+	c.launch.params_len = 16;
+	c.launch.params_space = MDGPU_SPACE_APERTURE;
+	c.launch.params_addr = 8;
+	memset(f->aperture + 8, 0x5a, 16);
+	good = c;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.launch.func, 22);
+	assert_int_equal(f->out.launch.params[15], 0x5a);
+
+	c.launch.func = f->other_func;		/* another vGPU's handle */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.launch.func = f->event;		/* wrong kind */
+	assert_int_equal(v(f, &c), -ENOENT);
+	for (int i = 0; i < 3; i++) {
+		c = good;
+		c.launch.grid[i] = 0;
+		assert_int_equal(v(f, &c), -EINVAL);
+		c.launch.grid[i] = 0x80000000U;
+		assert_int_equal(v(f, &c), -EINVAL);
+		c = good;
+		c.launch.block[i] = 0;
+		assert_int_equal(v(f, &c), -EINVAL);
+	}
+	c = good;
+	c.launch.block[0] = 1024;
+	c.launch.block[1] = 2;			/* 2048 threads */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c = good;
+	c.launch.shared_bytes = 48 * 1024 + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c = good;
+	c.launch.params_len = MDGPU_PARAMS_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c = good;
+	c.launch.params_addr = APERTURE_SIZE - 8;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.launch.params_space = MDGPU_SPACE_DEVICE;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.launch.params_len = 0;		/* space ignored when empty */
+	assert_int_equal(v(f, &c), 0);
+}
+
+static void test_builtin(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_BUILTIN), good;
+
+	c.builtin.kernel = MDGPU_BUILTIN_FILL_U32;
+	c.builtin.arg[0] = BASE;
+	c.builtin.arg[1] = 1024;
+	c.builtin.arg[2] = 0xffffffff;
+	good = c;
+	assert_int_equal(v(f, &c), 0);
+	c.builtin.arg[1] = 1025;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.builtin.arg[1] = 1ULL << 62;			/* count*4 overflows */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c = good;
+	c.builtin.arg[2] = 1ULL << 32;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c = good;
+	c.builtin.arg[0] = BASE + 2;			/* misaligned */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c = good;
+	c.builtin.arg[4] = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c = good;
+	c.builtin.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c = good;
+	c.builtin.kernel = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.builtin.kernel = 5;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	c = cmd(MDGPU_OP_BUILTIN);
+	c.builtin.kernel = MDGPU_BUILTIN_ADD_U32;
+	c.builtin.arg[0] = BASE;
+	c.builtin.arg[1] = BASE + 4096;
+	c.builtin.arg[2] = BASE;
+	c.builtin.arg[3] = 1024;
+	assert_int_equal(v(f, &c), 0);
+	c.builtin.arg[2] = 0x900000;			/* foreign source */
+	assert_int_equal(v(f, &c), -ENOENT);
+
+	c = cmd(MDGPU_OP_BUILTIN);
+	c.builtin.kernel = MDGPU_BUILTIN_CHECKSUM;
+	c.builtin.arg[0] = BASE + 4096;
+	c.builtin.arg[1] = 1024;
+	assert_int_equal(v(f, &c), 0);
+	c.builtin.arg[1] = 1025;
+	assert_int_equal(v(f, &c), -ERANGE);
+
+	c = cmd(MDGPU_OP_BUILTIN);
+	c.builtin.kernel = MDGPU_BUILTIN_SPIN_NS;
+	c.builtin.arg[0] = MDGPU_SPIN_NS_MAX;
+	assert_int_equal(v(f, &c), 0);
+	c.builtin.arg[0] = MDGPU_SPIN_NS_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.builtin.arg[0] = 1;
+	c.builtin.arg[1] = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
+static void test_events_query(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_EVENT_CREATE);
+
+	assert_int_equal(v(f, &c), 0);
+	c.event.event = 1;				/* reserved */
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	c = cmd(MDGPU_OP_EVENT_RECORD);
+	c.event.event = f->event;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.event.event, 33);
+	c.event.end = f->event;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.event.end = 0;
+	c.event.event = f->other_event;
+	assert_int_equal(v(f, &c), -ENOENT);
+
+	c = cmd(MDGPU_OP_EVENT_ELAPSED);
+	c.event.event = f->event;
+	c.event.end = f->event;
+	assert_int_equal(v(f, &c), 0);
+	c.event.end = f->module;
+	assert_int_equal(v(f, &c), -ENOENT);
+
+	c = cmd(MDGPU_OP_EVENT_DESTROY);
+	c.event.event = f->event ^ (1U << 20);		/* stale generation */
+	assert_int_equal(v(f, &c), -ENOENT);
+
+	c = cmd(MDGPU_OP_QUERY);
+	for (uint32_t w = MDGPU_QUERY_FB_QUOTA; w <= MDGPU_QUERY_BACKEND; w++) {
+		c.query.what = w;
+		assert_int_equal(v(f, &c), 0);
+	}
+	c.query.what = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.query.what = MDGPU_QUERY_BACKEND + 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
+static void test_handles_lifecycle(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t fn2, again;
+	uint64_t val;
+
+	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_FUNC, 23, f->module,
+					    &fn2), 0);
+	mdgpud_handles_del_children(f->h, f->module);
+	assert_int_equal(mdgpud_handles_get(f->h, f->func, MDGPUD_H_FUNC,
+					    &val), -ENOENT);
+	assert_int_equal(mdgpud_handles_get(f->h, fn2, MDGPUD_H_FUNC, &val),
+			 -ENOENT);
+	/* The slot is reused, but the old handle stays dead. */
+	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_FUNC, 24, 0,
+					    &again), 0);
+	assert_int_not_equal(again, f->func);
+	assert_int_not_equal(again, fn2);
+	assert_int_equal(mdgpud_handles_get(f->h, again, MDGPUD_H_FUNC, &val),
+			 0);
+	assert_int_equal(val, 24);
+	/* Capacity from config: 8 slots. */
+	uint32_t hh;
+	while (mdgpud_handles_count(f->h) < 8)
+		assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_EVENT, 1, 0,
+						    &hh), 0);
+	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_EVENT, 1, 0, &hh),
+			 -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alloc_free_memset, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_module_func, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_launch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_events_query, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_handles_lifecycle, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
