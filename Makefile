@@ -24,6 +24,7 @@ include libmdgpu/lib.mk
 include userspace-daemon/daemon.mk
 include tests/vm/vm.mk
 include qemu-scripts/scripts.mk
+include guest/guest.mk
 
 check:
 	@echo "== make check: all suites passed"

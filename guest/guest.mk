@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+# guest/guest.mk: the guest driver mdgpu-guest.ko (included from Makefile).
+#
+#   make guest-modules KVER=6.1|6.12   build/guest-<release>/mdgpu-guest.ko
+#   make check-guest                  W=1 builds against both header sets
+#                                     (any warning fails) + checkpatch
+#
+# The module is built out of tree in a copy of guest/ (build/guest-<release>/)
+# so that neither the source tree nor another release's objects are touched.
+
+GUEST_KVERS := 6.1 6.12
+GUEST_KVER_REL = $(shell $(TOP)/tests/vm/kver-release.sh $(1))
+GUEST_SRCS := $(wildcard $(TOP)/guest/*.c $(TOP)/guest/*.h) $(TOP)/guest/Kbuild
+GUEST_UAPI := $(TOP)/include/uapi/mdgpu.h \
+	$(TOP)/guest/include/uapi/mdgpu-guest.h
+GUEST_CHECKPATCH_DIR := $(TOP)/.cache/checkpatch
+GUEST_CHECKPATCH := $(GUEST_CHECKPATCH_DIR)/scripts/checkpatch.pl
+GUEST_LINUX_SOURCE := /usr/src/linux-source-6.1.tar.xz
+
+.PHONY: guest-modules check-guest check-guest-build check-guest-checkpatch
+
+# $(call guest_build,KVER,EXTRA-MAKE-ARGS): copy and build for one release.
+define guest_build
+	set -e; rel=$$($(TOP)/tests/vm/kver-release.sh $(1)); \
+	out=$(BUILD)/guest-$$rel; mkdir -p $$out/include/uapi; \
+	cp $(GUEST_SRCS) $$out/; cp $(GUEST_UAPI) $$out/include/uapi/; \
+	$(MAKE) -C /usr/src/linux-headers-$$rel M=$$out $(2) modules
+endef
+
+guest-modules:
+	@$(call guest_build,$(or $(KVER),6.1),$(if $(GUEST_W),W=1))
+
+# W=1 from clean objects (a stale object would hide its warnings).
+check-guest-build:
+	@set -e; for k in $(GUEST_KVERS); do \
+		rel=$$($(TOP)/tests/vm/kver-release.sh $$k); \
+		rm -rf $(BUILD)/guest-$$rel; \
+		log=$(BUILD)/guest-$$rel.w1.log; mkdir -p $(BUILD); \
+		$(MAKE) --no-print-directory -f $(TOP)/Makefile \
+			guest-modules KVER=$$k GUEST_W=1 >$$log 2>&1 || \
+			{ cat $$log; echo "check-guest: $$rel build failed"; exit 1; }; \
+		if grep -iE 'warning|error' $$log; then \
+			echo "check-guest: $$rel: warnings (see $$log)"; exit 1; fi; \
+		echo "check-guest: $$rel: W=1 build clean"; \
+	done
+
+$(GUEST_CHECKPATCH):
+	mkdir -p $(GUEST_CHECKPATCH_DIR)
+	tar -xJf $(GUEST_LINUX_SOURCE) -C $(GUEST_CHECKPATCH_DIR) \
+		--strip-components=1 linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+
+check-guest-checkpatch: $(GUEST_CHECKPATCH)
+	@$(GUEST_CHECKPATCH) --strict --no-tree --terse --show-types \
+		-f \
+		$(TOP)/guest/*.[ch] $(TOP)/guest/include/uapi/*.h
+	@echo "check-guest: checkpatch --strict clean"
+
+check-guest: check-guest-build check-guest-checkpatch
+
+check: check-guest
