@@ -1,0 +1,24 @@
+#!/bin/sh
+# fetch-kernel.sh RELEASE CACHEDIR
+# Download Debian's linux-image-RELEASE with `apt-get download` (no
+# update-initramfs), unpack it with `dpkg -x` into CACHEDIR/RELEASE/root and
+# generate modules.dep there (the package does not ship it: depmod normally
+# runs at install time).  Idempotent: a complete unpack is marked by a stamp.
+set -eu
+rel=$1
+cache=$2
+dir=$cache/$rel
+[ -f "$dir/.stamp" ] && exit 0
+
+mkdir -p "$cache/debs"
+deb=$(ls "$cache"/debs/linux-image-"$rel"_*.deb 2>/dev/null | head -n1 || true)
+if [ -z "$deb" ]; then
+	echo "vm: apt-get download linux-image-$rel" >&2
+	(cd "$cache/debs" && apt-get download -q "linux-image-$rel") >&2
+	deb=$(ls "$cache"/debs/linux-image-"$rel"_*.deb | head -n1)
+fi
+rm -rf "$dir"
+mkdir -p "$dir"
+dpkg -x "$deb" "$dir/root"
+depmod -b "$dir/root" "$rel"
+touch "$dir/.stamp"

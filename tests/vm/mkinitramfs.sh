@@ -1,0 +1,82 @@
+#!/bin/bash
+# mkinitramfs.sh RELEASE KROOT OUT MDGPU_KO BIN...
+#
+# Build the guest's initramfs (newc cpio, uncompressed: the kernel unpacks
+# it fastest that way) from:
+#   - busybox-static (applets installed as symlinks by /init at boot);
+#   - the kernel's own vfio, vfio_iommu_type1 and mdev modules plus every
+#     module mdgpu.ko depends on (modinfo), closed over KROOT's modules.dep,
+#     decompressed (busybox insmod cannot read .ko.xz), listed in load order
+#     in /lib/modules/load.list;
+#   - MDGPU_KO as /lib/modules/mdgpu.ko (skipped if the file does not exist:
+#     the suite then reports the module tests as failed);
+#   - each BIN into /bin (static test programs);
+#   - mdevctl with the shared libraries ldd names and its scripts.d dirs;
+#   - tests/vm/init as /init.
+set -eu
+rel=$1 kroot=$2 out=$3 ko=$4
+shift 4
+here=$(cd "$(dirname "$0")" && pwd)
+moddir=$kroot/lib/modules/$rel
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-initramfs.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,etc,lib/modules} \
+	"$stage"/etc/mdevctl.d/scripts.d/{callouts,notifiers}
+
+cp /bin/busybox "$stage/bin/busybox"
+cp "$here/init" "$stage/init"
+chmod 755 "$stage/init"
+for b in "$@"; do
+	cp "$b" "$stage/bin/"
+done
+
+# Kernel modules, dependencies first.
+declare -A done_mod=()
+order=()
+dep_line() {	# module name -> its modules.dep line
+	local n=${1//-/_}
+	grep -E "(^|/)(${n//_/[-_]})\.ko(\.xz|\.zst|\.gz)?:" "$moddir/modules.dep" |
+		head -n1
+}
+add_mod() {
+	local line path deps d
+	line=$(dep_line "$1")
+	[ -n "$line" ] || { echo "vm: module $1 not in $rel" >&2; return 1; }
+	path=${line%%:*}
+	[ -n "${done_mod[$path]:-}" ] && return 0
+	done_mod[$path]=1
+	deps=${line#*:}
+	for d in $deps; do
+		d=${d##*/}
+		add_mod "${d%%.ko*}"
+	done
+	order+=("$path")
+}
+wanted="vfio vfio_iommu_type1 mdev"
+if [ -f "$ko" ]; then
+	wanted="$wanted $(modinfo -F depends "$ko" | tr ',' ' ')"
+	cp "$ko" "$stage/lib/modules/mdgpu.ko"
+fi
+for m in $wanted; do
+	add_mod "$m"
+done
+for p in "${order[@]}"; do
+	base=${p##*/}
+	case $base in
+	*.xz) xz -dc "$moddir/$p" >"$stage/lib/modules/${base%.xz}" ;;
+	*.zst) zstd -qdc "$moddir/$p" >"$stage/lib/modules/${base%.zst}" ;;
+	*) cp "$moddir/$p" "$stage/lib/modules/$base" ;;
+	esac
+	echo "${base%.ko*}.ko" >>"$stage/lib/modules/load.list"
+done
+
+# mdevctl and its shared libraries, at the paths ldd reports.
+cp /usr/bin/mdevctl "$stage/bin/mdevctl"
+for lib in $(ldd /usr/bin/mdevctl | grep -o '/[^ ]*'); do
+	mkdir -p "$stage$(dirname "$lib")"
+	cp -L "$lib" "$stage$lib"
+done
+
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp"
+mv "$out.tmp" "$out"

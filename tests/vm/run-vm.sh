@@ -1,0 +1,72 @@
+#!/bin/bash
+# run-vm.sh KVER [TEST]
+#
+# Boot Debian's own kernel KVER (6.1, 6.12, or a full release) in QEMU TCG
+# with the mdgpu test initramfs and report the guest's results.  The last
+# line printed is "N passed, N failed"; the exit status is non-zero if a
+# check failed, the guest crashed or it timed out.
+#
+# Environment: BUILD (default <repo>/build), VM_CACHE (default
+# <repo>/.cache/vm), VM_TIMEOUT seconds (default 120), MDGPU_KO (default
+# $BUILD/kmod-<release>/mdgpu.ko), VM_BINS (static test programs, default
+# $BUILD/vm/mdgpu-vmtest).  TEST runs only that test of mdgpu-vmtest.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+kver=${1:?usage: run-vm.sh KVER [TEST]}
+only=${2:-}
+BUILD=${BUILD:-$top/build}
+cache=${VM_CACHE:-$top/.cache/vm}
+timeout_s=${VM_TIMEOUT:-120}
+
+rel=$("$here/kver-release.sh" "$kver")
+ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
+bins=${VM_BINS:-$BUILD/vm/mdgpu-vmtest}
+out=$BUILD/vm/$rel
+mkdir -p "$out"
+
+"$here/fetch-kernel.sh" "$rel" "$cache"
+kroot=$cache/$rel/root
+[ -f "$ko" ] || echo "vm: $ko not built; the module tests will fail" >&2
+# shellcheck disable=SC2086
+"$here/mkinitramfs.sh" "$rel" "$kroot" "$out/initramfs.cpio" "$ko" $bins
+
+log=$out/serial.log
+echo "vm: booting $rel (TCG, timeout ${timeout_s}s), serial log $log" >&2
+start=$(date +%s.%N)
+rc=0
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -m 1G -smp 1 \
+	-nographic -no-reboot -net none \
+	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$out/initramfs.cpio" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${only:+mdgpu.only=$only}" \
+	</dev/null >"$log" 2>&1 || rc=$?
+end=$(date +%s.%N)
+# Console text without CRs and terminal escapes (SeaBIOS and the kernel
+# clear the screen).
+sed 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$log" >"$log.txt"
+
+grep -E '^(PASS|FAIL|SKIP): |^    ' "$log.txt" || true
+up() { sed -n "s/^mdgpu-vm: $1.*uptime \([0-9.]*\).*/\1/p" "$log.txt" | tail -n1; }
+boot=$(up booted) s0=$(up 'suite start') s1=$(up 'suite end')
+awk -v t0="$start" -v t1="$end" -v b="${boot:-?}" -v s0="${s0:-0}" \
+	-v s1="${s1:-0}" -v r="$rel" 'BEGIN {
+	printf "vm: %s: qemu wall %.1f s, guest uptime at init %s s, suite %.1f s\n",
+		r, t1 - t0, b, s1 - s0 }'
+
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "vm: $rel: guest timed out after ${timeout_s}s (see $log)" >&2
+elif [ -z "$summary" ]; then
+	echo "vm: $rel: guest crashed before the summary (see $log):" >&2
+	tail -n 30 "$log.txt" >&2
+fi
+if [ -z "$summary" ]; then
+	pass=$(grep -c '^PASS: ' "$log.txt" || true)
+	fail=$(( $(grep -c '^FAIL: ' "$log.txt" || true) + 1 ))
+	summary="$pass passed, $fail failed"
+fi
+echo "$summary"
+case $summary in
+*" 0 failed") [ "$rc" -eq 0 ] ;;
+*) exit 1 ;;
+esac
