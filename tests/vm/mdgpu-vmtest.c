@@ -1528,7 +1528,7 @@ TEST(daemon_loss_and_reregister, FX_VFIO)
 	       "STATUS 0x%x after re-register", st);
 	EXPECT(sysfs_read(mdev_path(UUID0, "mdgpu/status"), b, sizeof(b)) > 0 &&
 	       !strcmp(b, "ready"), "sysfs status '%s'", b);
-	/* Re-attaching with a different size is refused. */
+	/* A second daemon cannot take a parent whose daemon is live. */
 	{
 		int fd = open(MDGPU_CTL_DEVICE, O_RDWR);
 		struct mdgpu_ctl_register r;
