@@ -50,3 +50,35 @@ check-daemon: $(D_TESTS) $(BUILD)/mdgpud
 check: check-daemon
 
 -include $(D_OBJS:.o=.d) $(D_SAN_OBJS:.o=.d)
+
+# --- cuda backend: mdgpud-worker (appended by the cuda backend) ----------
+# One worker process per vGPU (lib/backend_cuda.c spawns it).  Built
+# unsanitized: it is the only process that loads libcuda.  The builtin
+# kernels' PTX (kernels/builtin.ptx) is checked in and embedded with
+# .incbin; it is regenerated from kernels/builtin.cu when nvcc exists.
+W_SRCS := $(D_DIR)/worker.c $(D_DIR)/lib/cuda_api.c \
+	$(D_DIR)/kernels/builtin_embed.c
+W_DEPS := $(W_SRCS) $(D_DIR)/lib/cuda_api.h $(D_DIR)/lib/cuda_rpc.h \
+	$(D_DIR)/kernels/builtin.ptx $(TOP)/include/uapi/mdgpu.h
+NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) \
+	$(shell command -v nvcc 2>/dev/null))
+
+.PHONY: kernels
+all: $(BUILD)/mdgpud-worker
+daemon: $(BUILD)/mdgpud-worker
+check-daemon: $(BUILD)/mdgpud-worker
+
+$(BUILD)/mdgpud-worker: $(W_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -I$(D_DIR)/include -I$(D_DIR)/lib \
+		-DMDGPUD_BUILTIN_PTX_PATH='"$(D_DIR)/kernels/builtin.ptx"' \
+		$(W_SRCS) -ldl -o $@
+
+ifneq ($(NVCC),)
+kernels: $(D_DIR)/kernels/builtin.ptx
+$(D_DIR)/kernels/builtin.ptx: $(D_DIR)/kernels/builtin.cu
+	$(NVCC) -ptx -arch=compute_90 -o $@ $<
+else
+kernels:
+	@echo "nvcc not found: using the checked-in kernels/builtin.ptx"
+endif

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Shared-memory protocol between the cuda backend (supervisor side,
+ * backend_cuda.c) and one mdgpud-worker process (worker.c).
+ *
+ * One memfd holds a struct mdgpud_cuda_rpc_shm: a header, a ring of
+ * request slots and a staging area.  The supervisor is the only producer
+ * (req_tail), the worker the only consumer (done).  Request n lives in
+ * slot n % MDGPUD_CUDA_RPC_SLOTS; the worker writes its result into the
+ * same slot and then publishes done = n + 1 (release).  The supervisor
+ * never has more than MDGPUD_CUDA_RPC_SLOTS requests outstanding.
+ *
+ * Asynchronous requests (launch, memset, builtins other than checksum,
+ * event record, device-to-device copies) are posted and not waited for;
+ * their first error is kept by the worker and reported by the next SYNC or
+ * SLICE_END.  Everything else is waited for.
+ *
+ * Wake-ups: both sides spin for a while, then sleep on a futex on the
+ * other side's counter (req_tail or done), announcing it in *_sleeping so
+ * that the producer issues FUTEX_WAKE only when someone sleeps.  The
+ * sleeping flag is set before the counter is re-checked (both seq_cst), so
+ * a wake-up cannot be lost.
+ *
+ * File descriptors of host memory are passed over a unix socket
+ * (SCM_RIGHTS); the socket also tells the worker that the supervisor died
+ * (EOF) and vice versa.
+ */
+#ifndef MDGPUD_CUDA_RPC_H
+#define MDGPUD_CUDA_RPC_H
+
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
+#define MDGPUD_CUDA_RPC_VERSION		1
+#define MDGPUD_CUDA_RPC_SLOTS		64
+/* Inline payload of one request: a launch parameter blob or a name. */
+#define MDGPUD_CUDA_RPC_INLINE_MAX	4096
+/* Module images and copies from unregistered host memory go through it. */
+#define MDGPUD_CUDA_RPC_STAGING_BYTES	((16u << 20) + 4096u)
+#define MDGPUD_CUDA_RPC_MSG_MAX		512
+
+/* Worker fds (fixed numbers after exec). */
+#define MDGPUD_CUDA_WORKER_SHM_FD	3
+#define MDGPUD_CUDA_WORKER_SOCK_FD	4
+
+enum mdgpud_cuda_worker_state {
+	MDGPUD_CUDA_WORKER_STARTING = 0,
+	MDGPUD_CUDA_WORKER_READY = 1,
+	MDGPUD_CUDA_WORKER_FAILED = 2,	/* init failed; msg says why */
+	MDGPUD_CUDA_WORKER_LOST = 3,	/* context unusable; worker exits */
+	MDGPUD_CUDA_WORKER_PROBED = 4,	/* --probe finished; info filled */
+};
+
+enum mdgpud_cuda_rpc_op {
+	MDGPUD_CUDA_RPC_NOP = 0,
+	MDGPUD_CUDA_RPC_MAP,		/* a0 region, a1 offset, a2 size; fd */
+	MDGPUD_CUDA_RPC_UNMAP,		/* a0 region */
+	MDGPUD_CUDA_RPC_MEM_ALLOC,	/* a0 size -> r0 addr, r1 reserved */
+	MDGPUD_CUDA_RPC_MEM_FREE,	/* a0 addr, a1 size */
+	MDGPUD_CUDA_RPC_MEMSET8,	/* a0 addr, a1 value, a2 len */
+	MDGPUD_CUDA_RPC_COPY_H2D,	/* a0 dst, a1 region, a2 off, a3 len */
+	MDGPUD_CUDA_RPC_COPY_D2H,	/* a0 src, a1 region, a2 off, a3 len */
+	MDGPUD_CUDA_RPC_COPY_D2D,	/* a0 dst, a1 src, a2 len */
+	MDGPUD_CUDA_RPC_MODULE_LOAD,	/* a0 kind, a1 len (staging) -> r0 */
+	MDGPUD_CUDA_RPC_MODULE_UNLOAD,	/* a0 module */
+	MDGPUD_CUDA_RPC_FUNC_GET,	/* a0 module; inline name -> r0 */
+	MDGPUD_CUDA_RPC_LAUNCH,		/* a0 func, a1..a3 grid/block/shm */
+	MDGPUD_CUDA_RPC_BUILTIN,	/* a0 kernel, a1.. args -> r0 */
+	MDGPUD_CUDA_RPC_EVENT_CREATE,	/* -> r0 event */
+	MDGPUD_CUDA_RPC_EVENT_RECORD,	/* a0 event */
+	MDGPUD_CUDA_RPC_EVENT_ELAPSED,	/* a0 start, a1 end -> r0 ns */
+	MDGPUD_CUDA_RPC_EVENT_DESTROY,	/* a0 event */
+	MDGPUD_CUDA_RPC_SYNC,
+	MDGPUD_CUDA_RPC_SLICE_BEGIN,
+	MDGPUD_CUDA_RPC_SLICE_END,	/* -> r0 GPU ns */
+	MDGPUD_CUDA_RPC_SHUTDOWN,	/* scrub and free everything, exit */
+	MDGPUD_CUDA_RPC_OP_COUNT
+};
+
+/* Host region 0 is the staging area of the shared memfd itself. */
+#define MDGPUD_CUDA_RPC_REGION_STAGING	0
+
+struct mdgpud_cuda_rpc_slot {
+	uint32_t op;			/* enum mdgpud_cuda_rpc_op */
+	uint32_t inline_len;
+	uint64_t arg[8];
+	/* Written by the worker. */
+	int32_t status;			/* 0 or negative errno */
+	uint32_t pad;
+	uint64_t result[2];
+	uint8_t inline_data[MDGPUD_CUDA_RPC_INLINE_MAX];
+};
+
+struct mdgpud_cuda_rpc_info {
+	char name[64];
+	char bus_id[32];
+	uint64_t mem_free_bytes;
+	uint64_t mem_total_bytes;
+	uint32_t sm_count;
+	int32_t driver_version;
+};
+
+struct mdgpud_cuda_rpc_shm {
+	uint32_t magic;
+	uint32_t version;
+	_Atomic uint32_t state;		/* enum mdgpud_cuda_worker_state */
+	uint32_t pad0;
+	struct mdgpud_cuda_rpc_info info;	/* filled by the worker */
+	char msg[MDGPUD_CUDA_RPC_MSG_MAX];	/* worker's last message */
+	/* Spin budgets, set by the supervisor before exec. */
+	uint32_t worker_spin_ns;
+	uint32_t pad1;
+
+	_Alignas(64) _Atomic uint32_t req_tail;	/* supervisor -> worker */
+	_Atomic uint32_t worker_sleeping;
+	_Alignas(64) _Atomic uint32_t done;	/* worker -> supervisor */
+	_Atomic uint32_t sup_sleeping;
+
+	_Alignas(64) struct mdgpud_cuda_rpc_slot slot[MDGPUD_CUDA_RPC_SLOTS];
+	_Alignas(4096) uint8_t staging[MDGPUD_CUDA_RPC_STAGING_BYTES];
+};
+
+_Static_assert(sizeof(_Atomic uint32_t) == 4, "futex word size");
+
+/*
+ * Shared (not FUTEX_PRIVATE) futex operations on a word of the memfd, which
+ * both processes map.  rel NULL: no timeout.
+ */
+static inline long mdgpud_cuda_futex_wait(_Atomic uint32_t *word,
+					  uint32_t expected,
+					  const struct timespec *rel)
+{
+	return syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT, expected, rel,
+		       NULL, 0);
+}
+
+static inline void mdgpud_cuda_futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT32_MAX, NULL,
+		NULL, 0);
+}
+
+static inline void mdgpud_cuda_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static inline uint64_t mdgpud_cuda_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#endif /* MDGPUD_CUDA_RPC_H */

@@ -1,0 +1,903 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mdgpud-worker: executes one vGPU's work in its own process, holding its
+ * own CUDA context and so its own GPU address space (see DESIGN.md,
+ * "Isolation between tenants").  Started by backend_cuda.c with fork+exec:
+ *
+ *   mdgpud-worker probe <device-ordinal>
+ *       fd 3: the shared memfd.  Fills shm->info, state PROBED, exits.
+ *   mdgpud-worker serve <device-ordinal> <vgpu-id> <supervisor-pid>
+ *       fd 3: the shared memfd, fd 4: unix socket for fd passing.
+ *       Serves requests from the ring (lib/cuda_rpc.h) until SHUTDOWN,
+ *       until the supervisor disappears, or until a sticky GPU error makes
+ *       the context unusable.
+ *
+ * The worker is built without sanitizers: it is the only process that
+ * loads libcuda.
+ */
+#include "cuda_api.h"
+#include "cuda_rpc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <uapi/mdgpu.h>
+
+extern const char mdgpud_builtin_ptx[];
+
+#define MDGPUD_WORKER_JIT_LOG_BYTES	4096
+#define MDGPUD_WORKER_BLOCK_THREADS	256
+#define MDGPUD_WORKER_BLOCKS_PER_SM	8
+#define MDGPUD_WORKER_IDLE_CHECK_MS	200
+/* Granularity in which device memory is charged (decision, see docs). */
+#define MDGPUD_WORKER_ALLOC_ALIGN	4096ull
+
+struct mdgpud_worker_region {
+	uint8_t *ptr;
+	uint64_t size;
+	int registered;
+};
+
+struct mdgpud_worker_alloc {
+	mdgpud_cu_deviceptr addr;
+	uint64_t size;
+};
+
+struct mdgpud_worker {
+	struct mdgpud_cuda_api cu;
+	struct mdgpud_cuda_rpc_shm *shm;
+	int sock;
+	pid_t sup_pid;
+	uint32_t vgpu_id;
+	mdgpud_cu_device dev;
+	mdgpud_cu_context ctx;
+	mdgpud_cu_stream stream;
+	mdgpud_cu_module builtin_mod;
+	mdgpud_cu_function fn_fill, fn_add, fn_checksum, fn_spin;
+	mdgpud_cu_deviceptr scratch;	/* 8 bytes: checksum result */
+	mdgpud_cu_event slice_ev[2];
+	int slice_open;
+	uint32_t sm_count;
+	int pending_err;		/* first error of an async request */
+
+	struct mdgpud_worker_region *regions;
+	size_t nr_regions;
+	struct mdgpud_worker_alloc *allocs;
+	size_t nr_allocs, cap_allocs;
+	/* Handles the context created, to reject foreign ones. */
+	uintptr_t *modules, *funcs, *events;
+	size_t nr_modules, nr_funcs, nr_events;
+	size_t cap_modules, cap_funcs, cap_events;
+};
+
+static void mdgpud_worker_msg(struct mdgpud_worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void mdgpud_worker_msg(struct mdgpud_worker *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->shm->msg, sizeof(w->shm->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* Sticky errors make the context unusable: tell the supervisor, exit. */
+static void mdgpud_worker_lost(struct mdgpud_worker *w,
+			       mdgpud_cu_result res, const char *what)
+{
+	const char *name = NULL;
+
+	if (w->cu.get_error_name)
+		w->cu.get_error_name(res, &name);
+	mdgpud_worker_msg(w, "%s: %s (%u): context lost", what,
+			  name ? name : "?", res);
+	atomic_store(&w->shm->state, MDGPUD_CUDA_WORKER_LOST);
+}
+
+/* Maps a CUresult, noting a sticky error.  Returns a negative errno. */
+static int mdgpud_worker_err(struct mdgpud_worker *w, mdgpud_cu_result res,
+			     const char *what)
+{
+	if (res == MDGPUD_CUDA_SUCCESS)
+		return 0;
+	if (mdgpud_cuda_error_is_sticky(res)) {
+		mdgpud_worker_lost(w, res, what);
+		return -EIO;
+	}
+	{
+		const char *name = NULL;
+
+		w->cu.get_error_name(res, &name);
+		mdgpud_worker_msg(w, "%s: %s (%u)", what, name ? name : "?",
+				  res);
+	}
+	return mdgpud_cuda_errno(res);
+}
+
+static int mdgpud_worker_push(uintptr_t **arr, size_t *nr, size_t *cap,
+			      uintptr_t v)
+{
+	if (*nr == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		uintptr_t *n = realloc(*arr, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		*arr = n;
+		*cap = ncap;
+	}
+	(*arr)[(*nr)++] = v;
+	return 0;
+}
+
+static ssize_t mdgpud_worker_find(const uintptr_t *arr, size_t nr,
+				  uintptr_t v)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (arr[i] == v)
+			return (ssize_t)i;
+	return -1;
+}
+
+static void mdgpud_worker_drop(uintptr_t *arr, size_t *nr, size_t i)
+{
+	arr[i] = arr[--*nr];
+}
+
+static int mdgpud_worker_init_cuda(struct mdgpud_worker *w, int ordinal)
+{
+	char why[256];
+	mdgpud_cu_result res;
+	int count = 0, sm = 0, ret;
+	size_t free_b = 0, total_b = 0;
+
+	ret = mdgpud_cuda_api_load(&w->cu, NULL, why, sizeof(why));
+	if (ret) {
+		mdgpud_worker_msg(w, "%s", why);
+		return ret;
+	}
+	res = w->cu.init(0);
+	if (res) {
+		const char *name = NULL;
+
+		w->cu.get_error_name(res, &name);
+		mdgpud_worker_msg(w, "cuInit: %s (%u)", name ? name : "?", res);
+		return mdgpud_cuda_errno(res);
+	}
+	res = w->cu.device_get_count(&count);
+	if (res || count <= ordinal || ordinal < 0) {
+		mdgpud_worker_msg(w, "no CUDA device %d (%d present)", ordinal,
+				  count);
+		return -ENODEV;
+	}
+	if ((res = w->cu.device_get(&w->dev, ordinal)) ||
+	    (res = w->cu.primary_ctx_retain(&w->ctx, w->dev)) ||
+	    (res = w->cu.ctx_set_current(w->ctx)))
+		return mdgpud_worker_err(w, res, "context");
+	w->cu.device_get_attribute(&sm,
+				   MDGPUD_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+				   w->dev);
+	w->sm_count = sm > 0 ? (uint32_t)sm : 1;
+	w->shm->info.sm_count = w->sm_count;
+	w->cu.device_get_name(w->shm->info.name, sizeof(w->shm->info.name),
+			      w->dev);
+	w->cu.device_get_pci_bus_id(w->shm->info.bus_id,
+				    sizeof(w->shm->info.bus_id), w->dev);
+	w->cu.driver_get_version(&w->shm->info.driver_version);
+	res = w->cu.mem_get_info(&free_b, &total_b);
+	if (res)
+		return mdgpud_worker_err(w, res, "cuMemGetInfo");
+	w->shm->info.mem_free_bytes = free_b;
+	w->shm->info.mem_total_bytes = total_b;
+	return 0;
+}
+
+static int mdgpud_worker_init_serve(struct mdgpud_worker *w)
+{
+	char log[MDGPUD_WORKER_JIT_LOG_BYTES] = "";
+	mdgpud_cu_jit_option opt[2] = {
+		MDGPUD_CU_JIT_ERROR_LOG_BUFFER,
+		MDGPUD_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+	};
+	void *val[2] = { log, (void *)(uintptr_t)sizeof(log) };
+	mdgpud_cu_result res;
+
+	if ((res = w->cu.stream_create(&w->stream,
+				       MDGPUD_CU_STREAM_NON_BLOCKING)))
+		return mdgpud_worker_err(w, res, "cuStreamCreate");
+	res = w->cu.module_load_data_ex(&w->builtin_mod, mdgpud_builtin_ptx, 2,
+					opt, val);
+	if (res) {
+		mdgpud_worker_err(w, res, "builtin PTX");
+		mdgpud_worker_msg(w, "builtin PTX failed to load: %.400s", log);
+		return -EIO;
+	}
+	if ((res = w->cu.module_get_function(&w->fn_fill, w->builtin_mod,
+					     "mdgpud_fill_u32")) ||
+	    (res = w->cu.module_get_function(&w->fn_add, w->builtin_mod,
+					     "mdgpud_add_u32")) ||
+	    (res = w->cu.module_get_function(&w->fn_checksum, w->builtin_mod,
+					     "mdgpud_checksum_u32")) ||
+	    (res = w->cu.module_get_function(&w->fn_spin, w->builtin_mod,
+					     "mdgpud_spin_ns")))
+		return mdgpud_worker_err(w, res, "builtin function");
+	if ((res = w->cu.mem_alloc(&w->scratch, sizeof(uint64_t))))
+		return mdgpud_worker_err(w, res, "scratch alloc");
+	if ((res = w->cu.event_create(&w->slice_ev[0], MDGPUD_CU_EVENT_DEFAULT)) ||
+	    (res = w->cu.event_create(&w->slice_ev[1], MDGPUD_CU_EVENT_DEFAULT)))
+		return mdgpud_worker_err(w, res, "cuEventCreate");
+	/* The staging area is region 0; pin it for DMA-speed bounces. */
+	w->regions = calloc(1, sizeof(*w->regions));
+	if (!w->regions)
+		return -ENOMEM;
+	w->nr_regions = 1;
+	w->regions[0].ptr = w->shm->staging;
+	w->regions[0].size = sizeof(w->shm->staging);
+	if (!w->cu.mem_host_register(w->shm->staging, sizeof(w->shm->staging),
+				     MDGPUD_CU_MEMHOSTREGISTER_PORTABLE))
+		w->regions[0].registered = 1;
+	return 0;
+}
+
+static uint8_t *mdgpud_worker_host(struct mdgpud_worker *w, uint64_t region,
+				   uint64_t off, uint64_t len)
+{
+	struct mdgpud_worker_region *r;
+
+	if (region >= w->nr_regions)
+		return NULL;
+	r = &w->regions[region];
+	if (!r->ptr || off > r->size || len > r->size - off)
+		return NULL;
+	return r->ptr + off;
+}
+
+static ssize_t mdgpud_worker_alloc_find(struct mdgpud_worker *w,
+					mdgpud_cu_deviceptr addr)
+{
+	for (size_t i = 0; i < w->nr_allocs; i++)
+		if (w->allocs[i].addr == addr)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Scrub to zero, wait for it, free.  Used by MEM_FREE and shutdown. */
+static int mdgpud_worker_scrub_free(struct mdgpud_worker *w, size_t i)
+{
+	struct mdgpud_worker_alloc a = w->allocs[i];
+	mdgpud_cu_result res;
+
+	w->allocs[i] = w->allocs[--w->nr_allocs];
+	res = w->cu.memset_d8_async(a.addr, 0, a.size, w->stream);
+	if (!res)
+		res = w->cu.stream_synchronize(w->stream);
+	if (res)
+		/* Not freed: a memory we could not scrub stays ours. */
+		return mdgpud_worker_err(w, res, "scrub");
+	return mdgpud_worker_err(w, w->cu.mem_free(a.addr), "cuMemFree");
+}
+
+static int mdgpud_worker_map(struct mdgpud_worker *w,
+			     struct mdgpud_cuda_rpc_slot *s)
+{
+	uint64_t region = s->arg[0], off = s->arg[1], size = s->arg[2];
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr mh = { 0 };
+	struct cmsghdr *cm;
+	struct iovec iov;
+	uint32_t tag;
+	int fd = -1;
+	void *p;
+
+	iov.iov_base = &tag;
+	iov.iov_len = sizeof(tag);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	if (recvmsg(w->sock, &mh, MSG_CMSG_CLOEXEC) != sizeof(tag))
+		return -EPROTO;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	if (fd < 0)
+		return -EPROTO;
+	if (tag != (uint32_t)region || region == 0 || region > 1u << 20 ||
+	    size == 0) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (region >= w->nr_regions) {
+		struct mdgpud_worker_region *n =
+			realloc(w->regions, (region + 1) * sizeof(*n));
+
+		if (!n) {
+			close(fd);
+			return -ENOMEM;
+		}
+		memset(n + w->nr_regions, 0,
+		       (region + 1 - w->nr_regions) * sizeof(*n));
+		w->regions = n;
+		w->nr_regions = region + 1;
+	}
+	if (w->regions[region].ptr) {
+		close(fd);
+		return -EEXIST;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)off);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	w->regions[region].ptr = p;
+	w->regions[region].size = size;
+	/*
+	 * Pin it so copies run at DMA speed straight from the shared pages.
+	 * If pinning fails (memlock limit), copies still work, pageable.
+	 */
+	w->regions[region].registered =
+		!w->cu.mem_host_register(p, size,
+					 MDGPUD_CU_MEMHOSTREGISTER_PORTABLE);
+	return 0;
+}
+
+static void mdgpud_worker_unmap_one(struct mdgpud_worker *w, size_t region)
+{
+	struct mdgpud_worker_region *r = &w->regions[region];
+
+	if (!r->ptr)
+		return;
+	if (r->registered)
+		w->cu.mem_host_unregister(r->ptr);
+	if (region != MDGPUD_CUDA_RPC_REGION_STAGING)
+		munmap(r->ptr, r->size);
+	memset(r, 0, sizeof(*r));
+}
+
+static unsigned int mdgpud_worker_grid(struct mdgpud_worker *w, uint64_t n)
+{
+	uint64_t blocks = (n + MDGPUD_WORKER_BLOCK_THREADS - 1) /
+			  MDGPUD_WORKER_BLOCK_THREADS;
+	uint64_t max = (uint64_t)w->sm_count * MDGPUD_WORKER_BLOCKS_PER_SM;
+
+	if (blocks > max)
+		blocks = max;
+	return blocks ? (unsigned int)blocks : 1;
+}
+
+static int mdgpud_worker_launch_blob(struct mdgpud_worker *w,
+				     mdgpud_cu_function f, unsigned int grid,
+				     unsigned int block, void *blob,
+				     size_t len)
+{
+	void *extra[] = {
+		(void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT,
+		blob,
+		(void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT,
+		&len,
+		(void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_END_AS_INT,
+	};
+
+	return mdgpud_worker_err(w, w->cu.launch_kernel(f, grid, 1, 1, block,
+							  1, 1, 0, w->stream,
+							  NULL, extra),
+				 "builtin launch");
+}
+
+static int mdgpud_worker_builtin(struct mdgpud_worker *w,
+				 struct mdgpud_cuda_rpc_slot *s)
+{
+	const uint64_t *a = &s->arg[1];
+	mdgpud_cu_result res;
+	int ret;
+
+	switch (s->arg[0]) {
+	case MDGPU_BUILTIN_FILL_U32: {
+		/* Packed exactly as the kernel's parameters: 8 + 8 + 4. */
+		uint8_t p[20];
+		uint32_t value = (uint32_t)a[2];
+
+		if (!a[1])
+			return 0;
+		memcpy(p, &a[0], 8);
+		memcpy(p + 8, &a[1], 8);
+		memcpy(p + 16, &value, 4);
+		return mdgpud_worker_launch_blob(w, w->fn_fill,
+						 mdgpud_worker_grid(w, a[1]),
+						 MDGPUD_WORKER_BLOCK_THREADS,
+						 p, sizeof(p));
+	}
+	case MDGPU_BUILTIN_ADD_U32: {
+		struct { uint64_t dst, a, b, count; } p = {
+			a[0], a[1], a[2], a[3] };
+
+		if (!a[3])
+			return 0;
+		return mdgpud_worker_launch_blob(w, w->fn_add,
+						 mdgpud_worker_grid(w, a[3]),
+						 MDGPUD_WORKER_BLOCK_THREADS,
+						 &p, sizeof(p));
+	}
+	case MDGPU_BUILTIN_CHECKSUM: {
+		struct { uint64_t src, count, out; } p = {
+			a[0], a[1], w->scratch };
+		uint64_t sum = 0;
+
+		res = w->cu.memset_d8_async(w->scratch, 0, sizeof(sum),
+					    w->stream);
+		if (res)
+			return mdgpud_worker_err(w, res, "checksum");
+		if (a[1]) {
+			ret = mdgpud_worker_launch_blob(
+				w, w->fn_checksum, mdgpud_worker_grid(w, a[1]),
+				MDGPUD_WORKER_BLOCK_THREADS, &p, sizeof(p));
+			if (ret)
+				return ret;
+		}
+		res = w->cu.memcpy_dtoh_async(&sum, w->scratch, sizeof(sum),
+					      w->stream);
+		if (!res)
+			res = w->cu.stream_synchronize(w->stream);
+		if (res)
+			return mdgpud_worker_err(w, res, "checksum");
+		s->result[0] = sum;
+		return 0;
+	}
+	case MDGPU_BUILTIN_SPIN_NS: {
+		uint64_t ns = a[0];
+
+		return mdgpud_worker_launch_blob(w, w->fn_spin, 1, 1, &ns,
+						 sizeof(ns));
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+static int mdgpud_worker_module_load(struct mdgpud_worker *w,
+				     struct mdgpud_cuda_rpc_slot *s)
+{
+	char log[MDGPUD_WORKER_JIT_LOG_BYTES] = "";
+	mdgpud_cu_jit_option opt[2] = {
+		MDGPUD_CU_JIT_ERROR_LOG_BUFFER,
+		MDGPUD_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+	};
+	void *val[2] = { log, (void *)(uintptr_t)sizeof(log) };
+	uint64_t len = s->arg[1];
+	mdgpud_cu_module mod;
+	mdgpud_cu_result res;
+	int ret;
+
+	if (len == 0 || len >= sizeof(w->shm->staging))
+		return -EINVAL;
+	/* The supervisor NUL-terminated it; make sure of it for PTX. */
+	w->shm->staging[len] = 0;
+	res = w->cu.module_load_data_ex(&mod, w->shm->staging, 2, opt, val);
+	if (res) {
+		size_t n = strnlen(log, sizeof(log) - 1);
+
+		ret = mdgpud_worker_err(w, res, "cuModuleLoadDataEx");
+		memcpy(s->inline_data, log, n);
+		s->inline_len = (uint32_t)n;
+		return ret == -EIO ? -EIO : -EINVAL;
+	}
+	ret = mdgpud_worker_push(&w->modules, &w->nr_modules, &w->cap_modules,
+				 (uintptr_t)mod);
+	if (ret) {
+		w->cu.module_unload(mod);
+		return ret;
+	}
+	s->result[0] = (uintptr_t)mod;
+	return 0;
+}
+
+static int mdgpud_worker_sync(struct mdgpud_worker *w)
+{
+	int ret = mdgpud_worker_err(w, w->cu.stream_synchronize(w->stream),
+				    "cuStreamSynchronize");
+
+	if (w->pending_err && ret != -EIO)
+		ret = w->pending_err;
+	w->pending_err = 0;
+	return ret;
+}
+
+static int mdgpud_worker_exec(struct mdgpud_worker *w,
+			      struct mdgpud_cuda_rpc_slot *s)
+{
+	mdgpud_cu_result res;
+	ssize_t i;
+	int ret;
+
+	s->result[0] = s->result[1] = 0;
+	switch (s->op) {
+	case MDGPUD_CUDA_RPC_NOP:
+		return 0;
+	case MDGPUD_CUDA_RPC_MAP:
+		return mdgpud_worker_map(w, s);
+	case MDGPUD_CUDA_RPC_UNMAP:
+		if (s->arg[0] == 0 || s->arg[0] >= w->nr_regions)
+			return -ENOENT;
+		mdgpud_worker_unmap_one(w, s->arg[0]);
+		return 0;
+	case MDGPUD_CUDA_RPC_MEM_ALLOC: {
+		uint64_t size = s->arg[0];
+		mdgpud_cu_deviceptr p;
+
+		if (size == 0)
+			return -EINVAL;
+		if (w->nr_allocs == w->cap_allocs) {
+			size_t ncap = w->cap_allocs ? w->cap_allocs * 2 : 64;
+			struct mdgpud_worker_alloc *n =
+				realloc(w->allocs, ncap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			w->allocs = n;
+			w->cap_allocs = ncap;
+		}
+		res = w->cu.mem_alloc(&p, size);
+		if (res)
+			return mdgpud_worker_err(w, res, "cuMemAlloc");
+		w->allocs[w->nr_allocs].addr = p;
+		w->allocs[w->nr_allocs].size = size;
+		w->nr_allocs++;
+		s->result[0] = p;
+		s->result[1] = (size + MDGPUD_WORKER_ALLOC_ALIGN - 1) &
+			       ~(MDGPUD_WORKER_ALLOC_ALIGN - 1);
+		return 0;
+	}
+	case MDGPUD_CUDA_RPC_MEM_FREE:
+		i = mdgpud_worker_alloc_find(w, s->arg[0]);
+		if (i < 0)
+			return -ENOENT;
+		return mdgpud_worker_scrub_free(w, (size_t)i);
+	case MDGPUD_CUDA_RPC_MEMSET8:
+		return mdgpud_worker_err(w, w->cu.memset_d8_async(
+					 s->arg[0], (unsigned char)s->arg[1],
+					 s->arg[2], w->stream), "cuMemsetD8");
+	case MDGPUD_CUDA_RPC_COPY_H2D: {
+		uint8_t *h = mdgpud_worker_host(w, s->arg[1], s->arg[2],
+						s->arg[3]);
+
+		if (!h)
+			return -ERANGE;
+		res = w->cu.memcpy_htod_async(s->arg[0], h, s->arg[3],
+					      w->stream);
+		if (!res)
+			res = w->cu.stream_synchronize(w->stream);
+		return mdgpud_worker_err(w, res, "copy h2d");
+	}
+	case MDGPUD_CUDA_RPC_COPY_D2H: {
+		uint8_t *h = mdgpud_worker_host(w, s->arg[1], s->arg[2],
+						s->arg[3]);
+
+		if (!h)
+			return -ERANGE;
+		res = w->cu.memcpy_dtoh_async(h, s->arg[0], s->arg[3],
+					      w->stream);
+		if (!res)
+			res = w->cu.stream_synchronize(w->stream);
+		return mdgpud_worker_err(w, res, "copy d2h");
+	}
+	case MDGPUD_CUDA_RPC_COPY_D2D:
+		return mdgpud_worker_err(w, w->cu.memcpy_dtod_async(
+					 s->arg[0], s->arg[1], s->arg[2],
+					 w->stream), "copy d2d");
+	case MDGPUD_CUDA_RPC_MODULE_LOAD:
+		return mdgpud_worker_module_load(w, s);
+	case MDGPUD_CUDA_RPC_MODULE_UNLOAD:
+		i = mdgpud_worker_find(w->modules, w->nr_modules, s->arg[0]);
+		if (i < 0)
+			return -ENOENT;
+		mdgpud_worker_drop(w->modules, &w->nr_modules, (size_t)i);
+		/* Functions of the module die with it. */
+		for (size_t j = 0; j < w->nr_funcs;) {
+			if (w->funcs[j + 1] == s->arg[0]) {
+				w->funcs[j] = w->funcs[w->nr_funcs - 2];
+				w->funcs[j + 1] = w->funcs[w->nr_funcs - 1];
+				w->nr_funcs -= 2;
+			} else {
+				j += 2;
+			}
+		}
+		return mdgpud_worker_err(w, w->cu.module_unload(
+			(mdgpud_cu_module)(uintptr_t)s->arg[0]),
+			"cuModuleUnload");
+	case MDGPUD_CUDA_RPC_FUNC_GET: {
+		char name[MDGPU_NAME_MAX + 1];
+		mdgpud_cu_function f;
+
+		if (mdgpud_worker_find(w->modules, w->nr_modules,
+				       s->arg[0]) < 0)
+			return -ENOENT;
+		if (s->inline_len == 0 || s->inline_len > MDGPU_NAME_MAX)
+			return -EINVAL;
+		memcpy(name, s->inline_data, s->inline_len);
+		name[s->inline_len] = 0;
+		res = w->cu.module_get_function(
+			&f, (mdgpud_cu_module)(uintptr_t)s->arg[0], name);
+		if (res)
+			return mdgpud_worker_err(w, res, "cuModuleGetFunction");
+		/* funcs holds (function, module) pairs. */
+		ret = mdgpud_worker_push(&w->funcs, &w->nr_funcs,
+					 &w->cap_funcs, (uintptr_t)f);
+		if (!ret)
+			ret = mdgpud_worker_push(&w->funcs, &w->nr_funcs,
+						 &w->cap_funcs, s->arg[0]);
+		if (ret)
+			return ret;
+		s->result[0] = (uintptr_t)f;
+		return 0;
+	}
+	case MDGPUD_CUDA_RPC_LAUNCH: {
+		size_t len = s->inline_len;
+		void *extra[] = {
+			(void *)(uintptr_t)
+				MDGPUD_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT,
+			s->inline_data,
+			(void *)(uintptr_t)
+				MDGPUD_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT,
+			&len,
+			(void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_END_AS_INT,
+		};
+		ssize_t fi = -1;
+
+		for (size_t j = 0; j < w->nr_funcs; j += 2)
+			if (w->funcs[j] == s->arg[0]) {
+				fi = (ssize_t)j;
+				break;
+			}
+		if (fi < 0)
+			return -ENOENT;
+		if (len > MDGPUD_CUDA_RPC_INLINE_MAX)
+			return -E2BIG;
+		res = w->cu.launch_kernel(
+			(mdgpud_cu_function)(uintptr_t)s->arg[0],
+			(unsigned int)s->arg[1], (unsigned int)s->arg[2],
+			(unsigned int)s->arg[3], (unsigned int)s->arg[4],
+			(unsigned int)s->arg[5], (unsigned int)s->arg[6],
+			(unsigned int)s->arg[7], w->stream, NULL,
+			len ? extra : NULL);
+		return mdgpud_worker_err(w, res, "cuLaunchKernel");
+	}
+	case MDGPUD_CUDA_RPC_BUILTIN:
+		return mdgpud_worker_builtin(w, s);
+	case MDGPUD_CUDA_RPC_EVENT_CREATE: {
+		mdgpud_cu_event e;
+
+		res = w->cu.event_create(&e, MDGPUD_CU_EVENT_DEFAULT);
+		if (res)
+			return mdgpud_worker_err(w, res, "cuEventCreate");
+		ret = mdgpud_worker_push(&w->events, &w->nr_events,
+					 &w->cap_events, (uintptr_t)e);
+		if (ret) {
+			w->cu.event_destroy(e);
+			return ret;
+		}
+		s->result[0] = (uintptr_t)e;
+		return 0;
+	}
+	case MDGPUD_CUDA_RPC_EVENT_RECORD:
+		if (mdgpud_worker_find(w->events, w->nr_events, s->arg[0]) < 0)
+			return -ENOENT;
+		return mdgpud_worker_err(w, w->cu.event_record(
+			(mdgpud_cu_event)(uintptr_t)s->arg[0], w->stream),
+			"cuEventRecord");
+	case MDGPUD_CUDA_RPC_EVENT_ELAPSED: {
+		mdgpud_cu_event a = (mdgpud_cu_event)(uintptr_t)s->arg[0];
+		mdgpud_cu_event b = (mdgpud_cu_event)(uintptr_t)s->arg[1];
+		float ms = 0;
+
+		if (mdgpud_worker_find(w->events, w->nr_events, s->arg[0]) < 0 ||
+		    mdgpud_worker_find(w->events, w->nr_events, s->arg[1]) < 0)
+			return -ENOENT;
+		res = w->cu.event_synchronize(b);
+		if (!res)
+			res = w->cu.event_elapsed_time(&ms, a, b);
+		if (res)
+			return mdgpud_worker_err(w, res, "cuEventElapsedTime");
+		s->result[0] = ms > 0 ? (uint64_t)((double)ms * 1e6 + 0.5) : 0;
+		return 0;
+	}
+	case MDGPUD_CUDA_RPC_EVENT_DESTROY:
+		i = mdgpud_worker_find(w->events, w->nr_events, s->arg[0]);
+		if (i < 0)
+			return -ENOENT;
+		mdgpud_worker_drop(w->events, &w->nr_events, (size_t)i);
+		return mdgpud_worker_err(w, w->cu.event_destroy(
+			(mdgpud_cu_event)(uintptr_t)s->arg[0]),
+			"cuEventDestroy");
+	case MDGPUD_CUDA_RPC_SYNC:
+		return mdgpud_worker_sync(w);
+	case MDGPUD_CUDA_RPC_SLICE_BEGIN:
+		w->slice_open = 1;
+		return mdgpud_worker_err(w, w->cu.event_record(w->slice_ev[0],
+							       w->stream),
+					 "slice begin");
+	case MDGPUD_CUDA_RPC_SLICE_END: {
+		float ms = 0;
+
+		if (!w->slice_open)
+			return -EINVAL;
+		w->slice_open = 0;
+		res = w->cu.event_record(w->slice_ev[1], w->stream);
+		if (res)
+			return mdgpud_worker_err(w, res, "slice end");
+		ret = mdgpud_worker_sync(w);
+		if (ret)
+			return ret;
+		res = w->cu.event_elapsed_time(&ms, w->slice_ev[0],
+					       w->slice_ev[1]);
+		if (res)
+			return mdgpud_worker_err(w, res, "slice elapsed");
+		s->result[0] = ms > 0 ? (uint64_t)((double)ms * 1e6 + 0.5) : 0;
+		return 0;
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Scrub and free everything the context still holds. */
+static void mdgpud_worker_teardown(struct mdgpud_worker *w)
+{
+	w->cu.stream_synchronize(w->stream);
+	while (w->nr_allocs)
+		mdgpud_worker_scrub_free(w, w->nr_allocs - 1);
+	for (size_t i = 0; i < w->nr_events; i++)
+		w->cu.event_destroy((mdgpud_cu_event)w->events[i]);
+	for (size_t i = 0; i < w->nr_modules; i++)
+		w->cu.module_unload((mdgpud_cu_module)w->modules[i]);
+	for (size_t i = 0; i < w->nr_regions; i++)
+		mdgpud_worker_unmap_one(w, i);
+	w->nr_events = w->nr_modules = w->nr_funcs = 0;
+}
+
+static int mdgpud_worker_async_op(uint32_t op, const struct mdgpud_cuda_rpc_slot *s)
+{
+	switch (op) {
+	case MDGPUD_CUDA_RPC_LAUNCH:
+	case MDGPUD_CUDA_RPC_MEMSET8:
+	case MDGPUD_CUDA_RPC_COPY_D2D:
+	case MDGPUD_CUDA_RPC_EVENT_RECORD:
+	case MDGPUD_CUDA_RPC_SLICE_BEGIN:
+		return 1;
+	case MDGPUD_CUDA_RPC_BUILTIN:
+		return s->arg[0] != MDGPU_BUILTIN_CHECKSUM;
+	default:
+		return 0;
+	}
+}
+
+/* Waits for req_tail != head; 0, or -1 when the supervisor is gone. */
+static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head)
+{
+	struct mdgpud_cuda_rpc_shm *shm = w->shm;
+	uint64_t start = mdgpud_cuda_now_ns();
+	struct timespec idle = { 0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
+
+	for (unsigned int n = 0;; n++) {
+		if (atomic_load_explicit(&shm->req_tail, memory_order_acquire)
+		    != head)
+			return 0;
+		mdgpud_cuda_cpu_relax();
+		if ((n & 63) == 63 &&
+		    mdgpud_cuda_now_ns() - start > shm->worker_spin_ns)
+			break;
+	}
+	for (;;) {
+		atomic_store(&shm->worker_sleeping, 1);
+		if (atomic_load(&shm->req_tail) == head)
+			mdgpud_cuda_futex_wait(&shm->req_tail, head, &idle);
+		atomic_store(&shm->worker_sleeping, 0);
+		if (atomic_load_explicit(&shm->req_tail, memory_order_acquire)
+		    != head)
+			return 0;
+		if (getppid() != w->sup_pid)
+			return -1;
+	}
+}
+
+static int mdgpud_worker_serve(struct mdgpud_worker *w)
+{
+	struct mdgpud_cuda_rpc_shm *shm = w->shm;
+	uint32_t head = atomic_load(&shm->done);
+
+	for (;;) {
+		struct mdgpud_cuda_rpc_slot *s;
+		int ret, shutdown;
+
+		if (mdgpud_worker_wait(w, head)) {
+			mdgpud_worker_teardown(w);
+			return 0;
+		}
+		s = &shm->slot[head % MDGPUD_CUDA_RPC_SLOTS];
+		shutdown = s->op == MDGPUD_CUDA_RPC_SHUTDOWN;
+		if (shutdown) {
+			mdgpud_worker_teardown(w);
+			ret = 0;
+		} else {
+			ret = mdgpud_worker_exec(w, s);
+		}
+		if (ret && mdgpud_worker_async_op(s->op, s) &&
+		    !w->pending_err)
+			w->pending_err = ret;
+		s->status = ret;
+		head++;
+		atomic_store_explicit(&shm->done, head, memory_order_seq_cst);
+		if (atomic_load(&shm->sup_sleeping))
+			mdgpud_cuda_futex_wake(&shm->done);
+		if (shutdown)
+			return 0;
+		if (atomic_load(&shm->state) == MDGPUD_CUDA_WORKER_LOST) {
+			/* The context is unusable: nothing can be scrubbed or
+			 * freed through it; process exit releases it. */
+			return 2;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct mdgpud_worker w = { 0 };
+	int probe, ordinal, ret;
+	void *p;
+
+	if (argc < 3 || (strcmp(argv[1], "probe") && strcmp(argv[1], "serve")) ||
+	    (!strcmp(argv[1], "serve") && argc < 5)) {
+		fprintf(stderr, "usage: mdgpud-worker probe <ordinal> | serve "
+			"<ordinal> <vgpu-id> <supervisor-pid>\n"
+			"(started by mdgpud, fds 3 and 4 set up)\n");
+		return 64;
+	}
+	probe = !strcmp(argv[1], "probe");
+	ordinal = atoi(argv[2]);
+	signal(SIGPIPE, SIG_IGN);
+	p = mmap(NULL, sizeof(*w.shm), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 MDGPUD_CUDA_WORKER_SHM_FD, 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "mdgpud-worker: mmap fd 3: %s\n",
+			strerror(errno));
+		return 65;
+	}
+	w.shm = p;
+	close(MDGPUD_CUDA_WORKER_SHM_FD);
+	if (w.shm->magic != MDGPUD_CUDA_RPC_MAGIC ||
+	    w.shm->version != MDGPUD_CUDA_RPC_VERSION) {
+		fprintf(stderr, "mdgpud-worker: bad shared area\n");
+		return 65;
+	}
+	if (!probe) {
+		w.vgpu_id = (uint32_t)strtoul(argv[3], NULL, 0);
+		w.sup_pid = (pid_t)strtol(argv[4], NULL, 0);
+		w.sock = MDGPUD_CUDA_WORKER_SOCK_FD;
+		if (getppid() != w.sup_pid)
+			return 66;
+	}
+
+	ret = mdgpud_worker_init_cuda(&w, ordinal);
+	if (!ret && !probe)
+		ret = mdgpud_worker_init_serve(&w);
+	if (ret) {
+		atomic_store(&w.shm->state, MDGPUD_CUDA_WORKER_FAILED);
+		mdgpud_cuda_futex_wake(&w.shm->state);
+		return 1;
+	}
+	atomic_store(&w.shm->state, probe ? MDGPUD_CUDA_WORKER_PROBED
+					  : MDGPUD_CUDA_WORKER_READY);
+	mdgpud_cuda_futex_wake(&w.shm->state);
+	if (probe)
+		return 0;
+	return mdgpud_worker_serve(&w);
+}
