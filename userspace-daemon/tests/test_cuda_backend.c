@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The cuda backend through its ops table, on a real GPU.  Without one (no
+ * libcuda, cuInit fails, no device) every test prints the reason and is
+ * SKIPPED.  The worker binary must exist: $MDGPUD_WORKER, or
+ * ../../mdgpud-worker relative to this test (build/daemon-san/tests/).
+ *
+ * This binary is built with ASAN+UBSAN; it never loads libcuda (only the
+ * unsanitized worker processes do).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <mdgpud/backend.h>
+#include <mdgpud/log.h>
+#include <uapi/mdgpu.h>
+
+#include "../lib/cuda_backend.h"
+
+static const struct mdgpud_backend_ops *ops = &mdgpud_backend_cuda;
+static struct mdgpud_backend *be;
+static struct mdgpud_gpu_info info;
+static char skip_reason[1024];
+static char worker_path[PATH_MAX];
+
+/* Keeps the backend's last message: the reason when open() fails. */
+static void capture_log(void *data, int level, const char *fmt, va_list ap)
+{
+	(void)data;
+	if (level <= MDGPUD_LOG_INFO) {
+		va_list aq;
+
+		va_copy(aq, ap);
+		vsnprintf(skip_reason, sizeof(skip_reason), fmt, aq);
+		va_end(aq);
+	}
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+static int find_worker(void)
+{
+	const char *env = getenv("MDGPUD_WORKER");
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(worker_path, sizeof(worker_path), "%s", env);
+		return access(worker_path, X_OK);
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	if ((size_t)snprintf(worker_path, sizeof(worker_path),
+			     "%.*s/../../mdgpud-worker", PATH_MAX - 32,
+			     self) >= sizeof(worker_path))
+		return -1;
+	return access(worker_path, X_OK);
+}
+
+static int group_setup(void **state)
+{
+	struct mdgpud_backend_cfg cfg = { 0 };
+	int ret;
+
+	(void)state;
+	/* A missing worker is a build error, not a missing GPU. */
+	if (find_worker()) {
+		fprintf(stderr, "mdgpud-worker not found (%s)\n", worker_path);
+		return -1;
+	}
+	mdgpud_log_set(MDGPUD_LOG_INFO, capture_log, NULL);
+	cfg.device_ordinal = 0;
+	cfg.worker_path = worker_path;
+	ret = ops->open(&cfg, &be, &info);
+	if (ret) {
+		be = NULL;
+		if (!skip_reason[0])
+			snprintf(skip_reason, sizeof(skip_reason),
+				 "cuda backend open: %s", strerror(-ret));
+		return 0;
+	}
+	fprintf(stderr, "GPU: %s (%s), %u SMs, fb_size %" PRIu64 " MiB\n",
+		info.name, info.bus_id, info.sm_count, info.fb_size >> 20);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (be)
+		ops->close(be);
+	mdgpud_log_set(MDGPUD_LOG_WARN, NULL, NULL);
+	return 0;
+}
+
+#define REQUIRE_GPU()							\
+	do {								\
+		if (!be) {						\
+			printf("SKIPPED: no usable GPU: %s\n", skip_reason); \
+			skip();						\
+		}							\
+	} while (0)
+
+static struct mdgpud_bctx *ctx_new(uint32_t vgpu)
+{
+	struct mdgpud_bctx *ctx = NULL;
+
+	assert_int_equal(ops->ctx_create(be, vgpu, &ctx), 0);
+	assert_non_null(ctx);
+	return ctx;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void test_info(void **state)
+{
+	(void)state;
+	REQUIRE_GPU();
+	assert_int_equal(info.kind, MDGPU_BACKEND_CUDA);
+	assert_true(info.sm_count > 0);
+	assert_true(info.fb_size > 0);
+	assert_true(strlen(info.name) > 0);
+}
+
+static void test_alloc_copy(void **state)
+{
+	const uint64_t n = (4u << 20) + 12;	/* not a multiple of a page */
+	struct mdgpud_bctx *ctx;
+	uint8_t *h, *back, *heap;
+	uint64_t a, b, res, seed = 0x1234567;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(1);
+	h = ops->host_alloc(ctx, n);
+	back = ops->host_alloc(ctx, n);
+	assert_non_null(h);
+	assert_non_null(back);
+	for (uint64_t i = 0; i < n; i++)
+		h[i] = (uint8_t)xorshift(&seed);
+	assert_int_equal(ops->mem_alloc(ctx, n, &a, &res), 0);
+	assert_true(res >= n);
+	assert_int_equal(ops->mem_alloc(ctx, n, &b, &res), 0);
+	assert_int_not_equal(a, b);
+
+	/* Zero-copy path: host_alloc'd buffers. */
+	assert_int_equal(ops->copy_h2d(ctx, a, h, n), 0);
+	assert_int_equal(ops->copy_d2d(ctx, b, a, n), 0);
+	assert_int_equal(ops->copy_d2h(ctx, back, b, n), 0);
+	assert_memory_equal(h, back, n);
+
+	/* Staged path: memory the worker does not map, at an offset. */
+	heap = malloc(n);
+	assert_non_null(heap);
+	memset(heap, 0, n);
+	assert_int_equal(ops->copy_d2h(ctx, heap + 1, a + 1, n - 1), 0);
+	assert_memory_equal(heap + 1, h + 1, n - 1);
+	heap[5] ^= 0xff;
+	assert_int_equal(ops->copy_h2d(ctx, b + 5, heap + 5, 1), 0);
+	assert_int_equal(ops->copy_d2h(ctx, back, b, 16), 0);
+	assert_int_equal(back[5], heap[5]);
+	assert_int_equal(back[4], h[4]);
+	free(heap);
+
+	/* memset8 */
+	assert_int_equal(ops->memset8(ctx, b + 100, 0xa5, 1000), 0);
+	assert_int_equal(ops->copy_d2h(ctx, back, b, 2000), 0);
+	for (int i = 0; i < 2000; i++)
+		assert_int_equal(back[i], i >= 100 && i < 1100 ? 0xa5 : h[i]);
+
+	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->mem_free(ctx, a, n), 0);
+	assert_int_equal(ops->mem_free(ctx, b, n), 0);
+	assert_int_equal(ops->mem_free(ctx, b, n), -ENOENT);
+	ops->host_free(ctx, h, n);
+	ops->host_free(ctx, back, n);
+	ops->ctx_destroy(ctx);
+}
+
+static void test_builtins(void **state)
+{
+	const uint64_t count = 1000003;
+	struct mdgpud_bctx *ctx;
+	uint32_t *x, *y, *out;
+	uint64_t dx, dy, dz, res, sum, seed = 99;
+	uint64_t arg[5] = { 0 };
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(2);
+	x = ops->host_alloc(ctx, count * 4);
+	y = ops->host_alloc(ctx, count * 4);
+	out = ops->host_alloc(ctx, count * 4);
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_non_null(out);
+	for (uint64_t i = 0; i < count; i++) {
+		x[i] = (uint32_t)xorshift(&seed);
+		y[i] = (uint32_t)xorshift(&seed);
+	}
+	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dx, &res), 0);
+	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dy, &res), 0);
+	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dz, &res), 0);
+	assert_int_equal(ops->copy_h2d(ctx, dx, x, count * 4), 0);
+	assert_int_equal(ops->copy_h2d(ctx, dy, y, count * 4), 0);
+
+	/* CHECKSUM equals the C reference, on random data. */
+	arg[0] = dx;
+	arg[1] = count;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(sum, mdgpud_checksum_ref(x, count));
+	arg[1] = 0;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(sum, 0);
+	arg[1] = 1;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(sum, x[0]);
+
+	/* ADD: z = x + y (wrapping). */
+	arg[0] = dz;
+	arg[1] = dx;
+	arg[2] = dy;
+	arg[3] = count;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_ADD_U32, arg, NULL), 0);
+	assert_int_equal(ops->copy_d2h(ctx, out, dz, count * 4), 0);
+	for (uint64_t i = 0; i < count; i++)
+		assert_int_equal(out[i], (uint32_t)(x[i] + y[i]));
+
+	/* FILL part of z, leaving the last 3 words. */
+	arg[0] = dz;
+	arg[1] = count - 3;
+	arg[2] = 0xdeadbeef;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->copy_d2h(ctx, out, dz, count * 4), 0);
+	for (uint64_t i = 0; i < count - 3; i++)
+		assert_int_equal(out[i], 0xdeadbeef);
+	for (uint64_t i = count - 3; i < count; i++)
+		assert_int_equal(out[i], (uint32_t)(x[i] + y[i]));
+	arg[0] = dz;
+	arg[1] = count;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(sum, mdgpud_checksum_ref(out, count));
+
+	/* SPIN_NS: 2 ms of GPU time, measured by a slice. */
+	assert_int_equal(ops->slice_begin(ctx), 0);
+	arg[0] = 2000000;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	assert_int_equal(ops->slice_end(ctx, &res), 0);
+	fprintf(stderr, "slice with SPIN_NS 2 ms: %" PRIu64 " ns\n", res);
+	assert_true(res >= 1900000 && res < 200000000);
+	assert_int_equal(ops->builtin(ctx, 77, arg, NULL), -EINVAL);
+
+	assert_int_equal(ops->sync(ctx), 0);
+	ops->ctx_destroy(ctx);	/* frees dx, dy, dz and the host buffers */
+}
+
+/* p[i] = p[i] * k + i for i < n; parameters (u64 p, u64 n, u32 k). */
+static const char scale_add_ptx[] =
+	".version 8.0\n"
+	".target sm_90\n"
+	".address_size 64\n"
+	".visible .entry scale_add(.param .u64 p_ptr, .param .u64 p_n,\n"
+	"                          .param .u32 p_k)\n"
+	"{\n"
+	"	.reg .pred %p<2>;\n"
+	"	.reg .b32 %r<8>;\n"
+	"	.reg .b64 %rd<8>;\n"
+	"	ld.param.u64 %rd1, [p_ptr];\n"
+	"	ld.param.u64 %rd2, [p_n];\n"
+	"	ld.param.u32 %r1, [p_k];\n"
+	"	mov.u32 %r2, %ctaid.x;\n"
+	"	mov.u32 %r3, %ntid.x;\n"
+	"	mov.u32 %r4, %tid.x;\n"
+	"	mul.wide.u32 %rd3, %r2, %r3;\n"
+	"	cvt.u64.u32 %rd4, %r4;\n"
+	"	add.u64 %rd3, %rd3, %rd4;\n"
+	"	setp.ge.u64 %p1, %rd3, %rd2;\n"
+	"	@%p1 bra DONE;\n"
+	"	cvta.to.global.u64 %rd5, %rd1;\n"
+	"	shl.b64 %rd6, %rd3, 2;\n"
+	"	add.u64 %rd7, %rd5, %rd6;\n"
+	"	ld.global.u32 %r5, [%rd7];\n"
+	"	cvt.u32.u64 %r6, %rd3;\n"
+	"	mad.lo.u32 %r7, %r5, %r1, %r6;\n"
+	"	st.global.u32 [%rd7], %r7;\n"
+	"DONE:\n"
+	"	ret;\n"
+	"}\n";
+
+/* *addr += val through whatever address it is given. */
+static const char poke_ptx[] =
+	".version 8.0\n"
+	".target sm_90\n"
+	".address_size 64\n"
+	".visible .entry poke(.param .u64 p_addr, .param .u32 p_val)\n"
+	"{\n"
+	"	.reg .b32 %r<4>;\n"
+	"	.reg .b64 %rd<3>;\n"
+	"	ld.param.u64 %rd1, [p_addr];\n"
+	"	ld.param.u32 %r1, [p_val];\n"
+	"	cvta.to.global.u64 %rd2, %rd1;\n"
+	"	ld.global.u32 %r2, [%rd2];\n"
+	"	add.u32 %r3, %r2, %r1;\n"
+	"	st.global.u32 [%rd2], %r3;\n"
+	"	ret;\n"
+	"}\n";
+
+static void pack_scale_add(uint8_t blob[20], uint64_t p, uint64_t n,
+			   uint32_t k)
+{
+	memcpy(blob, &p, 8);
+	memcpy(blob + 8, &n, 8);
+	memcpy(blob + 16, &k, 4);
+}
+
+static void test_module_launch_events(void **state)
+{
+	const uint64_t n = 100000;
+	struct mdgpud_dim3 block = { 128, 1, 1 };
+	struct mdgpud_dim3 grid = { (uint32_t)((n + 127) / 128), 1, 1 };
+	struct mdgpud_bctx *ctx;
+	uint64_t mod, fn, fn2, d, res, ev0, ev1, ns;
+	uint64_t arg[5] = { 0 };
+	uint32_t *h;
+	uint8_t blob[20];
+	static const char bad_ptx[] = ".version 8.0\n.target sm_90\n"
+				      ".address_size 64\nthis is not ptx\n";
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(3);
+	h = ops->host_alloc(ctx, n * 4);
+	assert_non_null(h);
+	for (uint64_t i = 0; i < n; i++)
+		h[i] = (uint32_t)(i * 7 + 3);
+	assert_int_equal(ops->mem_alloc(ctx, n * 4, &d, &res), 0);
+	assert_int_equal(ops->copy_h2d(ctx, d, h, n * 4), 0);
+
+	/* A JIT error is -EINVAL and leaves the context usable. */
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, bad_ptx,
+					  sizeof(bad_ptx) - 1, &mod), -EINVAL);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
+					  sizeof(scale_add_ptx) - 1, &mod), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "no_such_kernel", &fn),
+			 -ENOENT);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+
+	assert_int_equal(ops->event_create(ctx, &ev0), 0);
+	assert_int_equal(ops->event_create(ctx, &ev1), 0);
+	assert_int_equal(ops->event_record(ctx, ev0), 0);
+	pack_scale_add(blob, d, n, 5);
+	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+				     sizeof(blob)), 0);
+	arg[0] = 1000000;	/* 1 ms between the events */
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	assert_int_equal(ops->event_record(ctx, ev1), 0);
+	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->event_elapsed(ctx, ev0, ev1, &ns), 0);
+	fprintf(stderr, "event elapsed around launch + 1 ms spin: %" PRIu64
+		" ns\n", ns);
+	assert_true(ns >= 950000 && ns < 100000000);
+
+	assert_int_equal(ops->copy_d2h(ctx, h, d, n * 4), 0);
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(h[i], (uint32_t)((i * 7 + 3) * 5 + i));
+
+	/* A bad launch shape fails, reported by the next sync. */
+	block.x = 4096;
+	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(ctx), -EINVAL);
+	assert_int_equal(ops->sync(ctx), 0);
+
+	/* Unload: its functions are gone with it. */
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
+					  sizeof(scale_add_ptx), &res), 0);
+	assert_int_equal(ops->func_get(ctx, res, "scale_add", &fn2), 0);
+	assert_int_equal(ops->module_unload(ctx, mod), 0);
+	block.x = 128;
+	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(ctx), -ENOENT);
+	assert_int_equal(ops->launch(ctx, fn2, grid, block, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(ctx), 0);
+
+	assert_int_equal(ops->event_destroy(ctx, ev0), 0);
+	assert_int_equal(ops->event_destroy(ctx, ev1), 0);
+	assert_int_equal(ops->event_destroy(ctx, ev1), -ENOENT);
+	ops->ctx_destroy(ctx);
+}
+
+static void test_free_scrub(void **state)
+{
+	const uint64_t n = 64u << 20;
+	struct mdgpud_bctx *ctx;
+	uint64_t d, d2, res, sum, arg[5] = { 0 };
+	uint32_t *h;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(4);
+	assert_int_equal(ops->mem_alloc(ctx, n, &d, &res), 0);
+	arg[0] = d;
+	arg[1] = n / 4;
+	arg[2] = 0x5ec7e7;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_not_equal(sum, 0);
+	assert_int_equal(ops->mem_free(ctx, d, n), 0);
+	assert_int_equal(ops->mem_alloc(ctx, n, &d2, &res), 0);
+	fprintf(stderr, "re-allocation %s the freed address\n",
+		d2 == d ? "reused" : "did not reuse");
+	arg[0] = d2;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(sum, 0);
+	h = ops->host_alloc(ctx, 1u << 20);
+	assert_non_null(h);
+	memset(h, 0xff, 1u << 20);
+	assert_int_equal(ops->copy_d2h(ctx, h, d2 + n - (1u << 20), 1u << 20),
+			 0);
+	for (uint32_t i = 0; i < (1u << 18); i++)
+		assert_int_equal(h[i], 0);
+	ops->ctx_destroy(ctx);
+}
+
+/* Tenant B's worker is killed: B reports -ENODEV, A carries on. */
+static void test_worker_crash(void **state)
+{
+	struct mdgpud_bctx *a, *b;
+	uint64_t da, db, res, sum, arg[5] = { 0 };
+	pid_t pid;
+
+	(void)state;
+	REQUIRE_GPU();
+	a = ctx_new(5);
+	b = ctx_new(6);
+	assert_int_equal(ops->mem_alloc(a, 1u << 20, &da, &res), 0);
+	assert_int_equal(ops->mem_alloc(b, 1u << 20, &db, &res), 0);
+	arg[0] = da;
+	arg[1] = 1u << 18;
+	arg[2] = 7;
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+
+	pid = mdgpud_backend_cuda_worker_pid(b);
+	assert_true(pid > 0);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(ops->sync(b), -ENODEV);
+	assert_int_equal(ops->mem_alloc(b, 4096, &db, &res), -ENODEV);
+	assert_null(ops->host_alloc(b, 4096));
+	assert_int_equal(mdgpud_backend_cuda_worker_pid(b), -1);
+
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(sum, 7ull * (1ull << 18) * (1ull << 18));
+	assert_int_equal(ops->sync(a), 0);
+	ops->ctx_destroy(b);
+	ops->ctx_destroy(a);
+}
+
+/*
+ * Isolation: tenant B's own PTX kernel dereferences a forged pointer into
+ * tenant A's allocation.  A's data is neither read nor changed, B's context
+ * fails (-EIO, then -ENODEV), and A keeps running correctly.
+ */
+static void test_isolation_forged_pointer(void **state)
+{
+	const uint64_t n = 64u << 20;
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *a, *b;
+	uint64_t da, res, sum_before, sum_after, mod, fn, arg[5] = { 0 };
+	uint64_t target;
+	uint32_t *h, val = 0x1111;
+	uint8_t blob[12];
+	int ret;
+
+	(void)state;
+	REQUIRE_GPU();
+	a = ctx_new(7);
+	b = ctx_new(8);
+	assert_int_equal(ops->mem_alloc(a, n, &da, &res), 0);
+	arg[0] = da;
+	arg[1] = n / 4;
+	arg[2] = 0xa11ce5;
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+				      &sum_before), 0);
+
+	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
+					  sizeof(poke_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(b, mod, "poke", &fn), 0);
+	target = da + n / 2;	/* A's device address, forged into B */
+	memcpy(blob, &target, 8);
+	memcpy(blob + 8, &val, 4);
+	assert_int_equal(ops->launch(b, fn, one, one, 0, blob, sizeof(blob)),
+			 0);
+	ret = ops->sync(b);
+	fprintf(stderr, "tenant B's forged access to 0x%" PRIx64 ": sync %d "
+		"(%s)\n", target, ret, strerror(-ret));
+	assert_true(ret == -EIO || ret == -ENODEV);
+	assert_int_equal(ops->sync(b), -ENODEV);
+	assert_int_equal(mdgpud_backend_cuda_worker_pid(b), -1);
+
+	/* A is intact and keeps working. */
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+				      &sum_after), 0);
+	assert_int_equal(sum_after, sum_before);
+	h = ops->host_alloc(a, 4096);
+	assert_non_null(h);
+	assert_int_equal(ops->copy_d2h(a, h, target, 4096), 0);
+	for (int i = 0; i < 1024; i++)
+		assert_int_equal(h[i], 0xa11ce5);
+	arg[2] = 42;
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+				      &sum_after), 0);
+	assert_int_equal(sum_after, 42ull * (n / 4) * (n / 4));
+	assert_int_equal(ops->sync(a), 0);
+	ops->ctx_destroy(b);
+	ops->ctx_destroy(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_info),
+		cmocka_unit_test(test_alloc_copy),
+		cmocka_unit_test(test_builtins),
+		cmocka_unit_test(test_module_launch_events),
+		cmocka_unit_test(test_free_scrub),
+		cmocka_unit_test(test_worker_crash),
+		cmocka_unit_test(test_isolation_forged_pointer),
+	};
+
+	/* Workers are our children: never let a test's exit orphan them. */
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests_name("cuda_backend", tests, group_setup,
+					   group_teardown);
+}
