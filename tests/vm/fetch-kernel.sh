@@ -11,6 +11,10 @@ dir=$cache/$rel
 [ -f "$dir/.stamp" ] && exit 0
 
 mkdir -p "$cache/debs"
+# Several checkouts' runs may share the cache: one unpacks, others wait.
+exec 9>"$cache/.lock"
+flock 9
+[ -f "$dir/.stamp" ] && exit 0
 deb=$(ls "$cache"/debs/linux-image-"$rel"_*.deb 2>/dev/null | head -n1 || true)
 if [ -z "$deb" ]; then
 	echo "vm: apt-get download linux-image-$rel" >&2

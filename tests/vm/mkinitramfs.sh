@@ -78,5 +78,5 @@ for lib in $(ldd /usr/bin/mdevctl | grep -o '/[^ ]*'); do
 	cp -L "$lib" "$stage$lib"
 done
 
-(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp"
-mv "$out.tmp" "$out"
+(cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.$$"
+mv "$out.$$" "$out"
