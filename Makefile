@@ -25,6 +25,7 @@ include userspace-daemon/daemon.mk
 include tests/vm/vm.mk
 include qemu-scripts/scripts.mk
 include guest/guest.mk
+include tests/nested/nested.mk
 
 check:
 	@echo "== make check: all suites passed"

@@ -1,0 +1,62 @@
+#!/bin/bash
+# mkinitramfs-nested.sh RELEASE KROOT OUTDIR MDGPU_KO GUEST_KO RESPONDER CLIENT
+#
+# Build the two initramfs images of the nested test in OUTDIR:
+#   inner.cpio  busybox, GUEST_KO (mdgpu-guest.ko), CLIENT, inner-init as /init;
+#   outer.cpio  tests/vm/mkinitramfs.sh's image (busybox, vfio,
+#               vfio_iommu_type1, mdev and their dependencies, MDGPU_KO,
+#               RESPONDER in /bin) followed by a second cpio archive that adds
+#               outer-init as /init (replacing tests/vm/init: the kernel
+#               unpacks concatenated archives in order, later files win),
+#               qemu-system-x86_64 with the libraries ldd names, the accel-tcg
+#               module, /usr/share/qemu, seabios and ipxe firmware, and the
+#               inner kernel and initramfs under /nested.
+set -eu
+rel=$1 kroot=$2 outdir=$3 ko=$4 gko=$5 responder=$6 client=$7
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+qemu=/usr/bin/qemu-system-x86_64
+qemu_mods=/usr/lib/x86_64-linux-gnu/qemu
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-nested.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkcpio() {	# DIR OUT
+	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$2.tmp"
+	mv "$2.tmp" "$2"
+}
+copy_libs() {	# ROOT FILE...: the shared libraries ldd names, at their paths
+	local root=$1 lib
+	shift
+	for lib in $(ldd "$@" | grep -o '/[^ ]*' | sort -u); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+# Inner guest.
+in=$stage/inner
+mkdir -p "$in"/{bin,dev,proc,sys,tmp,lib/modules}
+cp /bin/busybox "$in/bin/busybox"
+cp "$here/inner-init" "$in/init"
+cp "$client" "$in/bin/mdgpu-client"
+cp "$gko" "$in/lib/modules/mdgpu-guest.ko"
+mkcpio "$in" "$outdir/inner.cpio"
+
+# Outer guest: the VM suite's image, then the overlay.
+"$top/tests/vm/mkinitramfs.sh" "$rel" "$kroot" "$outdir/outer-base.cpio" \
+	"$ko" "$responder"
+ov=$stage/outer
+mkdir -p "$ov/usr/bin" "$ov$qemu_mods" "$ov/usr/share" "$ov/usr/lib/ipxe" \
+	"$ov/nested"
+cp "$here/outer-init" "$ov/init"
+cp "$qemu" "$ov$qemu"
+cp "$qemu_mods/accel-tcg-x86_64.so" "$ov$qemu_mods/"
+copy_libs "$ov" "$qemu" "$qemu_mods/accel-tcg-x86_64.so"
+cp -rL /usr/share/qemu "$ov/usr/share/qemu"
+cp -rL /usr/share/seabios "$ov/usr/share/seabios"
+cp -rL /usr/lib/ipxe/qemu "$ov/usr/lib/ipxe/qemu"
+cp "$kroot/boot/vmlinuz-$rel" "$ov/nested/vmlinuz"
+cp "$outdir/inner.cpio" "$ov/nested/inner.cpio"
+mkcpio "$ov" "$outdir/outer-overlay.cpio"
+cat "$outdir/outer-base.cpio" "$outdir/outer-overlay.cpio" >"$outdir/outer.cpio.tmp"
+mv "$outdir/outer.cpio.tmp" "$outdir/outer.cpio"

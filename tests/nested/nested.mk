@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+# tests/nested/nested.mk: the nested QEMU end-to-end test (included by the
+# top-level Makefile).  Documentation/guest-driver.md describes it.
+#
+#   make check-nested KVER=6.1|6.12   one kernel
+#   make check-nested-all             both kernels
+#
+# Needs mdgpu.ko (kmod.mk's `make modules KVER=<release>`), mdgpu-guest.ko
+# (guest.mk's `make guest-modules KVER=...`) and the two static programs.
+
+NESTED_DIR := $(TOP)/tests/nested
+NESTED_BUILD := $(BUILD)/nested
+NESTED_KVERS ?= 6.1 6.12
+NESTED_CFLAGS := $(CFLAGS_COMMON) -I$(TOP)/guest/include/uapi -static
+
+.PHONY: check-nested check-nested-all nested-bins
+
+nested-bins: $(NESTED_BUILD)/mdgpu-responder $(NESTED_BUILD)/mdgpu-client
+
+$(NESTED_BUILD)/mdgpu-responder: $(NESTED_DIR)/responder.c \
+		$(TOP)/include/uapi/mdgpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(NESTED_CFLAGS) -o $@ $<
+
+$(NESTED_BUILD)/mdgpu-client: $(NESTED_DIR)/client.c \
+		$(TOP)/include/uapi/mdgpu.h $(TOP)/guest/include/uapi/mdgpu-guest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(NESTED_CFLAGS) -o $@ $<
+
+check-nested: nested-bins
+	@test -n "$(KVER)" || { echo "usage: make check-nested KVER=6.1|6.12"; exit 2; }
+	@rel=$$($(TOP)/tests/vm/kver-release.sh $(KVER)) && \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	  echo "nested: mdgpu.ko build for $$rel failed; booting without it"; } && \
+	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) && \
+	$(NESTED_DIR)/run-nested.sh $$rel
+
+# Both kernels run even if the first fails; the target fails if either did.
+check-nested-all: nested-bins
+	@rc=0; for k in $(NESTED_KVERS); do \
+		$(MAKE) --no-print-directory check-nested KVER=$$k || rc=1; \
+	done; exit $$rc
+
+check: check-nested-all

@@ -1,0 +1,77 @@
+#!/bin/bash
+# run-nested.sh KVER
+#
+# The nested end-to-end test: boot Debian's kernel KVER (6.1, 6.12 or a
+# full release) in a QEMU TCG "outer" guest that loads mdgpu.ko, runs the
+# test responder, creates an mdev and boots an "inner" guest (same kernel)
+# with -device vfio-pci,sysfsdev=<mdev>; the inner guest loads
+# mdgpu-guest.ko and runs mdgpu-client.  The last line printed is the
+# total "N passed, N failed"; the exit status is non-zero if a check
+# failed, a guest crashed or the run timed out.
+#
+# Environment: BUILD (default <repo>/build), VM_CACHE (default
+# <repo>/.cache/vm), NESTED_TIMEOUT outer seconds (default 600),
+# NESTED_INNER_TIMEOUT inner seconds (default 480), MDGPU_KO (default
+# $BUILD/kmod-<release>/mdgpu.ko), GUEST_KO (default
+# $BUILD/guest-<release>/mdgpu-guest.ko), NESTED_BINS (directory holding
+# mdgpu-responder and mdgpu-client, default $BUILD/nested).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+kver=${1:?usage: run-nested.sh KVER}
+BUILD=${BUILD:-$top/build}
+cache=${VM_CACHE:-$top/.cache/vm}
+timeout_s=${NESTED_TIMEOUT:-600}
+inner_timeout_s=${NESTED_INNER_TIMEOUT:-480}
+
+rel=$("$top/tests/vm/kver-release.sh" "$kver")
+ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
+gko=${GUEST_KO:-$BUILD/guest-$rel/mdgpu-guest.ko}
+bins=${NESTED_BINS:-$BUILD/nested}
+out=$BUILD/nested/$rel
+mkdir -p "$out"
+
+for f in "$gko" "$bins/mdgpu-responder" "$bins/mdgpu-client"; do
+	[ -f "$f" ] || { echo "nested: $f not built"; echo "0 passed, 1 failed"; exit 1; }
+done
+[ -f "$ko" ] || echo "nested: $ko not built; the outer guest will fail" >&2
+"$top/tests/vm/fetch-kernel.sh" "$rel" "$cache"
+kroot=$cache/$rel/root
+"$here/mkinitramfs-nested.sh" "$rel" "$kroot" "$out" "$ko" "$gko" \
+	"$bins/mdgpu-responder" "$bins/mdgpu-client"
+
+log=$out/serial.log
+echo "nested: booting $rel (TCG in TCG, timeout ${timeout_s}s), serial log $log" >&2
+start=$(date +%s.%N)
+rc=0
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -m 2G -smp 1 \
+	-nographic -no-reboot -net none \
+	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$out/outer.cpio" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 nested.timeout=$inner_timeout_s" \
+	</dev/null >"$log" 2>&1 || rc=$?
+end=$(date +%s.%N)
+tr -d '\r' <"$log" >"$log.txt"
+
+grep -E '^(inner\| )?(PASS|FAIL): |^(inner\| )?    ' "$log.txt" || true
+awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {
+	printf "nested: %s: outer qemu wall %.1f s\n", r, t1 - t0 }'
+grep -E '^nested-outer: (inner QEMU|booted)|^inner\| nested-inner: (booted|client)' \
+	"$log.txt" || true
+
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "nested: $rel: timed out after ${timeout_s}s (see $log)" >&2
+elif [ -z "$summary" ]; then
+	echo "nested: $rel: outer guest crashed before the summary (see $log):" >&2
+	tail -n 30 "$log.txt" >&2
+fi
+if [ -z "$summary" ]; then
+	pass=$(grep -cE '^(inner\| )?PASS: ' "$log.txt" || true)
+	fail=$(( $(grep -cE '^(inner\| )?FAIL: ' "$log.txt" || true) + 1 ))
+	summary="$pass passed, $fail failed"
+fi
+echo "$summary"
+case $summary in
+*" 0 failed") [ "$rc" -eq 0 ] ;;
+*) exit 1 ;;
+esac
