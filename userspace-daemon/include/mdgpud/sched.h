@@ -41,6 +41,18 @@ struct mdgpud_sched_cfg {
 	uint64_t cap_window_ns;		/* window for caps, e.g. 100 ms */
 };
 
+/*
+ * timeslice_ns must lie in MDGPU_TIMESLICE_US_MIN..MAX (uapi, in us) times
+ * 1000.  The uapi has no knob for the cap window; the daemon's range is
+ * below.  Documentation/scheduler.md explains the choices.
+ */
+#define MDGPUD_SCHED_CAP_WINDOW_NS_MIN		1000000ULL	/* 1 ms */
+#define MDGPUD_SCHED_CAP_WINDOW_NS_MAX		60000000000ULL	/* 60 s */
+#define MDGPUD_SCHED_CAP_WINDOW_NS_DEFAULT	100000000ULL	/* 100 ms */
+
+/* Fill *cfg with the defaults: best-effort, 10 ms slices, 100 ms window. */
+void mdgpud_sched_cfg_default(struct mdgpud_sched_cfg *cfg);
+
 struct mdgpud_sched_entity {
 	uint32_t id;
 	uint32_t weight;		/* MDGPU_WEIGHT_MIN..MAX */

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The scheduling policies behind struct mdgpud_sched_policy_ops, one row
+ * per enum mdgpu_policy.
+ *
+ * All three share weighted virtual time: charged GPU ns advance an entity's
+ * vtime by ns * 100 / weight, and the entity with the smallest vtime gets
+ * the next slice, so over time GPU time divides in proportion to weight.
+ * Time left unused in a slice and overruns past it are both carried
+ * forward in vtime: nothing is rounded to whole slices.
+ *
+ *   best-effort  weights as set; only entities that can run compete, so an
+ *                idle or capped entity's share goes to the others
+ *                (work-conserving); an entity that comes back is placed at
+ *                min_vtime (no credit banked while away).
+ *   equal-share  best-effort with every weight the same.
+ *   fixed-share  every entity competes, runnable or not.  When the entity
+ *                owning the smallest vtime cannot run, the GPU is left
+ *                idle for it (a "phantom" slice) and the idle time is
+ *                charged to its vtime as if it had run: each entity gets
+ *                its weight / sum(all weights) of the GPU and never more,
+ *                and reserved time is not given away.
+ */
+#include <stddef.h>
+
+#include "uapi/mdgpu.h"
+#include "sched_priv.h"
+
+static bool mdgpud_sched_can_run(const struct mdgpud_sched_entity *e)
+{
+	return e->runnable && !mdgpud_sched_estate(e)->throttled;
+}
+
+static bool mdgpud_sched_always(const struct mdgpud_sched_entity *e)
+{
+	(void)e;
+	return true;
+}
+
+static uint32_t mdgpud_sched_weight_own(const struct mdgpud_sched_entity *e)
+{
+	return e->weight;
+}
+
+static uint32_t mdgpud_sched_weight_equal(const struct mdgpud_sched_entity *e)
+{
+	(void)e;
+	return MDGPU_WEIGHT_MAX;
+}
+
+static void mdgpud_sched_enqueue_waker(struct mdgpud_sched *s,
+				       struct mdgpud_sched_entity *e)
+{
+	mdgpud_sched_place(s, e);
+}
+
+/*
+ * Fixed-share: an entity never leaves the schedule (its idle time is
+ * charged as phantom slices), so it comes back exactly where it is.
+ */
+static void mdgpud_sched_enqueue_keep(struct mdgpud_sched *s,
+				      struct mdgpud_sched_entity *e)
+{
+	(void)s;
+	(void)e;
+}
+
+/* Idle until the earliest time a capped entity may run again. */
+static uint64_t mdgpud_sched_next_unthrottle(const struct mdgpud_sched *s,
+					     uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (const struct mdgpud_sched_entity *e = s->head; e; e = e->next) {
+		uint64_t t;
+
+		if (!e->runnable)
+			continue;
+		t = mdgpud_sched_cap_next_ns(s, e, now_ns);
+		if (t < next)
+			next = t;
+	}
+	return next;
+}
+
+static void mdgpud_sched_pick_conserving(struct mdgpud_sched *s,
+					 uint64_t now_ns,
+					 struct mdgpud_sched_decision *d)
+{
+	struct mdgpud_sched_entity *e;
+
+	e = mdgpud_sched_select(s, mdgpud_sched_can_run);
+	if (!e) {
+		d->idle_until_ns = mdgpud_sched_next_unthrottle(s, now_ns);
+		return;
+	}
+	d->entity = e;
+	d->slice_ns = mdgpud_sched_cap_slice_ns(s, e);
+	d->idle_until_ns = 0;
+
+	/*
+	 * A capped entity that its cap lets run again before this slice ends
+	 * comes back at min_vtime, level with e, and would then wait for the
+	 * rest of e's slice: time its cap allowed and it can never use again
+	 * (the window slides on).  Measured in test_cap_best_effort, that
+	 * cost a tenant capped at 20% three points of its cap.  So e's slice
+	 * ends when the first such entity of at least e's priority is
+	 * allowed, but is never cut below MDGPU_TIMESLICE_US_MIN, to bound
+	 * the switches this adds (one per cap release).
+	 */
+	for (struct mdgpud_sched_entity *c = s->head; c; c = c->next) {
+		uint64_t at, len;
+
+		if (!c->runnable || !mdgpud_sched_estate(c)->throttled ||
+		    c->priority < e->priority)
+			continue;
+		at = mdgpud_sched_cap_next_ns(s, c, now_ns);
+		len = at - now_ns;
+		if (len < MDGPU_TIMESLICE_US_MIN * 1000ULL)
+			len = MDGPU_TIMESLICE_US_MIN * 1000ULL;
+		if (len < d->slice_ns)
+			d->slice_ns = len;
+	}
+}
+
+static void mdgpud_sched_pick_reserved(struct mdgpud_sched *s,
+				       uint64_t now_ns,
+				       struct mdgpud_sched_decision *d)
+{
+	struct mdgpud_sched_entity *e;
+	bool any = false;
+
+	for (e = s->head; e; e = e->next)
+		any |= e->runnable;
+	if (!any)
+		return;		/* nothing to protect or run: idle, no charge */
+
+	e = mdgpud_sched_select(s, mdgpud_sched_always);
+	if (mdgpud_sched_can_run(e)) {
+		d->entity = e;
+		d->slice_ns = mdgpud_sched_cap_slice_ns(s, e);
+		d->idle_until_ns = 0;
+		return;
+	}
+	/* e's turn, and e cannot use it: hold the GPU idle for one slice. */
+	s->phantom = e;
+	s->phantom_start_ns = now_ns;
+	d->idle_until_ns = mdgpud_sched_sat_add(now_ns, s->cfg.timeslice_ns);
+}
+
+static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
+	[MDGPU_POLICY_BEST_EFFORT] = {
+		.name = "best-effort",
+		.vweight = mdgpud_sched_weight_own,
+		.competes = mdgpud_sched_can_run,
+		.enqueue = mdgpud_sched_enqueue_waker,
+		.pick = mdgpud_sched_pick_conserving,
+	},
+	[MDGPU_POLICY_EQUAL_SHARE] = {
+		.name = "equal-share",
+		.vweight = mdgpud_sched_weight_equal,
+		.competes = mdgpud_sched_can_run,
+		.enqueue = mdgpud_sched_enqueue_waker,
+		.pick = mdgpud_sched_pick_conserving,
+	},
+	[MDGPU_POLICY_FIXED_SHARE] = {
+		.name = "fixed-share",
+		.vweight = mdgpud_sched_weight_own,
+		.competes = mdgpud_sched_always,
+		.enqueue = mdgpud_sched_enqueue_keep,
+		.pick = mdgpud_sched_pick_reserved,
+	},
+};
+
+const struct mdgpud_sched_policy_ops *mdgpud_sched_policy_ops(uint32_t policy)
+{
+	if (policy >= sizeof(mdgpud_sched_policies) /
+		      sizeof(mdgpud_sched_policies[0]))
+		return NULL;
+	return &mdgpud_sched_policies[policy];
+}

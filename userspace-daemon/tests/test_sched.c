@@ -1,0 +1,946 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Unit tests of the scheduler policy (lib/sched*.c) against a simulated
+ * GPU: a simulated clock, tenants with queues of kernels of given
+ * durations, and the dispatcher loop of the daemon reduced to its
+ * essentials (pick, run whole kernels until the slice is used, the last
+ * one possibly overrunning, charge, advance the clock).  Every test prints
+ * the numbers it asserts on; Documentation/scheduler.md quotes them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/sched.h"
+
+#define MS		1000000ULL
+#define US		1000ULL
+#define SEC		1000000000ULL
+#define SLICE_NS	(MDGPU_TIMESLICE_US_DEFAULT * US)
+#define WINDOW_NS	MDGPUD_SCHED_CAP_WINDOW_NS_DEFAULT
+/* Measured on the H100: switching tenants costs ~130 us (DESIGN.md). */
+#define SWITCH_NS	(130 * US)
+
+#define SIM_MAX_TENANTS	4
+#define SIM_MAX_ON	4
+#define SIM_BIN_NS	MS		/* usage histogram resolution */
+#define SIM_MAX_NS	(20 * SEC)
+#define SIM_BINS	(SIM_MAX_NS / SIM_BIN_NS)
+#define SIM_QUEUE	1024
+#define SIM_LAT_MAX	4096
+
+/*
+ * A tenant.  Saturating tenants always have a kernel queued while inside
+ * one of their `on` intervals; periodic tenants (period_ns != 0) submit
+ * one kernel per period on average, at pseudo-random times, and record how
+ * long each waited from submission to the start of its execution.
+ */
+struct sim_tenant {
+	struct mdgpud_sched_entity e;
+	const char *name;
+	uint64_t kernel_ns;
+	uint64_t on_from_ns[SIM_MAX_ON];
+	uint64_t on_until_ns[SIM_MAX_ON];
+	unsigned int nr_on;
+	uint64_t period_ns;
+	uint64_t next_arrival_ns;
+	uint64_t queue[SIM_QUEUE];	/* arrival times, FIFO */
+	unsigned int q_head, q_tail;
+	/* Statistics. */
+	uint64_t *bins;			/* GPU ns per SIM_BIN_NS of wall */
+	uint64_t lat_ns[SIM_LAT_MAX];
+	unsigned int nr_lat;
+	uint64_t max_streak_ns;		/* longest back-to-back run */
+	uint64_t ready_since_ns;	/* waiting since, if runnable */
+	uint64_t max_wait_ns;		/* longest wait while runnable */
+};
+
+struct sim {
+	struct mdgpud_sched *s;
+	struct sim_tenant *t[SIM_MAX_TENANTS];
+	unsigned int n;
+	uint64_t now_ns;
+	uint64_t switch_ns;
+	uint64_t stats_from_ns;		/* streaks and waits count after */
+	struct sim_tenant *last;
+	uint64_t streak_start_ns;
+	uint32_t rng;
+};
+
+static uint32_t sim_rand(struct sim *sim)
+{
+	/* Numerical Recipes LCG: deterministic runs. */
+	sim->rng = sim->rng * 1664525u + 1013904223u;
+	return sim->rng >> 8;
+}
+
+static void sim_init(struct sim *sim, uint32_t policy)
+{
+	struct mdgpud_sched_cfg cfg;
+
+	memset(sim, 0, sizeof(*sim));
+	mdgpud_sched_cfg_default(&cfg);
+	cfg.policy = policy;
+	assert_int_equal(mdgpud_sched_create(&cfg, &sim->s), 0);
+	sim->switch_ns = SWITCH_NS;
+	sim->rng = 12345;
+}
+
+static struct sim_tenant *sim_add(struct sim *sim, const char *name,
+				  uint32_t weight, uint32_t cap_pct,
+				  uint32_t priority, uint64_t kernel_ns)
+{
+	struct sim_tenant *t = calloc(1, sizeof(*t));
+
+	assert_non_null(t);
+	assert_true(sim->n < SIM_MAX_TENANTS);
+	t->bins = calloc(SIM_BINS, sizeof(*t->bins));
+	assert_non_null(t->bins);
+	t->name = name;
+	t->kernel_ns = kernel_ns;
+	t->e.id = sim->n + 1;
+	t->e.weight = weight;
+	t->e.cap_pct = cap_pct;
+	t->e.priority = priority;
+	assert_int_equal(mdgpud_sched_add(sim->s, &t->e, sim->now_ns), 0);
+	sim->t[sim->n++] = t;
+	return t;
+}
+
+/* Saturating from from_ns until until_ns (UINT64_MAX: forever). */
+static void sim_on(struct sim_tenant *t, uint64_t from_ns, uint64_t until_ns)
+{
+	assert_true(t->nr_on < SIM_MAX_ON);
+	t->on_from_ns[t->nr_on] = from_ns;
+	t->on_until_ns[t->nr_on] = until_ns;
+	t->nr_on++;
+}
+
+static void sim_periodic(struct sim *sim, struct sim_tenant *t,
+			 uint64_t period_ns)
+{
+	t->period_ns = period_ns;
+	t->next_arrival_ns = sim->now_ns + sim_rand(sim) % period_ns;
+}
+
+static void sim_free(struct sim *sim)
+{
+	for (unsigned int i = 0; i < sim->n; i++)
+		mdgpud_sched_remove(sim->s, &sim->t[i]->e);
+	mdgpud_sched_destroy(sim->s);
+	for (unsigned int i = 0; i < sim->n; i++) {
+		free(sim->t[i]->bins);
+		free(sim->t[i]);
+	}
+}
+
+static struct sim_tenant *sim_of(struct mdgpud_sched_entity *e)
+{
+	return (struct sim_tenant *)((char *)e -
+				     offsetof(struct sim_tenant, e));
+}
+
+/* Deliver the periodic tenant's submissions up to now. */
+static void sim_arrivals(struct sim *sim, struct sim_tenant *t,
+			 uint64_t now_ns)
+{
+	if (!t->period_ns)
+		return;
+	while (t->next_arrival_ns <= now_ns) {
+		assert_true(t->q_tail - t->q_head < SIM_QUEUE);
+		t->queue[t->q_tail++ % SIM_QUEUE] = t->next_arrival_ns;
+		t->next_arrival_ns += t->period_ns / 2 +
+				      sim_rand(sim) % t->period_ns;
+	}
+}
+
+static bool sim_has_work(const struct sim_tenant *t, uint64_t now_ns)
+{
+	if (t->period_ns)
+		return t->q_head != t->q_tail;
+	for (unsigned int i = 0; i < t->nr_on; i++)
+		if (now_ns >= t->on_from_ns[i] && now_ns < t->on_until_ns[i])
+			return true;
+	return false;
+}
+
+/* The next time after now at which t's work may appear or vanish. */
+static uint64_t sim_next_event(const struct sim_tenant *t, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+
+	if (t->period_ns)
+		return t->next_arrival_ns;
+	for (unsigned int i = 0; i < t->nr_on; i++) {
+		if (t->on_from_ns[i] > now_ns && t->on_from_ns[i] < next)
+			next = t->on_from_ns[i];
+		if (t->on_until_ns[i] > now_ns && t->on_until_ns[i] < next)
+			next = t->on_until_ns[i];
+	}
+	return next;
+}
+
+static void sim_sync(struct sim *sim)
+{
+	for (unsigned int i = 0; i < sim->n; i++) {
+		struct sim_tenant *t = sim->t[i];
+		bool work;
+
+		sim_arrivals(sim, t, sim->now_ns);
+		work = sim_has_work(t, sim->now_ns);
+		if (work != t->e.runnable) {
+			mdgpud_sched_set_runnable(sim->s, &t->e, work,
+						  sim->now_ns);
+			t->ready_since_ns = sim->now_ns;
+		}
+	}
+}
+
+static void sim_account(struct sim_tenant *t, uint64_t start_ns, uint64_t ns)
+{
+	uint64_t end = start_ns + ns;
+
+	for (uint64_t at = start_ns; at < end;) {
+		uint64_t bin = at / SIM_BIN_NS;
+		uint64_t bin_end = (bin + 1) * SIM_BIN_NS;
+		uint64_t part = (end < bin_end ? end : bin_end) - at;
+
+		assert_true(bin < SIM_BINS);
+		t->bins[bin] += part;
+		at += part;
+	}
+}
+
+/* Run one slice of t, starting at sim->now_ns. */
+static void sim_run_slice(struct sim *sim, struct sim_tenant *t,
+			  uint64_t slice_ns)
+{
+	uint64_t start = sim->now_ns;
+	uint64_t used = 0;
+
+	if (start >= sim->stats_from_ns) {
+		uint64_t wait = start - t->ready_since_ns;
+
+		if (t->ready_since_ns >= sim->stats_from_ns &&
+		    wait > t->max_wait_ns)
+			t->max_wait_ns = wait;
+	}
+	/* Whole kernels until the slice is used: the last may overrun. */
+	while (used < slice_ns) {
+		sim_arrivals(sim, t, start + used);
+		if (!sim_has_work(t, start + used))
+			break;
+		if (t->period_ns) {
+			uint64_t wait = start + used -
+					t->queue[t->q_head++ % SIM_QUEUE];
+
+			if (start >= sim->stats_from_ns &&
+			    t->nr_lat < SIM_LAT_MAX)
+				t->lat_ns[t->nr_lat++] = wait;
+		}
+		used += t->kernel_ns;
+	}
+	assert_true(used > 0);	/* the scheduler picked a tenant with work */
+	sim_account(t, start, used);
+	mdgpud_sched_charge(sim->s, &t->e, start, used);
+	sim->now_ns = start + used;
+	t->ready_since_ns = sim->now_ns;
+
+	if (sim->last != t)
+		sim->streak_start_ns = start;
+	if (start >= sim->stats_from_ns &&
+	    sim->now_ns - sim->streak_start_ns > t->max_streak_ns)
+		t->max_streak_ns = sim->now_ns - sim->streak_start_ns;
+	sim->last = t;
+}
+
+static void sim_run(struct sim *sim, uint64_t until_ns)
+{
+	struct mdgpud_sched_decision d;
+
+	assert_true(until_ns <= SIM_MAX_NS);
+	while (sim->now_ns < until_ns) {
+		sim_sync(sim);
+		mdgpud_sched_pick(sim->s, sim->now_ns, &d);
+		if (!d.entity) {
+			uint64_t next = d.idle_until_ns;
+
+			for (unsigned int i = 0; i < sim->n; i++) {
+				uint64_t ev = sim_next_event(sim->t[i],
+							     sim->now_ns);
+				if (ev < next)
+					next = ev;
+			}
+			if (next > until_ns)
+				next = until_ns;
+			if (next <= sim->now_ns)
+				next = sim->now_ns + 1;
+			sim->now_ns = next;
+			sim->last = NULL;
+			continue;
+		}
+		assert_true(d.slice_ns > 0);
+		if (sim->last != sim_of(d.entity)) {
+			sim->now_ns += sim->switch_ns;
+			sim->last = NULL;
+		}
+		sim_run_slice(sim, sim_of(d.entity), d.slice_ns);
+	}
+	sim_sync(sim);
+}
+
+/* GPU ns t used in wall interval [from, until) (bin resolution). */
+static uint64_t sim_used(const struct sim_tenant *t, uint64_t from_ns,
+			 uint64_t until_ns)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t b = from_ns / SIM_BIN_NS; b < until_ns / SIM_BIN_NS; b++)
+		sum += t->bins[b];
+	return sum;
+}
+
+/* t's share of all GPU time used in [from, until), in percent. */
+static double sim_share_pct(const struct sim *sim, const struct sim_tenant *t,
+			    uint64_t from_ns, uint64_t until_ns)
+{
+	uint64_t all = 0;
+
+	for (unsigned int i = 0; i < sim->n; i++)
+		all += sim_used(sim->t[i], from_ns, until_ns);
+	return all ? 100.0 * (double)sim_used(t, from_ns, until_ns) /
+		     (double)all : 0.0;
+}
+
+/* t's GPU time as a percentage of wall time in [from, until). */
+static double sim_wall_pct(const struct sim_tenant *t, uint64_t from_ns,
+			   uint64_t until_ns)
+{
+	return 100.0 * (double)sim_used(t, from_ns, until_ns) /
+	       (double)(until_ns - from_ns);
+}
+
+/* Largest use of t in any window_ns long window inside [from, until). */
+static uint64_t sim_max_window(const struct sim_tenant *t, uint64_t from_ns,
+			       uint64_t until_ns, uint64_t window_ns)
+{
+	uint64_t best = 0;
+
+	for (uint64_t a = from_ns; a + window_ns <= until_ns; a += SIM_BIN_NS) {
+		uint64_t u = sim_used(t, a, a + window_ns);
+
+		if (u > best)
+			best = u;
+	}
+	return best;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t percentile(uint64_t *v, unsigned int n, unsigned int pct)
+{
+	unsigned int i;
+
+	assert_true(n > 0);
+	qsort(v, n, sizeof(*v), cmp_u64);
+	i = (unsigned int)(((uint64_t)n * pct + 99) / 100);
+	return v[i ? i - 1 : 0];
+}
+
+static void assert_near(double got, double want, double tol,
+			const char *what)
+{
+	printf("    %-34s %7.3f%% (want %7.3f%% +-%.1f)\n", what, got, want,
+	       tol);
+	assert_true(got >= want - tol && got <= want + tol);
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Weights 1:2:4 converge to 1/7, 2/7, 4/7 within +-2% over 10 s. */
+static void test_weights_converge(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *t[3];
+	const uint32_t w[3] = { 1, 2, 4 };
+	/* Kernel sizes differ on purpose: shares follow time, not count. */
+	const uint64_t k[3] = { 1 * MS, 3 * MS, 700 * US };
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_BEST_EFFORT);
+	for (int i = 0; i < 3; i++) {
+		t[i] = sim_add(&sim, "w", w[i], 100, MDGPU_PRIORITY_DEFAULT,
+			       k[i]);
+		sim_on(t[i], 0, UINT64_MAX);
+	}
+	sim_run(&sim, 10 * SEC);
+	for (int i = 0; i < 3; i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "weight %u share", w[i]);
+		assert_near(sim_share_pct(&sim, t[i], 0, 10 * SEC),
+			    100.0 * w[i] / 7, 2.0, what);
+	}
+	sim_free(&sim);
+}
+
+/* Equal-share ignores weights: 1:2:4 gets 1/3 each. */
+static void test_equal_share(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *t[3];
+	const uint32_t w[3] = { 1, 2, 4 };
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_EQUAL_SHARE);
+	for (int i = 0; i < 3; i++) {
+		t[i] = sim_add(&sim, "w", w[i], 100, MDGPU_PRIORITY_DEFAULT,
+			       2 * MS);
+		sim_on(t[i], 0, UINT64_MAX);
+	}
+	sim_run(&sim, 10 * SEC);
+	for (int i = 0; i < 3; i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "weight %u share", w[i]);
+		assert_near(sim_share_pct(&sim, t[i], 0, 10 * SEC),
+			    100.0 / 3, 2.0, what);
+	}
+	sim_free(&sim);
+}
+
+/*
+ * A cap holds (<= cap + 1% of wall time, and over every 100 ms window at
+ * most cap + one kernel) while best-effort gives the rest to the others.
+ */
+static void test_cap_best_effort(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *a, *b, *c;
+	uint64_t worst;
+	double busy;
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_BEST_EFFORT);
+	a = sim_add(&sim, "capped", 4, 20, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	b = sim_add(&sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	c = sim_add(&sim, "c", 1, 100, MDGPU_PRIORITY_DEFAULT, 2 * MS);
+	sim_on(a, 0, UINT64_MAX);
+	sim_on(b, 0, UINT64_MAX);
+	sim_on(c, 0, UINT64_MAX);
+	sim_run(&sim, 10 * SEC);
+
+	assert_true(sim_wall_pct(a, 0, 10 * SEC) <= 21.0);
+	assert_near(sim_wall_pct(a, 0, 10 * SEC), 20.0, 1.0,
+		    "capped (cap 20%, weight 4) wall");
+	worst = sim_max_window(a, 0, 10 * SEC, WINDOW_NS);
+	printf("    worst 100 ms window of capped      %7.3f ms\n",
+	       (double)worst / MS);
+	assert_true(worst <= WINDOW_NS * 20 / 100 + 1 * MS);
+	busy = sim_wall_pct(a, 0, 10 * SEC) + sim_wall_pct(b, 0, 10 * SEC) +
+	       sim_wall_pct(c, 0, 10 * SEC);
+	/* Work-conserving: only the switch cost is lost. */
+	printf("    GPU busy                           %7.3f%%\n", busy);
+	assert_true(busy >= 97.0);
+	assert_near(sim_share_pct(&sim, b, 0, 10 * SEC),
+		    sim_share_pct(&sim, c, 0, 10 * SEC), 2.0,
+		    "b share (== c share)");
+	sim_free(&sim);
+}
+
+/* A capped tenant whose kernels overrun every slice still stays capped. */
+static void test_cap_overrun(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *a, *b;
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_BEST_EFFORT);
+	a = sim_add(&sim, "capped", 1, 20, MDGPU_PRIORITY_DEFAULT, 30 * MS);
+	b = sim_add(&sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	sim_on(a, 0, UINT64_MAX);
+	sim_on(b, 0, UINT64_MAX);
+	sim_run(&sim, 10 * SEC);
+	assert_true(sim_wall_pct(a, 0, 10 * SEC) <= 21.0);
+	assert_near(sim_wall_pct(a, 0, 10 * SEC), 20.0, 1.0,
+		    "capped, 30 ms kernels, wall");
+	sim_free(&sim);
+}
+
+/*
+ * Fixed-share: C (weight 2 of 4) idles for 5 s; its half of the GPU stays
+ * idle and A and B (1/4 each) do not exceed their reservations.  Once C
+ * has work it gets its half.
+ */
+static void test_fixed_share(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *a, *b, *c;
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_FIXED_SHARE);
+	a = sim_add(&sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	b = sim_add(&sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 3 * MS);
+	c = sim_add(&sim, "c", 2, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	sim_on(a, 0, UINT64_MAX);
+	sim_on(b, 0, UINT64_MAX);
+	sim_on(c, 5 * SEC, UINT64_MAX);
+	sim_run(&sim, 10 * SEC);
+
+	assert_true(sim_wall_pct(a, 0, 5 * SEC) <= 25.0 + 1.0);
+	assert_true(sim_wall_pct(b, 0, 5 * SEC) <= 25.0 + 1.0);
+	assert_near(sim_wall_pct(a, 0, 5 * SEC), 25.0, 1.0,
+		    "a wall, c idle (reserved 25%)");
+	assert_near(sim_wall_pct(b, 0, 5 * SEC), 25.0, 1.0,
+		    "b wall, c idle (reserved 25%)");
+	assert_near(sim_share_pct(&sim, c, 5 * SEC + 100 * MS, 10 * SEC),
+		    50.0, 2.0, "c share once busy");
+	assert_near(sim_share_pct(&sim, a, 5 * SEC + 100 * MS, 10 * SEC),
+		    25.0, 2.0, "a share once c busy");
+	sim_free(&sim);
+}
+
+/* 30 ms kernels against 1 ms kernels at equal weight: 50/50 +-3%. */
+static void test_overrun_payback(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *a, *b;
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_BEST_EFFORT);
+	a = sim_add(&sim, "30ms", 1, 100, MDGPU_PRIORITY_DEFAULT, 30 * MS);
+	b = sim_add(&sim, "1ms", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	sim_on(a, 0, UINT64_MAX);
+	sim_on(b, 0, UINT64_MAX);
+	sim_run(&sim, 10 * SEC);
+	assert_near(sim_share_pct(&sim, a, 0, 10 * SEC), 50.0, 3.0,
+		    "30 ms kernels share");
+	assert_near(sim_share_pct(&sim, b, 0, 10 * SEC), 50.0, 3.0,
+		    "1 ms kernels share");
+	sim_free(&sim);
+}
+
+/*
+ * A sleeper banks no credit: B runs 1 s, sleeps 4 s while A runs alone,
+ * wakes at 5 s.  B then runs at most about one slice beyond its fair
+ * share, and A is never kept waiting longer than a slice and a kernel.
+ */
+static void test_sleeper(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *a, *b;
+	uint64_t b_first, b_second;
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_BEST_EFFORT);
+	a = sim_add(&sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	b = sim_add(&sim, "sleeper", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	sim_on(a, 0, UINT64_MAX);
+	sim_on(b, 0, 1 * SEC);
+	sim_on(b, 5 * SEC, UINT64_MAX);
+	sim.stats_from_ns = 5 * SEC;
+	sim_run(&sim, 10 * SEC);
+
+	b_first = sim_used(b, 5 * SEC, 5 * SEC + 100 * MS);
+	b_second = sim_used(b, 5 * SEC, 6 * SEC);
+	printf("    sleeper: first 100 ms after wake %7.3f ms, first 1 s %7.3f ms\n",
+	       (double)b_first / MS, (double)b_second / MS);
+	printf("    sleeper longest run %7.3f ms, a longest wait %7.3f ms\n",
+	       (double)b->max_streak_ns / MS, (double)a->max_wait_ns / MS);
+	/* Fair share of the first 100 ms is 50 ms: at most a slice more. */
+	assert_true(b_first <= 50 * MS + SLICE_NS + 1 * MS);
+	assert_true(b_second <= 500 * MS + SLICE_NS + 1 * MS);
+	assert_true(b->max_streak_ns <= 2 * SLICE_NS + 1 * MS);
+	assert_true(a->max_wait_ns <= 2 * SLICE_NS + 1 * MS + SWITCH_NS);
+	assert_near(sim_share_pct(&sim, b, 5 * SEC, 10 * SEC), 50.0, 2.0,
+		    "sleeper share after wake");
+	sim_free(&sim);
+}
+
+/*
+ * A latency-sensitive tenant (100 small kernels per second) next to a
+ * saturating one: p99 of its wait <= one slice + the longest competing
+ * kernel.
+ */
+static void test_latency(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *l, *h;
+	uint64_t p50, p99, max;
+	const uint64_t longest = 2 * MS;
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_BEST_EFFORT);
+	l = sim_add(&sim, "latency", 1, 100, MDGPU_PRIORITY_DEFAULT, 100 * US);
+	h = sim_add(&sim, "hog", 1, 100, MDGPU_PRIORITY_DEFAULT, longest);
+	sim_periodic(&sim, l, 10 * MS);
+	sim_on(h, 0, UINT64_MAX);
+	sim_run(&sim, 10 * SEC);
+	max = 0;
+	for (unsigned int i = 0; i < l->nr_lat; i++)
+		if (l->lat_ns[i] > max)
+			max = l->lat_ns[i];
+	p50 = percentile(l->lat_ns, l->nr_lat, 50);
+	p99 = percentile(l->lat_ns, l->nr_lat, 99);
+	printf("    latency tenant: %u kernels, wait p50 %.3f ms p99 %.3f ms max %.3f ms (bound %.3f ms)\n",
+	       l->nr_lat, (double)p50 / MS, (double)p99 / MS,
+	       (double)max / MS, (double)(SLICE_NS + longest) / MS);
+	printf("    hog share %.3f%%\n", sim_share_pct(&sim, h, 0, 10 * SEC));
+	assert_true(l->nr_lat >= 900);
+	assert_true(p99 <= SLICE_NS + longest);
+	sim_free(&sim);
+}
+
+/* Bad values return -EINVAL and change nothing. */
+static void test_bad_values(void **state)
+{
+	struct mdgpud_sched_cfg cfg, bad;
+	struct mdgpud_sched *s = NULL, *s2 = (struct mdgpud_sched *)&cfg;
+	struct mdgpud_sched_entity a = { .id = 1, .weight = 3, .cap_pct = 100,
+					 .priority = 4 };
+	struct mdgpud_sched_entity x = { .id = 2, .weight = 1, .cap_pct = 100,
+					 .priority = 4 };
+	struct mdgpud_sched_entity dup = a;
+	struct mdgpud_sched_decision d;
+	const struct { uint32_t w, c, p; } params[] = {
+		{ 0, 100, 4 }, { 101, 100, 4 }, { 1, 0, 4 }, { 1, 101, 4 },
+		{ 1, 100, 8 }, { UINT32_MAX, 100, 4 },
+	};
+	uint64_t vt;
+
+	(void)state;
+	mdgpud_sched_cfg_default(&cfg);
+	assert_int_equal(cfg.timeslice_ns, 10 * MS);
+
+	/* create */
+	bad = cfg;
+	bad.policy = 3;
+	assert_int_equal(mdgpud_sched_create(&bad, &s2), -EINVAL);
+	bad = cfg;
+	bad.timeslice_ns = MDGPU_TIMESLICE_US_MIN * US - 1;
+	assert_int_equal(mdgpud_sched_create(&bad, &s2), -EINVAL);
+	bad = cfg;
+	bad.timeslice_ns = MDGPU_TIMESLICE_US_MAX * US + 1;
+	assert_int_equal(mdgpud_sched_create(&bad, &s2), -EINVAL);
+	bad = cfg;
+	bad.cap_window_ns = 0;
+	assert_int_equal(mdgpud_sched_create(&bad, &s2), -EINVAL);
+	assert_int_equal(mdgpud_sched_create(NULL, &s2), -EINVAL);
+	assert_int_equal(mdgpud_sched_create(&cfg, NULL), -EINVAL);
+	assert_ptr_equal(s2, (struct mdgpud_sched *)&cfg);	/* untouched */
+	bad = cfg;
+	bad.timeslice_ns = MDGPU_TIMESLICE_US_MIN * US;
+	assert_int_equal(mdgpud_sched_create(&bad, &s), 0);	/* edges ok */
+	mdgpud_sched_destroy(s);
+	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
+
+	/* add */
+	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		x.weight = params[i].w;
+		x.cap_pct = params[i].c;
+		x.priority = params[i].p;
+		assert_int_equal(mdgpud_sched_add(s, &x, 0), -EINVAL);
+		assert_null(x.priv);
+	}
+	assert_int_equal(mdgpud_sched_add(s, &a, 0), 0);
+	assert_int_equal(mdgpud_sched_add(s, &a, 0), -EEXIST);
+	assert_int_equal(mdgpud_sched_add(s, &dup, 0), -EEXIST); /* same id */
+	/* x was never added: the scheduler ignores it. */
+	mdgpud_sched_set_runnable(s, &x, true, 0);
+	mdgpud_sched_pick(s, 0, &d);
+	assert_null(d.entity);
+	assert_int_equal(d.idle_until_ns, UINT64_MAX);
+
+	/* set_params */
+	mdgpud_sched_set_runnable(s, &a, true, 0);
+	mdgpud_sched_pick(s, 0, &d);
+	assert_ptr_equal(d.entity, &a);
+	mdgpud_sched_charge(s, &a, 0, 7 * MS);
+	vt = a.vtime;
+	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		assert_int_equal(mdgpud_sched_set_params(s, &a, params[i].w,
+							 params[i].c,
+							 params[i].p),
+				 -EINVAL);
+		assert_int_equal(a.weight, 3);
+		assert_int_equal(a.cap_pct, 100);
+		assert_int_equal(a.priority, 4);
+		assert_int_equal(a.vtime, vt);
+	}
+	x.weight = 1;
+	x.cap_pct = 100;
+	x.priority = 4;
+	assert_int_equal(mdgpud_sched_set_params(s, &x, 2, 100, 4), -ENOENT);
+
+	/* configure: bad values leave policy and timeslice as they were */
+	bad = cfg;
+	bad.policy = MDGPU_POLICY_FIXED_SHARE;
+	bad.timeslice_ns = 1;
+	assert_int_equal(mdgpud_sched_configure(s, &bad), -EINVAL);
+	bad = cfg;
+	bad.policy = 7;
+	bad.timeslice_ns = 2 * MS;
+	assert_int_equal(mdgpud_sched_configure(s, &bad), -EINVAL);
+	bad = cfg;
+	bad.cap_window_ns = MDGPUD_SCHED_CAP_WINDOW_NS_MAX + 1;
+	bad.timeslice_ns = 2 * MS;
+	assert_int_equal(mdgpud_sched_configure(s, &bad), -EINVAL);
+	assert_int_equal(mdgpud_sched_configure(s, NULL), -EINVAL);
+	mdgpud_sched_pick(s, 7 * MS, &d);
+	assert_ptr_equal(d.entity, &a);
+	assert_int_equal(d.slice_ns, 10 * MS);
+	/*
+	 * Still best-effort, not fixed-share: a second, idle entity gets no
+	 * idle time reserved (fixed-share would hold the GPU for it).
+	 */
+	x.weight = 100;
+	assert_int_equal(mdgpud_sched_add(s, &x, 7 * MS), 0);
+	for (int i = 0; i < 5; i++) {
+		mdgpud_sched_pick(s, 7 * MS, &d);
+		assert_ptr_equal(d.entity, &a);
+		mdgpud_sched_charge(s, &a, 7 * MS, 10 * MS);
+	}
+
+	mdgpud_sched_remove(s, &x);
+	assert_null(x.priv);
+	mdgpud_sched_remove(s, &x);	/* twice: harmless */
+	mdgpud_sched_destroy(s);	/* frees a's state: ASAN checks */
+	assert_null(a.priv);
+}
+
+/* A weight changed live changes the shares within one second. */
+static void test_weight_live(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *a, *b;
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_BEST_EFFORT);
+	a = sim_add(&sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	b = sim_add(&sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	sim_on(a, 0, UINT64_MAX);
+	sim_on(b, 0, UINT64_MAX);
+	sim_run(&sim, 5 * SEC);
+	assert_near(sim_share_pct(&sim, a, 0, 5 * SEC), 50.0, 2.0,
+		    "a share, weight 1:1");
+	assert_int_equal(mdgpud_sched_set_params(sim.s, &a->e, 3, 100,
+						 MDGPU_PRIORITY_DEFAULT), 0);
+	sim_run(&sim, 10 * SEC);
+	assert_near(sim_share_pct(&sim, a, 5 * SEC, 6 * SEC), 75.0, 2.0,
+		    "a share in the 1st s after 3:1");
+	assert_near(sim_share_pct(&sim, a, 6 * SEC, 10 * SEC), 75.0, 2.0,
+		    "a share, 6..10 s");
+	sim_free(&sim);
+}
+
+/* The policy switched live: best-effort -> equal -> fixed -> best-effort. */
+static void test_policy_live(void **state)
+{
+	struct sim sim;
+	struct sim_tenant *a, *b, *c;
+	struct mdgpud_sched_cfg cfg;
+
+	(void)state;
+	sim_init(&sim, MDGPU_POLICY_BEST_EFFORT);
+	mdgpud_sched_cfg_default(&cfg);
+	a = sim_add(&sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	b = sim_add(&sim, "b", 3, 100, MDGPU_PRIORITY_DEFAULT, 2 * MS);
+	c = sim_add(&sim, "c", 4, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	sim_on(a, 0, UINT64_MAX);
+	sim_on(b, 0, UINT64_MAX);
+	/* c idles throughout */
+	sim_run(&sim, 3 * SEC);
+	assert_near(sim_share_pct(&sim, a, 0, 3 * SEC), 25.0, 2.0,
+		    "best-effort 1:3, a");
+
+	cfg.policy = MDGPU_POLICY_EQUAL_SHARE;
+	assert_int_equal(mdgpud_sched_configure(sim.s, &cfg), 0);
+	sim_run(&sim, 6 * SEC);
+	assert_near(sim_share_pct(&sim, a, 3 * SEC, 4 * SEC), 50.0, 2.0,
+		    "equal-share, a, 1st s");
+	assert_near(sim_share_pct(&sim, a, 3 * SEC, 6 * SEC), 50.0, 2.0,
+		    "equal-share, a");
+
+	cfg.policy = MDGPU_POLICY_FIXED_SHARE;
+	cfg.timeslice_ns = 5 * MS;
+	assert_int_equal(mdgpud_sched_configure(sim.s, &cfg), 0);
+	sim_run(&sim, 9 * SEC);
+	/* a 1/8, b 3/8 of the wall; c's half left idle */
+	assert_near(sim_wall_pct(a, 6 * SEC, 9 * SEC), 12.5, 1.0,
+		    "fixed-share, a wall");
+	assert_near(sim_wall_pct(b, 6 * SEC, 9 * SEC), 37.5, 1.0,
+		    "fixed-share, b wall");
+	assert_int_equal(sim_used(c, 0, 9 * SEC), 0);
+
+	cfg.policy = MDGPU_POLICY_BEST_EFFORT;
+	assert_int_equal(mdgpud_sched_configure(sim.s, &cfg), 0);
+	sim_run(&sim, 12 * SEC);
+	assert_near(sim_share_pct(&sim, a, 9 * SEC, 12 * SEC), 25.0, 2.0,
+		    "best-effort again, a");
+	assert_true(sim_wall_pct(a, 9 * SEC, 12 * SEC) +
+		    sim_wall_pct(b, 9 * SEC, 12 * SEC) >= 97.0);
+	sim_free(&sim);
+}
+
+/* Priority breaks ties (who goes first) but does not buy share. */
+static void test_priority(void **state)
+{
+	struct mdgpud_sched_cfg cfg;
+	struct mdgpud_sched *s;
+	struct mdgpud_sched_entity lo = { .id = 1, .weight = 1, .cap_pct = 100,
+					  .priority = 0 };
+	struct mdgpud_sched_entity hi = { .id = 2, .weight = 1, .cap_pct = 100,
+					  .priority = 7 };
+	struct mdgpud_sched_decision d;
+	uint64_t hi_ns = 0, lo_ns = 0, now = 0;
+
+	(void)state;
+	mdgpud_sched_cfg_default(&cfg);
+	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
+	assert_int_equal(mdgpud_sched_add(s, &lo, 0), 0);
+	assert_int_equal(mdgpud_sched_add(s, &hi, 0), 0);
+	mdgpud_sched_set_runnable(s, &lo, true, 0);
+	mdgpud_sched_set_runnable(s, &hi, true, 0);
+	/* Equal vtimes: the higher priority goes first, though added last. */
+	mdgpud_sched_pick(s, 0, &d);
+	assert_ptr_equal(d.entity, &hi);
+	for (int i = 0; i < 1000; i++) {
+		uint64_t ns = 3 * MS + (uint64_t)(i % 7) * MS;
+
+		mdgpud_sched_pick(s, now, &d);
+		assert_non_null(d.entity);
+		mdgpud_sched_charge(s, d.entity, now, ns);
+		*(d.entity == &hi ? &hi_ns : &lo_ns) += ns;
+		now += ns;
+	}
+	printf("    priority 7 vs 0, equal weight: %.3f%% / %.3f%%\n",
+	       100.0 * (double)hi_ns / (double)now,
+	       100.0 * (double)lo_ns / (double)now);
+	assert_near(100.0 * (double)hi_ns / (double)now, 50.0, 2.0,
+		    "priority 7 share");
+	mdgpud_sched_destroy(s);
+}
+
+/*
+ * 64-bit arithmetic with hours of GPU time and extreme weights: weight 1
+ * charged 3 hours owes weight 100 three hundred hours.  vtime starts near
+ * the 2^64 wrap, so this also crosses it.
+ */
+static void test_overflow(void **state)
+{
+	struct mdgpud_sched_cfg cfg;
+	struct mdgpud_sched *s;
+	struct mdgpud_sched_entity light = { .id = 1, .weight = 1,
+					     .cap_pct = 100, .priority = 4 };
+	struct mdgpud_sched_entity heavy = { .id = 2, .weight = 100,
+					     .cap_pct = 100, .priority = 4 };
+	struct mdgpud_sched_decision d;
+	const uint64_t hour = 3600 * SEC;
+	uint64_t now = 0;
+
+	(void)state;
+	mdgpud_sched_cfg_default(&cfg);
+	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
+	assert_int_equal(mdgpud_sched_add(s, &light, 0), 0);
+	assert_int_equal(mdgpud_sched_add(s, &heavy, 0), 0);
+	mdgpud_sched_set_runnable(s, &light, true, 0);
+	mdgpud_sched_set_runnable(s, &heavy, true, 0);
+	mdgpud_sched_pick(s, now, &d);
+	assert_ptr_equal(d.entity, &light);
+	mdgpud_sched_charge(s, &light, now, 3 * hour);
+	now += 3 * hour;
+	mdgpud_sched_pick(s, now, &d);
+	assert_ptr_equal(d.entity, &heavy);
+	mdgpud_sched_charge(s, &heavy, now, 299 * hour);
+	now += 299 * hour;
+	mdgpud_sched_pick(s, now, &d);
+	assert_ptr_equal(d.entity, &heavy);	/* still owed an hour */
+	mdgpud_sched_charge(s, &heavy, now, hour + 11 * MS);
+	now += hour + 11 * MS;
+	mdgpud_sched_pick(s, now, &d);
+	assert_ptr_equal(d.entity, &light);
+	assert_int_equal(heavy.gpu_ns, 300 * hour + 11 * MS);
+
+	/* A charge of 2^64 - 1 ns saturates instead of wrapping. */
+	mdgpud_sched_charge(s, &light, now, UINT64_MAX);
+	assert_int_equal(light.gpu_ns, UINT64_MAX);
+	mdgpud_sched_pick(s, now, &d);
+	assert_ptr_equal(d.entity, &heavy);
+	mdgpud_sched_destroy(s);
+}
+
+/* Idle decisions: nothing runnable, and everything runnable capped. */
+static void test_idle_decisions(void **state)
+{
+	struct mdgpud_sched_cfg cfg;
+	struct mdgpud_sched *s;
+	struct mdgpud_sched_entity a = { .id = 1, .weight = 1, .cap_pct = 10,
+					 .priority = 4 };
+	struct mdgpud_sched_decision d;
+	uint64_t now = 0;
+
+	(void)state;
+	mdgpud_sched_cfg_default(&cfg);
+	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
+	mdgpud_sched_pick(s, now, &d);
+	assert_null(d.entity);
+	assert_int_equal(d.idle_until_ns, UINT64_MAX);
+	assert_int_equal(mdgpud_sched_add(s, &a, now), 0);
+	mdgpud_sched_set_runnable(s, &a, true, now);
+	/* cap 10% of 100 ms: one 10 ms slice, then idle until it slides. */
+	mdgpud_sched_pick(s, now, &d);
+	assert_ptr_equal(d.entity, &a);
+	assert_int_equal(d.slice_ns, 10 * MS);
+	mdgpud_sched_charge(s, &a, now, 10 * MS);
+	now += 10 * MS;
+	mdgpud_sched_pick(s, now, &d);
+	assert_null(d.entity);
+	printf("    capped alone: idle until %.3f ms\n",
+	       (double)d.idle_until_ns / MS);
+	assert_true(d.idle_until_ns > now);
+	assert_true(d.idle_until_ns <= 100 * MS + 10 * MS + WINDOW_NS / 16);
+	/* At that time it runs again. */
+	while (!d.entity) {
+		assert_true(d.idle_until_ns != UINT64_MAX);
+		now = d.idle_until_ns;
+		mdgpud_sched_pick(s, now, &d);
+	}
+	printf("    capped alone: runs again at %.3f ms\n", (double)now / MS);
+	assert_true(now >= 100 * MS);
+	mdgpud_sched_destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_idle_decisions),
+		cmocka_unit_test(test_priority),
+		cmocka_unit_test(test_weights_converge),
+		cmocka_unit_test(test_equal_share),
+		cmocka_unit_test(test_cap_best_effort),
+		cmocka_unit_test(test_cap_overrun),
+		cmocka_unit_test(test_fixed_share),
+		cmocka_unit_test(test_overrun_payback),
+		cmocka_unit_test(test_sleeper),
+		cmocka_unit_test(test_latency),
+		cmocka_unit_test(test_weight_live),
+		cmocka_unit_test(test_policy_live),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
