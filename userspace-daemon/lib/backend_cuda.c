@@ -496,7 +496,8 @@ static int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 		ctx->shm->msg[sizeof(ctx->shm->msg) - 1] = 0;
 		mdgpud_err("cuda: vgpu %u: worker failed to start: %s", vgpu_id,
 			   ctx->shm->msg[0] ? ctx->shm->msg : "no reason given");
-		kill(ctx->pid, SIGKILL);
+		if (ctx->pid > 0)
+			kill(ctx->pid, SIGKILL);
 		ret = -ENODEV;
 		goto err_reap;
 	}
@@ -527,7 +528,7 @@ static void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
 	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_SHUTDOWN, &err);
 	if (s && mdgpud_cuda_call(ctx, s))
 		mdgpud_warn("cuda: vgpu %u: shutdown failed", ctx->vgpu_id);
-	if (!s || ctx->dead)
+	if ((!s || ctx->dead) && ctx->pid > 0)
 		kill(ctx->pid, SIGKILL);
 	mdgpud_cuda_reap(ctx);
 	for (size_t i = 0; i < ctx->nr_regions; i++)

@@ -471,6 +471,13 @@ static void test_worker_crash(void **state)
 	pid = mdgpud_backend_cuda_worker_pid(b);
 	assert_true(pid > 0);
 	assert_int_equal(kill(pid, SIGKILL), 0);
+	{
+		siginfo_t si;
+
+		/* Dead before B's next request (not reaped: B's job). */
+		assert_int_equal(waitid(P_PID, (id_t)pid, &si,
+					WEXITED | WNOWAIT), 0);
+	}
 	assert_int_equal(ops->sync(b), -ENODEV);
 	assert_int_equal(ops->mem_alloc(b, 4096, &db, &res), -ENODEV);
 	assert_null(ops->host_alloc(b, 4096));

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Micro-benchmark: the cuda backend's ops (supervisor -> worker process
+ * over shared memory) next to native CUDA driver-API calls, in the same
+ * process run, on the same GPU:
+ *
+ *   1. launch + synchronize round trip of an empty kernel
+ *   2. back-to-back asynchronous launches of an empty kernel (per launch)
+ *   3. host->device and device->host bandwidth, 64 MiB, pinned
+ *
+ * Each figure is the median of REPS runs of ITERS operations (after a
+ * warm-up).  Ratios: latency backend/native (target <= 1.3), throughput
+ * and bandwidth native-time/backend-time (target >= 0.9).
+ *
+ * The backend's workers are forked before this process calls cuInit
+ * (never fork after cuInit); the native side uses the same dlopen'd table
+ * (lib/cuda_api.h).
+ *
+ * usage: bench_cuda_backend [worker-path]
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mdgpud/backend.h>
+#include <mdgpud/log.h>
+#include <uapi/mdgpu.h>
+
+#include "userspace-daemon/lib/cuda_api.h"
+
+#define REPS		7
+#define RT_ITERS	2000
+#define ASYNC_ITERS	5000
+#define BW_BYTES	(64ull << 20)
+#define BW_ITERS	10
+
+static const char empty_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .entry empty()\n{\n\tret;\n}\n";
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+#define CK(call)							\
+	do {								\
+		mdgpud_cu_result r_ = (call);				\
+		if (r_) {						\
+			fprintf(stderr, "%s:%d: %s failed: %u\n",	\
+				__FILE__, __LINE__, #call, r_);		\
+			exit(1);					\
+		}							\
+	} while (0)
+
+#define OK(call)							\
+	do {								\
+		int e_ = (call);					\
+		if (e_) {						\
+			fprintf(stderr, "%s:%d: %s failed: %s\n",	\
+				__FILE__, __LINE__, #call,		\
+				strerror(-e_));				\
+			exit(1);					\
+		}							\
+	} while (0)
+
+struct native {
+	struct mdgpud_cuda_api cu;
+	mdgpud_cu_context ctx;
+	mdgpud_cu_stream stream;
+	mdgpud_cu_function empty;
+	mdgpud_cu_deviceptr dbuf;
+	void *hbuf;
+};
+
+struct bk {
+	const struct mdgpud_backend_ops *ops;
+	struct mdgpud_bctx *ctx;
+	uint64_t empty;
+	uint64_t dbuf;
+	void *hbuf;
+};
+
+static double native_rt(struct native *n, int iters)
+{
+	double t0 = now_s();
+
+	for (int i = 0; i < iters; i++) {
+		CK(n->cu.launch_kernel(n->empty, 1, 1, 1, 1, 1, 1, 0, n->stream,
+				       NULL, NULL));
+		CK(n->cu.stream_synchronize(n->stream));
+	}
+	return (now_s() - t0) / iters;
+}
+
+static double backend_rt(struct bk *b, int iters)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	double t0 = now_s();
+
+	for (int i = 0; i < iters; i++) {
+		OK(b->ops->launch(b->ctx, b->empty, one, one, 0, NULL, 0));
+		OK(b->ops->sync(b->ctx));
+	}
+	return (now_s() - t0) / iters;
+}
+
+static double native_async(struct native *n, int iters)
+{
+	double t0 = now_s();
+
+	for (int i = 0; i < iters; i++)
+		CK(n->cu.launch_kernel(n->empty, 1, 1, 1, 1, 1, 1, 0, n->stream,
+				       NULL, NULL));
+	CK(n->cu.stream_synchronize(n->stream));
+	return (now_s() - t0) / iters;
+}
+
+static double backend_async(struct bk *b, int iters)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	double t0 = now_s();
+
+	for (int i = 0; i < iters; i++)
+		OK(b->ops->launch(b->ctx, b->empty, one, one, 0, NULL, 0));
+	OK(b->ops->sync(b->ctx));
+	return (now_s() - t0) / iters;
+}
+
+/* Seconds per 64 MiB copy; dir 0: h2d, 1: d2h. */
+static double native_bw(struct native *n, int dir, int iters)
+{
+	double t0 = now_s();
+
+	for (int i = 0; i < iters; i++) {
+		if (dir == 0)
+			CK(n->cu.memcpy_htod_async(n->dbuf, n->hbuf, BW_BYTES,
+						   n->stream));
+		else
+			CK(n->cu.memcpy_dtoh_async(n->hbuf, n->dbuf, BW_BYTES,
+						   n->stream));
+		CK(n->cu.stream_synchronize(n->stream));
+	}
+	return (now_s() - t0) / iters;
+}
+
+static double backend_bw(struct bk *b, int dir, int iters)
+{
+	double t0 = now_s();
+
+	for (int i = 0; i < iters; i++) {
+		if (dir == 0)
+			OK(b->ops->copy_h2d(b->ctx, b->dbuf, b->hbuf, BW_BYTES));
+		else
+			OK(b->ops->copy_d2h(b->ctx, b->hbuf, b->dbuf, BW_BYTES));
+	}
+	return (now_s() - t0) / iters;
+}
+
+int main(int argc, char **argv)
+{
+	struct mdgpud_backend_cfg cfg = { 0 };
+	struct mdgpud_gpu_info info;
+	struct mdgpud_backend *be;
+	struct native n = { 0 };
+	struct bk b = { .ops = &mdgpud_backend_cuda };
+	mdgpud_cu_device dev;
+	mdgpud_cu_module mod;
+	char why[256];
+	double v[REPS], nat, bak, res[4][2];
+	uint64_t reserved, module;
+	int ret;
+
+	mdgpud_log_set(MDGPUD_LOG_INFO, NULL, NULL);
+	cfg.worker_path = argc > 1 ? argv[1] : NULL;
+	/* 1. Backend first: its workers are forked before our cuInit. */
+	ret = b.ops->open(&cfg, &be, &info);
+	if (ret) {
+		printf("SKIPPED: cuda backend unavailable (%s)\n",
+		       strerror(-ret));
+		return 0;
+	}
+	OK(b.ops->ctx_create(be, 1, &b.ctx));
+	OK(b.ops->module_load(b.ctx, MDGPU_MODULE_PTX, empty_ptx,
+			      sizeof(empty_ptx), &module));
+	OK(b.ops->func_get(b.ctx, module, "empty", &b.empty));
+	OK(b.ops->mem_alloc(b.ctx, BW_BYTES, &b.dbuf, &reserved));
+	b.hbuf = b.ops->host_alloc(b.ctx, BW_BYTES);
+	if (!b.hbuf) {
+		fprintf(stderr, "host_alloc failed\n");
+		return 1;
+	}
+	memset(b.hbuf, 0x5a, BW_BYTES);
+
+	/* 2. Native, in this process. */
+	if (mdgpud_cuda_api_load(&n.cu, NULL, why, sizeof(why))) {
+		fprintf(stderr, "%s\n", why);
+		return 1;
+	}
+	CK(n.cu.init(0));
+	CK(n.cu.device_get(&dev, 0));
+	CK(n.cu.primary_ctx_retain(&n.ctx, dev));
+	CK(n.cu.ctx_set_current(n.ctx));
+	CK(n.cu.stream_create(&n.stream, MDGPUD_CU_STREAM_NON_BLOCKING));
+	CK(n.cu.module_load_data_ex(&mod, empty_ptx, 0, NULL, NULL));
+	CK(n.cu.module_get_function(&n.empty, mod, "empty"));
+	CK(n.cu.mem_alloc(&n.dbuf, BW_BYTES));
+	n.hbuf = aligned_alloc(4096, BW_BYTES);
+	memset(n.hbuf, 0x5a, BW_BYTES);
+	CK(n.cu.mem_host_register(n.hbuf, BW_BYTES,
+				  MDGPUD_CU_MEMHOSTREGISTER_PORTABLE));
+
+	printf("GPU: %s (%s), %u SMs; median of %d runs\n", info.name,
+	       info.bus_id, info.sm_count, REPS);
+
+	/* Warm-up both, then alternate runs so drift hits both alike. */
+	native_rt(&n, 200);
+	backend_rt(&b, 200);
+	for (int r = 0; r < REPS; r++)
+		v[r] = native_rt(&n, RT_ITERS);
+	res[0][0] = median(v, REPS);
+	for (int r = 0; r < REPS; r++)
+		v[r] = backend_rt(&b, RT_ITERS);
+	res[0][1] = median(v, REPS);
+
+	native_async(&n, 500);
+	backend_async(&b, 500);
+	for (int r = 0; r < REPS; r++)
+		v[r] = native_async(&n, ASYNC_ITERS);
+	res[1][0] = median(v, REPS);
+	for (int r = 0; r < REPS; r++)
+		v[r] = backend_async(&b, ASYNC_ITERS);
+	res[1][1] = median(v, REPS);
+
+	for (int dir = 0; dir < 2; dir++) {
+		native_bw(&n, dir, 2);
+		backend_bw(&b, dir, 2);
+		for (int r = 0; r < REPS; r++)
+			v[r] = native_bw(&n, dir, BW_ITERS);
+		res[2 + dir][0] = median(v, REPS);
+		for (int r = 0; r < REPS; r++)
+			v[r] = backend_bw(&b, dir, BW_ITERS);
+		res[2 + dir][1] = median(v, REPS);
+	}
+
+	nat = res[0][0];
+	bak = res[0][1];
+	printf("%-34s native %8.2f us  backend %8.2f us  ratio %.2f "
+	       "(target <= 1.30)\n", "launch+sync round trip (empty)",
+	       nat * 1e6, bak * 1e6, bak / nat);
+	nat = res[1][0];
+	bak = res[1][1];
+	printf("%-34s native %8.2f us  backend %8.2f us  throughput ratio "
+	       "%.2f (target >= 0.90)\n", "async launch, per launch",
+	       nat * 1e6, bak * 1e6, nat / bak);
+	for (int dir = 0; dir < 2; dir++) {
+		nat = (double)BW_BYTES / res[2 + dir][0] / 1e9;
+		bak = (double)BW_BYTES / res[2 + dir][1] / 1e9;
+		printf("%-34s native %8.2f GB/s backend %8.2f GB/s ratio %.2f\n",
+		       dir ? "D2H 64 MiB pinned" : "H2D 64 MiB pinned", nat,
+		       bak, bak / nat);
+	}
+
+	CK(n.cu.mem_host_unregister(n.hbuf));
+	free(n.hbuf);
+	CK(n.cu.mem_free(n.dbuf));
+	b.ops->host_free(b.ctx, b.hbuf, BW_BYTES);
+	OK(b.ops->mem_free(b.ctx, b.dbuf, BW_BYTES));
+	b.ops->ctx_destroy(b.ctx);
+	b.ops->close(be);
+	return 0;
+}

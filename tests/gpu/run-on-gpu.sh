@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+#
+# Everything the cuda backend needs a GPU for, in one go (run from the
+# repository root on the GPU machine):
+#   1. build (make: libraries, mdgpud-worker, the sanitized cuda tests),
+#   2. the cuda tests (tests/test_cuda_api, tests/test_cuda_backend, the
+#      latter holding the forged-pointer isolation test),
+#   3. the micro-benchmark tests/gpu/bench_cuda_backend.c: backend ops
+#      next to native driver-API calls in the same process run.
+#
+# Logs go to $OUT (default /tmp/mdgpu-gpu) as build.log, tests.log,
+# bench.log.  cmocka: if /usr/include/cmocka.h is missing, the .debs in
+# .deps/cmocka/ (apt-get download libcmocka0 libcmocka-dev) are unpacked
+# into a private prefix, never into /.
+set -u
+set -o pipefail
+cd "$(dirname "$0")/../.."
+TOP=$PWD
+OUT=${OUT:-/tmp/mdgpu-gpu}
+mkdir -p "$OUT"
+JOBS=$(nproc 2>/dev/null || echo 4)
+status=0
+
+if [ ! -f /usr/include/cmocka.h ]; then
+	pfx=/tmp/mdgpu-cmocka
+	rm -rf "$pfx"
+	mkdir -p "$pfx"
+	for deb in "$TOP"/.deps/cmocka/*.deb; do
+		[ -f "$deb" ] && dpkg -x "$deb" "$pfx"
+	done
+	if [ ! -f "$pfx/usr/include/cmocka.h" ]; then
+		echo "cmocka not installed and no .deps/cmocka/*.deb" >&2
+		exit 2
+	fi
+	libdir=$(dirname "$(find "$pfx" -name 'libcmocka.so*' | head -1)")
+	export CPATH="$pfx/usr/include${CPATH:+:$CPATH}"
+	export LIBRARY_PATH="$libdir${LIBRARY_PATH:+:$LIBRARY_PATH}"
+	export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version \
+	--format=csv,noheader 2>/dev/null)" | tee "$OUT/tests.log"
+
+B=$TOP/build
+LIBA=$B/libmdgpud.a
+# The cuda test binaries and the worker, through make.  Other parts of the
+# tree are work in progress; if the library does not build, fall back to
+# compiling the few sources the cuda tests need with direct gcc lines.
+if [ -n "${MDGPU_GPU_DIRECT:-}" ] || ! make -j"$JOBS" "$B/mdgpud-worker" "$B/libmdgpud.a" \
+	"$B/daemon-san/tests/test_cuda_api" \
+	"$B/daemon-san/tests/test_cuda_backend" >"$OUT/build.log" 2>&1; then
+	echo "== make failed (see build.log); direct build of the cuda pieces" |
+		tee -a "$OUT/tests.log"
+	make "$B/mdgpud-worker" >>"$OUT/build.log" 2>&1 || {
+		tail -30 "$OUT/build.log"; exit 1; }
+	L=userspace-daemon/lib
+	SRCS="$L/backend_cuda.c $L/cuda_api.c $L/cuda_abi_check.c $L/log.c \
+		$L/backend.c $L/backend_sim.c"
+	F="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -Iinclude -I. \
+		-Iuserspace-daemon/include -Ilibmdgpu/include -pthread"
+	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all \
+		-fno-omit-frame-pointer"
+	mkdir -p "$B/daemon-san/tests" "$B/direct"
+	for t in test_cuda_api test_cuda_backend; do
+		gcc $F $SAN userspace-daemon/tests/$t.c $SRCS -lcmocka -ldl \
+			-lrt -o "$B/daemon-san/tests/$t" >>"$OUT/build.log" \
+			2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+	done
+	rm -f "$B/direct/"*.o
+	for src in $SRCS; do
+		gcc $F -c "$src" -o "$B/direct/$(basename "$src" .c).o" \
+			>>"$OUT/build.log" 2>&1 || {
+			tail -30 "$OUT/build.log"; exit 1; }
+	done
+	LIBA=$B/direct/libcuda-direct.a
+	rm -f "$LIBA"
+	ar rcs "$LIBA" "$B/direct/"*.o
+fi
+
+export MDGPUD_WORKER="$B/mdgpud-worker"
+for t in test_cuda_api test_cuda_backend; do
+	echo "== $t" | tee -a "$OUT/tests.log"
+	"$B/daemon-san/tests/$t" 2>&1 | tee -a "$OUT/tests.log" || status=1
+done
+
+echo "== bench_cuda_backend" | tee "$OUT/bench.log"
+if gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -I"$TOP/include" \
+	-I"$TOP" -I"$TOP/userspace-daemon/include" \
+	tests/gpu/bench_cuda_backend.c "$LIBA" -ldl -lpthread -lrt \
+	-o "$B/bench_cuda_backend" 2>&1 | tee -a "$OUT/bench.log"; then
+	"$B/bench_cuda_backend" "$B/mdgpud-worker" 2>&1 |
+		tee -a "$OUT/bench.log" || status=1
+else
+	status=1
+fi
+echo "== run-on-gpu.sh: exit $status"
+exit $status
