@@ -81,7 +81,8 @@ fi
 export MDGPUD_WORKER="$B/mdgpud-worker"
 for t in test_cuda_api test_cuda_backend; do
 	echo "== $t" | tee -a "$OUT/tests.log"
-	"$B/daemon-san/tests/$t" 2>&1 | tee -a "$OUT/tests.log" || status=1
+	timeout -k 5 240 "$B/daemon-san/tests/$t" 2>&1 | tee -a "$OUT/tests.log" ||
+		status=1
 done
 
 echo "== bench_cuda_backend" | tee "$OUT/bench.log"
@@ -89,7 +90,7 @@ if gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -I"$TOP/include" \
 	-I"$TOP" -I"$TOP/userspace-daemon/include" \
 	tests/gpu/bench_cuda_backend.c "$LIBA" -ldl -lpthread -lrt \
 	-o "$B/bench_cuda_backend" 2>&1 | tee -a "$OUT/bench.log"; then
-	"$B/bench_cuda_backend" "$B/mdgpud-worker" 2>&1 |
+	timeout -k 5 180 "$B/bench_cuda_backend" "$B/mdgpud-worker" 2>&1 |
 		tee -a "$OUT/bench.log" || status=1
 else
 	status=1
