@@ -35,8 +35,11 @@ $(D_SAN)/libmdgpud.a: $(D_SAN_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+# --whole-archive: backends (cuda) are referenced weakly by backend.c and
+# must be linked in when their object is in the archive.
 $(BUILD)/mdgpud: $(D_DIR)/main.c $(BUILD)/libmdgpud.a
-	$(CC) $(D_CFLAGS) $< $(BUILD)/libmdgpud.a $(D_LIBS) -o $@
+	$(CC) $(D_CFLAGS) $< -Wl,--whole-archive $(BUILD)/libmdgpud.a \
+		-Wl,--no-whole-archive $(D_LIBS) -o $@
 
 $(D_SAN)/tests/%: $(D_DIR)/tests/%.c $(D_SAN)/libmdgpud.a $(L_SAN)/libmdgpu.a
 	@mkdir -p $(@D)

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libmdgpu: command building, submission and completion over any client
+ * transport.  One handle, one ring: commands complete in order.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "priv.h"
+
+int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
+{
+	char what[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(g->err, sizeof(g->err), "%s: %s (%d)", what,
+		 mdgpu_strerror(err), err);
+	return err;
+}
+
+const char *mdgpu_last_error(const struct mdgpu *g)
+{
+	return g ? g->err : "no handle";
+}
+
+static const struct mdgpu_tops *mdgpu_tops_find(const char *name)
+{
+	if (!name || !strcmp(name, "socket"))
+		return &mdgpu_tops_socket;
+	return NULL;
+}
+
+int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
+{
+	struct mdgpu_open_opts o = { 0 };
+	struct mdgpu *g;
+	uint64_t params_bytes = (uint64_t)MDGPU_PARAM_SLOTS * MDGPU_PARAMS_MAX;
+	int ret;
+
+	if (opts)
+		o = *opts;
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (o.transport && (!strcmp(o.transport, "vfio") ||
+			    !strcmp(o.transport, "guest")))
+		return -EOPNOTSUPP;	/* reserved, not implemented yet */
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->tops = mdgpu_tops_find(o.transport);
+	if (!g->tops) {
+		free(g);
+		return -EINVAL;
+	}
+	g->spin_us = o.spin_us ? o.spin_us : 50;
+	ret = g->tops->open(g, &o);
+	if (ret) {
+		free(g);
+		return ret;
+	}
+	if (g->aperture_size < params_bytes + 2 * 4096) {
+		ret = -EPROTO;
+		goto err;
+	}
+	g->params_off = g->aperture_size - params_bytes;
+	g->stage_size = (g->params_off / 2) & ~4095ULL;
+	g->slot_async = calloc(g->entries, 1);
+	if (!g->slot_async) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	*out = g;
+	return 0;
+err:
+	g->tops->close(g);
+	free(g);
+	return ret;
+}
+
+void mdgpu_close(struct mdgpu *g)
+{
+	if (!g)
+		return;
+	g->tops->close(g);
+	free(g->slot_async);
+	free(g);
+}
+
+int mdgpu_get_info(struct mdgpu *g, struct mdgpu_info *info)
+{
+	*info = g->info;
+	return 0;
+}
+
+static struct mdgpu_cpl *mdgpu_cpl_at(struct mdgpu *g, uint32_t seq)
+{
+	return (struct mdgpu_cpl *)(g->cq + (size_t)(seq & (g->entries - 1)) *
+				    MDGPU_CPL_SIZE);
+}
+
+/* Collect errors of asynchronous commands completed so far. */
+static void mdgpu_reap(struct mdgpu *g)
+{
+	uint32_t head = g->tops->head(g);
+
+	while (g->reaped != head && (int32_t)(head - g->reaped) > 0) {
+		uint32_t slot = g->reaped & (g->entries - 1);
+
+		if (g->slot_async[slot]) {
+			struct mdgpu_cpl cpl;
+
+			memcpy(&cpl, mdgpu_cpl_at(g, g->reaped), sizeof(cpl));
+			if (cpl.status < 0 && !g->async_err) {
+				g->async_err = cpl.status;
+				g->async_op = cpl.opcode;
+			}
+			g->slot_async[slot] = 0;
+		}
+		g->reaped++;
+	}
+}
+
+static int mdgpu_wait_head(struct mdgpu *g, uint32_t target)
+{
+	int ret = g->tops->wait(g, target);
+
+	if (ret)
+		return mdgpu_set_error(g, ret, "waiting for the vGPU");
+	return 0;
+}
+
+static int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c,
+			bool async, uint32_t *seq)
+{
+	uint32_t head = g->tops->head(g);
+	int ret;
+
+	if (g->tail - head >= g->entries) {
+		ret = mdgpu_wait_head(g, g->tail - g->entries + 1);
+		if (ret)
+			return ret;
+	}
+	mdgpu_reap(g);
+	memcpy(g->sq + (size_t)(g->tail & (g->entries - 1)) * MDGPU_CMD_SIZE,
+	       c, sizeof(*c));
+	g->slot_async[g->tail & (g->entries - 1)] = async;
+	*seq = g->tail++;
+	g->tops->doorbell(g, g->tail);
+	return 0;
+}
+
+/* Wait for command `seq` and copy its completion; 0 or a transport error
+ * (the command's own status is in out->status). */
+static int mdgpu_wait_cpl(struct mdgpu *g, uint32_t seq, struct mdgpu_cpl *out)
+{
+	int ret = mdgpu_wait_head(g, seq + 1);
+
+	if (ret)
+		return ret;
+	memcpy(out, mdgpu_cpl_at(g, seq), sizeof(*out));
+	mdgpu_reap(g);
+	return 0;
+}
+
+static const char *const mdgpu_op_names[MDGPU_OP_COUNT] = {
+	"nop", "mem_alloc", "mem_free", "memset", "copy", "module_load",
+	"module_unload", "func_get", "launch", "builtin", "event_create",
+	"event_record", "event_elapsed", "event_destroy", "sync", "query",
+};
+
+static const char *mdgpu_op_name(uint32_t op)
+{
+	return op < MDGPU_OP_COUNT ? mdgpu_op_names[op] : "?";
+}
+
+/* Submit and wait: the common synchronous call. */
+static int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c,
+		      uint64_t *result, uint64_t *result2)
+{
+	struct mdgpu_cpl cpl;
+	uint32_t seq;
+	int ret;
+
+	ret = mdgpu_submit(g, c, false, &seq);
+	if (ret)
+		return ret;
+	ret = mdgpu_wait_cpl(g, seq, &cpl);
+	if (ret)
+		return ret;
+	if (cpl.status)
+		return mdgpu_set_error(g, cpl.status, "%s",
+				       mdgpu_op_name(c->opcode));
+	if (result)
+		*result = cpl.result;
+	if (result2)
+		*result2 = cpl.result2;
+	return 0;
+}
+
+static int mdgpu_async(struct mdgpu *g, const struct mdgpu_cmd *c)
+{
+	uint32_t seq;
+
+	return mdgpu_submit(g, c, true, &seq);
+}
+
+/* Wait until every submitted command has completed. */
+static int mdgpu_drain(struct mdgpu *g)
+{
+	int ret = mdgpu_wait_head(g, g->tail);
+
+	if (!ret)
+		mdgpu_reap(g);
+	return ret;
+}
+
+static struct mdgpu_cmd mdgpu_cmd_init(uint16_t op)
+{
+	struct mdgpu_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = op;
+	return c;
+}
+
+/* ---------------------------------------------------------------- */
+
+int mdgpu_mem_alloc(struct mdgpu *g, uint64_t size, mdgpu_devptr *addr)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MEM_ALLOC);
+
+	c.alloc.size = size;
+	return mdgpu_call(g, &c, addr, NULL);
+}
+
+int mdgpu_mem_free(struct mdgpu *g, mdgpu_devptr addr)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MEM_FREE);
+
+	c.free.addr = addr;
+	return mdgpu_call(g, &c, NULL, NULL);
+}
+
+int mdgpu_memset(struct mdgpu *g, mdgpu_devptr addr, uint8_t value,
+		 uint64_t len)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MEMSET);
+
+	c.memset.addr = addr;
+	c.memset.len = len;
+	c.memset.value = value;
+	return mdgpu_call(g, &c, NULL, NULL);
+}
+
+int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_QUERY);
+
+	c.query.what = what;
+	return mdgpu_call(g, &c, value, NULL);
+}
+
+/* Wait for staging half k to be free again; returns its status. */
+static int mdgpu_stage_wait(struct mdgpu *g, int k)
+{
+	struct mdgpu_cpl cpl;
+	int ret;
+
+	if (!g->stage_busy[k])
+		return 0;
+	g->stage_busy[k] = false;
+	ret = mdgpu_wait_cpl(g, g->stage_seq[k], &cpl);
+	if (ret)
+		return ret;
+	if (cpl.status)
+		return mdgpu_set_error(g, cpl.status, "copy");
+	return 0;
+}
+
+static int mdgpu_stage_drain(struct mdgpu *g, int first_err)
+{
+	int r0 = mdgpu_stage_wait(g, 0), r1 = mdgpu_stage_wait(g, 1);
+
+	return first_err ? first_err : r0 ? r0 : r1;
+}
+
+int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
+		    uint64_t len)
+{
+	const uint8_t *s = src;
+	uint64_t done = 0;
+	int k = 0, ret = 0;
+
+	/* Two staging halves: fill one while the daemon copies the other. */
+	while (done < len) {
+		uint64_t n = len - done < g->stage_size ? len - done :
+							 g->stage_size;
+		struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_COPY);
+
+		ret = mdgpu_stage_wait(g, k);
+		if (ret)
+			break;
+		memcpy(g->aperture + (uint64_t)k * g->stage_size, s + done, n);
+		c.copy.src_space = MDGPU_SPACE_APERTURE;
+		c.copy.src = (uint64_t)k * g->stage_size;
+		c.copy.dst_space = MDGPU_SPACE_DEVICE;
+		c.copy.dst = dst + done;
+		c.copy.len = n;
+		ret = mdgpu_submit(g, &c, false, &g->stage_seq[k]);
+		if (ret)
+			break;
+		g->stage_busy[k] = true;
+		done += n;
+		k ^= 1;
+	}
+	return mdgpu_stage_drain(g, ret);
+}
+
+int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
+		    uint64_t len)
+{
+	uint64_t off[2] = { 0, 0 }, nbytes[2] = { 0, 0 };
+	uint64_t submitted = 0, consumed = 0;
+	int sub = 0, rd = 0, ret;
+	uint8_t *d = dst;
+
+	ret = mdgpu_stage_drain(g, 0);
+	if (ret)
+		return ret;
+	/* Keep the next chunk in flight while the previous one is read. */
+	while (consumed < len) {
+		while (submitted < len && !g->stage_busy[sub]) {
+			uint64_t n = len - submitted < g->stage_size ?
+				     len - submitted : g->stage_size;
+			struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_COPY);
+
+			c.copy.src_space = MDGPU_SPACE_DEVICE;
+			c.copy.src = src + submitted;
+			c.copy.dst_space = MDGPU_SPACE_APERTURE;
+			c.copy.dst = (uint64_t)sub * g->stage_size;
+			c.copy.len = n;
+			ret = mdgpu_submit(g, &c, false, &g->stage_seq[sub]);
+			if (ret)
+				return mdgpu_stage_drain(g, ret);
+			g->stage_busy[sub] = true;
+			off[sub] = submitted;
+			nbytes[sub] = n;
+			submitted += n;
+			sub ^= 1;
+		}
+		ret = mdgpu_stage_wait(g, rd);
+		if (ret)
+			return mdgpu_stage_drain(g, ret);
+		memcpy(d + off[rd], g->aperture + (uint64_t)rd * g->stage_size,
+		       nbytes[rd]);
+		consumed += nbytes[rd];
+		rd ^= 1;
+	}
+	return 0;
+}
+
+int mdgpu_copy_dtod(struct mdgpu *g, mdgpu_devptr dst, mdgpu_devptr src,
+		    uint64_t len)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_COPY);
+
+	c.copy.src_space = c.copy.dst_space = MDGPU_SPACE_DEVICE;
+	c.copy.src = src;
+	c.copy.dst = dst;
+	c.copy.len = len;
+	return mdgpu_call(g, &c, NULL, NULL);
+}
+
+/* Put `len` bytes in staging half 0 for a synchronous command. */
+static int mdgpu_stage_small(struct mdgpu *g, const void *p, uint64_t len)
+{
+	int ret;
+
+	if (len > g->stage_size)
+		return mdgpu_set_error(g, -E2BIG, "larger than the aperture "
+				       "staging area (%llu bytes)",
+				       (unsigned long long)g->stage_size);
+	ret = mdgpu_stage_drain(g, 0);
+	if (ret)
+		return ret;
+	memcpy(g->aperture, p, len);
+	return 0;
+}
+
+int mdgpu_module_load(struct mdgpu *g, uint32_t kind, const void *image,
+		      size_t len, uint32_t *module)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MODULE_LOAD);
+	uint64_t h = 0;
+	int ret = mdgpu_stage_small(g, image, len);
+
+	if (ret)
+		return ret;
+	c.module_load.addr = 0;
+	c.module_load.len = len;
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	c.module_load.kind = kind;
+	ret = mdgpu_call(g, &c, &h, NULL);
+	if (!ret)
+		*module = (uint32_t)h;
+	return ret;
+}
+
+int mdgpu_module_unload(struct mdgpu *g, uint32_t module)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MODULE_UNLOAD);
+
+	c.module_unload.module = module;
+	return mdgpu_call(g, &c, NULL, NULL);
+}
+
+int mdgpu_func_get(struct mdgpu *g, uint32_t module, const char *name,
+		   uint32_t *func)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_FUNC_GET);
+	size_t len = strlen(name);
+	uint64_t h = 0;
+	int ret;
+
+	if (len > MDGPU_NAME_MAX)
+		return mdgpu_set_error(g, -E2BIG, "func_get '%.32s...'", name);
+	ret = mdgpu_stage_small(g, name, len);
+	if (ret)
+		return ret;
+	c.func_get.name_addr = 0;
+	c.func_get.name_len = (uint32_t)len;
+	c.func_get.name_space = MDGPU_SPACE_APERTURE;
+	c.func_get.module = module;
+	ret = mdgpu_call(g, &c, &h, NULL);
+	if (!ret)
+		*func = (uint32_t)h;
+	return ret;
+}
+
+int mdgpu_launch(struct mdgpu *g, uint32_t func, const uint32_t grid[3],
+		 const uint32_t block[3], uint32_t shared_bytes,
+		 const void *params, uint32_t params_len)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_LAUNCH);
+	uint32_t slot, seq;
+	int ret;
+
+	if (params_len > MDGPU_PARAMS_MAX)
+		return mdgpu_set_error(g, -E2BIG, "launch parameters");
+	c.launch.func = func;
+	memcpy(c.launch.grid, grid, sizeof(c.launch.grid));
+	memcpy(c.launch.block, block, sizeof(c.launch.block));
+	c.launch.shared_bytes = shared_bytes;
+	if (params_len) {
+		/* The daemon copies parameters when it validates the
+		 * command: the slot is free once the command completed. */
+		slot = g->param_next++ % MDGPU_PARAM_SLOTS;
+		if (g->param_busy[slot] &&
+		    (int32_t)(g->tops->head(g) - (g->param_seq[slot] + 1)) < 0) {
+			ret = mdgpu_wait_head(g, g->param_seq[slot] + 1);
+			if (ret)
+				return ret;
+		}
+		memcpy(g->aperture + g->params_off +
+		       (uint64_t)slot * MDGPU_PARAMS_MAX, params, params_len);
+		c.launch.params_addr = g->params_off +
+				       (uint64_t)slot * MDGPU_PARAMS_MAX;
+		c.launch.params_len = params_len;
+		c.launch.params_space = MDGPU_SPACE_APERTURE;
+		ret = mdgpu_submit(g, &c, true, &seq);
+		if (!ret) {
+			g->param_seq[slot] = seq;
+			g->param_busy[slot] = true;
+		}
+		return ret;
+	}
+	return mdgpu_async(g, &c);
+}
+
+static struct mdgpu_cmd mdgpu_builtin_cmd(uint32_t kernel, uint64_t a0,
+					  uint64_t a1, uint64_t a2,
+					  uint64_t a3)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_BUILTIN);
+
+	c.builtin.kernel = kernel;
+	c.builtin.arg[0] = a0;
+	c.builtin.arg[1] = a1;
+	c.builtin.arg[2] = a2;
+	c.builtin.arg[3] = a3;
+	return c;
+}
+
+int mdgpu_fill_u32(struct mdgpu *g, mdgpu_devptr dst, uint64_t count,
+		   uint32_t value)
+{
+	struct mdgpu_cmd c = mdgpu_builtin_cmd(MDGPU_BUILTIN_FILL_U32, dst,
+					       count, value, 0);
+
+	return mdgpu_async(g, &c);
+}
+
+int mdgpu_add_u32(struct mdgpu *g, mdgpu_devptr dst, mdgpu_devptr a,
+		  mdgpu_devptr b, uint64_t count)
+{
+	struct mdgpu_cmd c = mdgpu_builtin_cmd(MDGPU_BUILTIN_ADD_U32, dst, a,
+					       b, count);
+
+	return mdgpu_async(g, &c);
+}
+
+int mdgpu_checksum(struct mdgpu *g, mdgpu_devptr src, uint64_t count,
+		   uint64_t *sum)
+{
+	struct mdgpu_cmd c = mdgpu_builtin_cmd(MDGPU_BUILTIN_CHECKSUM, src,
+					       count, 0, 0);
+
+	return mdgpu_call(g, &c, sum, NULL);
+}
+
+int mdgpu_spin_ns(struct mdgpu *g, uint64_t ns)
+{
+	struct mdgpu_cmd c = mdgpu_builtin_cmd(MDGPU_BUILTIN_SPIN_NS, ns, 0,
+					       0, 0);
+
+	return mdgpu_async(g, &c);
+}
+
+int mdgpu_event_create(struct mdgpu *g, uint32_t *event)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_EVENT_CREATE);
+	uint64_t h = 0;
+	int ret = mdgpu_call(g, &c, &h, NULL);
+
+	if (!ret)
+		*event = (uint32_t)h;
+	return ret;
+}
+
+int mdgpu_event_record(struct mdgpu *g, uint32_t event)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_EVENT_RECORD);
+
+	c.event.event = event;
+	return mdgpu_call(g, &c, NULL, NULL);
+}
+
+int mdgpu_event_elapsed_ns(struct mdgpu *g, uint32_t start, uint32_t end,
+			   uint64_t *ns)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_EVENT_ELAPSED);
+
+	c.event.event = start;
+	c.event.end = end;
+	return mdgpu_call(g, &c, ns, NULL);
+}
+
+int mdgpu_event_destroy(struct mdgpu *g, uint32_t event)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_EVENT_DESTROY);
+
+	c.event.event = event;
+	return mdgpu_call(g, &c, NULL, NULL);
+}
+
+int mdgpu_synchronize(struct mdgpu *g)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_SYNC);
+	int ret = mdgpu_call(g, &c, NULL, NULL);
+
+	if (!ret)
+		ret = mdgpu_drain(g);
+	if (!ret && g->async_err) {
+		ret = mdgpu_set_error(g, g->async_err,
+				      "asynchronous %s",
+				      mdgpu_op_name(g->async_op));
+		g->async_err = 0;
+	}
+	return ret;
+}

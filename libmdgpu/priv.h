@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/* libmdgpu internals: the handle and the client transport ops table. */
+#ifndef LIBMDGPU_PRIV_H
+#define LIBMDGPU_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpu/mdgpu.h"
+
+/*
+ * A client transport maps the vGPU's ring and aperture and provides the
+ * doorbell and the completion wait.  socket: mdgpud's Unix socket.  Future
+ * "vfio" (BAR2/BAR4 mmap, BAR0 SQ_TAIL write, eventfd IRQ) and "guest"
+ * (the PCI device in a VM) fill in the same fields.
+ */
+struct mdgpu_tops {
+	const char *name;
+	int (*open)(struct mdgpu *g, const struct mdgpu_open_opts *o);
+	void (*close)(struct mdgpu *g);
+	/* Publish g->tail to the device (doorbell). */
+	void (*doorbell)(struct mdgpu *g, uint32_t tail);
+	/* Current completed head. */
+	uint32_t (*head)(struct mdgpu *g);
+	/* Block until head - target >= 0 (mod 2^32), or fail (-ENODEV). */
+	int (*wait)(struct mdgpu *g, uint32_t target);
+};
+
+#define MDGPU_PARAM_SLOTS	16	/* launch parameter slots */
+
+struct mdgpu {
+	const struct mdgpu_tops *tops;
+	void *tpriv;
+	struct mdgpu_info info;
+	uint32_t spin_us;
+
+	/* Ring, set by the transport's open(). */
+	uint8_t *sq;
+	uint8_t *cq;
+	uint32_t entries;
+	uint8_t *aperture;
+	uint64_t aperture_size;
+
+	uint32_t tail;			/* next command number */
+	uint32_t reaped;		/* completions examined up to here */
+	uint8_t *slot_async;		/* per slot: async, error to collect */
+	int async_err;			/* first error of an async command */
+	uint32_t async_op;
+
+	/* Aperture layout: [0, stage_size * 2) copy staging (two halves),
+	 * then MDGPU_PARAM_SLOTS * MDGPU_PARAMS_MAX launch parameters. */
+	uint64_t stage_size;
+	uint32_t stage_seq[2];
+	bool stage_busy[2];
+	uint64_t params_off;
+	uint32_t param_seq[MDGPU_PARAM_SLOTS];
+	bool param_busy[MDGPU_PARAM_SLOTS];
+	uint32_t param_next;
+
+	char err[256];
+};
+
+extern const struct mdgpu_tops mdgpu_tops_socket;
+
+int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* LIBMDGPU_PRIV_H */

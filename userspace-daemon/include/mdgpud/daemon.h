@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mdgpud core: configuration, the event loop / dispatcher, vGPUs and their
+ * statistics.  main.c is a thin wrapper around this.
+ */
+#ifndef MDGPUD_DAEMON_H
+#define MDGPUD_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mdgpud/backend.h"
+#include "mdgpud/transport.h"
+
+#define MDGPUD_DEFAULT_CONFIG	"/etc/mdgpu/mdgpud.conf"
+
+/* Every key of the config file; Documentation/daemon.md lists them. */
+struct mdgpud_config {
+	char socket_path[108];		/* socket_path */
+	uint32_t socket_mode;		/* socket_mode, octal */
+	char socket_group[64];		/* socket_group, "" = daemon's */
+	char backend[16];		/* backend = sim | cuda */
+	char transport[16];		/* transport = socket */
+	uint64_t sim_fb_mib;		/* sim_fb_mib */
+	uint32_t sim_sm_count;		/* sim_sm_count */
+	int sim_realtime;		/* sim_realtime = 0 | 1 */
+	int cuda_device;		/* cuda_device */
+	uint64_t cuda_fb_reserve_mib;	/* cuda_fb_reserve_mib */
+	char cuda_worker[256];		/* cuda_worker, "" = auto */
+	uint32_t timeslice_us;		/* timeslice_us */
+	uint32_t policy;		/* policy = best-effort | equal-share |
+					 * fixed-share */
+	uint64_t cap_window_us;		/* cap_window_us */
+	int log_level;			/* log_level = err|warn|info|debug */
+	int log_syslog;			/* log_syslog = 0 | 1 */
+	uint32_t ring_entries;		/* ring_entries (default per vGPU) */
+	uint32_t ring_entries_max;	/* ring_entries_max */
+	uint32_t max_vgpus;		/* max_vgpus */
+	uint32_t max_allocs;		/* max_allocs per vGPU */
+	uint32_t max_handles;		/* max_handles per vGPU */
+	uint32_t shared_bytes_max;	/* shared_bytes_max per launch */
+	uint32_t spin_us;		/* spin_us before sleeping */
+	uint32_t dma_bounce_kib;	/* dma_bounce_kib (IOVA transports) */
+};
+
+void mdgpud_config_defaults(struct mdgpud_config *cfg);
+/* One `key = value` assignment; -EINVAL with a message in err. */
+int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
+		      const char *value, char *err, size_t errlen);
+/* Parse a file; a missing file is not an error when optional is true. */
+int mdgpud_config_load(struct mdgpud_config *cfg, const char *path,
+		       bool optional, char *err, size_t errlen);
+int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
+			   size_t errlen);
+
+struct mdgpud_core;
+struct mdgpud_vgpu;
+
+/* Per-vGPU statistics, a snapshot. */
+struct mdgpud_vgpu_stats {
+	uint32_t vgpu_id;
+	uint32_t type_id;
+	uint64_t gpu_ns;		/* GPU time charged */
+	uint64_t commands;
+	uint64_t errors;		/* commands completed with status < 0 */
+	uint64_t bytes_copied;
+	uint64_t wait_p50_ns;		/* queue wait, doorbell -> start */
+	uint64_t wait_p99_ns;
+	uint64_t fb_quota;
+	uint64_t fb_used;		/* reserved bytes */
+	uint64_t fb_requested;
+	uint32_t allocations;
+};
+
+int mdgpud_core_create(const struct mdgpud_config *cfg,
+		       struct mdgpud_core **out);
+/* Runs the event loop and dispatcher until mdgpud_core_stop(). */
+int mdgpud_core_run(struct mdgpud_core *core);
+/* Async-signal-safe: ask run() to return (clients see -ENODEV). */
+void mdgpud_core_stop(struct mdgpud_core *core);
+/* Async-signal-safe: ask run() to log a status dump. */
+void mdgpud_core_request_dump(struct mdgpud_core *core);
+void mdgpud_core_destroy(struct mdgpud_core *core);
+void mdgpud_core_dump(struct mdgpud_core *core);
+
+const struct mdgpud_gpu_info *mdgpud_core_gpu(const struct mdgpud_core *c);
+const struct mdgpud_config *mdgpud_core_config(const struct mdgpud_core *c);
+/* Backend-wide: bytes reserved by all vGPUs together. */
+uint64_t mdgpud_core_fb_used(const struct mdgpud_core *c);
+uint32_t mdgpud_core_nr_vgpus(const struct mdgpud_core *c);
+/* Snapshot of every vGPU's stats; returns the count (<= max). */
+size_t mdgpud_core_stats(struct mdgpud_core *c, struct mdgpud_vgpu_stats *out,
+			 size_t max);
+
+/* Event loop hook for transports: fn(data, epoll events) runs in the
+ * dispatcher thread. */
+typedef void (*mdgpud_watch_fn)(void *data, uint32_t events);
+int mdgpud_core_watch(struct mdgpud_core *c, int fd, mdgpud_watch_fn fn,
+		      void *data);
+void mdgpud_core_unwatch(struct mdgpud_core *c, int fd);
+
+/* vGPU lifecycle, called by transports from the dispatcher thread. */
+struct mdgpud_vgpu_params {
+	const char *type_name;		/* or type_id when NULL */
+	uint32_t type_id;
+	uint32_t ring_entries;		/* power of two, validated */
+	uint8_t *ring;			/* section-2 ring, SQ at offset 0 */
+	uint8_t *aperture;
+	uint64_t aperture_size;
+	int aperture_fd;		/* for backend map_shared, or -1 */
+	const struct mdgpud_vgpu_tops *tops;
+	void *tpriv;
+};
+int mdgpud_vgpu_create(struct mdgpud_core *c,
+		       const struct mdgpud_vgpu_params *p,
+		       struct mdgpud_vgpu **out);
+/* Frees (and so scrubs) every allocation and handle of the vGPU. */
+void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v);
+uint32_t mdgpud_vgpu_id(const struct mdgpud_vgpu *v);
+uint64_t mdgpud_vgpu_fb_quota(const struct mdgpud_vgpu *v);
+/* Aperture bytes of a type (type table), for transports sizing memfds. */
+int mdgpud_core_type_lookup(const struct mdgpud_core *c, const char *name,
+			    uint32_t *type_id, uint64_t *fb_quota,
+			    uint64_t *aperture_size);
+/* The transport saw a doorbell (or may have): re-scan soon. */
+void mdgpud_vgpu_kick(struct mdgpud_vgpu *v);
+
+#endif /* MDGPUD_DAEMON_H */

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mdgpud configuration: `key = value` lines, '#' comments, blank lines.
+ * Unknown keys and bad values are errors (a typo must not silently fall
+ * back to a default).  Defaults work without any file.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/daemon.h"
+#include "mdgpud/handles.h"
+#include "mdgpud/log.h"
+
+void mdgpud_config_defaults(struct mdgpud_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	strcpy(cfg->socket_path, "/run/mdgpud/mdgpud.sock");
+	cfg->socket_mode = 0660;
+	strcpy(cfg->backend, "sim");
+	strcpy(cfg->transport, "socket");
+	cfg->sim_fb_mib = 16384;
+	cfg->sim_sm_count = 132;
+	cfg->cuda_fb_reserve_mib = 1024;
+	cfg->timeslice_us = MDGPU_TIMESLICE_US_DEFAULT;
+	cfg->policy = MDGPU_POLICY_BEST_EFFORT;
+	cfg->cap_window_us = 100000;
+	cfg->log_level = MDGPUD_LOG_INFO;
+	cfg->ring_entries = MDGPU_RING_ENTRIES_DEFAULT;
+	cfg->ring_entries_max = 4096;
+	cfg->max_vgpus = 64;
+	cfg->max_allocs = 65536;
+	cfg->max_handles = 4096;
+	cfg->shared_bytes_max = 227 * 1024;	/* H100 per-block opt-in max */
+	cfg->spin_us = 50;
+	cfg->dma_bounce_kib = 1024;
+}
+
+static int mdgpud_cfg_err(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int mdgpud_cfg_err(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && len) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int mdgpud_parse_u64(const char *s, int base, uint64_t min,
+			    uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int mdgpud_set_str(char *dst, size_t size, const char *v)
+{
+	if (strlen(v) >= size)
+		return -EINVAL;
+	strcpy(dst, v);
+	return 0;
+}
+
+static bool mdgpud_is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
+		      const char *value, char *err, size_t errlen)
+{
+	uint64_t v;
+	int ret = 0;
+
+#define U(name, min, max, field)					\
+	if (!strcmp(key, name)) {					\
+		ret = mdgpud_parse_u64(value, 0, min, max, &v);		\
+		if (!ret)						\
+			cfg->field = (__typeof__(cfg->field))v;		\
+		goto out;						\
+	}
+#define S(name, field)							\
+	if (!strcmp(key, name)) {					\
+		ret = mdgpud_set_str(cfg->field, sizeof(cfg->field), value); \
+		goto out;						\
+	}
+	S("socket_path", socket_path)
+	S("socket_group", socket_group)
+	S("backend", backend)
+	S("transport", transport)
+	S("cuda_worker", cuda_worker)
+	if (!strcmp(key, "socket_mode")) {
+		ret = mdgpud_parse_u64(value, 8, 0, 0777, &v);
+		if (!ret)
+			cfg->socket_mode = (uint32_t)v;
+		goto out;
+	}
+	U("sim_fb_mib", 1, 1ULL << 24, sim_fb_mib)
+	U("sim_sm_count", 1, 1024, sim_sm_count)
+	U("sim_realtime", 0, 1, sim_realtime)
+	U("cuda_device", 0, 255, cuda_device)
+	U("cuda_fb_reserve_mib", 0, 1ULL << 24, cuda_fb_reserve_mib)
+	U("timeslice_us", MDGPU_TIMESLICE_US_MIN, MDGPU_TIMESLICE_US_MAX,
+	  timeslice_us)
+	/* The scheduler checks its own range at mdgpud_core_create(). */
+	U("cap_window_us", 1, UINT32_MAX, cap_window_us)
+	U("log_syslog", 0, 1, log_syslog)
+	U("ring_entries", 2, 1U << 16, ring_entries)
+	U("ring_entries_max", 2, 1U << 16, ring_entries_max)
+	U("max_vgpus", 1, 4096, max_vgpus)
+	U("max_allocs", 1, 1U << 24, max_allocs)
+	U("max_handles", 1, MDGPUD_HANDLES_MAX, max_handles)
+	U("shared_bytes_max", 0, 1U << 30, shared_bytes_max)
+	U("spin_us", 0, 1000000, spin_us)
+	U("dma_bounce_kib", 4, 1U << 20, dma_bounce_kib)
+	if (!strcmp(key, "policy")) {
+		if (!strcmp(value, "best-effort"))
+			cfg->policy = MDGPU_POLICY_BEST_EFFORT;
+		else if (!strcmp(value, "equal-share"))
+			cfg->policy = MDGPU_POLICY_EQUAL_SHARE;
+		else if (!strcmp(value, "fixed-share"))
+			cfg->policy = MDGPU_POLICY_FIXED_SHARE;
+		else
+			ret = -EINVAL;
+		goto out;
+	}
+	if (!strcmp(key, "log_level")) {
+		ret = mdgpud_log_parse_level(value);
+		if (ret >= 0) {
+			cfg->log_level = ret;
+			ret = 0;
+		}
+		goto out;
+	}
+#undef U
+#undef S
+	return mdgpud_cfg_err(err, errlen, "unknown key '%s'", key);
+out:
+	if (ret)
+		return mdgpud_cfg_err(err, errlen, "bad value '%s' for '%s'",
+				      value, key);
+	return 0;
+}
+
+static char *mdgpud_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int mdgpud_config_load(struct mdgpud_config *cfg, const char *path,
+		       bool optional, char *err, size_t errlen)
+{
+	char line[512], sub[256];
+	unsigned int lineno = 0;
+	FILE *f = fopen(path, "re");
+	int ret = 0;
+
+	if (!f) {
+		if (optional && errno == ENOENT)
+			return 0;
+		ret = -errno;
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		return ret;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *k, *v, *eq, *hash;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			ret = mdgpud_cfg_err(err, errlen, "%s:%u: line too long",
+					     path, lineno);
+			break;
+		}
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		k = mdgpud_trim(line);
+		if (!*k)
+			continue;
+		eq = strchr(k, '=');
+		if (!eq) {
+			ret = mdgpud_cfg_err(err, errlen,
+					     "%s:%u: expected 'key = value'",
+					     path, lineno);
+			break;
+		}
+		*eq = '\0';
+		v = mdgpud_trim(eq + 1);
+		k = mdgpud_trim(k);
+		ret = mdgpud_config_set(cfg, k, v, sub, sizeof(sub));
+		if (ret) {
+			mdgpud_cfg_err(err, errlen, "%s:%u: %s", path, lineno,
+				       sub);
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
+			   size_t errlen)
+{
+	if (!mdgpud_is_pow2(cfg->ring_entries) ||
+	    !mdgpud_is_pow2(cfg->ring_entries_max) ||
+	    cfg->ring_entries > cfg->ring_entries_max)
+		return mdgpud_cfg_err(err, errlen,
+				      "ring_entries (%u) and ring_entries_max (%u) must be powers of two, default <= max",
+				      cfg->ring_entries, cfg->ring_entries_max);
+	if (!cfg->socket_path[0])
+		return mdgpud_cfg_err(err, errlen, "socket_path is empty");
+	return 0;
+}

@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The socket transport (uapi section 4): a Unix-domain stream socket whose
+ * mode and group (config) decide who may connect; each connection is one
+ * vGPU whose ring (behind a control page) and aperture live in memfds handed
+ * to the client with SCM_RIGHTS, plus an eventfd doorbell.  The connection
+ * stays open for the vGPU's lifetime; its end destroys the vGPU.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "mdgpud/daemon.h"
+#include "mdgpud/log.h"
+#include "mdgpud/transport.h"
+
+struct mdgpud_transport {
+	struct mdgpud_core *core;
+	const struct mdgpud_config *cfg;
+	int listen_fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct mdgpud_sock_client *clients;
+};
+
+struct mdgpud_sock_client {
+	struct mdgpud_transport *t;
+	struct mdgpud_sock_client *next;
+	int fd;				/* connection */
+	pid_t pid;
+	uid_t uid;
+	uint8_t hello_buf[sizeof(struct mdgpu_sock_hello)];
+	size_t hello_len;
+	struct mdgpud_vgpu *vgpu;	/* NULL until the handshake is done */
+	int ring_fd, ap_fd, db_fd;
+	uint8_t *ring_map;		/* ctrl page + ring */
+	size_t ring_map_size;
+	struct mdgpu_sock_ctrl *ctrl;
+	uint8_t *ring;
+	uint32_t entries;
+	uint8_t *ap;
+	uint64_t ap_size;
+};
+
+/* ---------------------------------------------------------------- */
+/* Hot path: per-vGPU ops                                           */
+
+static void mdgpud_sock_futex_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static uint32_t mdgpud_sock_sq_tail(void *priv)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	return __atomic_load_n(&cl->ctrl->sq_tail, __ATOMIC_ACQUIRE);
+}
+
+static const struct mdgpu_cmd *mdgpud_sock_sq_entry(void *priv, uint32_t idx)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	return (const struct mdgpu_cmd *)(cl->ring + MDGPU_RING_SQ_OFFSET +
+					  (size_t)idx * MDGPU_CMD_SIZE);
+}
+
+static void mdgpud_sock_cq_write(void *priv, uint32_t idx,
+				 const struct mdgpu_cpl *cpl)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	memcpy(cl->ring + MDGPU_RING_CQ_OFFSET(cl->entries) +
+	       (size_t)idx * MDGPU_CPL_SIZE, cpl, sizeof(*cpl));
+}
+
+static void mdgpud_sock_wake_if_waiting(struct mdgpud_sock_client *cl)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&cl->ctrl->client_waiting, __ATOMIC_RELAXED))
+		mdgpud_sock_futex_wake(&cl->ctrl->sq_head);
+}
+
+static void mdgpud_sock_publish(void *priv, uint32_t head, uint64_t fence,
+				uint32_t irq, uint64_t fb_used)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	(void)irq;	/* every completion wakes a waiting client */
+	(void)fb_used;
+	__atomic_store_n(&cl->ctrl->fence, fence, __ATOMIC_RELAXED);
+	__atomic_store_n(&cl->ctrl->sq_head, head, __ATOMIC_RELEASE);
+	mdgpud_sock_wake_if_waiting(cl);
+}
+
+static void mdgpud_sock_arm(void *priv, bool sleeping)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	__atomic_store_n(&cl->ctrl->daemon_sleeping, sleeping ? 1U : 0U,
+			 __ATOMIC_SEQ_CST);
+}
+
+static void mdgpud_sock_ring_error(void *priv, int err)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	__atomic_store_n(&cl->ctrl->error, err, __ATOMIC_RELAXED);
+	__atomic_fetch_or(&cl->ctrl->status, MDGPU_STATUS_RING_ERROR,
+			  __ATOMIC_SEQ_CST);
+	mdgpud_sock_futex_wake(&cl->ctrl->sq_head);
+}
+
+static void mdgpud_sock_lost(void *priv)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	__atomic_store_n(&cl->ctrl->status, MDGPU_STATUS_BACKEND_LOST,
+			 __ATOMIC_SEQ_CST);
+	mdgpud_sock_futex_wake(&cl->ctrl->sq_head);
+}
+
+static const struct mdgpud_vgpu_tops mdgpud_sock_tops = {
+	.sq_tail = mdgpud_sock_sq_tail,
+	.sq_entry = mdgpud_sock_sq_entry,
+	.cq_write = mdgpud_sock_cq_write,
+	.publish = mdgpud_sock_publish,
+	.arm = mdgpud_sock_arm,
+	.ring_error = mdgpud_sock_ring_error,
+	.lost = mdgpud_sock_lost,
+	.dma = NULL,		/* no guest IOVA over a socket */
+};
+
+/* ---------------------------------------------------------------- */
+/* Connections                                                      */
+
+static void mdgpud_sock_client_free(struct mdgpud_sock_client *cl)
+{
+	struct mdgpud_transport *t = cl->t;
+	struct mdgpud_sock_client **pp;
+
+	for (pp = &t->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == cl) {
+			*pp = cl->next;
+			break;
+		}
+	}
+	if (cl->vgpu)
+		mdgpud_vgpu_destroy(cl->vgpu);	/* frees + scrubs memory */
+	if (cl->db_fd >= 0) {
+		mdgpud_core_unwatch(t->core, cl->db_fd);
+		close(cl->db_fd);
+	}
+	mdgpud_core_unwatch(t->core, cl->fd);
+	close(cl->fd);
+	if (cl->ring_map)
+		munmap(cl->ring_map, cl->ring_map_size);
+	if (cl->ap)
+		munmap(cl->ap, cl->ap_size);
+	if (cl->ring_fd >= 0)
+		close(cl->ring_fd);
+	if (cl->ap_fd >= 0)
+		close(cl->ap_fd);
+	free(cl);
+}
+
+static void mdgpud_sock_doorbell(void *data, uint32_t events)
+{
+	struct mdgpud_sock_client *cl = data;
+	uint64_t v;
+
+	(void)events;
+	/* The dispatcher re-scans every tail after any event. */
+	while (read(cl->db_fd, &v, sizeof(v)) == sizeof(v))
+		;
+}
+
+static int mdgpud_sock_memfd(const char *name, uint64_t size, uint8_t **map)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	void *p;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	*map = p;
+	return fd;
+}
+
+static int mdgpud_sock_send_welcome(struct mdgpud_sock_client *cl,
+				    const struct mdgpu_sock_welcome *w,
+				    bool with_fds)
+{
+	int fds[MDGPU_SOCK_NR_FDS] = { cl->ring_fd, cl->ap_fd, cl->db_fd };
+	union {
+		char buf[CMSG_SPACE(sizeof(fds))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { (void *)w, sizeof(*w) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (with_fds) {
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	}
+	n = sendmsg(cl->fd, &msg, MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)sizeof(*w) ? 0 : -EPROTO;
+}
+
+static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
+				 const struct mdgpu_sock_hello *h,
+				 struct mdgpu_sock_welcome *w)
+{
+	struct mdgpud_transport *t = cl->t;
+	const struct mdgpud_gpu_info *gpu = mdgpud_core_gpu(t->core);
+	struct mdgpud_vgpu_params p = { 0 };
+	uint64_t quota, ring_bytes;
+	uint32_t type_id, entries;
+	int ret;
+
+	if (h->magic != MDGPU_SOCK_MAGIC)
+		return -EPROTO;
+	if ((h->abi_version >> 16) != MDGPU_ABI_MAJOR)
+		return -EPROTONOSUPPORT;
+	if (h->flags || h->reserved[0] || h->reserved[1])
+		return -EINVAL;
+	if (!memchr(h->type, '\0', sizeof(h->type)))
+		return -EINVAL;
+	entries = h->ring_entries ? h->ring_entries : t->cfg->ring_entries;
+	if ((entries & (entries - 1)) || entries > t->cfg->ring_entries_max ||
+	    entries < 2)
+		return -EINVAL;
+	ret = mdgpud_core_type_lookup(t->core, h->type, &type_id, &quota,
+				      &cl->ap_size);
+	if (ret)
+		return ret;
+
+	ring_bytes = MDGPU_SOCK_CTRL_SIZE + MDGPU_RING_BYTES(entries);
+	cl->ring_map_size = (size_t)ring_bytes;
+	ret = mdgpud_sock_memfd("mdgpu-ring", ring_bytes, &cl->ring_map);
+	if (ret < 0)
+		return ret;
+	cl->ring_fd = ret;
+	cl->ctrl = (struct mdgpu_sock_ctrl *)cl->ring_map;
+	cl->ring = cl->ring_map + MDGPU_SOCK_CTRL_SIZE;
+	cl->entries = entries;
+	ret = mdgpud_sock_memfd("mdgpu-aperture", cl->ap_size, &cl->ap);
+	if (ret < 0) {
+		cl->ap = NULL;
+		return ret;
+	}
+	cl->ap_fd = ret;
+	cl->db_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cl->db_fd < 0)
+		return -errno;
+
+	p.type_name = h->type;
+	p.ring_entries = entries;
+	p.ring = cl->ring;
+	p.aperture = cl->ap;
+	p.aperture_size = cl->ap_size;
+	p.aperture_fd = cl->ap_fd;
+	p.tops = &mdgpud_sock_tops;
+	p.tpriv = cl;
+	ret = mdgpud_vgpu_create(t->core, &p, &cl->vgpu);
+	if (ret) {
+		cl->vgpu = NULL;
+		return ret;
+	}
+	ret = mdgpud_core_watch(t->core, cl->db_fd, mdgpud_sock_doorbell, cl);
+	if (ret)
+		return ret;
+	cl->ctrl->status = MDGPU_STATUS_READY | MDGPU_STATUS_ENABLED;
+
+	w->vgpu_id = mdgpud_vgpu_id(cl->vgpu);
+	w->type_id = type_id;
+	w->ring_entries = entries;
+	w->ring_size = ring_bytes;
+	w->ring_offset = MDGPU_SOCK_CTRL_SIZE;
+	w->aperture_size = cl->ap_size;
+	w->fb_quota = quota;
+	w->sm_count = gpu->sm_count;
+	w->backend = gpu->kind;
+	return 0;
+}
+
+static void mdgpud_sock_client_event(void *data, uint32_t events)
+{
+	struct mdgpud_sock_client *cl = data;
+	struct mdgpu_sock_welcome w = {
+		.magic = MDGPU_SOCK_MAGIC, .abi_version = MDGPU_ABI_VERSION,
+	};
+	struct mdgpu_sock_hello h;
+	uint8_t junk[64];
+	ssize_t n;
+	int ret;
+
+	if (cl->vgpu) {
+		/* After the handshake the client only ever closes. */
+		n = read(cl->fd, junk, sizeof(junk));
+		if (n > 0)
+			mdgpud_warn("vgpu %u: unexpected data from pid %d, "
+				    "disconnecting", mdgpud_vgpu_id(cl->vgpu),
+				    (int)cl->pid);
+		else if (n < 0 && errno == EAGAIN && !(events & (EPOLLHUP |
+							     EPOLLERR)))
+			return;
+		mdgpud_info("vgpu %u: client pid %d gone",
+			    mdgpud_vgpu_id(cl->vgpu), (int)cl->pid);
+		mdgpud_sock_client_free(cl);
+		return;
+	}
+
+	n = read(cl->fd, cl->hello_buf + cl->hello_len,
+		 sizeof(cl->hello_buf) - cl->hello_len);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		mdgpud_sock_client_free(cl);
+		return;
+	}
+	cl->hello_len += (size_t)n;
+	if (cl->hello_len < sizeof(cl->hello_buf))
+		return;
+	memcpy(&h, cl->hello_buf, sizeof(h));
+	ret = mdgpud_sock_handshake(cl, &h, &w);
+	w.status = ret;
+	if (!ret)
+		ret = mdgpud_sock_send_welcome(cl, &w, true);
+	else
+		mdgpud_sock_send_welcome(cl, &w, false);
+	if (ret) {
+		mdgpud_warn("client pid %d uid %u: handshake failed: %s",
+			    (int)cl->pid, (unsigned int)cl->uid,
+			    strerror(-ret));
+		mdgpud_sock_client_free(cl);
+		return;
+	}
+	mdgpud_info("vgpu %u: client pid %d uid %u connected, type %s",
+		    w.vgpu_id, (int)cl->pid, (unsigned int)cl->uid, h.type);
+}
+
+static void mdgpud_sock_accept(void *data, uint32_t events)
+{
+	struct mdgpud_transport *t = data;
+	struct mdgpud_sock_client *cl;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int fd;
+
+	(void)events;
+	fd = accept4(t->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0) {
+		if (errno != EAGAIN)
+			mdgpud_warn("accept: %s", strerror(errno));
+		return;
+	}
+	cl = calloc(1, sizeof(*cl));
+	if (!cl) {
+		close(fd);
+		return;
+	}
+	cl->t = t;
+	cl->fd = fd;
+	cl->ring_fd = cl->ap_fd = cl->db_fd = -1;
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		cl->pid = cred.pid;
+		cl->uid = cred.uid;
+	}
+	if (mdgpud_core_watch(t->core, fd, mdgpud_sock_client_event, cl)) {
+		close(fd);
+		free(cl);
+		return;
+	}
+	cl->next = t->clients;
+	t->clients = cl;
+}
+
+/* ---------------------------------------------------------------- */
+/* Transport lifetime                                               */
+
+static int mdgpud_sock_listen(struct mdgpud_transport *t)
+{
+	const struct mdgpud_config *cfg = t->cfg;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)], *slash;
+	int fd, ret;
+
+	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, cfg->socket_path);
+	strcpy(t->path, cfg->socket_path);
+	strcpy(dir, cfg->socket_path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			mdgpud_warn("mkdir %s: %s", dir, strerror(errno));
+	}
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A live daemon answers on the path: refuse to steal it. */
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		mdgpud_err("%s: another mdgpud is listening", sa.sun_path);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	unlink(sa.sun_path);	/* stale socket of a dead daemon */
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		mdgpud_err("bind %s: %s", sa.sun_path, strerror(errno));
+		goto err;
+	}
+	if (chmod(sa.sun_path, cfg->socket_mode)) {
+		ret = -errno;
+		mdgpud_err("chmod %s: %s", sa.sun_path, strerror(errno));
+		goto err_unlink;
+	}
+	if (cfg->socket_group[0]) {
+		struct group *gr = getgrnam(cfg->socket_group);
+
+		if (!gr) {
+			ret = -ENOENT;
+			mdgpud_err("socket_group '%s': no such group",
+				   cfg->socket_group);
+			goto err_unlink;
+		}
+		if (chown(sa.sun_path, (uid_t)-1, gr->gr_gid)) {
+			ret = -errno;
+			mdgpud_err("chown %s: %s", sa.sun_path,
+				   strerror(errno));
+			goto err_unlink;
+		}
+	}
+	if (listen(fd, 64)) {
+		ret = -errno;
+		goto err_unlink;
+	}
+	t->listen_fd = fd;
+	return 0;
+err_unlink:
+	unlink(sa.sun_path);
+err:
+	close(fd);
+	return ret;
+}
+
+static void mdgpud_sock_destroy(struct mdgpud_transport *t)
+{
+	if (!t)
+		return;
+	while (t->clients)
+		mdgpud_sock_client_free(t->clients);
+	if (t->listen_fd >= 0) {
+		mdgpud_core_unwatch(t->core, t->listen_fd);
+		close(t->listen_fd);
+		unlink(t->path);
+	}
+	free(t);
+}
+
+static int mdgpud_sock_create(struct mdgpud_core *core,
+			      const struct mdgpud_config *cfg,
+			      struct mdgpud_transport **out)
+{
+	struct mdgpud_transport *t = calloc(1, sizeof(*t));
+	int ret;
+
+	if (!t)
+		return -ENOMEM;
+	t->core = core;
+	t->cfg = mdgpud_core_config(core);
+	t->listen_fd = -1;
+	(void)cfg;
+	ret = mdgpud_sock_listen(t);
+	if (ret)
+		goto err;
+	ret = mdgpud_core_watch(core, t->listen_fd, mdgpud_sock_accept, t);
+	if (ret)
+		goto err;
+	mdgpud_info("listening on %s (mode %04o%s%s)", t->path,
+		    cfg->socket_mode, cfg->socket_group[0] ? ", group " : "",
+		    cfg->socket_group);
+	*out = t;
+	return 0;
+err:
+	mdgpud_sock_destroy(t);
+	return ret;
+}
+
+const struct mdgpud_transport_ops mdgpud_transport_socket = {
+	.name = "socket",
+	.create = mdgpud_sock_create,
+	.destroy = mdgpud_sock_destroy,
+};
+
+const struct mdgpud_transport_ops *mdgpud_transport_find(const char *name)
+{
+	if (name && !strcmp(name, mdgpud_transport_socket.name))
+		return &mdgpud_transport_socket;
+	return NULL;
+}

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Integration: mdgpud (sim backend) over the socket transport, driven by
+ * libmdgpu.  The daemon runs in a thread of this process; tenants are
+ * handles in this process or forked children.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "mdgpu/mdgpu.h"
+#include "mdgpud/daemon.h"
+#include "mdgpud/log.h"
+
+#define MIB (1ULL << 20)
+
+struct daemon {
+	struct mdgpud_core *core;
+	pthread_t thread;
+	char dir[64];
+	char path[96];
+};
+
+static void *daemon_main(void *arg)
+{
+	struct daemon *d = arg;
+
+	mdgpud_core_run(d->core);
+	return NULL;
+}
+
+static void daemon_start(struct daemon *d)
+{
+	struct mdgpud_config cfg;
+
+	mdgpud_config_defaults(&cfg);
+	strcpy(cfg.socket_path, d->path);
+	cfg.sim_fb_mib = 8192;
+	cfg.log_level = MDGPUD_LOG_WARN;
+	cfg.socket_mode = 0600;
+	assert_int_equal(mdgpud_core_create(&cfg, &d->core), 0);
+	assert_int_equal(pthread_create(&d->thread, NULL, daemon_main, d), 0);
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	mdgpud_core_stop(d->core);
+	pthread_join(d->thread, NULL);
+	mdgpud_core_destroy(d->core);
+	d->core = NULL;
+}
+
+static int setup(void **state)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+
+	mdgpud_log_set(MDGPUD_LOG_WARN, NULL, NULL);
+	snprintf(d->dir, sizeof(d->dir), "/tmp/mdgpud-test-%d", (int)getpid());
+	snprintf(d->path, sizeof(d->path), "%s/sock", d->dir);
+	daemon_start(d);
+	*state = d;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct daemon *d = *state;
+
+	if (d->core)
+		daemon_stop(d);
+	rmdir(d->dir);
+	free(d);
+	return 0;
+}
+
+static struct mdgpu *open_vgpu(struct daemon *d, const char *type)
+{
+	struct mdgpu_open_opts o = { .path = d->path, .type = type };
+	struct mdgpu *g = NULL;
+	int ret = mdgpu_open(&o, &g);
+
+	if (ret)
+		fprintf(stderr, "mdgpu_open: %d\n", ret);
+	assert_int_equal(ret, 0);
+	return g;
+}
+
+static uint64_t ref_checksum(const uint32_t *w, uint64_t n)
+{
+	uint64_t s = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		s += (uint64_t)w[i] * (2 * i + 1);
+	return s;
+}
+
+static void test_basic(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g");
+	const uint64_t n = 4096;
+	uint32_t *a = malloc(n * 4), *b = malloc(n * 4);
+	struct mdgpu_info info;
+	mdgpu_devptr x, y, z;
+	uint64_t sum, v;
+	uint32_t ev0, ev1, mod;
+
+	assert_int_equal(mdgpu_get_info(g, &info), 0);
+	assert_int_equal(info.fb_quota, 1024 * MIB);
+	assert_int_equal(info.backend, MDGPU_BACKEND_SIM);
+	assert_int_equal(mdgpu_query(g, MDGPU_QUERY_ABI_VERSION, &v), 0);
+	assert_int_equal(v, MDGPU_ABI_VERSION);
+
+	for (uint64_t i = 0; i < n; i++)
+		a[i] = (uint32_t)(i * 2654435761U);
+	assert_int_equal(mdgpu_mem_alloc(g, n * 4, &x), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, n * 4, &y), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, n * 4, &z), 0);
+	assert_int_equal(mdgpu_copy_htod(g, x, a, n * 4), 0);
+	assert_int_equal(mdgpu_checksum(g, x, n, &sum), 0);
+	assert_int_equal(sum, ref_checksum(a, n));
+
+	/* y = fill(7); z = x + y; read back z. */
+	assert_int_equal(mdgpu_fill_u32(g, y, n, 7), 0);
+	assert_int_equal(mdgpu_add_u32(g, z, x, y, n), 0);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(mdgpu_copy_dtoh(g, b, z, n * 4), 0);
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(b[i], a[i] + 7);
+
+	assert_int_equal(mdgpu_copy_dtod(g, y, x, n * 4), 0);
+	assert_int_equal(mdgpu_checksum(g, y, n, &sum), 0);
+	assert_int_equal(sum, ref_checksum(a, n));
+	assert_int_equal(mdgpu_memset(g, y, 0x01, n * 4), 0);
+	assert_int_equal(mdgpu_checksum(g, y, 1, &sum), 0);
+	assert_int_equal(sum, 0x01010101);
+
+	/* Simulated time: a 2 ms spin between two events. */
+	assert_int_equal(mdgpu_event_create(g, &ev0), 0);
+	assert_int_equal(mdgpu_event_create(g, &ev1), 0);
+	assert_int_equal(mdgpu_event_record(g, ev0), 0);
+	assert_int_equal(mdgpu_spin_ns(g, 2000000), 0);
+	assert_int_equal(mdgpu_event_record(g, ev1), 0);
+	assert_int_equal(mdgpu_event_elapsed_ns(g, ev0, ev1, &v), 0);
+	assert_true(v >= 2000000 && v < 2100000);
+	assert_int_equal(mdgpu_event_destroy(g, ev0), 0);
+	assert_int_equal(mdgpu_event_destroy(g, ev0), -ENOENT);
+
+	/* Errors complete the command, with a message; nothing changes. */
+	assert_int_equal(mdgpu_module_load(g, MDGPU_MODULE_PTX, ".version 8.0",
+					   12, &mod), -EOPNOTSUPP);
+	assert_non_null(strstr(mdgpu_last_error(g), "module_load"));
+	assert_int_equal(mdgpu_copy_htod(g, x + n * 4 - 4, a, 8), -ERANGE);
+	assert_int_equal(mdgpu_mem_free(g, x + 4), -ENOENT);
+	assert_int_equal(mdgpu_fill_u32(g, 0xdead0000, 1, 0), 0);
+	assert_int_equal(mdgpu_synchronize(g), -ENOENT);	/* async error */
+	assert_int_equal(mdgpu_synchronize(g), 0);		/* reported once */
+	assert_int_equal(mdgpu_checksum(g, x, n, &sum), 0);
+	assert_int_equal(sum, ref_checksum(a, n));
+
+	assert_int_equal(mdgpu_mem_free(g, x), 0);
+	assert_int_equal(mdgpu_mem_free(g, x), -ENOENT);
+	assert_int_equal(mdgpu_mem_free(g, y), 0);
+	assert_int_equal(mdgpu_mem_free(g, z), 0);
+	assert_int_equal(mdgpu_query(g, MDGPU_QUERY_FB_USED, &v), 0);
+	assert_int_equal(v, 0);
+	mdgpu_close(g);
+	free(a);
+	free(b);
+}
+
+/* Host buffers larger than the aperture are copied in chunks. */
+static void test_large_copy(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g");
+	const uint64_t bytes = 21 * MIB + 12;	/* 8 MiB aperture */
+	uint8_t *a = malloc(bytes), *b = malloc(bytes);
+	mdgpu_devptr x;
+	uint64_t sum;
+
+	for (uint64_t i = 0; i < bytes; i++)
+		a[i] = (uint8_t)(i * 7 + (i >> 12));
+	assert_int_equal(mdgpu_mem_alloc(g, bytes, &x), 0);
+	assert_int_equal(mdgpu_copy_htod(g, x, a, bytes), 0);
+	assert_int_equal(mdgpu_checksum(g, x, bytes / 4, &sum), 0);
+	assert_int_equal(sum, ref_checksum((const uint32_t *)a, bytes / 4));
+	memset(b, 0, bytes);
+	assert_int_equal(mdgpu_copy_dtoh(g, b, x, bytes), 0);
+	assert_memory_equal(a, b, bytes);
+	mdgpu_close(g);
+	free(a);
+	free(b);
+}
+
+static void test_quota(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g");
+	mdgpu_devptr p[3], q;
+	uint64_t used;
+
+	/* Exact: two halves fill the 1 GiB quota; one more page fails. */
+	assert_int_equal(mdgpu_mem_alloc(g, 512 * MIB, &p[0]), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, 512 * MIB, &p[1]), 0);
+	assert_int_equal(mdgpu_query(g, MDGPU_QUERY_FB_USED, &used), 0);
+	assert_int_equal(used, 1024 * MIB);
+	assert_int_equal(mdgpu_mem_alloc(g, 1, &p[2]), -ENOMEM);
+	assert_non_null(strstr(mdgpu_last_error(g), "quota"));
+	assert_int_equal(mdgpu_mem_alloc(g, UINT64_MAX, &p[2]), -ENOMEM);
+	/* Free and reuse. */
+	assert_int_equal(mdgpu_mem_free(g, p[1]), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, 256 * MIB, &p[1]), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, 256 * MIB, &p[2]), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, 4096, &q), -ENOMEM);
+	/* Reserved (page-rounded) bytes count: 1 byte costs a page. */
+	assert_int_equal(mdgpu_mem_free(g, p[2]), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, 1, &q), 0);
+	assert_int_equal(mdgpu_query(g, MDGPU_QUERY_FB_USED, &used), 0);
+	assert_int_equal(used, 768 * MIB + 4096);
+	/* The daemon's own accounting agrees. */
+	assert_int_equal(mdgpud_core_fb_used(d->core), used);
+	mdgpu_close(g);
+}
+
+static void test_scrub(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *a = open_vgpu(d, "1g"), *b = open_vgpu(d, "2g");
+	mdgpu_devptr x, y;
+	uint64_t sum;
+
+	assert_int_equal(mdgpu_mem_alloc(a, MIB, &x), 0);
+	assert_int_equal(mdgpu_fill_u32(a, x, MIB / 4, 0xdeadbeef), 0);
+	assert_int_equal(mdgpu_checksum(a, x, MIB / 4, &sum), 0);
+	assert_true(sum != 0);
+	assert_int_equal(mdgpu_mem_free(a, x), 0);
+	/* Another tenant gets the same backing memory: it reads zero. */
+	assert_int_equal(mdgpu_mem_alloc(b, MIB, &y), 0);
+	assert_int_equal(mdgpu_checksum(b, y, MIB / 4, &sum), 0);
+	assert_int_equal(sum, 0);
+	/* a cannot reach b's memory, even at a guessed address. */
+	assert_int_equal(mdgpu_checksum(a, y, 1, &sum), -ENOENT);
+	assert_int_equal(mdgpu_mem_free(a, y), -ENOENT);
+	mdgpu_close(a);
+	mdgpu_close(b);
+}
+
+struct tenant_arg {
+	struct daemon *d;
+	uint32_t seed;
+	int ok;
+};
+
+static void *tenant_main(void *p)
+{
+	struct tenant_arg *t = p;
+	struct mdgpu_open_opts o = { .path = t->d->path, .type = "1g" };
+	const uint64_t n = 64 * 1024;
+	uint32_t *buf = malloc(n * 4);
+	struct mdgpu *g;
+	mdgpu_devptr x;
+	uint64_t sum;
+	int bad = 0;
+
+	if (mdgpu_open(&o, &g))
+		return NULL;
+	for (uint64_t i = 0; i < n; i++)
+		buf[i] = t->seed * 31 + (uint32_t)i;
+	bad |= mdgpu_mem_alloc(g, n * 4, &x);
+	for (int round = 0; round < 50 && !bad; round++) {
+		bad |= mdgpu_copy_htod(g, x, buf, n * 4);
+		bad |= mdgpu_spin_ns(g, 100000);
+		bad |= mdgpu_checksum(g, x, n, &sum);
+		bad |= sum != ref_checksum(buf, n);
+		buf[round] ^= t->seed;
+	}
+	bad |= mdgpu_synchronize(g);
+	mdgpu_close(g);
+	free(buf);
+	t->ok = !bad;
+	return NULL;
+}
+
+static void test_tenants(void **state)
+{
+	struct daemon *d = *state;
+	struct tenant_arg args[4];
+	pthread_t th[4];
+	struct mdgpud_vgpu_stats st[8];
+
+	for (int i = 0; i < 4; i++) {
+		args[i] = (struct tenant_arg){ d, (uint32_t)i + 1, 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, tenant_main,
+						&args[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_true(args[i].ok);
+	}
+	assert_int_equal(mdgpud_core_stats(d->core, st, 8), 0);
+	assert_int_equal(mdgpud_core_fb_used(d->core), 0);
+}
+
+/* A tenant killed mid-run: its memory is released and scrubbed. */
+static void test_kill_tenant(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *other = open_vgpu(d, "1g");
+	mdgpu_devptr keep, y;
+	uint64_t sum, before;
+	int pfd[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(mdgpu_mem_alloc(other, MIB, &keep), 0);
+	assert_int_equal(mdgpu_fill_u32(other, keep, MIB / 4, 42), 0);
+	assert_int_equal(mdgpu_checksum(other, keep, MIB / 4, &before), 0);
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct mdgpu_open_opts o = { .path = d->path, .type = "2g" };
+		struct mdgpu *g;
+		mdgpu_devptr x;
+
+		close(pfd[0]);
+		if (mdgpu_open(&o, &g) || mdgpu_mem_alloc(g, 64 * MIB, &x) ||
+		    mdgpu_fill_u32(g, x, 16 * MIB, 0x5eed5eed) ||
+		    mdgpu_synchronize(g))
+			_exit(1);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		/* Keep the vGPU busy until killed. */
+		for (;;)
+			mdgpu_spin_ns(g, 1000000);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	close(pfd[0]);
+	assert_true(mdgpud_core_fb_used(d->core) >= 64 * MIB + MIB);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 500 && mdgpud_core_nr_vgpus(d->core) > 1; i++)
+		usleep(2000);
+	assert_int_equal(mdgpud_core_nr_vgpus(d->core), 1);
+	assert_int_equal(mdgpud_core_fb_used(d->core), MIB);
+	/* Its memory comes back scrubbed. */
+	assert_int_equal(mdgpu_mem_alloc(other, 64 * MIB, &y), 0);
+	assert_int_equal(mdgpu_checksum(other, y, 16 * MIB, &sum), 0);
+	assert_int_equal(sum, 0);
+	/* The other tenant is unaffected. */
+	assert_int_equal(mdgpu_checksum(other, keep, MIB / 4, &sum), 0);
+	assert_int_equal(sum, before);
+	mdgpu_close(other);
+}
+
+static void test_restart(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g"), *g2;
+	mdgpu_devptr x;
+	uint64_t v;
+
+	assert_int_equal(mdgpu_mem_alloc(g, 4096, &x), 0);
+	daemon_stop(d);
+	assert_int_equal(mdgpu_query(g, MDGPU_QUERY_FB_USED, &v), -ENODEV);
+	assert_non_null(strstr(mdgpu_last_error(g), "gone"));
+	/* No daemon: a clear error, not a hang. */
+	{
+		struct mdgpu_open_opts o = { .path = d->path };
+
+		assert_int_equal(mdgpu_open(&o, &g2), -ENOENT);
+	}
+	daemon_start(d);
+	g2 = open_vgpu(d, "1g");
+	assert_int_equal(mdgpu_mem_alloc(g2, 4096, &x), 0);
+	assert_int_equal(mdgpu_mem_free(g2, x), 0);
+	/* The old handle stays dead. */
+	assert_int_equal(mdgpu_query(g, MDGPU_QUERY_FB_USED, &v), -ENODEV);
+	mdgpu_close(g);
+	mdgpu_close(g2);
+}
+
+static void test_handshake_errors(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu_open_opts o = { .path = d->path, .type = "nosuch" };
+	struct mdgpu *g = NULL, *full[2];
+
+	assert_int_equal(mdgpu_open(&o, &g), -ENOENT);
+	o.type = "1g";
+	o.ring_entries = 3;
+	assert_int_equal(mdgpu_open(&o, &g), -EINVAL);
+	o.ring_entries = 0;
+	o.transport = "vfio";
+	assert_int_equal(mdgpu_open(&o, &g), -EOPNOTSUPP);
+	o.transport = "carrier-pigeon";
+	assert_int_equal(mdgpu_open(&o, &g), -EINVAL);
+	/* "half" has max 2 instances; the 8 GiB sim fits only one. */
+	full[0] = open_vgpu(d, "half");
+	full[1] = open_vgpu(d, "half");
+	o.transport = NULL;
+	o.type = "1g";	/* no memory left to promise */
+	assert_int_equal(mdgpu_open(&o, &g), -ENOSPC);
+	mdgpu_close(full[0]);
+	mdgpu_close(full[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_copy, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scrub, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_tenant, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handshake_errors, setup,
+						teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
