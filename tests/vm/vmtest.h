@@ -45,19 +45,16 @@ _Noreturn void vt_skip(const char *fmt, ...)
 	{ vt_register(&vt_t_##tname); }					\
 	static void vt_fn_##tname(struct fx *f __attribute__((unused)))
 
-/* EXPECT(cond, "printf format", ...): errno is shown as it was. */
+/* EXPECT(cond, "printf format", ...): errno as the condition left it. */
 #define EXPECT(cond, ...) do {						\
-	int vt_errno_ = errno;						\
-	if (!(cond)) {							\
-		errno = vt_errno_;					\
+	int vt_ok_ = !!(cond);						\
+	if (!vt_ok_)							\
 		vt_fail(__FILE__, __LINE__, "(" #cond ") " __VA_ARGS__); \
-	}								\
 } while (0)
 
 #define ASSERT(cond, ...) do {						\
-	int vt_errno_ = errno;						\
-	if (!(cond)) {							\
-		errno = vt_errno_;					\
+	int vt_ok_ = !!(cond);						\
+	if (!vt_ok_) {							\
 		vt_fail(__FILE__, __LINE__, "(" #cond ") " __VA_ARGS__); \
 		vt_abort();						\
 	}								\
