@@ -780,16 +780,21 @@ static int mdgpud_worker_async_op(uint32_t op, const struct mdgpud_cuda_rpc_slot
 	}
 }
 
-/* Waits for req_tail != head; 0, or -1 when the supervisor is gone. */
-static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head)
+/*
+ * Waits for req_tail != head and returns the new tail in *tail, or -1 when
+ * the supervisor is gone.
+ */
+static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head,
+			      uint32_t *tail)
 {
 	struct mdgpud_cuda_rpc_shm *shm = w->shm;
 	uint64_t start = mdgpud_cuda_now_ns();
 	struct timespec idle = { 0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
 
 	for (unsigned int n = 0;; n++) {
-		if (atomic_load_explicit(&shm->req_tail, memory_order_acquire)
-		    != head)
+		*tail = atomic_load_explicit(&shm->req_tail,
+					     memory_order_acquire);
+		if (*tail != head)
 			return 0;
 		mdgpud_cuda_cpu_relax();
 		if ((n & 63) == 63 &&
@@ -801,43 +806,61 @@ static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head)
 		if (atomic_load(&shm->req_tail) == head)
 			mdgpud_cuda_futex_wait(&shm->req_tail, head, &idle);
 		atomic_store(&shm->worker_sleeping, 0);
-		if (atomic_load_explicit(&shm->req_tail, memory_order_acquire)
-		    != head)
+		*tail = atomic_load_explicit(&shm->req_tail,
+					     memory_order_acquire);
+		if (*tail != head)
 			return 0;
 		if (getppid() != w->sup_pid)
 			return -1;
 	}
 }
 
+/*
+ * The request loop.  Latency and throughput: the tail is re-read only once
+ * the requests known to be posted are done; `done` is published after every
+ * request (a plain release store), but the full fence and the check for a
+ * sleeping supervisor (Dekker-style, needed before FUTEX_WAKE) happen only
+ * after a synchronous request, when the ring is drained, or every 16
+ * requests.  A wake-up missed in between costs the supervisor at most its
+ * liveness-poll timeout, never correctness.
+ */
 static int mdgpud_worker_serve(struct mdgpud_worker *w)
 {
 	struct mdgpud_cuda_rpc_shm *shm = w->shm;
 	uint32_t head = atomic_load(&shm->done);
+	uint32_t tail = head;
 
 	for (;;) {
 		struct mdgpud_cuda_rpc_slot *s;
-		int ret, shutdown;
+		int ret, shutdown, async;
 
-		if (mdgpud_worker_wait(w, head)) {
+		if (head == tail && mdgpud_worker_wait(w, head, &tail)) {
 			mdgpud_worker_teardown(w);
 			return 0;
 		}
 		s = &shm->slot[head % MDGPUD_CUDA_RPC_SLOTS];
 		shutdown = s->op == MDGPUD_CUDA_RPC_SHUTDOWN;
+		async = mdgpud_worker_async_op(s->op, s);
 		if (shutdown) {
 			mdgpud_worker_teardown(w);
 			ret = 0;
 		} else {
 			ret = mdgpud_worker_exec(w, s);
 		}
-		if (ret && mdgpud_worker_async_op(s->op, s) &&
-		    !w->pending_err)
-			w->pending_err = ret;
-		s->status = ret;
+		if (async) {
+			if (ret && !w->pending_err)
+				w->pending_err = ret;
+		} else {
+			s->status = ret;
+		}
 		head++;
-		atomic_store_explicit(&shm->done, head, memory_order_seq_cst);
-		if (atomic_load(&shm->sup_sleeping))
-			mdgpud_cuda_futex_wake(&shm->done);
+		atomic_store_explicit(&shm->done, head, memory_order_release);
+		if (!async || head == tail || (head & 15) == 0) {
+			atomic_thread_fence(memory_order_seq_cst);
+			if (atomic_load_explicit(&shm->sup_sleeping,
+						 memory_order_relaxed))
+				mdgpud_cuda_futex_wake(&shm->done);
+		}
 		if (shutdown)
 			return 0;
 		if (atomic_load(&shm->state) == MDGPUD_CUDA_WORKER_LOST) {

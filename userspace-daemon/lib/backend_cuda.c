@@ -61,6 +61,7 @@ struct mdgpud_bctx {
 	pid_t pid;		/* -1 once reaped */
 	int pidfd;
 	uint32_t tail;		/* requests posted */
+	uint32_t done_seen;	/* last value of shm->done read */
 	int dead;
 	struct mdgpud_cuda_region *regions;
 	size_t nr_regions, cap_regions;
@@ -393,10 +394,22 @@ static struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 		*err = -ENODEV;
 		return NULL;
 	}
-	if (ctx->tail - atomic_load(&ctx->shm->done) >= MDGPUD_CUDA_RPC_SLOTS) {
-		*err = mdgpud_cuda_wait(ctx, ctx->tail - MDGPUD_CUDA_RPC_SLOTS + 1);
-		if (*err)
-			return NULL;
+	/*
+	 * Room in the ring.  `done` is re-read only when the cached value
+	 * says the ring is full, and then the wait lasts until half the ring
+	 * is free, so that producer and worker do not bounce the cache lines
+	 * of every slot between them.
+	 */
+	if (ctx->tail - ctx->done_seen >= MDGPUD_CUDA_RPC_SLOTS) {
+		ctx->done_seen = atomic_load_explicit(&ctx->shm->done,
+						      memory_order_acquire);
+		if (ctx->tail - ctx->done_seen >= MDGPUD_CUDA_RPC_SLOTS) {
+			*err = mdgpud_cuda_wait(ctx, ctx->tail -
+						MDGPUD_CUDA_RPC_SLOTS / 2);
+			if (*err)
+				return NULL;
+			ctx->done_seen = atomic_load(&ctx->shm->done);
+		}
 	}
 	s = &ctx->shm->slot[ctx->tail % MDGPUD_CUDA_RPC_SLOTS];
 	s->op = op;
@@ -425,6 +438,7 @@ static int mdgpud_cuda_call(struct mdgpud_bctx *ctx,
 	ret = mdgpud_cuda_wait(ctx, ctx->tail);
 	if (ret)
 		return ret;
+	ctx->done_seen = ctx->tail;
 	ret = s->status;
 	if (ret && atomic_load(&ctx->shm->state) == MDGPUD_CUDA_WORKER_LOST) {
 		/* The context faulted: this answer is its last. */

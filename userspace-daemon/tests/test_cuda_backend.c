@@ -186,6 +186,8 @@ static void test_alloc_copy(void **state)
 	assert_int_equal(ops->copy_d2h(ctx, back, b, 16), 0);
 	assert_int_equal(back[5], heap[5]);
 	assert_int_equal(back[4], h[4]);
+	assert_int_equal(back[6], h[6]);
+	h[5] = heap[5];		/* b now holds h with this byte changed */
 	free(heap);
 
 	/* memset8 */
