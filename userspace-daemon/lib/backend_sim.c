@@ -405,13 +405,36 @@ static int mdgpud_sim_launch(struct mdgpud_bctx *c, uint64_t func,
 	return -EOPNOTSUPP;
 }
 
+static uint64_t mdgpud_sim_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Real-time wait for sim_realtime.  nanosleep() overshoots by the timer
+ * slack (50 us by default) plus a wake-up, which would dwarf short
+ * kernels, so sleep only for the part above mdgpud_sim_spin_ns and spin
+ * the rest, as a GPU kernel occupies its engine.
+ */
+static const uint64_t mdgpud_sim_spin_ns = 200000;
+
 static void mdgpud_sim_sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000ULL),
-			       (long)(ns % 1000000000ULL) };
+	uint64_t end = mdgpud_sim_mono_ns() + ns;
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	if (ns > mdgpud_sim_spin_ns) {
+		uint64_t nap = ns - mdgpud_sim_spin_ns;
+		struct timespec ts = { (time_t)(nap / 1000000000ULL),
+				       (long)(nap % 1000000000ULL) };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	while (mdgpud_sim_mono_ns() < end)
+		__builtin_ia32_pause();
 }
 
 static int mdgpud_sim_builtin(struct mdgpud_bctx *c, uint32_t kernel,
@@ -460,7 +483,7 @@ static int mdgpud_sim_builtin(struct mdgpud_bctx *c, uint32_t kernel,
 		if (arg[0] > MDGPU_SPIN_NS_MAX)
 			return -E2BIG;
 		c->clock_ns += arg[0];
-		if (c->be->realtime)
+		if (c->be->realtime && arg[0])
 			mdgpud_sim_sleep_ns(arg[0]);
 		return 0;
 	default:
