@@ -123,6 +123,24 @@ static int uuid_is(const uint8_t got[16], const char *str)
 	return 0;
 }
 
+/*
+ * The same UUID in either byte order: string order, or the kernel guid_t
+ * layout (first three fields little-endian).  Tests that only need the
+ * event to name the right vGPU use this; event_uuid_byte_order pins the
+ * order down.
+ */
+static int uuid_matches(const uint8_t got[16], const char *str)
+{
+	uint8_t u[16], g[16];
+
+	uuid_bytes(str, u);
+	memcpy(g, u, 16);
+	for (int i = 0; i < 4; i++)
+		g[i] = u[3 - i];
+	g[4] = u[5]; g[5] = u[4]; g[6] = u[7]; g[7] = u[6];
+	return !memcmp(got, u, 16) || !memcmp(got, g, 16);
+}
+
 static void msleep(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -244,6 +262,23 @@ static int run_cmd(const char *cmd, char *out, size_t len)
 	out[n] = 0;
 	st = pclose(p);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* One "key: value" line of a vGPU's stats file, or -1. */
+static long long stat_value(const char *uuid, const char *key)
+{
+	char b[1024], *p;
+	size_t kl = strlen(key);
+
+	if (sysfs_read(mdev_path(uuid, "mdgpu/stats"), b, sizeof(b)) <= 0)
+		return -1;
+	for (p = b; p; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (!strncmp(p, key, kl) && p[kl] == ':')
+			return strtoll(p + kl + 1, NULL, 10);
+	}
+	return -1;
 }
 
 /* ---------------------------------------------------------------- */
@@ -639,6 +674,27 @@ TEST(register_parent, FX_PARENT)
 	       "sm_count");
 }
 
+TEST(sysfs_readonly_attrs, FX_MDEV)
+{
+	static const char *const keys[] = { "doorbells", "completions",
+		"interrupts", "bad_accesses", "dma_bytes", "resets" };
+	static const char *const ro[] = { "gpu_name", "bus_id", "fb_size",
+					  "sm_count" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		EXPECT(stat_value(UUID0, keys[i]) == 0, "stats %s: %lld", keys[i],
+		       stat_value(UUID0, keys[i]));
+	for (size_t i = 0; i < sizeof(ro) / sizeof(ro[0]); i++)
+		EXPECT(sysfs_write(parent_knob(f->parent, ro[i]), "1") < 0,
+		       "parent %s writable", ro[i]);
+	EXPECT(sysfs_write(mdev_path(UUID0, "mdgpu/status"), "ready") < 0,
+	       "status writable");
+	EXPECT(sysfs_write(mdev_path(UUID0, "mdgpu/vgpu_id"), "9") < 0,
+	       "vgpu_id writable");
+	EXPECT(sysfs_write(mdev_path(UUID0, "mdgpu/stats"), "0") < 0,
+	       "stats writable");
+}
+
 TEST(register_busy_and_unregister, FX_PARENT)
 {
 	struct mdgpu_ctl_register r;
@@ -739,6 +795,21 @@ TEST(available_instances_follow_create_remove, FX_PARENT)
 	EXPECT(avail(f, "mdgpu-full") == 1, "full after remove");
 }
 
+/*
+ * Event uuid[16] holds the UUID in the byte order of its string form
+ * (RFC 4122; what libuuid's uuid_parse() gives the daemon for the name in
+ * /sys/bus/mdev/devices), not the kernel's guid_t layout.
+ */
+TEST(event_uuid_byte_order, FX_MDEV)
+{
+	struct mdgpu_ctl_event ev;
+
+	EXPECT(sysfs_write(mdev_path(UUID0, "mdgpu/weight"), "3") == 0, "weight");
+	ASSERT(ev_wait(f, MDGPU_EV_KNOB, f->vgpu, &ev, EV_TIMEOUT_MS) == 0,
+	       "no KNOB event");
+	EXPECT(uuid_is(ev.uuid, UUID0), "uuid not in RFC 4122 byte order");
+}
+
 TEST(create_remove_events, FX_PARENT)
 {
 	struct mdgpu_ctl_event ev;
@@ -752,7 +823,7 @@ TEST(create_remove_events, FX_PARENT)
 	ASSERT(ev_wait(f, MDGPU_EV_CREATE, ~0U, &ev, EV_TIMEOUT_MS) == 0,
 	       "no CREATE event");
 	EXPECT(ev.parent_id == f->reg.parent_id, "parent_id %u", ev.parent_id);
-	EXPECT(uuid_is(ev.uuid, UUID0), "CREATE uuid");
+	EXPECT(uuid_matches(ev.uuid, UUID0), "CREATE uuid");
 	EXPECT(ev.type_id == t->id, "type_id %u", ev.type_id);
 	EXPECT(ev.create.fb_quota == vtype_quota(t), "fb_quota");
 	EXPECT(ev.create.aperture_size == t->aperture_mib * MIB, "aperture");
@@ -1081,22 +1152,6 @@ TEST(regs_irq_status_rw1c, FX_VFIO)
 	EXPECT(rd32(f, MDGPU_REG_IRQ_STATUS) == 0, "not cleared");
 }
 
-static long long stat_value(const char *uuid, const char *key)
-{
-	char b[1024], *p;
-	size_t kl = strlen(key);
-
-	if (sysfs_read(mdev_path(uuid, "mdgpu/stats"), b, sizeof(b)) <= 0)
-		return -1;
-	for (p = b; p; p = strchr(p, '\n')) {
-		if (*p == '\n')
-			p++;
-		if (!strncmp(p, key, kl) && p[kl] == ':')
-			return strtoll(p + kl + 1, NULL, 10);
-	}
-	return -1;
-}
-
 TEST(bar0_bad_access, FX_VFIO)
 {
 	uint64_t v = 0;
@@ -1310,7 +1365,7 @@ TEST(doorbell_event_and_complete, FX_VFIO)
 	ASSERT(ev_wait(f, MDGPU_EV_DOORBELL, f->vgpu, &ev, EV_TIMEOUT_MS) == 0,
 	       "no DOORBELL event");
 	EXPECT(ev.doorbell.sq_tail == 3, "sq_tail %u", ev.doorbell.sq_tail);
-	EXPECT(uuid_is(ev.uuid, UUID0), "DOORBELL uuid");
+	EXPECT(uuid_matches(ev.uuid, UUID0), "DOORBELL uuid");
 	EXPECT(rd32(f, MDGPU_REG_SQ_TAIL) == 3, "SQ_TAIL");
 	EXPECT(rd32(f, MDGPU_REG_ERROR) == 0, "ERROR %u", rd32(f, MDGPU_REG_ERROR));
 	ASSERT(complete(f, 2, 2, 4096, 0) == 0);
@@ -1321,6 +1376,14 @@ TEST(doorbell_event_and_complete, FX_VFIO)
 	ASSERT(complete(f, 3, 3, 1ULL << 32, 0) == 0);
 	EXPECT(rd32(f, MDGPU_REG_FB_USED_HI) == 1, "FB_USED_HI");
 	EXPECT(stat_value(UUID0, "doorbells") >= 1, "stats doorbells");
+	/* Doorbells not yet read coalesce: one event, the newest tail. */
+	wr32(f, MDGPU_REG_SQ_TAIL, 4);
+	wr32(f, MDGPU_REG_SQ_TAIL, 5);
+	ASSERT(ev_wait(f, MDGPU_EV_DOORBELL, f->vgpu, &ev, EV_TIMEOUT_MS) == 0,
+	       "no DOORBELL event");
+	EXPECT(ev.doorbell.sq_tail == 5, "coalesced tail %u", ev.doorbell.sq_tail);
+	EXPECT(ev_wait(f, MDGPU_EV_DOORBELL, f->vgpu, NULL, NO_EV_MS) == -ETIMEDOUT,
+	       "two DOORBELL events for two unread doorbells");
 	EXPECT(stat_value(UUID0, "completions") >= 2, "stats completions");
 }
 
@@ -1436,6 +1499,89 @@ TEST(dma_needs_open_device, FX_MDEV)
 	uint8_t buf[64];
 
 	EXPECT(dma(f, 0, DMA_IOVA, buf, sizeof(buf)) == -ENODEV, "not open");
+}
+
+TEST(dma_after_unmap, FX_VFIO)
+{
+	struct vfio_iommu_type1_dma_unmap um = {
+		.argsz = sizeof(um), .iova = DMA_IOVA, .size = DMA_SIZE,
+	};
+	uint8_t buf[64] = { 0 };
+	int r;
+
+	ASSERT(dma(f, 0, DMA_IOVA, buf, sizeof(buf)) == 0, "DMA while mapped");
+	/* The guest (QEMU) drops the mapping: the IOVA is dead at once. */
+	ASSERT(ioctl(f->container, VFIO_IOMMU_UNMAP_DMA, &um) == 0, "UNMAP_DMA");
+	EXPECT(um.size == DMA_SIZE, "unmapped %llu bytes", (unsigned long long)um.size);
+	r = dma(f, 1, DMA_IOVA, buf, sizeof(buf));
+	EXPECT(r == -EFAULT || r == -EINVAL, "DMA after unmap: %d", r);
+	munmap(f->dma, DMA_SIZE);
+	f->dma = NULL;
+}
+
+TEST(two_vgpus_isolated, FX_VFIO)
+{
+	struct mdgpu_ctl_event ev;
+	struct mdgpu_ctl_complete c = { .irq = MDGPU_IRQ_ALL };
+	uint8_t buf[16];
+
+	ASSERT(mdev_create(f, "mdgpu-2g", UUID1) == 0, "second vGPU");
+	ASSERT(ev_wait(f, MDGPU_EV_CREATE, ~0U, &ev, EV_TIMEOUT_MS) == 0,
+	       "no CREATE for the second vGPU");
+	EXPECT(ev.vgpu_id != f->vgpu, "both vGPUs have id %u", f->vgpu);
+	EXPECT(uuid_matches(ev.uuid, UUID1), "second uuid");
+	EXPECT(ev.type_id == vtype_by_name("2g")->id, "type %u", ev.type_id);
+	EXPECT(sysfs_num(mdev_path(UUID1, "mdgpu/vgpu_id")) == ev.vgpu_id,
+	       "sysfs vgpu_id");
+	/* Work reported for B never shows in A's registers. */
+	c.vgpu_id = ev.vgpu_id;
+	EXPECT(ioctl(f->ctl, MDGPU_CTL_COMPLETE, &c) == 0, "COMPLETE on B");
+	EXPECT(rd32(f, MDGPU_REG_IRQ_STATUS) == 0, "A got B's interrupt");
+	EXPECT(sysfs_write(mdev_path(UUID1, "mdgpu/weight"), "77") == 0, "B weight");
+	EXPECT(rd32(f, MDGPU_REG_WEIGHT) == vtype_by_name("1g")->default_weight,
+	       "A's WEIGHT changed with B's");
+	{
+		struct mdgpu_ctl_dma d = { .vgpu_id = ev.vgpu_id, .iova = DMA_IOVA,
+					   .buf = (uintptr_t)buf, .len = 16 };
+
+		/* B is not open: A's guest memory is not B's to read. */
+		EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_DMA, &d), ENODEV);
+	}
+	EXPECT(mmap(NULL, 4096, PROT_READ, MAP_SHARED, f->ctl,
+		    MDGPU_CTL_MMAP_OFFSET(ev.vgpu_id + 1000, MDGPU_CTL_MMAP_RING)) ==
+	       MAP_FAILED, "mmap of an unknown vGPU");
+	EXPECT(mmap(NULL, 4096, PROT_READ, MAP_SHARED, f->ctl,
+		    MDGPU_CTL_MMAP_OFFSET(f->vgpu, 7)) == MAP_FAILED,
+	       "mmap of an unknown region");
+	EXPECT(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, f->ctl,
+		    MDGPU_CTL_MMAP_OFFSET(f->vgpu, MDGPU_CTL_MMAP_RING)) ==
+	       MAP_FAILED, "MAP_PRIVATE accepted");
+}
+
+TEST(ctl_read_semantics, FX_MDEV)
+{
+	struct mdgpu_ctl_event ev[4];
+	struct pollfd p = { .fd = f->ctl, .events = POLLIN };
+	int fl = fcntl(f->ctl, F_GETFL);
+
+	ev_drain(f);
+	ASSERT(fcntl(f->ctl, F_SETFL, fl | O_NONBLOCK) == 0);
+	EXPECT_ERRNO(read(f->ctl, ev, sizeof(ev)), EAGAIN);
+	EXPECT(poll(&p, 1, 0) == 0, "POLLIN with an empty queue");
+	/* Three weight changes coalesce into one KNOB event. */
+	EXPECT(sysfs_write(mdev_path(UUID0, "mdgpu/weight"), "10") == 0, "w");
+	EXPECT(sysfs_write(mdev_path(UUID0, "mdgpu/weight"), "11") == 0, "w");
+	EXPECT(sysfs_write(mdev_path(UUID0, "mdgpu/weight"), "12") == 0, "w");
+	EXPECT(poll(&p, 1, EV_TIMEOUT_MS) == 1 && (p.revents & POLLIN), "no POLLIN");
+	EXPECT_ERRNO(read(f->ctl, ev, sizeof(ev[0]) - 1), EINVAL);
+	EXPECT(read(f->ctl, ev, sizeof(ev)) == sizeof(ev[0]),
+	       "coalesced KNOB events: not exactly one record");
+	EXPECT(ev[0].type == MDGPU_EV_KNOB && ev[0].knob.weight == 12,
+	       "type %u weight %u", ev[0].type, ev[0].knob.weight);
+	EXPECT(ev[0].vgpu_id == f->vgpu && ev[0].parent_id == f->reg.parent_id,
+	       "ids");
+	EXPECT_ERRNO(read(f->ctl, ev, sizeof(ev)), EAGAIN);
+	fcntl(f->ctl, F_SETFL, fl);
 }
 
 /* ---------------------------------------------------------------- */
@@ -1581,7 +1727,7 @@ TEST(daemon_loss_and_reregister, FX_VFIO)
 	EXPECT(f->reg.parent_id == parent_id, "parent_id changed");
 	ASSERT(ev_wait(f, MDGPU_EV_CREATE, f->vgpu, &ev, EV_TIMEOUT_MS) == 0,
 	       "CREATE not replayed");
-	EXPECT(uuid_is(ev.uuid, UUID0), "replayed CREATE uuid");
+	EXPECT(uuid_matches(ev.uuid, UUID0), "replayed CREATE uuid");
 	EXPECT(ev_wait(f, MDGPU_EV_OPEN, f->vgpu, NULL, EV_TIMEOUT_MS) == 0,
 	       "OPEN not replayed");
 	st = rd32(f, MDGPU_REG_STATUS);
