@@ -48,7 +48,8 @@ $(D_SAN)/tests/%: $(D_DIR)/tests/%.c $(D_SAN)/libmdgpud.a $(L_SAN)/libmdgpu.a
 
 # Each test binary runs on its own; cmocka prints its own summary.
 check-daemon: $(D_TESTS) $(BUILD)/mdgpud
-	@set -e; for t in $(D_TESTS); do echo "== $$t"; $$t; done
+	@set -e; for t in $(D_TESTS); do echo "== $$t"; \
+		MDGPUD_BIN=$(BUILD)/mdgpud $$t; done
 
 check: check-daemon
 

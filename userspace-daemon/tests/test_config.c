@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* mdgpud config parsing: defaults, file syntax, bad keys and values. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/daemon.h"
+#include "mdgpud/log.h"
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_defaults(void **state)
+{
+	struct mdgpud_config c;
+	char err[128];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_string_equal(c.backend, "sim");
+	assert_int_equal(c.timeslice_us, MDGPU_TIMESLICE_US_DEFAULT);
+	assert_int_equal(c.socket_mode, 0660);
+	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)), 0);
+	/* A missing optional file is fine, a missing explicit one is not. */
+	assert_int_equal(mdgpud_config_load(&c, "/nonexistent/x.conf", true,
+					    err, sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_load(&c, "/nonexistent/x.conf", false,
+					    err, sizeof(err)), -ENOENT);
+}
+
+static void test_file(void **state)
+{
+	char path[64], err[256];
+	struct mdgpud_config c;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/mdgpud-cfg-%d", (int)getpid());
+	write_file(path, "# comment\n\n  socket_path = /tmp/x.sock  # tail\n"
+		   "socket_mode=0640\nbackend = cuda\ntimeslice_us = 2000\n"
+		   "policy = fixed-share\nlog_level = debug\n"
+		   "sim_fb_mib = 512\nring_entries = 64\n");
+	mdgpud_config_defaults(&c);
+	assert_int_equal(mdgpud_config_load(&c, path, false, err, sizeof(err)),
+			 0);
+	assert_string_equal(c.socket_path, "/tmp/x.sock");
+	assert_int_equal(c.socket_mode, 0640);
+	assert_string_equal(c.backend, "cuda");
+	assert_int_equal(c.timeslice_us, 2000);
+	assert_int_equal(c.policy, MDGPU_POLICY_FIXED_SHARE);
+	assert_int_equal(c.log_level, MDGPUD_LOG_DEBUG);
+	assert_int_equal(c.sim_fb_mib, 512);
+	assert_int_equal(c.ring_entries, 64);
+
+	write_file(path, "timeslice_us = 1\n");
+	assert_int_equal(mdgpud_config_load(&c, path, false, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":1:"));
+	assert_non_null(strstr(err, "timeslice_us"));
+	write_file(path, "\n\nno_such_key = 1\n");
+	assert_int_equal(mdgpud_config_load(&c, path, false, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, ":3: unknown key"));
+	write_file(path, "just words\n");
+	assert_int_equal(mdgpud_config_load(&c, path, false, err, sizeof(err)),
+			 -EINVAL);
+	unlink(path);
+}
+
+static void test_values(void **state)
+{
+	struct mdgpud_config c;
+	char err[256];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_int_equal(mdgpud_config_set(&c, "socket_mode", "0999", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "sim_fb_mib", "-1", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "sim_fb_mib", "12abc", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "sim_fb_mib",
+					   "99999999999999999999999", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "policy", "fastest", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "log_level", "loud", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "timeslice_us", "1000001", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "ring_entries", "100", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)),
+			 -EINVAL);	/* not a power of two */
+	char longpath[300];
+
+	memset(longpath, 'a', sizeof(longpath) - 1);
+	longpath[sizeof(longpath) - 1] = '\0';
+	assert_int_equal(mdgpud_config_set(&c, "socket_path", longpath, err,
+					   sizeof(err)), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_values),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
