@@ -118,10 +118,34 @@ void mdgpud_sched_place(struct mdgpud_sched *s, struct mdgpud_sched_entity *e)
 /*
  * Among eligible entities, the one with the smallest vtime runs, except
  * that an entity whose vtime is within one of its own slices of that
- * smallest one counts as equal and priority decides (then vtime, then
- * add() order).  An entity can so run ahead of its fair place by at most
- * one slice: priority buys latency, not share.
+ * smallest one counts as equal and priority decides.  An entity can so run
+ * ahead of its fair place by at most one slice: priority buys latency, not
+ * share.  Between equal priorities the smaller vtime wins.
+ *
+ * Exactly equal vtimes are common: a waker is placed exactly at
+ * min_vtime, level with the entity holding it, and saturating tenants with
+ * equal slices run in lockstep.  An entity woken (or let run by its cap)
+ * and not granted a slice since wins such a tie: it holds no credit (it
+ * was clamped), so going first costs the others no share, and without
+ * this a tenant that wakes next to N saturating tenants in lockstep would
+ * wait N slices instead of one.  Then the entity granted a slice longest
+ * ago, then add() order.
  */
+static bool mdgpud_sched_better(const struct mdgpud_sched_entity *a,
+				const struct mdgpud_sched_entity *b)
+{
+	const struct mdgpud_sched_estate *sa = mdgpud_sched_estate(a);
+	const struct mdgpud_sched_estate *sb = mdgpud_sched_estate(b);
+
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	if (a->vtime != b->vtime)
+		return mdgpud_sched_vt_before(a->vtime, b->vtime);
+	if (sa->woken != sb->woken)
+		return sa->woken;
+	return sa->last_pick_ns < sb->last_pick_ns;
+}
+
 struct mdgpud_sched_entity *
 mdgpud_sched_select(struct mdgpud_sched *s,
 		    bool (*eligible)(const struct mdgpud_sched_entity *e))
@@ -148,9 +172,7 @@ mdgpud_sched_select(struct mdgpud_sched *s,
 						  s->ops->vweight(e));
 		if (e->vtime - v0 >= window)	/* vtime >= v0 here */
 			continue;
-		if (!best || e->priority > best->priority ||
-		    (e->priority == best->priority &&
-		     mdgpud_sched_vt_before(e->vtime, best->vtime)))
+		if (!best || mdgpud_sched_better(e, best))
 			best = e;
 	}
 	return best;
@@ -280,6 +302,7 @@ int mdgpud_sched_add(struct mdgpud_sched *s, struct mdgpud_sched_entity *e,
 	e->gpu_ns = 0;
 	e->slices = 0;
 	e->next = NULL;
+	st->last_pick_ns = now_ns;
 	mdgpud_sched_cap_advance(s, e, now_ns);
 	*pp = e;
 	return 0;
@@ -322,6 +345,8 @@ int mdgpud_sched_set_params(struct mdgpud_sched *s,
 
 	mdgpud_sched_update_min_vtime(s);
 	old_vw = s->ops->vweight(e);
+	if (cap_pct == MDGPU_CAP_MAX)	/* uncapped: nothing left to owe */
+		mdgpud_sched_estate(e)->cap.debt_ns = 0;
 	e->weight = weight;
 	e->cap_pct = cap_pct;
 	e->priority = priority;
@@ -354,6 +379,7 @@ void mdgpud_sched_set_runnable(struct mdgpud_sched *s,
 		mdgpud_sched_update_min_vtime(s);
 		mdgpud_sched_cap_advance(s, e, now_ns);
 		e->runnable = true;
+		mdgpud_sched_estate(e)->woken = true;
 		mdgpud_sched_estate(e)->throttled =
 			!mdgpud_sched_cap_allows(s, e, now_ns);
 		if (!mdgpud_sched_estate(e)->throttled)
@@ -394,15 +420,20 @@ void mdgpud_sched_pick(struct mdgpud_sched *s, uint64_t now_ns,
 		if (st->throttled && (!e->runnable ||
 				      mdgpud_sched_cap_allows(s, e, now_ns))) {
 			st->throttled = false;
-			if (e->runnable)
+			if (e->runnable) {
+				st->woken = true;
 				s->ops->enqueue(s, e);
+			}
 		}
 	}
 	mdgpud_sched_update_min_vtime(s);
 
 	s->ops->pick(s, now_ns, d);
-	if (d->entity)
+	if (d->entity) {
 		d->entity->slices++;
+		mdgpud_sched_estate(d->entity)->last_pick_ns = now_ns;
+		mdgpud_sched_estate(d->entity)->woken = false;
+	}
 }
 
 void mdgpud_sched_charge(struct mdgpud_sched *s,

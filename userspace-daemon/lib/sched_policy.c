@@ -142,10 +142,19 @@ static void mdgpud_sched_pick_reserved(struct mdgpud_sched *s,
 		d->idle_until_ns = 0;
 		return;
 	}
-	/* e's turn, and e cannot use it: hold the GPU idle for one slice. */
+	/*
+	 * e's turn, and e cannot use it: hold the GPU idle for one slice, or
+	 * until e's cap lets it run, whichever comes first.
+	 */
 	s->phantom = e;
 	s->phantom_start_ns = now_ns;
 	d->idle_until_ns = mdgpud_sched_sat_add(now_ns, s->cfg.timeslice_ns);
+	if (e->runnable) {
+		uint64_t at = mdgpud_sched_cap_next_ns(s, e, now_ns);
+
+		if (at < d->idle_until_ns)
+			d->idle_until_ns = at;
+	}
 }
 
 static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {

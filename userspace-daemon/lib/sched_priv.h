@@ -50,6 +50,8 @@ struct mdgpud_sched_cap {
 /* Per-entity state behind mdgpud_sched_entity.priv. */
 struct mdgpud_sched_estate {
 	struct mdgpud_sched_cap cap;
+	uint64_t last_pick_ns;		/* when last granted a slice */
+	bool woken;			/* placed since its last slice */
 	bool throttled;			/* runnable but over its cap */
 };
 
