@@ -280,6 +280,29 @@ int main(int argc, char **argv)
 		       bak, bak / nat);
 	}
 
+	/*
+	 * What cuMemAlloc really sets aside, from cuMemGetInfo deltas over 16
+	 * allocations of each size (informs `reserved`, see the docs).
+	 */
+	{
+		static const uint64_t sizes[] = { 256, 4096, 65536, 1u << 20,
+						  (2u << 20) + 1, 64u << 20 };
+		mdgpud_cu_deviceptr p[16];
+		size_t f0, f1, total;
+
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			CK(n.cu.mem_get_info(&f0, &total));
+			for (int j = 0; j < 16; j++)
+				CK(n.cu.mem_alloc(&p[j], sizes[i]));
+			CK(n.cu.mem_get_info(&f1, &total));
+			printf("cuMemAlloc(%9" PRIu64 " B) x16: free memory "
+			       "down %8.1f KiB per allocation\n", sizes[i],
+			       (double)(f0 - f1) / 16 / 1024);
+			for (int j = 0; j < 16; j++)
+				CK(n.cu.mem_free(p[j]));
+		}
+	}
+
 	CK(n.cu.mem_host_unregister(n.hbuf));
 	free(n.hbuf);
 	CK(n.cu.mem_free(n.dbuf));

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -554,6 +555,106 @@ static void test_isolation_forged_pointer(void **state)
 	ops->ctx_destroy(a);
 }
 
+/*
+ * A tenant whose worker is killed cannot scrub its memory: the memory is
+ * released by the driver when the process dies.  A new tenant that takes
+ * as much memory must not find any of the dead tenant's data.
+ */
+static void test_crash_leaves_no_data(void **state)
+{
+	const uint64_t n = 256u << 20, words = n / 4;
+	const uint32_t secret = 0x7e57da7a;
+	struct mdgpud_bctx *a, *c;
+	uint64_t da, dc, res, arg[5] = { 0 };
+	uint32_t *h;
+	uint64_t found = 0;
+	siginfo_t si;
+	pid_t pid;
+
+	(void)state;
+	REQUIRE_GPU();
+	a = ctx_new(9);
+	assert_int_equal(ops->mem_alloc(a, n, &da, &res), 0);
+	arg[0] = da;
+	arg[1] = words;
+	arg[2] = secret;
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->sync(a), 0);
+	pid = mdgpud_backend_cuda_worker_pid(a);
+	assert_true(pid > 0);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(ops->sync(a), -ENODEV);
+	ops->ctx_destroy(a);
+
+	c = ctx_new(10);
+	assert_int_equal(ops->mem_alloc(c, n, &dc, &res), 0);
+	h = ops->host_alloc(c, n);
+	assert_non_null(h);
+	assert_int_equal(ops->copy_d2h(c, h, dc, n), 0);
+	for (uint64_t i = 0; i < words; i++)
+		found += h[i] == secret;
+	fprintf(stderr, "new tenant's fresh 256 MiB: %" PRIu64 " words of the "
+		"dead tenant's pattern (address %s)\n", found,
+		dc == da ? "reused" : "differs");
+	assert_int_equal(found, 0);
+	ops->ctx_destroy(c);
+}
+
+struct thread_arg {
+	uint32_t vgpu;
+	int failures;
+};
+
+static void *tenant_thread(void *p)
+{
+	struct thread_arg *t = p;
+	struct mdgpud_bctx *ctx = NULL;
+	const uint64_t words = 1u << 20;
+	uint64_t d, res, sum, arg[5] = { 0 };
+
+	if (ops->ctx_create(be, t->vgpu, &ctx) ||
+	    ops->mem_alloc(ctx, words * 4, &d, &res)) {
+		t->failures++;
+		if (ctx)
+			ops->ctx_destroy(ctx);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < 200; i++) {
+		arg[0] = d;
+		arg[1] = words;
+		arg[2] = t->vgpu * 1000 + i;
+		if (ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL) ||
+		    ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum) ||
+		    sum != (uint64_t)(t->vgpu * 1000 + i) * words * words)
+			t->failures++;
+	}
+	if (ops->sync(ctx))
+		t->failures++;
+	ops->ctx_destroy(ctx);
+	return NULL;
+}
+
+/* Four tenants, each driven from its own thread, concurrently. */
+static void test_concurrent_tenants(void **state)
+{
+	pthread_t th[4];
+	struct thread_arg ta[4];
+
+	(void)state;
+	REQUIRE_GPU();
+	for (int i = 0; i < 4; i++) {
+		ta[i].vgpu = 20 + (uint32_t)i;
+		ta[i].failures = 0;
+		assert_int_equal(pthread_create(&th[i], NULL, tenant_thread,
+						&ta[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(ta[i].failures, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +665,8 @@ int main(void)
 		cmocka_unit_test(test_free_scrub),
 		cmocka_unit_test(test_worker_crash),
 		cmocka_unit_test(test_isolation_forged_pointer),
+		cmocka_unit_test(test_crash_leaves_no_data),
+		cmocka_unit_test(test_concurrent_tenants),
 	};
 
 	/* Workers are our children: never let a test's exit orphan them. */
