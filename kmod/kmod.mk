@@ -34,7 +34,8 @@ kmod_release = $(strip $(if $(filter /usr/src/linux-headers-%,$(1)),\
 
 ifeq ($(origin KDIR),undefined)
 ifneq ($(KVER),)
-KDIR := $(firstword $(wildcard /usr/src/linux-headers-$(KVER)-amd64 \
+KDIR := $(firstword $(wildcard /usr/src/linux-headers-$(KVER) \
+	/usr/src/linux-headers-$(KVER)-amd64 \
 	/usr/src/linux-headers-$(KVER).*-amd64 \
 	/usr/src/linux-headers-$(KVER)*-amd64 /lib/modules/$(KVER)/build))
 else

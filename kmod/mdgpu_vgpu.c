@@ -64,6 +64,22 @@ void mdgpu_vgpu_put(struct mdgpu_vgpu *vgpu)
 		complete(&vgpu->ctl_done);
 }
 
+/*
+ * The mdev core keeps the UUID as a guid_t (guid_parse(): the first three
+ * fields little-endian).  Events carry it in RFC 4122 order, byte i being
+ * the i-th byte of the string form, as libuuid's uuid_parse() gives it.
+ */
+static void mdgpu_vgpu_uuid(struct mdgpu_vgpu *vgpu, u8 out[16])
+{
+	static const u8 guid_byte[16] = {
+		3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15
+	};
+	unsigned int i;
+
+	for (i = 0; i < 16; i++)
+		out[i] = vgpu->mdev->uuid.b[guid_byte[i]];
+}
+
 u32 mdgpu_vgpu_status(struct mdgpu_vgpu *vgpu)
 {
 	lockdep_assert_held(&vgpu->lock);
@@ -88,7 +104,7 @@ void mdgpu_vgpu_post(struct mdgpu_vgpu *vgpu, u32 type)
 	ev.parent_id = vgpu->parent->id;
 	ev.vgpu_id = vgpu->id;
 	ev.type_id = vgpu->type->id;
-	memcpy(ev.uuid, &vgpu->mdev->uuid, sizeof(ev.uuid));
+	mdgpu_vgpu_uuid(vgpu, ev.uuid);
 	switch (type) {
 	case MDGPU_EV_CREATE:
 		ev.create.fb_quota = vgpu->fb_quota;
@@ -592,7 +608,7 @@ static void mdgpu_vgpu_unpublish(struct mdgpu_vgpu *vgpu)
 	ev.parent_id = parent->id;
 	ev.vgpu_id = vgpu->id;
 	ev.type_id = vgpu->type->id;
-	memcpy(ev.uuid, &vgpu->mdev->uuid, sizeof(ev.uuid));
+	mdgpu_vgpu_uuid(vgpu, ev.uuid);
 	/* The queue owns the event from now on. */
 	mdgpu_event_post(parent, vgpu->remove_ev, &ev);
 	vgpu->remove_ev = NULL;
