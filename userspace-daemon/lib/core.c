@@ -416,11 +416,6 @@ uint64_t mdgpud_vgpu_fb_quota(const struct mdgpud_vgpu *v)
 	return mdgpud_memtab_quota(v->mem);
 }
 
-void mdgpud_vgpu_kick(struct mdgpud_vgpu *v)
-{
-	(void)v;	/* the dispatcher re-scans every tail after any event */
-}
-
 /* ---------------------------------------------------------------- */
 /* Execution of validated commands                                  */
 
@@ -492,11 +487,16 @@ static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
 	img = malloc(vc->module_load.len + 1);
 	if (!img)
 		return -ENOMEM;
-	if (vc->module_load.image.ptr)
+	if (vc->module_load.image.ptr) {
 		memcpy(img, vc->module_load.image.ptr, vc->module_load.len);
-	else
+	} else {
 		ret = v->tops->dma(v->tpriv, vc->module_load.image.addr, img,
 				   vc->module_load.len, false);
+		if (ret) {
+			free(img);
+			return ret;
+		}
+	}
 	img[vc->module_load.len] = '\0';	/* PTX is text */
 	ret = b->module_load(v->bctx, vc->module_load.kind, img,
 			     vc->module_load.len, &module);
@@ -765,7 +765,10 @@ static int mdgpud_ns_to_ms(uint64_t ns)
 int mdgpud_core_run(struct mdgpud_core *c)
 {
 	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000;
-	uint64_t busy_since = mdgpud_now_ns();
+	uint64_t busy_since = mdgpud_now_ns(), last_poll = busy_since;
+	/* While busy, fd events (connects, hang-ups) are looked at every
+	 * poll_ns or every 64 rounds, whichever comes first. */
+	const uint64_t poll_ns = 1000000;
 	unsigned int iter = 0;
 
 	mdgpud_info("dispatcher running: backend %s (%s), transport %s",
@@ -779,9 +782,11 @@ int mdgpud_core_run(struct mdgpud_core *c)
 			c->dump_req = 0;
 			mdgpud_core_dump(c);
 		}
-		if ((++iter & 63) == 0)
-			mdgpud_core_poll(c, 0);
 		now = mdgpud_now_ns();
+		if ((++iter & 63) == 0 || now - last_poll >= poll_ns) {
+			mdgpud_core_poll(c, 0);
+			last_poll = now = mdgpud_now_ns();
+		}
 		any = mdgpud_core_scan(c, now);
 		if (any) {
 			mdgpud_sched_pick(c->sched, now, &d);
@@ -794,12 +799,17 @@ int mdgpud_core_run(struct mdgpud_core *c)
 				busy_since = mdgpud_now_ns();
 				continue;
 			}
-			/* Runnable but held back (cap, fixed share). */
+			/* Runnable but held back (cap, fixed share): sleep
+			 * until the scheduler's next event or a doorbell. */
+			mdgpud_core_arm(c, true);
+			atomic_thread_fence(memory_order_seq_cst);
 			mdgpud_core_poll(c, d.idle_until_ns == UINT64_MAX ?
 					 1000 :
 					 mdgpud_ns_to_ms(d.idle_until_ns > now ?
 							 d.idle_until_ns - now :
 							 0));
+			mdgpud_core_arm(c, false);
+			last_poll = mdgpud_now_ns();
 			continue;
 		}
 		if (now - busy_since < spin_ns) {
@@ -813,7 +823,7 @@ int mdgpud_core_run(struct mdgpud_core *c)
 		    !c->dump_req)
 			mdgpud_core_poll(c, -1);
 		mdgpud_core_arm(c, false);
-		busy_since = mdgpud_now_ns();
+		busy_since = last_poll = mdgpud_now_ns();
 	}
 	mdgpud_info("dispatcher stopping");
 	return 0;

@@ -40,17 +40,23 @@ static void *daemon_main(void *arg)
 	return NULL;
 }
 
-static void daemon_start(struct daemon *d)
+static void daemon_start_cfg(struct daemon *d, int realtime)
 {
 	struct mdgpud_config cfg;
 
 	mdgpud_config_defaults(&cfg);
+	cfg.sim_realtime = realtime;
 	strcpy(cfg.socket_path, d->path);
 	cfg.sim_fb_mib = 8192;
 	cfg.log_level = MDGPUD_LOG_WARN;
 	cfg.socket_mode = 0600;
 	assert_int_equal(mdgpud_core_create(&cfg, &d->core), 0);
 	assert_int_equal(pthread_create(&d->thread, NULL, daemon_main, d), 0);
+}
+
+static void daemon_start(struct daemon *d)
+{
+	daemon_start_cfg(d, 0);
 }
 
 static void daemon_stop(struct daemon *d)
@@ -418,6 +424,84 @@ static void test_handshake_errors(void **state)
 	mdgpu_close(full[1]);
 }
 
+struct hog_arg {
+	struct daemon *d;
+	const char *type;
+	volatile int *stop;
+	uint32_t vgpu_id;
+	int ok;
+};
+
+static void *hog_main(void *p)
+{
+	struct hog_arg *h = p;
+	struct mdgpu_open_opts o = { .path = h->d->path, .type = h->type,
+				     .ring_entries = 8 };
+	struct mdgpu_info info;
+	struct mdgpu *g;
+	int bad = 0;
+
+	if (mdgpu_open(&o, &g))
+		return NULL;
+	mdgpu_get_info(g, &info);
+	h->vgpu_id = info.vgpu_id;
+	while (!*h->stop && !bad)
+		bad |= mdgpu_spin_ns(g, 1000000);	/* 1 ms kernels */
+	bad |= mdgpu_synchronize(g);
+	h->ok = !bad;
+	/* Stats are read before the vGPUs go away. */
+	while (*h->stop < 2)
+		usleep(1000);
+	mdgpu_close(g);
+	return NULL;
+}
+
+/* The dispatcher follows the scheduler: weights 1 (1g) and 4 (4g), both
+ * saturating with real-time 1 ms kernels, share GPU time about 1:4. */
+static void test_weighted_dispatch(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpud_vgpu_stats st[4];
+	volatile int stop = 0;
+	struct hog_arg a = { d, "1g", &stop, 0, 0 }, b = { d, "4g", &stop, 0, 0 };
+	pthread_t ta, tb;
+	uint64_t ga = 0, gb = 0;
+	size_t n;
+
+	daemon_stop(d);
+	daemon_start_cfg(d, 1);
+	assert_int_equal(pthread_create(&ta, NULL, hog_main, &a), 0);
+	assert_int_equal(pthread_create(&tb, NULL, hog_main, &b), 0);
+	usleep(1500000);
+	stop = 1;
+	while (mdgpud_core_nr_vgpus(d->core) == 2) {
+		n = mdgpud_core_stats(d->core, st, 4);
+		/* both synchronized: nothing queued any more */
+		if (n == 2 && a.ok + b.ok == 2)
+			break;
+		usleep(1000);
+	}
+	n = mdgpud_core_stats(d->core, st, 4);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		if (st[i].vgpu_id == a.vgpu_id)
+			ga = st[i].gpu_ns;
+		if (st[i].vgpu_id == b.vgpu_id)
+			gb = st[i].gpu_ns;
+		assert_true(st[i].commands > 10);
+		assert_true(st[i].wait_p99_ns >= st[i].wait_p50_ns);
+	}
+	stop = 2;
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	assert_true(a.ok && b.ok);
+	print_message("weighted dispatch: 1g %.1f ms, 4g %.1f ms GPU time "
+		      "(ratio %.2f, weights 1:4)\n", ga / 1e6, gb / 1e6,
+		      (double)gb / (double)(ga ? ga : 1));
+	assert_true(ga > 0 && gb > 0);
+	assert_true(gb > 2 * ga && gb < 8 * ga);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +515,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handshake_errors, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_weighted_dispatch, setup,
 						teardown),
 	};
 

@@ -124,7 +124,5 @@ uint64_t mdgpud_vgpu_fb_quota(const struct mdgpud_vgpu *v);
 int mdgpud_core_type_lookup(const struct mdgpud_core *c, const char *name,
 			    uint32_t *type_id, uint64_t *fb_quota,
 			    uint64_t *aperture_size);
-/* The transport saw a doorbell (or may have): re-scan soon. */
-void mdgpud_vgpu_kick(struct mdgpud_vgpu *v);
 
 #endif /* MDGPUD_DAEMON_H */
