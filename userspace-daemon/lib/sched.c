@@ -358,13 +358,15 @@ int mdgpud_sched_set_params(struct mdgpud_sched *s,
 static void mdgpud_sched_end_phantom(struct mdgpud_sched *s, uint64_t now_ns)
 {
 	struct mdgpud_sched_entity *p = s->phantom;
+	uint64_t idle_ns;
 
 	if (!p)
 		return;
 	s->phantom = NULL;
-	if (now_ns > s->phantom_start_ns)
-		p->vtime += mdgpud_sched_vtime_delta(now_ns - s->phantom_start_ns,
-						     s->ops->vweight(p));
+	if (now_ns <= s->phantom_start_ns)
+		return;
+	idle_ns = now_ns - s->phantom_start_ns;
+	p->vtime += mdgpud_sched_vtime_delta(idle_ns, s->ops->vweight(p));
 }
 
 void mdgpud_sched_set_runnable(struct mdgpud_sched *s,
@@ -408,17 +410,20 @@ void mdgpud_sched_pick(struct mdgpud_sched *s, uint64_t now_ns,
 	 * like a waker.  min_vtime is taken before the returning entities
 	 * count.
 	 */
-	for (e = s->head; e; e = e->next)
+	for (e = s->head; e; e = e->next) {
+		struct mdgpud_sched_estate *st = mdgpud_sched_estate(e);
+
 		mdgpud_sched_cap_advance(s, e, now_ns);
-	for (e = s->head; e; e = e->next)
-		if (e->runnable && !mdgpud_sched_cap_allows(s, e, now_ns))
-			mdgpud_sched_estate(e)->throttled = true;
+		st->cap_ok = !e->runnable ||
+			     mdgpud_sched_cap_allows(s, e, now_ns);
+		if (!st->cap_ok)
+			st->throttled = true;
+	}
 	mdgpud_sched_update_min_vtime(s);
 	for (e = s->head; e; e = e->next) {
 		struct mdgpud_sched_estate *st = mdgpud_sched_estate(e);
 
-		if (st->throttled && (!e->runnable ||
-				      mdgpud_sched_cap_allows(s, e, now_ns))) {
+		if (st->throttled && st->cap_ok) {
 			st->throttled = false;
 			if (e->runnable) {
 				st->woken = true;

@@ -249,8 +249,17 @@ void mdgpud_sched_cap_record(const struct mdgpud_sched *s,
 	}
 	if (!mdgpud_sched_capped(e))
 		return;
-	/* Usage older than the window (a very long kernel) is owed too. */
-	c->debt_ns = mdgpud_sched_sat_add(c->debt_ns, gpu_ns - placed);
+	/*
+	 * Usage older than the window (a kernel longer than the window) is
+	 * owed too, less what the cap allowed over that stretch of time: the
+	 * tenant ran at 100% where it was entitled to cap_pct.
+	 */
+	if (gpu_ns > placed) {
+		uint64_t old = gpu_ns - placed;
+		uint64_t allowed = mdgpud_sched_mul_div(old, e->cap_pct, 100);
+
+		c->debt_ns = mdgpud_sched_sat_add(c->debt_ns, old - allowed);
+	}
 
 	budget = mdgpud_sched_cap_budget_ns(s, e);
 	used = mdgpud_sched_cap_usage_ns(s, c, end_ns);
@@ -258,7 +267,8 @@ void mdgpud_sched_cap_record(const struct mdgpud_sched *s,
 		/* Move the overrun out of the window into debt, newest first. */
 		uint64_t excess = used - budget;
 
-		for (uint32_t k = 0; k < MDGPUD_SCHED_CAP_SLOTS && excess; k++) {
+		for (uint32_t k = 0; excess && k < MDGPUD_SCHED_CAP_SLOTS;
+		     k++) {
 			uint32_t i = (c->head + MDGPUD_SCHED_CAP_SLOTS - k) %
 				     MDGPUD_SCHED_CAP_SLOTS;
 			uint64_t take = c->slot_ns[i] < excess ?

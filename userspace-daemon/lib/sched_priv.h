@@ -53,6 +53,7 @@ struct mdgpud_sched_estate {
 	uint64_t last_pick_ns;		/* when last granted a slice */
 	bool woken;			/* placed since its last slice */
 	bool throttled;			/* runnable but over its cap */
+	bool cap_ok;			/* scratch of pick(): cap allows now */
 };
 
 struct mdgpud_sched;

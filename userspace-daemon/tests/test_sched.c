@@ -1109,12 +1109,54 @@ static void test_idle_decisions(void **state)
 	mdgpud_sched_destroy(s);
 }
 
+/*
+ * One 10 s kernel by a tenant capped at 10%: the overrun is paid back in
+ * full (about 100 s without a slice), through the O(1) fast-forward of
+ * the cap window over long idle gaps.
+ */
+static void test_cap_long_overrun(void **state)
+{
+	struct mdgpud_sched_cfg cfg;
+	struct mdgpud_sched *s;
+	struct mdgpud_sched_entity a = { .id = 1, .weight = 1, .cap_pct = 10,
+					 .priority = 4 };
+	struct mdgpud_sched_decision d;
+	uint64_t now = 0;
+	unsigned int idles = 0;
+
+	(void)state;
+	mdgpud_sched_cfg_default(&cfg);
+	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
+	assert_int_equal(mdgpud_sched_add(s, &a, now), 0);
+	mdgpud_sched_set_runnable(s, &a, true, now);
+	mdgpud_sched_pick(s, now, &d);
+	assert_ptr_equal(d.entity, &a);
+	mdgpud_sched_charge(s, &a, now, 10 * SEC);
+	now += 10 * SEC;
+	mdgpud_sched_pick(s, 50 * SEC, &d);
+	assert_null(d.entity);
+	now = 50 * SEC;
+	while (!d.entity) {
+		assert_true(d.idle_until_ns > now);
+		assert_true(d.idle_until_ns != UINT64_MAX);
+		now = d.idle_until_ns;
+		idles++;
+		mdgpud_sched_pick(s, now, &d);
+	}
+	printf("    10 s kernel at cap 10%%: runs again at %.3f s (%u idle decisions from 50 s)\n",
+	       (double)now / SEC, idles);
+	assert_true(now >= 100 * SEC);
+	assert_true(now <= 105 * SEC);
+	mdgpud_sched_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_idle_decisions),
+		cmocka_unit_test(test_cap_long_overrun),
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test_setup_teardown(test_weights_converge, sim_setup,
 						sim_teardown),
