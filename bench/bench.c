@@ -1,0 +1,976 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mdgpu-bench: native CUDA against mdgpu, same GPU, same run.
+ *
+ *   mdgpu-bench [--quick] [--json FILE] [--only LIST] [--native-only]
+ *               [--mdgpu-only] [--mdgpud PATH] [--daemon-log FILE]
+ *               [--timeslice-us N]
+ *   mdgpu-bench --sim [--quick] ...   mdgpu side only, on the sim backend
+ *
+ * Without a GPU (and without --sim) it prints "SKIPPED: no GPU" and exits
+ * 0.  Documentation/benchmarks.md describes every figure and its target.
+ */
+#include "bench.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef BENCH_MDGPUD_DEFAULT
+#define BENCH_MDGPUD_DEFAULT "build/mdgpud"
+#endif
+
+#define NT 2			/* targets: 0 native, 1 mdgpu */
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+
+enum goal_kind {
+	G_NONE = 0,
+	G_RATIO_LE,		/* mdgpu / native <= goal */
+	G_RATIO_GE,		/* mdgpu / native >= goal */
+	G_MDGPU_LE,		/* mdgpu value <= goal */
+	G_MDGPU_GE,		/* mdgpu value >= goal */
+};
+
+struct result {
+	char id[48];
+	char unit[16];
+	double v[NT];		/* NAN: not measured */
+	int goal_kind;
+	double goal;
+	char note[200];
+};
+
+#define RESULTS_MAX 256
+static struct result results[RESULTS_MAX];
+static unsigned int nresults;
+static int harness_errors;
+
+static struct {
+	int sim, quick, native_only, mdgpu_only;
+	const char *json, *only, *mdgpud, *daemon_log;
+	uint32_t timeslice_us;
+} opt = { .timeslice_us = 10000 };
+
+static const struct bench_target_ops *targets[NT] = {
+	&bench_target_native, &bench_target_mdgpu,
+};
+static int target_on[NT];
+static char target_why[NT][256];	/* why a target is off */
+static struct bench_target_info gpu;
+static struct bench_daemon daemon_;
+static struct bench_work work;
+static double work_ns;			/* bench_work alone, GPU time */
+static double empty_rtt_ns;
+
+static struct result *res_add(const char *id, const char *unit, int goal_kind,
+			      double goal)
+{
+	struct result *r;
+
+	if (nresults == RESULTS_MAX) {
+		fprintf(stderr, "mdgpu-bench: too many results\n");
+		exit(2);
+	}
+	r = &results[nresults++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->id, sizeof(r->id), "%s", id);
+	snprintf(r->unit, sizeof(r->unit), "%s", unit);
+	r->v[0] = r->v[1] = NAN;
+	r->goal_kind = goal_kind;
+	r->goal = goal;
+	return r;
+}
+
+static void res_note(struct result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void res_note(struct result *r, const char *fmt, ...)
+{
+	size_t used = strlen(r->note);
+	va_list ap;
+
+	if (used && used + 2 < sizeof(r->note)) {
+		strcat(r->note, "; ");
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(r->note + used, sizeof(r->note) - used, fmt, ap);
+	va_end(ap);
+}
+
+static double res_ratio(const struct result *r)
+{
+	if (isnan(r->v[0]) || isnan(r->v[1]) || r->v[0] == 0)
+		return NAN;
+	return r->v[1] / r->v[0];
+}
+
+/* 1 met, 0 missed, -1 no goal or not measurable. */
+static int res_met(const struct result *r)
+{
+	double x;
+
+	switch (r->goal_kind) {
+	case G_RATIO_LE:
+	case G_RATIO_GE:
+		x = res_ratio(r);
+		if (isnan(x))
+			return -1;
+		return r->goal_kind == G_RATIO_LE ? x <= r->goal :
+						    x >= r->goal;
+	case G_MDGPU_LE:
+	case G_MDGPU_GE:
+		x = r->v[1];
+		if (isnan(x))
+			return -1;
+		return r->goal_kind == G_MDGPU_LE ? x <= r->goal :
+						    x >= r->goal;
+	default:
+		return -1;
+	}
+}
+
+static const char *goal_text(const struct result *r, char *buf, size_t len)
+{
+	switch (r->goal_kind) {
+	case G_RATIO_LE:
+		snprintf(buf, len, "ratio<=%.2f", r->goal);
+		break;
+	case G_RATIO_GE:
+		snprintf(buf, len, "ratio>=%.2f", r->goal);
+		break;
+	case G_MDGPU_LE:
+		snprintf(buf, len, "mdgpu<=%.4g", r->goal);
+		break;
+	case G_MDGPU_GE:
+		snprintf(buf, len, "mdgpu>=%.4g", r->goal);
+		break;
+	default:
+		snprintf(buf, len, "-");
+	}
+	return buf;
+}
+
+static int selected(const char *name)
+{
+	const char *p;
+	size_t n = strlen(name);
+
+	if (!opt.only)
+		return 1;
+	for (p = opt.only; (p = strstr(p, name)); p += n)
+		if ((p == opt.only || p[-1] == ',') &&
+		    (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+static struct bench_run run_base(int kind, uint32_t ntenants)
+{
+	struct bench_run r = { 0 };
+
+	r.kind = kind;
+	r.ntenants = ntenants;
+	for (uint32_t i = 0; i < ntenants; i++)
+		r.weight[i] = 1;
+	r.work = work;
+	r.depth = 4;
+	r.samples_per_tenant = 16;
+	return r;
+}
+
+static struct bench_shm *run_on(int tg, const struct bench_run *run,
+				const char *what)
+{
+	struct bench_shm *sh;
+
+	if (!target_on[tg])
+		return NULL;
+	fprintf(stderr, "mdgpu-bench: %-28s %s\n", what, targets[tg]->name);
+	sh = bench_run_tenants(targets[tg], run, 120 + run->ntenants * 5);
+	if (!sh) {
+		fprintf(stderr, "mdgpu-bench: %s on %s FAILED\n", what,
+			targets[tg]->name);
+		harness_errors++;
+	}
+	return sh;
+}
+
+/* Samples of tenant i as doubles (caller frees). */
+static double *samples_d(struct bench_shm *sh, uint32_t i, size_t *n)
+{
+	uint64_t *s = bench_samples(sh, i);
+	double *d;
+
+	*n = sh->res[i].nsamples;
+	d = calloc(*n ? *n : 1, sizeof(*d));
+	if (!d)
+		exit(2);
+	for (size_t k = 0; k < *n; k++)
+		d[k] = (double)s[k];
+	return d;
+}
+
+/* ---- calibration ------------------------------------------------------ */
+
+static int calibrate(void)
+{
+	int tg = target_on[0] ? 0 : 1;
+	struct bench_run run;
+	struct bench_shm *sh;
+	double ns;
+
+	work.block = 256;
+	work.iters = 4096;
+	work.ns_hint = MS;
+	work.grid = 132 * 8;
+	for (int pass = 0; pass < 2; pass++) {
+		run = run_base(BENCH_K_CALIBRATE, 1);
+		run.work = work;
+		run.samples_per_tenant = 16;
+		sh = run_on(tg, &run, "calibrate bench_work");
+		if (!sh)
+			return -EIO;
+		gpu.sm_count = (uint32_t)sh->res[0].value[1];
+		empty_rtt_ns = sh->res[0].value[2];
+		ns = sh->res[0].value[0] - empty_rtt_ns;
+		bench_shm_free(sh);
+		if (gpu.sm_count)
+			work.grid = gpu.sm_count * 8;
+		if (ns < 1000)
+			ns = 1000;
+		if (pass == 0 && !(tg == 1 && bench_mdgpu_env.sim)) {
+			double it = (double)work.iters * (double)MS / ns;
+
+			work.iters = it > 1e8 ? 100000000u :
+				     it < 16 ? 16u : (uint32_t)it;
+		}
+	}
+	work_ns = ns;
+	work.ns_hint = (uint64_t)ns;
+	fprintf(stderr, "mdgpu-bench: bench_work: grid %u x %u threads, %u "
+		"iterations: %.1f us alone on %s\n", work.grid, work.block,
+		work.iters, ns / 1e3, targets[tg]->name);
+	return 0;
+}
+
+/* ---- 1. synchronous round trip ---------------------------------------- */
+
+static void bench_sync_rtt(void)
+{
+	struct result *med = res_add("sync_rtt.p50", "us", G_RATIO_LE, 1.3);
+	struct result *p99 = res_add("sync_rtt.p99", "us", G_NONE, 0);
+
+	for (int tg = 0; tg < NT; tg++) {
+		struct bench_run run = run_base(BENCH_K_SYNC_RTT, 1);
+		struct bench_shm *sh;
+		double *d;
+		size_t n;
+
+		run.warmup = opt.quick ? 50 : 500;
+		run.reps = opt.quick ? 200 : 5000;
+		run.samples_per_tenant = run.reps;
+		sh = run_on(tg, &run, "sync round trip");
+		if (!sh)
+			continue;
+		d = samples_d(sh, 0, &n);
+		med->v[tg] = bench_median(d, n) / 1e3;
+		p99->v[tg] = bench_quantile(d, n, 0.99) / 1e3;
+		free(d);
+		bench_shm_free(sh);
+	}
+	res_note(med, "empty kernel, launch + wait, median of %s",
+		 opt.quick ? "200" : "5000");
+}
+
+/* ---- 2. async launch throughput --------------------------------------- */
+
+static void bench_async(void)
+{
+	struct result *r = res_add("async_launch.per_launch", "us", G_RATIO_LE,
+				   1.0 / 0.9);
+	struct result *t = res_add("async_launch.rate", "launch/s", G_RATIO_GE,
+				   0.9);
+	uint64_t inner = opt.quick ? 1000 : 10000;
+
+	for (int tg = 0; tg < NT; tg++) {
+		struct bench_run run = run_base(BENCH_K_ASYNC, 1);
+		struct bench_shm *sh;
+		double *d, m;
+		size_t n;
+
+		run.warmup = 1000;
+		run.inner = inner;
+		run.reps = opt.quick ? 3 : 9;
+		run.samples_per_tenant = run.reps;
+		sh = run_on(tg, &run, "async launches");
+		if (!sh)
+			continue;
+		d = samples_d(sh, 0, &n);
+		m = bench_median(d, n) / (double)inner;
+		r->v[tg] = m / 1e3;
+		t->v[tg] = 1e9 / m;
+		free(d);
+		bench_shm_free(sh);
+	}
+	res_note(t, "%llu empty launches then one wait, median of %s",
+		 (unsigned long long)inner, opt.quick ? "3" : "9");
+}
+
+/* ---- 3. bandwidth ------------------------------------------------------ */
+
+static void bench_bandwidth(void)
+{
+	static const uint64_t full[] = { 4096, 65536, 1 << 20, 16 << 20,
+					 64 << 20, 256 << 20 };
+	static const uint64_t quick[] = { 4096, 1 << 20, 16 << 20 };
+	const uint64_t *sizes = opt.quick ? quick : full;
+	size_t nsizes = opt.quick ? 3 : 6;
+
+	for (int pinned = 1; pinned >= 0; pinned--)
+	for (int h2d = 1; h2d >= 0; h2d--)
+	for (size_t s = 0; s < nsizes; s++) {
+		uint64_t size = sizes[s];
+		char id[48], label[64];
+		struct result *r;
+		int gk = G_NONE;
+		double goal = 0;
+
+		if (pinned && size >= (64 << 20)) {
+			gk = G_RATIO_GE;
+			goal = 0.9;
+		} else if (!pinned) {
+			gk = G_RATIO_GE;
+			goal = 1.0;
+		}
+		snprintf(id, sizeof(id), "bw.%s.%s.%lluKiB",
+			 h2d ? "h2d" : "d2h", pinned ? "pinned" : "pageable",
+			 (unsigned long long)(size >> 10));
+		r = res_add(id, "GB/s", gk, goal);
+		for (int tg = 0; tg < NT; tg++) {
+			struct bench_run run = run_base(BENCH_K_BANDWIDTH, 1);
+			struct bench_shm *sh;
+			uint64_t reps = (512ULL << 20) / size;
+			double *d;
+			size_t n;
+
+			if (reps > (opt.quick ? 20 : 200))
+				reps = opt.quick ? 20 : 200;
+			if (reps < (opt.quick ? 3 : 7))
+				reps = opt.quick ? 3 : 7;
+			run.size = size;
+			run.pinned = pinned;
+			run.h2d = h2d;
+			run.warmup = 2;
+			run.reps = reps;
+			run.samples_per_tenant = reps;
+			snprintf(label, sizeof(label), "%s", id);
+			sh = run_on(tg, &run, label);
+			if (!sh)
+				continue;
+			if (sh->res[0].value[0] < 0) {
+				res_note(r, "%s: no %s host memory",
+					 targets[tg]->name,
+					 pinned ? "pinned/aperture" : "pageable");
+			} else {
+				d = samples_d(sh, 0, &n);
+				r->v[tg] = (double)size / bench_median(d, n);
+				free(d);
+			}
+			bench_shm_free(sh);
+		}
+	}
+}
+
+/* ---- saturating tenants ----------------------------------------------- */
+
+struct sat_out {
+	double agg;		/* kernels/s of all tenants in the window */
+	double agg_windows;	/* median over windows */
+	double count[BENCH_TENANTS_MAX];
+	uint32_t n;
+	double cpu_sup, cpu_workers;	/* daemon cores (mdgpu) */
+};
+
+static uint64_t sat_samples(uint64_t duration_ns)
+{
+	return duration_ns / (work_ns > 1000 ? (uint64_t)work_ns : 1000) * 2 +
+	       256;
+}
+
+static int saturate(int tg, uint32_t n, const uint32_t *weights,
+		    uint64_t duration_ns, const char *what, struct sat_out *o)
+{
+	struct bench_run run = run_base(BENCH_K_SATURATE, n);
+	uint64_t window = opt.quick ? 100 * MS : SEC;
+	uint32_t nwin = (uint32_t)(duration_ns / window);
+	double sup0 = 0, wk0 = 0, sup1 = 0, wk1 = 0, *wins;
+	uint64_t t_a, t_b;
+	struct bench_shm *sh;
+
+	memset(o, 0, sizeof(*o));
+	o->n = n;
+	o->cpu_sup = o->cpu_workers = NAN;
+	run.duration_ns = duration_ns;
+	run.samples_per_tenant = sat_samples(duration_ns);
+	for (uint32_t i = 0; i < n; i++)
+		run.weight[i] = weights ? weights[i] : 1;
+	if (tg == 1)
+		bench_daemon_cpu(&daemon_, &sup0, &wk0);
+	t_a = bench_now_ns();
+	sh = run_on(tg, &run, what);
+	t_b = bench_now_ns();
+	if (!sh)
+		return -EIO;
+	if (tg == 1 && !bench_daemon_cpu(&daemon_, &sup1, &wk1)) {
+		/* Over the whole run, start-up included: an upper bound. */
+		o->cpu_sup = (sup1 - sup0) / ((double)(t_b - t_a) / 1e9);
+		o->cpu_workers = (wk1 - wk0) / ((double)(t_b - t_a) / 1e9);
+	}
+	wins = calloc(nwin ? nwin : 1, sizeof(*wins));
+	if (!wins)
+		exit(2);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t *s = bench_samples(sh, i);
+
+		for (uint64_t k = 0; k < sh->res[i].nsamples; k++) {
+			if (s[k] > duration_ns)
+				break;
+			o->count[i] += 1;
+			if (nwin && s[k] / window < nwin)
+				wins[s[k] / window] += 1;
+		}
+		o->agg += o->count[i];
+	}
+	o->agg /= (double)duration_ns / 1e9;
+	for (uint32_t w = 0; w < nwin; w++)
+		wins[w] /= (double)window / 1e9;
+	o->agg_windows = bench_median(wins, nwin);
+	free(wins);
+	bench_shm_free(sh);
+	return 0;
+}
+
+static double alone[NT] = { NAN, NAN };
+
+/* ---- 4. compute-bound throughput ---------------------------------------- */
+
+static void bench_compute(void)
+{
+	uint64_t d = opt.quick ? SEC : 10 * SEC;
+	struct result *r = res_add("compute.throughput", "kernel/s",
+				   G_RATIO_GE, 0.99);
+	struct result *w = res_add("compute.throughput_1s_median", "kernel/s",
+				   G_NONE, 0);
+
+	for (int tg = 0; tg < NT; tg++) {
+		struct sat_out o;
+
+		if (saturate(tg, 1, NULL, d, "compute, one tenant", &o))
+			continue;
+		r->v[tg] = o.agg;
+		w->v[tg] = o.agg_windows;
+		alone[tg] = o.agg;
+	}
+	res_note(r, "bench_work %.0f us each, %s, %u kernels queued",
+		 work_ns / 1e3, opt.quick ? "1 s" : "10 s", 4);
+}
+
+/* ---- 5. sharing efficiency ---------------------------------------------- */
+
+static void bench_sharing(void)
+{
+	static const uint32_t ns[] = { 2, 4 };
+	uint64_t d = opt.quick ? SEC : 5 * SEC;
+
+	if (isnan(alone[0]) && isnan(alone[1]))
+		bench_compute();
+	for (size_t k = 0; k < 2; k++) {
+		char id[48];
+		struct result *r;
+
+		snprintf(id, sizeof(id), "sharing.%u_tenants.efficiency",
+			 ns[k]);
+		r = res_add(id, "x alone", G_MDGPU_GE, 0.97);
+		for (int tg = 0; tg < NT; tg++) {
+			struct sat_out o;
+			char what[48];
+
+			snprintf(what, sizeof(what), "sharing, %u tenants",
+				 ns[k]);
+			if (saturate(tg, ns[k], NULL, d, what, &o))
+				continue;
+			r->v[tg] = o.agg / alone[tg];
+		}
+		res_note(r, "aggregate throughput / one tenant alone; native = "
+			 "plain processes time-sliced by the GPU");
+	}
+}
+
+/* ---- 6. fairness ------------------------------------------------------- */
+
+static void bench_fairness(void)
+{
+	static const uint32_t w[3] = { 1, 2, 4 };
+	uint64_t d = opt.quick ? SEC : 10 * SEC;
+	struct result *rs[3], *re[3], *rj, *rmax;
+
+	for (int i = 0; i < 3; i++) {
+		char id[48];
+
+		snprintf(id, sizeof(id), "fairness.share_w%u", w[i]);
+		rs[i] = res_add(id, "fraction", G_NONE, 0);
+		res_note(rs[i], "target %.4f", w[i] / 7.0);
+		snprintf(id, sizeof(id), "fairness.rel_err_w%u", w[i]);
+		re[i] = res_add(id, "fraction", G_MDGPU_LE, 0.03);
+	}
+	rmax = res_add("fairness.max_rel_err", "fraction", G_MDGPU_LE, 0.03);
+	rj = res_add("fairness.jain_weighted", "index", G_MDGPU_GE, 0.99);
+	for (int tg = 0; tg < NT; tg++) {
+		struct sat_out o;
+		double x[3], sum = 0, worst = 0;
+
+		if (saturate(tg, 3, w, d, "fairness 1:2:4", &o))
+			continue;
+		for (int i = 0; i < 3; i++)
+			sum += o.count[i];
+		if (sum <= 0)
+			continue;
+		for (int i = 0; i < 3; i++) {
+			double share = o.count[i] / sum;
+			double err = fabs(share / (w[i] / 7.0) - 1);
+
+			rs[i]->v[tg] = share;
+			re[i]->v[tg] = err;
+			if (err > worst)
+				worst = err;
+			x[i] = share / w[i];
+		}
+		rmax->v[tg] = worst;
+		rj->v[tg] = bench_jain(x, 3);
+	}
+	res_note(rj, "Jain over share/weight; native has no weights (the GPU "
+		 "time-slices contexts equally): its figure is the reference");
+	res_note(rmax, "|share / (w/7) - 1|; mdgpu weights via vGPU types "
+		 "1g/2g/4g (default weights 1/2/4)");
+}
+
+/* ---- 7. latency-sensitive tenant ------------------------------------------ */
+
+static void bench_latency(void)
+{
+	uint64_t d = opt.quick ? SEC : 5 * SEC;
+	double slice_us = opt.timeslice_us;
+	struct result *r[4];
+	const char *ids[4] = { "latency.alone.p50", "latency.alone.p99",
+			       "latency.shared.p50", "latency.shared.p99" };
+
+	for (int k = 0; k < 4; k++)
+		r[k] = res_add(ids[k], "us", G_NONE, 0);
+	r[3]->goal_kind = G_MDGPU_LE;
+	r[3]->goal = slice_us + work_ns / 1e3;
+	res_note(r[3], "goal = timeslice %.0f us + longest competing kernel "
+		 "%.0f us; native: GPU time-slicing", slice_us, work_ns / 1e3);
+	for (int with = 0; with < 2; with++)
+	for (int tg = 0; tg < NT; tg++) {
+		struct bench_run run = run_base(BENCH_K_LATENCY, with ? 2 : 1);
+		struct bench_shm *sh;
+		double *dd;
+		size_t n;
+
+		run.duration_ns = d;
+		run.period_ns = 10 * MS;
+		run.small_ns = 10000;
+		run.samples_per_tenant = sat_samples(d + 60 * SEC);
+		sh = run_on(tg, &run, with ? "latency beside saturating" :
+					     "latency alone");
+		if (!sh)
+			continue;
+		dd = samples_d(sh, 0, &n);
+		r[with * 2]->v[tg] = bench_median(dd, n) / 1e3;
+		r[with * 2 + 1]->v[tg] = bench_quantile(dd, n, 0.99) / 1e3;
+		free(dd);
+		bench_shm_free(sh);
+	}
+	res_note(r[0], "10 us spin kernel every 10 ms, launch to completion");
+}
+
+/* ---- 8. scale ------------------------------------------------------------ */
+
+static void bench_scale(void)
+{
+	static const uint32_t full[] = { 1, 8, 32 }, quick[] = { 1, 8 };
+	const uint32_t *ns = opt.quick ? quick : full;
+	size_t cnt = opt.quick ? 2 : 3;
+	uint64_t d = opt.quick ? SEC : 5 * SEC;
+
+	for (size_t k = 0; k < cnt; k++) {
+		char id[64], what[48];
+		struct result *rt, *rc, *rw;
+
+		snprintf(id, sizeof(id), "scale.%u.throughput", ns[k]);
+		rt = res_add(id, "kernel/s", G_NONE, 0);
+		snprintf(id, sizeof(id), "scale.%u.daemon_cpu", ns[k]);
+		rc = res_add(id, "cores", ns[k] == 32 ? G_MDGPU_LE : G_NONE,
+			     1.0);
+		snprintf(id, sizeof(id), "scale.%u.worker_cpu", ns[k]);
+		rw = res_add(id, "cores", G_NONE, 0);
+		snprintf(what, sizeof(what), "scale, %u tenants", ns[k]);
+		for (int tg = 0; tg < NT; tg++) {
+			struct sat_out o;
+
+			if (saturate(tg, ns[k], NULL, d, what, &o))
+				continue;
+			rt->v[tg] = o.agg;
+			if (tg == 1) {
+				rc->v[tg] = o.cpu_sup;
+				rw->v[tg] = o.cpu_workers;
+			}
+		}
+		res_note(rc, "mdgpud supervisor process, CPU time / wall time "
+			 "of the run (tenant start-up included)");
+	}
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void print_num(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fprintf(f, "null");
+	else
+		fprintf(f, "%.6g", v);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int write_json(const char *path, const char *cmdline)
+{
+	FILE *f = fopen(path, "w");
+	char goal[32], date[64];
+	struct utsname u;
+	time_t now = time(NULL);
+
+	if (!f) {
+		fprintf(stderr, "mdgpu-bench: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	uname(&u);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	fprintf(f, "{\n  \"tool\": \"mdgpu-bench\",\n  \"format\": 1,\n");
+	fprintf(f, "  \"date\": \"%s\",\n  \"host\": ", date);
+	json_str(f, u.nodename);
+	fprintf(f, ",\n  \"command\": ");
+	json_str(f, cmdline);
+	fprintf(f, ",\n  \"mode\": \"%s\",\n  \"quick\": %s,\n",
+		opt.sim ? "sim" : "gpu", opt.quick ? "true" : "false");
+	fprintf(f, "  \"gpu\": ");
+	json_str(f, gpu.gpu);
+	fprintf(f, ",\n  \"sm_count\": %u,\n", gpu.sm_count);
+	fprintf(f, "  \"timeslice_us\": %u,\n", opt.timeslice_us);
+	fprintf(f, "  \"work_kernel\": {\"grid\": %u, \"block\": %u, "
+		"\"iters\": %u, \"alone_us\": ", work.grid, work.block,
+		work.iters);
+	print_num(f, work_ns / 1e3);
+	fprintf(f, "},\n  \"targets\": {");
+	for (int tg = 0; tg < NT; tg++) {
+		fprintf(f, "%s\"%s\": {\"on\": %s, \"why_off\": ", tg ? ", " : "",
+			targets[tg]->name, target_on[tg] ? "true" : "false");
+		json_str(f, target_why[tg]);
+		fprintf(f, "}");
+	}
+	fprintf(f, "},\n  \"harness_errors\": %d,\n  \"results\": [\n",
+		harness_errors);
+	for (unsigned int i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+		int met = res_met(r);
+
+		fprintf(f, "    {\"id\": ");
+		json_str(f, r->id);
+		fprintf(f, ", \"unit\": ");
+		json_str(f, r->unit);
+		fprintf(f, ", \"native\": ");
+		print_num(f, r->v[0]);
+		fprintf(f, ", \"mdgpu\": ");
+		print_num(f, r->v[1]);
+		fprintf(f, ", \"ratio\": ");
+		print_num(f, res_ratio(r));
+		fprintf(f, ", \"goal\": ");
+		json_str(f, goal_text(r, goal, sizeof(goal)));
+		fprintf(f, ", \"met\": %s, \"note\": ",
+			met < 0 ? "null" : met ? "true" : "false");
+		json_str(f, r->note);
+		fprintf(f, "}%s\n", i + 1 < nresults ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	if (fclose(f))
+		return -EIO;
+	return 0;
+}
+
+static void print_table(void)
+{
+	char goal[32];
+
+	printf("\n%-36s %-9s %12s %12s %8s  %-14s %s\n", "benchmark", "unit",
+	       "native", "mdgpu", "ratio", "goal", "met");
+	for (unsigned int i = 0; i < nresults; i++) {
+		const struct result *r = &results[i];
+		int met = res_met(r);
+		char a[24], b[24], c[24];
+
+		snprintf(a, sizeof(a), isnan(r->v[0]) ? "n/a" : "%.4g",
+			 r->v[0]);
+		snprintf(b, sizeof(b), isnan(r->v[1]) ? "n/a" : "%.4g",
+			 r->v[1]);
+		snprintf(c, sizeof(c), isnan(res_ratio(r)) ? "-" : "%.3f",
+			 res_ratio(r));
+		printf("%-36s %-9s %12s %12s %8s  %-14s %s\n", r->id, r->unit,
+		       a, b, c, goal_text(r, goal, sizeof(goal)),
+		       met < 0 ? "-" : met ? "yes" : "NO");
+	}
+	for (unsigned int i = 0; i < nresults; i++)
+		if (results[i].note[0])
+			printf("  %s: %s\n", results[i].id, results[i].note);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+/* In a child: the parent itself must never initialise CUDA (it forks). */
+static int probe_gpu(char *why, size_t len)
+{
+	struct {
+		int ret;
+		struct bench_target_info info;
+		char why[256];
+	} msg = { 0 };
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(fds[0]);
+		msg.ret = bench_native_probe(&msg.info, msg.why,
+					     sizeof(msg.why));
+		n = write(fds[1], &msg, sizeof(msg));
+		_exit(n == (ssize_t)sizeof(msg) ? 0 : 1);
+	}
+	close(fds[1]);
+	n = read(fds[0], &msg, sizeof(msg));
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	if (n != (ssize_t)sizeof(msg)) {
+		snprintf(why, len, "GPU probe process died (status 0x%x)",
+			 status);
+		return -ENODEV;
+	}
+	if (msg.ret) {
+		snprintf(why, len, "%s", msg.why);
+		return msg.ret;
+	}
+	gpu = msg.info;
+	return 0;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	FILE *a = fopen(from, "r"), *b;
+	size_t n;
+
+	if (!a)
+		return;
+	b = fopen(to, "w");
+	if (b) {
+		while ((n = fread(buf, 1, sizeof(buf), a)) > 0)
+			fwrite(buf, 1, n, b);
+		fclose(b);
+	}
+	fclose(a);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: mdgpu-bench [--sim] [--quick] [--json FILE] [--only LIST]\n"
+"                   [--native-only | --mdgpu-only] [--mdgpud PATH]\n"
+"                   [--daemon-log FILE] [--timeslice-us N]\n"
+"  --sim           mdgpu side only, against mdgpud's sim backend\n"
+"  --quick         short runs (CI): 1 s instead of 5-10 s, fewer sizes\n"
+"  --json FILE     machine-readable results (default mdgpu-bench.json)\n"
+"  --only LIST     comma list of: sync,async,bw,compute,sharing,\n"
+"                  fairness,latency,scale\n"
+"  --mdgpud PATH   daemon binary (default %s)\n"
+"  --daemon-log F  keep a copy of the daemon's log\n"
+"  --timeslice-us  daemon's timeslice_us (default 10000)\n",
+		BENCH_MDGPUD_DEFAULT);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "sim", no_argument, NULL, 's' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "native-only", no_argument, NULL, 'N' },
+		{ "mdgpu-only", no_argument, NULL, 'M' },
+		{ "mdgpud", required_argument, NULL, 'd' },
+		{ "daemon-log", required_argument, NULL, 'l' },
+		{ "timeslice-us", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char cmdline[1024] = "", why[256];
+	int c, have_gpu, ret;
+
+	for (int i = 0; i < argc; i++) {
+		size_t used = strlen(cmdline);
+
+		snprintf(cmdline + used, sizeof(cmdline) - used, "%s%s",
+			 i ? " " : "", argv[i]);
+	}
+	opt.json = "mdgpu-bench.json";
+	opt.mdgpud = BENCH_MDGPUD_DEFAULT;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 's': opt.sim = 1; break;
+		case 'q': opt.quick = 1; break;
+		case 'j': opt.json = optarg; break;
+		case 'o': opt.only = optarg; break;
+		case 'N': opt.native_only = 1; break;
+		case 'M': opt.mdgpu_only = 1; break;
+		case 'd': opt.mdgpud = optarg; break;
+		case 'l': opt.daemon_log = optarg; break;
+		case 't':
+			opt.timeslice_us = (uint32_t)strtoul(optarg, NULL, 0);
+			if (opt.timeslice_us < 500 ||
+			    opt.timeslice_us > 1000000) {
+				fprintf(stderr, "mdgpu-bench: --timeslice-us "
+					"must be 500..1000000\n");
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || (opt.native_only && (opt.mdgpu_only ||
+						   opt.sim))) {
+		usage(stderr);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	/* Targets. */
+	have_gpu = 0;
+	if (opt.sim) {
+		snprintf(target_why[0], sizeof(target_why[0]),
+			 "--sim: mdgpu side only");
+	} else if (probe_gpu(why, sizeof(why))) {
+		printf("SKIPPED: no GPU (%s)\n", why);
+		return 0;
+	} else {
+		have_gpu = 1;
+		target_on[0] = !opt.mdgpu_only;
+		if (opt.mdgpu_only)
+			snprintf(target_why[0], sizeof(target_why[0]),
+				 "--mdgpu-only");
+	}
+	if (opt.native_only) {
+		snprintf(target_why[1], sizeof(target_why[1]),
+			 "--native-only");
+	} else {
+		ret = bench_daemon_start(&daemon_, opt.mdgpud,
+					 opt.sim ? "sim" : "cuda",
+					 opt.timeslice_us);
+		if (ret) {
+			snprintf(target_why[1], sizeof(target_why[1]),
+				 "mdgpud (%s) did not start: %s", opt.mdgpud,
+				 strerror(-ret));
+			harness_errors++;
+		} else {
+			target_on[1] = 1;
+		}
+	}
+	printf("mdgpu-bench: %s; native %s; mdgpu %s\n",
+	       have_gpu ? gpu.gpu : "no GPU (sim)",
+	       target_on[0] ? "on" : target_why[0],
+	       target_on[1] ? (opt.sim ? "on (sim backend)" :
+					  "on (cuda backend)") :
+			      target_why[1]);
+	if (!target_on[0] && !target_on[1])
+		goto out;
+
+	if (calibrate()) {
+		fprintf(stderr, "mdgpu-bench: calibration failed\n");
+		harness_errors++;
+		goto out;
+	}
+	if (!have_gpu)
+		snprintf(gpu.gpu, sizeof(gpu.gpu), "mdgpu sim backend");
+	if (selected("sync"))
+		bench_sync_rtt();
+	if (selected("async"))
+		bench_async();
+	if (selected("bw"))
+		bench_bandwidth();
+	if (selected("compute"))
+		bench_compute();
+	if (selected("sharing"))
+		bench_sharing();
+	if (selected("fairness"))
+		bench_fairness();
+	if (selected("latency"))
+		bench_latency();
+	if (selected("scale"))
+		bench_scale();
+	print_table();
+out:
+	if (target_on[1] || daemon_.pid) {
+		bench_daemon_stop(&daemon_);
+		if (opt.daemon_log)
+			copy_file(daemon_.log_path, opt.daemon_log);
+	}
+	if (daemon_.dir[0]) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "%s/mdgpud.conf", daemon_.dir);
+		unlink(p);
+		unlink(daemon_.log_path);
+		unlink(bench_mdgpu_env.socket_path);
+		rmdir(daemon_.dir);
+	}
+	if (write_json(opt.json, cmdline))
+		harness_errors++;
+	printf("mdgpu-bench: results in %s; %d harness error(s)\n", opt.json,
+	       harness_errors);
+	return harness_errors ? 1 : 0;
+}

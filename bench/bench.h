@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mdgpu-bench internals shared by the driver (bench.c), the tenant runner
+ * (tenants.c) and the daemon launcher (daemon.c).
+ */
+#ifndef BENCH_BENCH_H
+#define BENCH_BENCH_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "target.h"
+
+#define BENCH_TENANTS_MAX	32
+
+/* What one tenant process reports back. */
+struct bench_tenant_res {
+	int status;			/* 0 or negative errno */
+	uint64_t done;			/* units finished by the deadline */
+	uint64_t total;			/* units finished in all */
+	uint64_t t_start_ns;		/* common start */
+	uint64_t t_deadline_ns;		/* when `done` was read */
+	uint64_t nsamples;		/* samples[] entries written */
+	double value[8];		/* benchmark-specific figures */
+};
+
+/* Parameters of one benchmark run, the same for every tenant. */
+struct bench_run {
+	int kind;			/* enum bench_kind */
+	uint32_t ntenants;
+	uint32_t weight[BENCH_TENANTS_MAX];
+	struct bench_work work;
+	uint32_t depth;			/* kernels in flight per tenant */
+	uint64_t duration_ns;
+	uint64_t reps, warmup, inner;	/* repeat counts */
+	uint64_t size;			/* bytes (bandwidth) */
+	int pinned, h2d;		/* bandwidth flavour */
+	uint64_t period_ns;		/* latency tenant's period */
+	uint64_t small_ns;		/* latency tenant's kernel */
+	uint64_t samples_per_tenant;
+};
+
+/* Process-shared state of one run: MAP_SHARED before the fork. */
+struct bench_shm {
+	atomic_int abort;
+	atomic_uint arrived;
+	atomic_uint generation;
+	atomic_uint past_deadline;
+	atomic_int stop;
+	uint64_t t0_ns;
+	struct bench_run run;
+	struct bench_tenant_res res[BENCH_TENANTS_MAX];
+	uint64_t samples[];		/* ntenants * samples_per_tenant */
+};
+
+enum bench_kind {
+	BENCH_K_CALIBRATE = 1,
+	BENCH_K_SYNC_RTT,
+	BENCH_K_ASYNC,
+	BENCH_K_BANDWIDTH,
+	BENCH_K_SATURATE,
+	BENCH_K_LATENCY,
+};
+
+uint64_t bench_now_ns(void);
+
+/*
+ * Run `run` with run->ntenants tenant processes of `ops`; tenant i gets
+ * weight run->weight[i] and, for BENCH_K_LATENCY, tenant 0 is the
+ * latency-sensitive one.  Returns the shared area (results, samples), to
+ * be released with bench_shm_free(), or NULL after printing why.
+ * extra_timeout_s bounds the whole run beyond its duration.
+ */
+struct bench_shm *bench_run_tenants(const struct bench_target_ops *ops,
+				    const struct bench_run *run,
+				    unsigned int extra_timeout_s);
+void bench_shm_free(struct bench_shm *sh);
+static inline uint64_t *bench_samples(struct bench_shm *sh, uint32_t i)
+{
+	return sh->samples + (uint64_t)i * sh->run.samples_per_tenant;
+}
+
+/* The daemon the mdgpu target talks to. */
+struct bench_daemon {
+	pid_t pid;
+	char dir[128];			/* temp dir: socket, config, log */
+	char log_path[192];
+};
+/* Start mdgpud (backend "cuda" or "sim") with a socket in a temp dir and
+ * fill bench_mdgpu_env; 0 or negative errno with the reason printed. */
+int bench_daemon_start(struct bench_daemon *d, const char *mdgpud,
+		       const char *backend, uint32_t timeslice_us);
+void bench_daemon_stop(struct bench_daemon *d);
+/* CPU seconds used so far by the daemon (supervisor) and by its children
+ * (workers), from /proc. */
+int bench_daemon_cpu(const struct bench_daemon *d, double *sup_s,
+		     double *workers_s);
+
+#endif /* BENCH_BENCH_H */

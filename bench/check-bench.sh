@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# CI check of mdgpu-bench itself (make check-bench):
+#   1. with no GPU, a plain run must print "SKIPPED: no GPU" and exit 0;
+#   2. a --sim --quick run must complete every benchmark on the mdgpu side
+#      against the sim backend and write well-formed JSON with a number for
+#      every mdgpu figure the sim can produce.
+# usage: check-bench.sh MDGPU_BENCH MDGPUD OUTDIR
+set -eu
+bench=$1 mdgpud=$2 out=$3
+mkdir -p "$out"
+fail() { echo "check-bench: FAIL: $*" >&2; exit 1; }
+
+# 1. The no-GPU path (only where there is no GPU: a GPU host runs for real).
+if "$bench" --only sync --quick --mdgpud "$mdgpud" \
+	--json "$out/check-nogpu.json" >"$out/check-nogpu.out" 2>&1; then
+	if grep -q '^SKIPPED: no GPU' "$out/check-nogpu.out"; then
+		echo "check-bench: no GPU: skipped cleanly"
+	else
+		echo "check-bench: a GPU is present: ran the sync benchmark"
+	fi
+else
+	cat "$out/check-nogpu.out" >&2
+	fail "plain run exited non-zero"
+fi
+
+# 2. The harness against the sim backend.
+json=$out/check-sim.json
+rm -f "$json"
+if ! "$bench" --sim --quick --mdgpud "$mdgpud" --json "$json" \
+	--daemon-log "$out/check-sim-mdgpud.log" >"$out/check-sim.out" 2>&1; then
+	cat "$out/check-sim.out" >&2
+	fail "--sim --quick run failed"
+fi
+cat "$out/check-sim.out"
+command -v jq >/dev/null || fail "jq missing (scripts/debian-packages.txt)"
+jq -e . "$json" >/dev/null || fail "$json is not JSON"
+jq -e '.tool == "mdgpu-bench" and .format == 1 and .mode == "sim" and
+	.harness_errors == 0 and .targets.mdgpu.on == true and
+	(.results | length) > 30' "$json" >/dev/null ||
+	fail "$json: header wrong or results missing"
+# Every result is well-formed.
+jq -e 'all(.results[]; (.id | type) == "string" and
+	(.unit | type) == "string" and
+	(.native == null or (.native | type) == "number") and
+	(.mdgpu == null or (.mdgpu | type) == "number") and
+	(.met == null or (.met | type) == "boolean"))' "$json" >/dev/null ||
+	fail "$json: malformed result"
+# Every figure the sim can produce is there and positive.  Pinned/aperture
+# bandwidth is absent by design (libmdgpu maps no aperture for the caller).
+for id in sync_rtt.p50 async_launch.rate bw.h2d.pageable.1024KiB \
+	bw.d2h.pageable.1024KiB compute.throughput \
+	sharing.2_tenants.efficiency sharing.4_tenants.efficiency \
+	fairness.share_w1 fairness.share_w4 fairness.jain_weighted \
+	latency.alone.p99 latency.shared.p99 scale.8.throughput \
+	scale.8.daemon_cpu; do
+	jq -e --arg id "$id" \
+		'[.results[] | select(.id == $id and (.mdgpu | type) == "number"
+		  and .mdgpu >= 0)] | length == 1' "$json" >/dev/null ||
+		fail "$json: no mdgpu figure for $id"
+done
+echo "check-bench: --sim --quick results well-formed ($json)"

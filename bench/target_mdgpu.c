@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mdgpu target: one vGPU per tenant, reached through libmdgpu's socket
+ * transport to the mdgpud that the benchmark started.
+ *
+ * Kernels: the benchmark's own PTX (kernels/bench.ptx), loaded with
+ * mdgpu_module_load, so native and mdgpu run the same code.  A backend
+ * that cannot run PTX (sim: -EOPNOTSUPP) gets the builtin SPIN_NS instead,
+ * for as long as the kernel took natively (bench_work.ns_hint).
+ *
+ * Weights: socket clients have no per-vGPU knob; a vGPU starts with its
+ * type's default weight (mdev-types/mdgpu-types.def: 1g = 1, 2g = 2,
+ * 4g = 4, 8g = 8), so a tenant of weight w opens a vGPU of that type.
+ *
+ * Fences: libmdgpu has no asynchronous fence.  A saturating tenant opens
+ * its vGPU with a ring of BENCH_MDGPU_SAT_RING entries instead: a submit
+ * returns only once tail - head <= entries, so after submitting command n,
+ * command n - entries has completed.  fence() returns the command count;
+ * fence_wait() of a token that old returns at once, anything newer is a
+ * full mdgpu_synchronize().  The saturating loop waits exactly that far
+ * back, so its host timestamps are completion times, as native's events.
+ *
+ * Pinned copies: libmdgpu exposes no mapping of the aperture (it copies
+ * every host buffer through it in chunks), so there is no zero-copy
+ * "pinned" host memory to give: host_alloc(pinned) returns NULL and the
+ * benchmark reports that path as not measurable.
+ */
+#include "target.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mdgpu/mdgpu.h"
+#include "uapi/mdgpu.h"
+
+#define BENCH_MDGPU_SAT_RING	4	/* saturating tenants' ring entries */
+
+struct bench_mdgpu_env bench_mdgpu_env;
+
+struct bench_tenant {
+	struct mdgpu *g;
+	struct mdgpu_info info;
+	int have_ptx;			/* 0: builtins only (sim) */
+	uint32_t module, f_empty, f_work, f_spin;
+	mdgpu_devptr sink;
+	uint64_t submitted;		/* commands that may occupy the ring */
+	uint32_t ring;			/* entries */
+	char type[8];
+};
+
+static int mdgpu_err(struct bench_tenant *t, int ret, const char *what)
+{
+	if (ret)
+		fprintf(stderr, "mdgpu-bench: mdgpu: %s: %s (%s)\n", what,
+			mdgpu_strerror(ret), t->g ? mdgpu_last_error(t->g) : "");
+	return ret;
+}
+
+static void md_close(struct bench_tenant *t)
+{
+	if (!t)
+		return;
+	if (t->g) {
+		mdgpu_synchronize(t->g);
+		if (t->sink)
+			mdgpu_mem_free(t->g, t->sink);
+		if (t->module)
+			mdgpu_module_unload(t->g, t->module);
+		mdgpu_close(t->g);
+	}
+	free(t);
+}
+
+static int md_open(const struct bench_tenant_cfg *cfg,
+		   struct bench_tenant **out)
+{
+	struct mdgpu_open_opts opts = { 0 };
+	struct bench_tenant *t;
+	int ret;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	switch (cfg->weight) {
+	case 1: case 2: case 4: case 8:
+		snprintf(t->type, sizeof(t->type), "%ug", cfg->weight);
+		break;
+	default:
+		fprintf(stderr, "mdgpu-bench: mdgpu: weight %u has no vGPU "
+			"type (1, 2, 4 or 8)\n", cfg->weight);
+		free(t);
+		return -EINVAL;
+	}
+	opts.transport = "socket";
+	opts.path = bench_mdgpu_env.socket_path;
+	opts.type = t->type;
+	opts.ring_entries = cfg->latency ? 0 : BENCH_MDGPU_SAT_RING;
+	ret = mdgpu_open(&opts, &t->g);
+	if (ret) {
+		fprintf(stderr, "mdgpu-bench: mdgpu: open %s (type %s): %s\n",
+			opts.path, t->type, mdgpu_strerror(ret));
+		t->g = NULL;
+		md_close(t);
+		return ret;
+	}
+	ret = mdgpu_err(t, mdgpu_get_info(t->g, &t->info), "get_info");
+	if (ret)
+		goto fail;
+	t->ring = t->info.ring_entries;
+	ret = mdgpu_err(t, mdgpu_mem_alloc(t->g, 4096 * sizeof(float),
+					   &t->sink), "mem_alloc(sink)");
+	if (ret)
+		goto fail;
+	ret = mdgpu_module_load(t->g, MDGPU_MODULE_PTX, bench_ptx,
+				strlen(bench_ptx) + 1, &t->module);
+	if (ret == -EOPNOTSUPP) {
+		t->module = 0;
+		*out = t;
+		return 0;
+	}
+	ret = mdgpu_err(t, ret, "module_load(bench.ptx)");
+	if (!ret)
+		ret = mdgpu_err(t, mdgpu_func_get(t->g, t->module, BENCH_K_EMPTY,
+						  &t->f_empty), BENCH_K_EMPTY);
+	if (!ret)
+		ret = mdgpu_err(t, mdgpu_func_get(t->g, t->module, BENCH_K_WORK,
+						  &t->f_work), BENCH_K_WORK);
+	if (!ret)
+		ret = mdgpu_err(t, mdgpu_func_get(t->g, t->module, BENCH_K_SPIN,
+						  &t->f_spin), BENCH_K_SPIN);
+	if (ret)
+		goto fail;
+	t->have_ptx = 1;
+	*out = t;
+	return 0;
+fail:
+	md_close(t);
+	return ret;
+}
+
+static int md_info(struct bench_tenant *t, struct bench_target_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	snprintf(info->gpu, sizeof(info->gpu), "mdgpu %s vGPU (%s backend)",
+		 t->type, t->info.backend == MDGPU_BACKEND_SIM ? "sim" : "cuda");
+	info->sm_count = t->info.sm_count;
+	return 0;
+}
+
+static int md_mem_alloc(struct bench_tenant *t, uint64_t size, uint64_t *addr)
+{
+	return mdgpu_err(t, mdgpu_mem_alloc(t->g, size, addr), "mem_alloc");
+}
+
+static int md_mem_free(struct bench_tenant *t, uint64_t addr)
+{
+	return mdgpu_err(t, mdgpu_mem_free(t->g, addr), "mem_free");
+}
+
+static void *md_host_alloc(struct bench_tenant *t, size_t size, int pinned)
+{
+	void *p;
+
+	(void)t;
+	if (pinned)
+		return NULL;	/* no aperture mapping in libmdgpu */
+	p = malloc(size);
+	if (p)
+		memset(p, 0x5a, size);
+	return p;
+}
+
+static void md_host_free(struct bench_tenant *t, void *p, size_t size,
+			 int pinned)
+{
+	(void)t;
+	(void)size;
+	(void)pinned;
+	free(p);
+}
+
+/* libmdgpu's copies are synchronous (they wait for their completion). */
+static int md_copy_h2d(struct bench_tenant *t, uint64_t dst, const void *src,
+		       size_t len)
+{
+	return mdgpu_err(t, mdgpu_copy_htod(t->g, dst, src, len), "copy_htod");
+}
+
+static int md_copy_d2h(struct bench_tenant *t, void *dst, uint64_t src,
+		       size_t len)
+{
+	return mdgpu_err(t, mdgpu_copy_dtoh(t->g, dst, src, len), "copy_dtoh");
+}
+
+static int md_launch(struct bench_tenant *t, uint32_t func,
+		     const uint32_t grid[3], const uint32_t block[3],
+		     const void *params, uint32_t len)
+{
+	int ret = mdgpu_launch(t->g, func, grid, block, 0, params, len);
+
+	if (!ret)
+		t->submitted++;
+	return mdgpu_err(t, ret, "launch");
+}
+
+static int md_spin(struct bench_tenant *t, uint64_t ns)
+{
+	int ret = mdgpu_spin_ns(t->g, ns);
+
+	if (!ret)
+		t->submitted++;
+	return mdgpu_err(t, ret, "spin_ns");
+}
+
+static int md_launch_empty(struct bench_tenant *t)
+{
+	static const uint32_t one[3] = { 1, 1, 1 };
+
+	if (!t->have_ptx)
+		return md_spin(t, 0);
+	return md_launch(t, t->f_empty, one, one, NULL, 0);
+}
+
+static int md_launch_work(struct bench_tenant *t, const struct bench_work *w)
+{
+	uint32_t grid[3] = { w->grid, 1, 1 }, block[3] = { w->block, 1, 1 };
+	/* bench_work(u32 iters, float *sink): natural alignment, 16 bytes. */
+	uint8_t params[16] = { 0 };
+
+	if (!t->have_ptx)
+		return md_spin(t, w->ns_hint);
+	memcpy(params, &w->iters, sizeof(w->iters));
+	memcpy(params + 8, &t->sink, sizeof(t->sink));
+	return md_launch(t, t->f_work, grid, block, params, sizeof(params));
+}
+
+static int md_launch_spin(struct bench_tenant *t, uint64_t ns)
+{
+	static const uint32_t one[3] = { 1, 1, 1 };
+
+	if (!t->have_ptx)
+		return md_spin(t, ns);
+	return md_launch(t, t->f_spin, one, one, &ns, sizeof(ns));
+}
+
+static int md_fence(struct bench_tenant *t, uint64_t *token)
+{
+	*token = t->submitted;
+	return 0;
+}
+
+static int md_fence_wait(struct bench_tenant *t, uint64_t token)
+{
+	if (token + t->ring <= t->submitted)
+		return 0;	/* the ring's back-pressure proved it done */
+	return mdgpu_err(t, mdgpu_synchronize(t->g), "synchronize");
+}
+
+static int md_sync(struct bench_tenant *t)
+{
+	return mdgpu_err(t, mdgpu_synchronize(t->g), "synchronize");
+}
+
+const struct bench_target_ops bench_target_mdgpu = {
+	.name = "mdgpu",
+	.open = md_open,
+	.close = md_close,
+	.info = md_info,
+	.mem_alloc = md_mem_alloc,
+	.mem_free = md_mem_free,
+	.host_alloc = md_host_alloc,
+	.host_free = md_host_free,
+	.copy_h2d = md_copy_h2d,
+	.copy_d2h = md_copy_d2h,
+	.launch_empty = md_launch_empty,
+	.launch_work = md_launch_work,
+	.launch_spin = md_launch_spin,
+	.fence = md_fence,
+	.fence_wait = md_fence_wait,
+	.sync = md_sync,
+};

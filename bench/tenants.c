@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Tenant processes.  The parent never touches CUDA or the daemon's client
+ * library: every measurement runs in children forked for it, each one
+ * tenant, so native tenants are plain processes side by side exactly as
+ * mdgpu's vGPUs are.  Children meet at a process-shared barrier after they
+ * have opened their tenant (context creation, module JIT, connection), so
+ * start-up never lands inside a measurement, and report through the
+ * shared area.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL),
+			       .tv_nsec = (long)(ns % 1000000000ULL) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* All tenants meet; the last one to arrive fixes the common start. */
+static int shm_barrier(struct bench_shm *sh)
+{
+	unsigned int gen = atomic_load(&sh->generation);
+
+	if (atomic_fetch_add(&sh->arrived, 1) + 1 == sh->run.ntenants) {
+		atomic_store(&sh->arrived, 0);
+		sh->t0_ns = bench_now_ns() + 1000000;	/* 1 ms ahead */
+		atomic_fetch_add(&sh->generation, 1);
+	} else {
+		while (atomic_load(&sh->generation) == gen) {
+			if (atomic_load(&sh->abort))
+				return -ECANCELED;
+			sleep_ns(50000);
+		}
+	}
+	while (bench_now_ns() < sh->t0_ns)
+		;
+	return 0;
+}
+
+/* Record one sample; silently drops what does not fit. */
+static void put_sample(struct bench_shm *sh, uint32_t i, uint64_t v)
+{
+	struct bench_tenant_res *r = &sh->res[i];
+
+	if (r->nsamples < sh->run.samples_per_tenant)
+		bench_samples(sh, i)[r->nsamples++] = v;
+}
+
+/* Launch + wait with the host clock: samples are ns per round trip. */
+static int t_sync_rtt(const struct bench_target_ops *ops,
+		      struct bench_tenant *t, struct bench_shm *sh,
+		      uint32_t i)
+{
+	const struct bench_run *run = &sh->run;
+	int ret = 0;
+
+	for (uint64_t k = 0; !ret && k < run->warmup; k++) {
+		ret = ops->launch_empty(t);
+		if (!ret)
+			ret = ops->sync(t);
+	}
+	if (ret || (ret = shm_barrier(sh)))
+		return ret;
+	for (uint64_t k = 0; k < run->reps; k++) {
+		uint64_t a = bench_now_ns();
+
+		ret = ops->launch_empty(t);
+		if (!ret)
+			ret = ops->sync(t);
+		if (ret)
+			return ret;
+		put_sample(sh, i, bench_now_ns() - a);
+	}
+	return 0;
+}
+
+/* `inner` launches, one wait: samples are ns for the whole batch. */
+static int t_async(const struct bench_target_ops *ops,
+		   struct bench_tenant *t, struct bench_shm *sh, uint32_t i)
+{
+	const struct bench_run *run = &sh->run;
+	int ret = 0;
+
+	for (uint64_t k = 0; !ret && k < run->warmup; k++)
+		ret = ops->launch_empty(t);
+	if (!ret)
+		ret = ops->sync(t);
+	if (ret || (ret = shm_barrier(sh)))
+		return ret;
+	for (uint64_t k = 0; k < run->reps; k++) {
+		uint64_t a = bench_now_ns();
+
+		for (uint64_t n = 0; !ret && n < run->inner; n++)
+			ret = ops->launch_empty(t);
+		if (!ret)
+			ret = ops->sync(t);
+		if (ret)
+			return ret;
+		put_sample(sh, i, bench_now_ns() - a);
+	}
+	return 0;
+}
+
+/* One copy + wait per sample, ns. */
+static int t_bandwidth(const struct bench_target_ops *ops,
+		       struct bench_tenant *t, struct bench_shm *sh,
+		       uint32_t i)
+{
+	const struct bench_run *run = &sh->run;
+	uint64_t dev = 0;
+	void *host;
+	int ret;
+
+	host = ops->host_alloc(t, run->size, run->pinned);
+	if (!host) {
+		/* No such host memory of this size on this target. */
+		sh->res[i].value[0] = -1;
+		shm_barrier(sh);
+		return 0;
+	}
+	ret = ops->mem_alloc(t, run->size, &dev);
+	if (ret)
+		goto out_host;
+	for (uint64_t k = 0; !ret && k < run->warmup + run->reps; k++) {
+		uint64_t a;
+
+		if (k == run->warmup && (ret = shm_barrier(sh)))
+			break;
+		a = bench_now_ns();
+		ret = run->h2d ? ops->copy_h2d(t, dev, host, run->size) :
+				 ops->copy_d2h(t, host, dev, run->size);
+		if (!ret)
+			ret = ops->sync(t);
+		if (!ret && k >= run->warmup)
+			put_sample(sh, i, bench_now_ns() - a);
+	}
+	ops->mem_free(t, dev);
+out_host:
+	ops->host_free(t, host, run->size, run->pinned);
+	return ret;
+}
+
+/*
+ * A saturating tenant: keeps `depth` work kernels queued behind the one
+ * running, a fence after each, and logs the host time at which each kernel was seen finished.
+ * `done` is what had finished at the common deadline; the tenant keeps the
+ * GPU busy until every saturating tenant has passed the deadline (or a
+ * latency tenant says stop), so no tenant ever runs alone in the window.
+ */
+static int t_saturate(const struct bench_target_ops *ops,
+		      struct bench_tenant *t, struct bench_shm *sh,
+		      uint32_t i, uint32_t nsat)
+{
+	const struct bench_run *run = &sh->run;
+	struct bench_tenant_res *r = &sh->res[i];
+	uint64_t tok[BENCH_FENCES_MAX], issued = 0, finished = 0, deadline;
+	uint32_t depth = run->depth, slots = depth + 1;
+	int ret = 0, counted = 0;
+
+	if (depth < 1 || slots > BENCH_FENCES_MAX)
+		return -EINVAL;
+	/* Warm up: JIT, first launch, clocks. */
+	for (int k = 0; !ret && k < 3; k++)
+		ret = ops->launch_work(t, &run->work);
+	if (!ret)
+		ret = ops->sync(t);
+	if (ret || (ret = shm_barrier(sh)))
+		return ret;
+	r->t_start_ns = sh->t0_ns;
+	/* Competitors of a latency tenant run until it stops them. */
+	deadline = run->kind == BENCH_K_LATENCY ? UINT64_MAX :
+		   sh->t0_ns + run->duration_ns;
+	while (!atomic_load(&sh->stop) && !atomic_load(&sh->abort)) {
+		uint64_t now;
+
+		ret = ops->launch_work(t, &run->work);
+		if (!ret)
+			ret = ops->fence(t, &tok[issued % slots]);
+		if (ret)
+			break;
+		issued++;
+		/* With kernel n submitted, wait for kernel n - depth. */
+		if (issued <= depth)
+			continue;
+		ret = ops->fence_wait(t, tok[finished % slots]);
+		if (ret)
+			break;
+		finished++;
+		now = bench_now_ns();
+		if (!counted)
+			put_sample(sh, i, now - sh->t0_ns);
+		if (!counted && now >= deadline) {
+			counted = 1;
+			r->done = finished;
+			r->t_deadline_ns = now;
+			if (atomic_fetch_add(&sh->past_deadline, 1) + 1 == nsat)
+				atomic_store(&sh->stop, 1);
+		}
+	}
+	while (!ret && finished < issued)
+		ret = ops->fence_wait(t, tok[finished++ % slots]);
+	r->total = finished;
+	return ret;
+}
+
+/*
+ * The latency-sensitive tenant: a small kernel every period, each waited
+ * for; samples are launch-to-completion times in ns.  It starts measuring
+ * 200 ms after the common start (competitors are saturating by then) and
+ * tells them to stop when it is done.
+ */
+static int t_latency(const struct bench_target_ops *ops,
+		     struct bench_tenant *t, struct bench_shm *sh, uint32_t i)
+{
+	const struct bench_run *run = &sh->run;
+	uint64_t next, end;
+	int ret = 0;
+
+	for (int k = 0; !ret && k < 20; k++) {
+		ret = ops->launch_spin(t, run->small_ns);
+		if (!ret)
+			ret = ops->sync(t);
+	}
+	if (ret || (ret = shm_barrier(sh)))
+		goto out;
+	next = sh->t0_ns + 200000000ULL;
+	end = next + run->duration_ns;
+	while (next < end && !atomic_load(&sh->abort)) {
+		uint64_t a;
+
+		while ((a = bench_now_ns()) < next)
+			sleep_ns(next - a > 200000 ? next - a - 100000 : 0);
+		ret = ops->launch_spin(t, run->small_ns);
+		if (!ret)
+			ret = ops->sync(t);
+		if (ret)
+			break;
+		put_sample(sh, i, bench_now_ns() - a);
+		next += run->period_ns;
+	}
+out:
+	atomic_store(&sh->stop, 1);
+	return ret;
+}
+
+/*
+ * Calibration: time bench_work alone (launch + sync, host clock, median
+ * of 5) at run->work.iters; value[0] = ns, value[1] = SMs, value[2] = the
+ * round trip of an empty kernel (subtracted).
+ */
+static int t_calibrate(const struct bench_target_ops *ops,
+		       struct bench_tenant *t, struct bench_shm *sh,
+		       uint32_t i)
+{
+	struct bench_target_info info;
+	uint64_t best_work = UINT64_MAX, best_empty = UINT64_MAX;
+	int ret;
+
+	ret = ops->info(t, &info);
+	if (ret)
+		return ret;
+	sh->res[i].value[1] = info.sm_count;
+	for (int k = 0; k < 12; k++) {
+		uint64_t a = bench_now_ns(), b, c;
+
+		ret = ops->launch_work(t, &sh->run.work);
+		if (!ret)
+			ret = ops->sync(t);
+		b = bench_now_ns();
+		if (!ret)
+			ret = ops->launch_empty(t);
+		if (!ret)
+			ret = ops->sync(t);
+		c = bench_now_ns();
+		if (ret)
+			return ret;
+		if (k >= 2) {	/* warm-up */
+			put_sample(sh, i, b - a);
+			if (b - a < best_work)
+				best_work = b - a;
+			if (c - b < best_empty)
+				best_empty = c - b;
+		}
+	}
+	sh->res[i].value[0] = (double)best_work;
+	sh->res[i].value[2] = (double)best_empty;
+	return 0;
+}
+
+static int tenant_main(const struct bench_target_ops *ops,
+		       struct bench_shm *sh, uint32_t i)
+{
+	const struct bench_run *run = &sh->run;
+	struct bench_tenant_cfg cfg = {
+		.index = i,
+		.weight = run->weight[i] ? run->weight[i] : 1,
+		.latency = run->kind == BENCH_K_SYNC_RTT ||
+			   run->kind == BENCH_K_CALIBRATE ||
+			   (run->kind == BENCH_K_LATENCY && i == 0),
+	};
+	struct bench_tenant *t = NULL;
+	int ret;
+
+	ret = ops->open(&cfg, &t);
+	if (ret) {
+		fprintf(stderr, "mdgpu-bench: %s tenant %u: open: %s\n",
+			ops->name, i, strerror(-ret));
+		return ret;
+	}
+	switch (run->kind) {
+	case BENCH_K_CALIBRATE:
+		ret = t_calibrate(ops, t, sh, i);
+		break;
+	case BENCH_K_SYNC_RTT:
+		ret = t_sync_rtt(ops, t, sh, i);
+		break;
+	case BENCH_K_ASYNC:
+		ret = t_async(ops, t, sh, i);
+		break;
+	case BENCH_K_BANDWIDTH:
+		ret = t_bandwidth(ops, t, sh, i);
+		break;
+	case BENCH_K_SATURATE:
+		ret = t_saturate(ops, t, sh, i, run->ntenants);
+		break;
+	case BENCH_K_LATENCY:
+		if (i == 0) {
+			ret = t_latency(ops, t, sh, i);
+		} else {
+			/* Competitors: saturate until the latency tenant
+			 * stops them (their deadline lies beyond its end). */
+			ret = t_saturate(ops, t, sh, i,
+					 BENCH_TENANTS_MAX + 1);
+		}
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	if (ret)
+		fprintf(stderr, "mdgpu-bench: %s tenant %u: %s\n", ops->name,
+			i, strerror(-ret));
+	ops->close(t);
+	return ret;
+}
+
+void bench_shm_free(struct bench_shm *sh)
+{
+	size_t len = sizeof(*sh) + sizeof(uint64_t) * sh->run.ntenants *
+		     sh->run.samples_per_tenant;
+
+	munmap(sh, len);
+}
+
+struct bench_shm *bench_run_tenants(const struct bench_target_ops *ops,
+				    const struct bench_run *run,
+				    unsigned int extra_timeout_s)
+{
+	pid_t pids[BENCH_TENANTS_MAX];
+	struct bench_shm *sh;
+	uint32_t alive = 0, failed = 0;
+	uint64_t limit;
+	size_t len;
+
+	if (run->ntenants < 1 || run->ntenants > BENCH_TENANTS_MAX)
+		return NULL;
+	len = sizeof(*sh) + sizeof(uint64_t) * run->ntenants *
+	      run->samples_per_tenant;
+	sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		  -1, 0);
+	if (sh == MAP_FAILED) {
+		perror("mdgpu-bench: mmap");
+		return NULL;
+	}
+	sh->run = *run;
+	fflush(NULL);
+	for (uint32_t i = 0; i < run->ntenants; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("mdgpu-bench: fork");
+			atomic_store(&sh->abort, 1);
+			failed++;
+			break;
+		}
+		if (pid == 0) {
+			int ret = tenant_main(ops, sh, i);
+
+			sh->res[i].status = ret;
+			if (ret)
+				atomic_store(&sh->abort, 1);
+			fflush(NULL);
+			_exit(ret ? 1 : 0);
+		}
+		pids[alive++] = pid;
+	}
+	limit = bench_now_ns() + run->duration_ns +
+		(uint64_t)extra_timeout_s * 1000000000ULL;
+	for (uint32_t left = alive; left;) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+
+		if (p > 0) {
+			left--;
+			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+				failed++;
+				atomic_store(&sh->abort, 1);
+			}
+			continue;
+		}
+		if (p < 0 && errno != EINTR)
+			break;
+		if (bench_now_ns() > limit) {
+			fprintf(stderr, "mdgpu-bench: %s: tenants overran their "
+				"time limit; killing them\n", ops->name);
+			atomic_store(&sh->abort, 1);
+			for (uint32_t i = 0; i < alive; i++)
+				kill(pids[i], SIGKILL);
+			limit = UINT64_MAX;
+			failed++;
+		}
+		sleep_ns(2000000);
+	}
+	if (failed) {
+		bench_shm_free(sh);
+		return NULL;
+	}
+	return sh;
+}
