@@ -38,8 +38,9 @@ extern const char mdgpud_builtin_ptx[];
 #define MDGPUD_WORKER_BLOCK_THREADS	256
 #define MDGPUD_WORKER_BLOCKS_PER_SM	8
 #define MDGPUD_WORKER_IDLE_CHECK_MS	200
-/* Granularity in which device memory is charged (decision, see docs). */
-#define MDGPUD_WORKER_ALLOC_ALIGN	4096ull
+/* cuMemAlloc's page: larger allocations take whole pages (measured). */
+#define MDGPUD_WORKER_GPU_PAGE		(2ull << 20)
+#define MDGPUD_WORKER_SUBALLOC_MIN	512ull
 
 struct mdgpud_worker_region {
 	uint8_t *ptr;
@@ -260,6 +261,25 @@ static uint8_t *mdgpud_worker_host(struct mdgpud_worker *w, uint64_t region,
 	if (!r->ptr || off > r->size || len > r->size - off)
 		return NULL;
 	return r->ptr + off;
+}
+
+/*
+ * Bytes a cuMemAlloc of `size` really sets aside, as measured on the H100
+ * (cuMemGetInfo deltas, tests/gpu/bench_cuda_backend.c): above 1 MiB whole
+ * 2 MiB pages (2 MiB + 1 B took 4 MiB); up to 1 MiB the driver packs
+ * allocations into shared pages (two of 1 MiB per page, sixteen of 64 KiB
+ * or less in one), charged here as the next power of two, at least 512 B.
+ */
+static uint64_t mdgpud_worker_reserved(uint64_t size)
+{
+	uint64_t r = MDGPUD_WORKER_SUBALLOC_MIN;
+
+	if (size > MDGPUD_WORKER_GPU_PAGE / 2)
+		return (size + MDGPUD_WORKER_GPU_PAGE - 1) &
+		       ~(MDGPUD_WORKER_GPU_PAGE - 1);
+	while (r < size)
+		r <<= 1;
+	return r;
 }
 
 static ssize_t mdgpud_worker_alloc_find(struct mdgpud_worker *w,
@@ -553,8 +573,7 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 		w->allocs[w->nr_allocs].size = size;
 		w->nr_allocs++;
 		s->result[0] = p;
-		s->result[1] = (size + MDGPUD_WORKER_ALLOC_ALIGN - 1) &
-			       ~(MDGPUD_WORKER_ALLOC_ALIGN - 1);
+		s->result[1] = mdgpud_worker_reserved(size);
 		return 0;
 	}
 	case MDGPUD_CUDA_RPC_MEM_FREE:
@@ -664,10 +683,10 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 			return -E2BIG;
 		res = w->cu.launch_kernel(
 			(mdgpud_cu_function)(uintptr_t)s->arg[0],
-			(unsigned int)s->arg[1], (unsigned int)s->arg[2],
-			(unsigned int)s->arg[3], (unsigned int)s->arg[4],
-			(unsigned int)s->arg[5], (unsigned int)s->arg[6],
-			(unsigned int)s->arg[7], w->stream, NULL,
+			(uint32_t)s->arg[1], (uint32_t)(s->arg[1] >> 32),
+			(uint32_t)s->arg[2], (uint32_t)(s->arg[2] >> 32),
+			(uint32_t)s->arg[3], (uint32_t)(s->arg[3] >> 32),
+			(uint32_t)s->arg[4], w->stream, NULL,
 			len ? extra : NULL);
 		return mdgpud_worker_err(w, res, "cuLaunchKernel");
 	}
@@ -817,12 +836,13 @@ static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head,
 
 /*
  * The request loop.  Latency and throughput: the tail is re-read only once
- * the requests known to be posted are done; `done` is published after every
- * request (a plain release store), but the full fence and the check for a
- * sleeping supervisor (Dekker-style, needed before FUTEX_WAKE) happen only
- * after a synchronous request, when the ring is drained, or every 16
- * requests.  A wake-up missed in between costs the supervisor at most its
- * liveness-poll timeout, never correctness.
+ * the requests known to be posted are done; `done` is published, followed
+ * by a full fence and the check for a sleeping supervisor (Dekker-style,
+ * needed before FUTEX_WAKE), only after a synchronous request, when the
+ * ring is drained, or every 16 requests, so that a stream of asynchronous
+ * launches does not bounce the `done` cache line to the supervisor on every
+ * request.  The supervisor waits for synchronous requests (always
+ * published) or for ring space (published at least every 16 requests).
  */
 static int mdgpud_worker_serve(struct mdgpud_worker *w)
 {
@@ -854,8 +874,9 @@ static int mdgpud_worker_serve(struct mdgpud_worker *w)
 			s->status = ret;
 		}
 		head++;
-		atomic_store_explicit(&shm->done, head, memory_order_release);
 		if (!async || head == tail || (head & 15) == 0) {
+			atomic_store_explicit(&shm->done, head,
+					      memory_order_release);
 			atomic_thread_fence(memory_order_seq_cst);
 			if (atomic_load_explicit(&shm->sup_sleeping,
 						 memory_order_relaxed))

@@ -928,13 +928,10 @@ static int mdgpud_cuda_launch(struct mdgpud_bctx *ctx, uint64_t func,
 	if (!s)
 		return ret;
 	s->arg[0] = func;
-	s->arg[1] = grid.x;
-	s->arg[2] = grid.y;
-	s->arg[3] = grid.z;
-	s->arg[4] = block.x;
-	s->arg[5] = block.y;
-	s->arg[6] = block.z;
-	s->arg[7] = shared_bytes;
+	s->arg[1] = grid.x | (uint64_t)grid.y << 32;
+	s->arg[2] = grid.z | (uint64_t)block.x << 32;
+	s->arg[3] = block.y | (uint64_t)block.z << 32;
+	s->arg[4] = shared_bytes;
 	if (params_len)
 		memcpy(s->inline_data, params, params_len);
 	s->inline_len = params_len;

@@ -30,6 +30,7 @@
 
 #include <linux/futex.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -69,7 +70,8 @@ enum mdgpud_cuda_rpc_op {
 	MDGPUD_CUDA_RPC_MODULE_LOAD,	/* a0 kind, a1 len (staging) -> r0 */
 	MDGPUD_CUDA_RPC_MODULE_UNLOAD,	/* a0 module */
 	MDGPUD_CUDA_RPC_FUNC_GET,	/* a0 module; inline name -> r0 */
-	MDGPUD_CUDA_RPC_LAUNCH,		/* a0 func, a1..a3 grid/block/shm */
+	MDGPUD_CUDA_RPC_LAUNCH,		/* a0 func, a1 grid x|y<<32, a2 grid z|
+				   block x<<32, a3 block y|z<<32, a4 shm */
 	MDGPUD_CUDA_RPC_BUILTIN,	/* a0 kernel, a1.. args -> r0 */
 	MDGPUD_CUDA_RPC_EVENT_CREATE,	/* -> r0 event */
 	MDGPUD_CUDA_RPC_EVENT_RECORD,	/* a0 event */
@@ -85,16 +87,24 @@ enum mdgpud_cuda_rpc_op {
 /* Host region 0 is the staging area of the shared memfd itself. */
 #define MDGPUD_CUDA_RPC_REGION_STAGING	0
 
+/*
+ * A request fits in one cache line (the worker reads one line for an
+ * empty launch); the answer, written only for synchronous requests, lives
+ * in the next line, then the inline payload.
+ */
 struct mdgpud_cuda_rpc_slot {
 	uint32_t op;			/* enum mdgpud_cuda_rpc_op */
 	uint32_t inline_len;
-	uint64_t arg[8];
+	uint64_t arg[7];
 	/* Written by the worker. */
-	int32_t status;			/* 0 or negative errno */
+	_Alignas(64) int32_t status;	/* 0 or negative errno */
 	uint32_t pad;
 	uint64_t result[2];
-	uint8_t inline_data[MDGPUD_CUDA_RPC_INLINE_MAX];
+	_Alignas(64) uint8_t inline_data[MDGPUD_CUDA_RPC_INLINE_MAX];
 };
+
+_Static_assert(offsetof(struct mdgpud_cuda_rpc_slot, status) == 64,
+	       "request header is one cache line");
 
 struct mdgpud_cuda_rpc_info {
 	char name[64];
