@@ -26,6 +26,7 @@ include tests/vm/vm.mk
 include qemu-scripts/scripts.mk
 include guest/guest.mk
 include tests/nested/nested.mk
+include bench/bench.mk
 
 check:
 	@echo "== make check: all suites passed"
