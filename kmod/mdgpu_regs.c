@@ -168,7 +168,8 @@ static void mdgpu_reg_sq_tail(struct mdgpu_vgpu *vgpu, u32 old, u32 val)
 		vgpu->stats.bad_accesses++;
 		return;
 	}
-	if (status & MDGPU_STATUS_BACKEND_LOST) {
+	/* Lost, or idle: no daemon has served this vGPU yet. */
+	if (!(status & MDGPU_STATUS_READY)) {
 		mdgpu_reg_ring_error(vgpu, ENODEV, false);
 		return;
 	}

@@ -577,10 +577,9 @@ static int mdgpu_vgpu_publish(struct mdgpu_vgpu *vgpu)
 	mutex_lock(&parent->lock);
 	mutex_lock(&vgpu->lock);
 	vgpu->published = true;
+	/* Without a daemon the vGPU stays idle (neither READY nor LOST). */
 	if (parent->owner)
 		mdgpu_vgpu_backend_back(vgpu);
-	else
-		vgpu->regs[MDGPU_REG_STATUS / 4] |= MDGPU_STATUS_BACKEND_LOST;
 	mutex_unlock(&vgpu->lock);
 	mutex_unlock(&parent->lock);
 	return 0;
