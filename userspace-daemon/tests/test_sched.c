@@ -716,6 +716,79 @@ static void test_cap_window_live(void **state)
 }
 
 /*
+ * A tenant held back by its cap does not hold min_vtime back: C, waking
+ * next to a capped A (whose vtime lags, as it gets 10% instead of its fair
+ * half) and a saturating B, is placed level with B, not with A, and so
+ * gets no burst.
+ */
+static void test_cap_no_credit(void **state)
+{
+	struct sim *sim = *state;
+	struct sim_tenant *a, *b, *c;
+	uint64_t c_first;
+
+	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
+	a = sim_add(sim, "capped", 1, 10, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	b = sim_add(sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	c = sim_add(sim, "sleeper", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	sim_on(a, 0, UINT64_MAX);
+	sim_on(b, 0, UINT64_MAX);
+	sim_on(c, 3 * SEC, UINT64_MAX);
+	sim->stats_from_ns = 3 * SEC;
+	sim_run(sim, 5 * SEC);
+	c_first = sim_used(c, 3 * SEC, 3 * SEC + 200 * MS);
+	printf("    sleeper next to a capped tenant: %.3f ms of the first 200 ms, longest run %.3f ms\n",
+	       (double)c_first / MS, (double)c->max_streak_ns / MS);
+	/* b and c share the 90% a cannot use: 90 ms each of 200 ms. */
+	assert_true(c_first <= 90 * MS + SLICE_NS + 1 * MS);
+	assert_true(c->max_streak_ns <= 2 * SLICE_NS + 1 * MS);
+	assert_near(sim_wall_pct(a, 3 * SEC, 5 * SEC), 10.0, 1.0,
+		    "capped wall");
+	assert_near(sim_share_pct(sim, b, 3 * SEC, 5 * SEC),
+		    sim_share_pct(sim, c, 3 * SEC, 5 * SEC), 2.0,
+		    "b share (== sleeper share)");
+}
+
+/*
+ * set_params keeps the GPU time an entity owes: its lag behind or ahead of
+ * min_vtime, in vtime units, scales by old weight / new weight (so lag *
+ * weight, the owed GPU ns, is unchanged), as CFS's reweight_entity does.
+ */
+static void test_reweight_keeps_debt(void **state)
+{
+	struct mdgpud_sched_cfg cfg;
+	struct mdgpud_sched *s;
+	struct mdgpud_sched_entity a = { .id = 1, .weight = 2, .cap_pct = 100,
+					 .priority = 4 };
+	struct mdgpud_sched_entity b = { .id = 2, .weight = 2, .cap_pct = 100,
+					 .priority = 4 };
+	struct mdgpud_sched_decision d;
+	uint64_t lag_before, lag_after;
+
+	(void)state;
+	mdgpud_sched_cfg_default(&cfg);
+	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
+	assert_int_equal(mdgpud_sched_add(s, &a, 0), 0);
+	assert_int_equal(mdgpud_sched_add(s, &b, 0), 0);
+	mdgpud_sched_set_runnable(s, &a, true, 0);
+	mdgpud_sched_set_runnable(s, &b, true, 0);
+	mdgpud_sched_pick(s, 0, &d);
+	assert_ptr_equal(d.entity, &a);
+	mdgpud_sched_charge(s, &a, 0, 50 * MS);	/* a 40 ms overrun */
+	lag_before = a.vtime - b.vtime;		/* b holds min_vtime */
+	assert_int_equal(lag_before, 50 * MS * 100 / 2);
+	assert_int_equal(mdgpud_sched_set_params(s, &a, 10, 100, 4), 0);
+	lag_after = a.vtime - b.vtime;
+	printf("    lag of a in vtime: %llu at weight 2, %llu at weight 10\n",
+	       (unsigned long long)lag_before, (unsigned long long)lag_after);
+	assert_int_equal(lag_after * 10, lag_before * 2);
+	/* Weight changed back: the lag is exactly what it was. */
+	assert_int_equal(mdgpud_sched_set_params(s, &a, 2, 100, 4), 0);
+	assert_int_equal(a.vtime - b.vtime, lag_before);
+	mdgpud_sched_destroy(s);
+}
+
+/*
  * A tenant removed live: the others share its time; a removed entity is
  * forgotten (charges to it are ignored; fixed-share drops the idle time it
  * held for it, and its memory may be freed at once).
@@ -1183,6 +1256,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_remove_live, sim_setup,
 						sim_teardown),
 		cmocka_unit_test(test_remove_phantom),
+		cmocka_unit_test_setup_teardown(test_cap_no_credit, sim_setup,
+						sim_teardown),
+		cmocka_unit_test(test_reweight_keeps_debt),
 		cmocka_unit_test_setup_teardown(test_weight_live, sim_setup,
 						sim_teardown),
 		cmocka_unit_test_setup_teardown(test_policy_live, sim_setup,
