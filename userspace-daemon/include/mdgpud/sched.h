@@ -82,11 +82,21 @@ void mdgpud_sched_destroy(struct mdgpud_sched *s);
 int mdgpud_sched_configure(struct mdgpud_sched *s,
 			   const struct mdgpud_sched_cfg *cfg);
 
-/* Entities are caller-owned memory; add() validates weight/cap/priority. */
+/*
+ * Entities are caller-owned memory; add() validates weight/cap/priority
+ * (-EINVAL), refuses an entity or id already added (-EEXIST), and starts e
+ * idle, at the current min_vtime, with gpu_ns and slices zero.
+ */
 int mdgpud_sched_add(struct mdgpud_sched *s, struct mdgpud_sched_entity *e,
 		     uint64_t now_ns);
+/*
+ * After remove() the scheduler holds no pointer to e (e may be freed at
+ * once) and a charge() of e is ignored.  Removing an entity not added is
+ * a no-op.
+ */
 void mdgpud_sched_remove(struct mdgpud_sched *s,
 			 struct mdgpud_sched_entity *e);
+/* -EINVAL on a bad value (nothing changed), -ENOENT if e was not added. */
 int mdgpud_sched_set_params(struct mdgpud_sched *s,
 			    struct mdgpud_sched_entity *e, uint32_t weight,
 			    uint32_t cap_pct, uint32_t priority);
@@ -94,6 +104,12 @@ void mdgpud_sched_set_runnable(struct mdgpud_sched *s,
 			       struct mdgpud_sched_entity *e, bool runnable,
 			       uint64_t now_ns);
 
+/*
+ * Pick again when idle_until_ns is reached, after a set_runnable(true),
+ * and after each charge().  Fixed-share may answer "idle" while entities
+ * are runnable: the time is reserved for an entity that cannot use it.
+ * A capped entity's slice is min(timeslice, cap budget of one window).
+ */
 void mdgpud_sched_pick(struct mdgpud_sched *s, uint64_t now_ns,
 		       struct mdgpud_sched_decision *d);
 /* The entity ran from start_ns and really used gpu_ns of GPU time. */
