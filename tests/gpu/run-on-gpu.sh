@@ -79,6 +79,11 @@ if [ -n "${MDGPU_GPU_DIRECT:-}" ] || ! make -j"$JOBS" "$B/mdgpud-worker" "$B/lib
 fi
 
 export MDGPUD_WORKER="$B/mdgpud-worker"
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [ -x "$NVCC" ] && "$NVCC" -cubin -arch=sm_90 -o "$B/scale_add.cubin" \
+	tests/gpu/scale_add.cu >>"$OUT/build.log" 2>&1; then
+	export MDGPUD_TEST_CUBIN="$B/scale_add.cubin"
+fi
 for t in test_cuda_api test_cuda_backend; do
 	echo "== $t" | tee -a "$OUT/tests.log"
 	timeout -k 5 240 "$B/daemon-san/tests/$t" 2>&1 | tee -a "$OUT/tests.log" ||

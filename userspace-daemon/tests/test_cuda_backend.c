@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -655,6 +657,96 @@ static void test_concurrent_tenants(void **state)
 	}
 }
 
+/* map_shared: a memfd mapped by the caller, used at an offset. */
+static void test_map_shared(void **state)
+{
+	const size_t size = 8u << 20, off = 2u << 20;
+	struct mdgpud_bctx *ctx;
+	uint64_t d, res;
+	uint8_t *p;
+	int fd;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(11);
+	fd = memfd_create("test-aperture", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(size + off)), 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)off);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(ops->map_shared(ctx, fd, off, p, size), 0);
+	assert_int_equal(ops->map_shared(ctx, fd, 1, p, size), -EINVAL);
+	close(fd);	/* the worker holds its own mapping */
+	for (size_t i = 0; i < size; i++)
+		p[i] = (uint8_t)(i * 131 + 7);
+	assert_int_equal(ops->mem_alloc(ctx, size, &d, &res), 0);
+	assert_int_equal(ops->copy_h2d(ctx, d, p + 4096, size - 4096), 0);
+	memset(p, 0, size);
+	assert_int_equal(ops->copy_d2h(ctx, p, d, size - 4096), 0);
+	for (size_t i = 0; i < size - 4096; i++)
+		assert_int_equal(p[i], (uint8_t)((i + 4096) * 131 + 7));
+	ops->host_free(ctx, p, size);	/* unmaps in the worker only */
+	assert_int_equal(ops->copy_d2h(ctx, p, d, 4096), 0);	/* staged */
+	assert_int_equal(p[0], (uint8_t)(4096 * 131 + 7));
+	assert_int_equal(munmap(p, size), 0);
+	ops->ctx_destroy(ctx);
+}
+
+/*
+ * A cubin image ($MDGPUD_TEST_CUBIN, built from tests/gpu/scale_add.cu by
+ * tests/gpu/run-on-gpu.sh when nvcc exists) loads and runs like PTX.
+ */
+static void test_cubin(void **state)
+{
+	const char *path = getenv("MDGPUD_TEST_CUBIN");
+	const uint64_t n = 5000;
+	struct mdgpud_dim3 block = { 256, 1, 1 }, grid = { 20, 1, 1 };
+	struct mdgpud_bctx *ctx;
+	uint64_t mod, fn, d, res;
+	uint8_t blob[20], *img;
+	uint32_t *h;
+	long len;
+	FILE *f;
+
+	(void)state;
+	REQUIRE_GPU();
+	if (!path || !*path) {
+		printf("SKIPPED: MDGPUD_TEST_CUBIN not set (no nvcc)\n");
+		skip();
+	}
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	assert_true(len > 0);
+	rewind(f);
+	img = malloc((size_t)len);
+	assert_non_null(img);
+	assert_int_equal(fread(img, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+
+	ctx = ctx_new(12);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_CUBIN, img,
+					  (size_t)len, &mod), 0);
+	free(img);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+	h = ops->host_alloc(ctx, n * 4);
+	assert_non_null(h);
+	for (uint64_t i = 0; i < n; i++)
+		h[i] = (uint32_t)i;
+	assert_int_equal(ops->mem_alloc(ctx, n * 4, &d, &res), 0);
+	assert_int_equal(ops->copy_h2d(ctx, d, h, n * 4), 0);
+	pack_scale_add(blob, d, n, 3);
+	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->copy_d2h(ctx, h, d, n * 4), 0);
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(h[i], (uint32_t)(i * 3 + i));
+	ops->ctx_destroy(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +759,8 @@ int main(void)
 		cmocka_unit_test(test_isolation_forged_pointer),
 		cmocka_unit_test(test_crash_leaves_no_data),
 		cmocka_unit_test(test_concurrent_tenants),
+		cmocka_unit_test(test_map_shared),
+		cmocka_unit_test(test_cubin),
 	};
 
 	/* Workers are our children: never let a test's exit orphan them. */
