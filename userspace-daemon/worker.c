@@ -539,7 +539,6 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 	ssize_t i;
 	int ret;
 
-	s->result[0] = s->result[1] = 0;
 	switch (s->op) {
 	case MDGPUD_CUDA_RPC_NOP:
 		return 0;

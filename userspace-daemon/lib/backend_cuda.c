@@ -342,14 +342,21 @@ static int mdgpud_cuda_reached(struct mdgpud_bctx *ctx, uint32_t target)
 	return (int32_t)(done - target) >= 0;
 }
 
-/* Waits until request `target - 1` completed; -ENODEV if the worker died. */
-static int mdgpud_cuda_wait(struct mdgpud_bctx *ctx, uint32_t target)
+/*
+ * Waits until request `target - 1` completed; -ENODEV if the worker died.
+ * Spins first when `spin` (an answer is due within microseconds), else goes
+ * straight to sleep: waiting for ring space means waiting for half a ring
+ * of requests, and a spinning supervisor would only steal cycles from the
+ * worker (an SMT sibling, perhaps) that must run them.
+ */
+static int mdgpud_cuda_wait(struct mdgpud_bctx *ctx, uint32_t target,
+			    int spin)
 {
 	struct mdgpud_cuda_rpc_shm *shm = ctx->shm;
 	struct timespec poll_ts = { 0, MDGPUD_CUDA_LIVENESS_POLL_NS };
 	uint64_t start = 0;
 
-	for (unsigned int n = 0;; n++) {
+	for (unsigned int n = 0; spin; n++) {
 		if (mdgpud_cuda_reached(ctx, target))
 			return 0;
 		mdgpud_cuda_cpu_relax();
@@ -405,7 +412,7 @@ static struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 						      memory_order_acquire);
 		if (ctx->tail - ctx->done_seen >= MDGPUD_CUDA_RPC_SLOTS) {
 			*err = mdgpud_cuda_wait(ctx, ctx->tail -
-						MDGPUD_CUDA_RPC_SLOTS / 2);
+						MDGPUD_CUDA_RPC_SLOTS / 2, 0);
 			if (*err)
 				return NULL;
 			ctx->done_seen = atomic_load(&ctx->shm->done);
@@ -435,7 +442,7 @@ static int mdgpud_cuda_call(struct mdgpud_bctx *ctx,
 	int ret;
 
 	mdgpud_cuda_post(ctx);
-	ret = mdgpud_cuda_wait(ctx, ctx->tail);
+	ret = mdgpud_cuda_wait(ctx, ctx->tail, 1);
 	if (ret)
 		return ret;
 	ctx->done_seen = ctx->tail;
