@@ -17,9 +17,10 @@
  * ns * MDGPUD_SCHED_VTIME_SCALE / weight, so an entity of weight
  * MDGPU_WEIGHT_MAX advances at wall speed and one of weight 1 a hundred
  * times faster.  vtime is compared modulo 2^64 (signed difference, as CFS
- * compares vruntime), and starts 2^36 below the wrap so that every
- * simulated run of more than about a second crosses it: a comparison that
- * is not wrap-safe breaks the tests instead of a daemon years later.
+ * compares vruntime), and starts 2^36 below the wrap (0.69 s of GPU time
+ * at weight 1, 69 s at weight 100) so that the tests cross it
+ * (test_overflow checks that it does): a comparison that is not wrap-safe
+ * breaks the tests instead of a daemon months later.
  */
 #define MDGPUD_SCHED_VTIME_SCALE	100ULL	/* == MDGPU_WEIGHT_MAX */
 #define MDGPUD_SCHED_VTIME_START	(UINT64_MAX - (1ULL << 36) + 1)

@@ -1122,7 +1122,9 @@ static void test_overflow(void **state)
 	mdgpud_sched_set_runnable(s, &heavy, true, 0);
 	mdgpud_sched_pick(s, now, &d);
 	assert_ptr_equal(d.entity, &light);
+	assert_true(light.vtime > UINT64_MAX - (1ULL << 40)); /* near wrap */
 	mdgpud_sched_charge(s, &light, now, 3 * hour);
+	assert_true(light.vtime < (1ULL << 60));		/* wrapped */
 	now += 3 * hour;
 	mdgpud_sched_pick(s, now, &d);
 	assert_ptr_equal(d.entity, &heavy);
