@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -188,21 +189,75 @@ static struct bench_run run_base(int kind, uint32_t ntenants)
 	return r;
 }
 
-static struct bench_shm *run_on(int tg, const struct bench_run *run,
-				const char *what)
+/* Parent-side observation of an mdgpu run: the daemon's CPU time between
+ * the common start and the stop flag, and a stats dump (SIGUSR1) into its
+ * log while the tenants' vGPUs still exist. */
+struct observe {
+	const char *what;
+	uint64_t t_start, t_stop;
+	double sup0, wk0, sup1, wk1;
+	int have0, have1;
+};
+
+static void observe_fn(int ev, void *arg)
+{
+	struct observe *o = arg;
+	struct timespec rt;
+
+	switch (ev) {
+	case BENCH_EV_START:
+		o->t_start = bench_now_ns();
+		o->have0 = !bench_daemon_cpu(&daemon_, &o->sup0, &o->wk0);
+		break;
+	case BENCH_EV_STOP:
+		o->t_stop = bench_now_ns();
+		o->have1 = !bench_daemon_cpu(&daemon_, &o->sup1, &o->wk1);
+		break;
+	case BENCH_EV_DONE:
+		if (daemon_.pid <= 0)
+			break;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		fprintf(stderr, "mdgpu-bench: [%lld.%06ld] daemon stats dump "
+			"(SIGUSR1) after: %s\n", (long long)rt.tv_sec,
+			rt.tv_nsec / 1000, o->what);
+		kill(daemon_.pid, SIGUSR1);
+		{
+			struct timespec ts = { 0, 200000000 };
+
+			nanosleep(&ts, NULL);	/* let it log, vGPUs alive */
+		}
+		break;
+	}
+}
+
+static struct bench_shm *run_obs(int tg, const struct bench_run *run,
+				 const char *what, struct observe *obs)
 {
 	struct bench_shm *sh;
+	struct bench_run r = *run;
 
 	if (!target_on[tg])
 		return NULL;
 	fprintf(stderr, "mdgpu-bench: %-28s %s\n", what, targets[tg]->name);
-	sh = bench_run_tenants(targets[tg], run, 120 + run->ntenants * 5);
+	if (obs) {
+		obs->what = what;
+		r.hold = tg == 1;
+	}
+	sh = bench_run_tenants(targets[tg], &r, 60 + run->ntenants * 2,
+			       tg == 1 && obs ? observe_fn : NULL, obs);
 	if (!sh) {
 		fprintf(stderr, "mdgpu-bench: %s on %s FAILED\n", what,
 			targets[tg]->name);
 		harness_errors++;
 	}
 	return sh;
+}
+
+static struct bench_shm *run_on(int tg, const struct bench_run *run,
+				const char *what)
+{
+	/* No observation (bandwidth runs are many and short). */
+	return run_obs(tg, run, what, NULL);
 }
 
 /* Samples of tenant i as doubles (caller frees). */
@@ -272,6 +327,7 @@ static void bench_sync_rtt(void)
 
 	for (int tg = 0; tg < NT; tg++) {
 		struct bench_run run = run_base(BENCH_K_SYNC_RTT, 1);
+		struct observe obs = { 0 };
 		struct bench_shm *sh;
 		double *d;
 		size_t n;
@@ -279,7 +335,7 @@ static void bench_sync_rtt(void)
 		run.warmup = opt.quick ? 50 : 500;
 		run.reps = opt.quick ? 200 : 5000;
 		run.samples_per_tenant = run.reps;
-		sh = run_on(tg, &run, "sync round trip");
+		sh = run_obs(tg, &run, "sync round trip", &obs);
 		if (!sh)
 			continue;
 		d = samples_d(sh, 0, &n);
@@ -304,6 +360,7 @@ static void bench_async(void)
 
 	for (int tg = 0; tg < NT; tg++) {
 		struct bench_run run = run_base(BENCH_K_ASYNC, 1);
+		struct observe obs = { 0 };
 		struct bench_shm *sh;
 		double *d, m;
 		size_t n;
@@ -312,7 +369,7 @@ static void bench_async(void)
 		run.inner = inner;
 		run.reps = opt.quick ? 3 : 9;
 		run.samples_per_tenant = run.reps;
-		sh = run_on(tg, &run, "async launches");
+		sh = run_obs(tg, &run, "async launches", &obs);
 		if (!sh)
 			continue;
 		d = samples_d(sh, 0, &n);
@@ -413,9 +470,9 @@ static int saturate(int tg, uint32_t n, const uint32_t *weights,
 	struct bench_run run = run_base(BENCH_K_SATURATE, n);
 	uint64_t window = opt.quick ? 100 * MS : SEC;
 	uint32_t nwin = (uint32_t)(duration_ns / window);
-	double sup0 = 0, wk0 = 0, sup1 = 0, wk1 = 0, *wins;
-	uint64_t t_a, t_b;
+	struct observe obs = { 0 };
 	struct bench_shm *sh;
+	double *wins;
 
 	memset(o, 0, sizeof(*o));
 	o->n = n;
@@ -424,17 +481,15 @@ static int saturate(int tg, uint32_t n, const uint32_t *weights,
 	run.samples_per_tenant = sat_samples(duration_ns);
 	for (uint32_t i = 0; i < n; i++)
 		run.weight[i] = weights ? weights[i] : 1;
-	if (tg == 1)
-		bench_daemon_cpu(&daemon_, &sup0, &wk0);
-	t_a = bench_now_ns();
-	sh = run_on(tg, &run, what);
-	t_b = bench_now_ns();
+	sh = run_obs(tg, &run, what, &obs);
 	if (!sh)
 		return -EIO;
-	if (tg == 1 && !bench_daemon_cpu(&daemon_, &sup1, &wk1)) {
-		/* Over the whole run, start-up included: an upper bound. */
-		o->cpu_sup = (sup1 - sup0) / ((double)(t_b - t_a) / 1e9);
-		o->cpu_workers = (wk1 - wk0) / ((double)(t_b - t_a) / 1e9);
+	if (tg == 1 && obs.have0 && obs.have1 && obs.t_stop > obs.t_start) {
+		/* CPU time from the common start to the stop flag. */
+		double wall = (double)(obs.t_stop - obs.t_start) / 1e9;
+
+		o->cpu_sup = (obs.sup1 - obs.sup0) / wall;
+		o->cpu_workers = (obs.wk1 - obs.wk0) / wall;
 	}
 	wins = calloc(nwin ? nwin : 1, sizeof(*wins));
 	if (!wins)
@@ -583,6 +638,7 @@ static void bench_latency(void)
 	for (int with = 0; with < 2; with++)
 	for (int tg = 0; tg < NT; tg++) {
 		struct bench_run run = run_base(BENCH_K_LATENCY, with ? 2 : 1);
+		struct observe obs = { 0 };
 		struct bench_shm *sh;
 		double *dd;
 		size_t n;
@@ -591,8 +647,8 @@ static void bench_latency(void)
 		run.period_ns = 10 * MS;
 		run.small_ns = 10000;
 		run.samples_per_tenant = sat_samples(d + 60 * SEC);
-		sh = run_on(tg, &run, with ? "latency beside saturating" :
-					     "latency alone");
+		sh = run_obs(tg, &run, with ? "latency beside saturating" :
+					      "latency alone", &obs);
 		if (!sh)
 			continue;
 		dd = samples_d(sh, 0, &n);
@@ -637,7 +693,8 @@ static void bench_scale(void)
 			}
 		}
 		res_note(rc, "mdgpud supervisor process, CPU time / wall time "
-			 "of the run (tenant start-up included)");
+			 "while all tenants saturate (from /proc)");
+		res_note(rw, "all mdgpud-worker processes together");
 	}
 }
 
@@ -756,6 +813,20 @@ static void print_table(void)
 }
 
 /* ---- main --------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} benches[] = {
+	{ "sync", bench_sync_rtt },
+	{ "async", bench_async },
+	{ "bw", bench_bandwidth },
+	{ "compute", bench_compute },
+	{ "sharing", bench_sharing },
+	{ "fairness", bench_fairness },
+	{ "latency", bench_latency },
+	{ "scale", bench_scale },
+};
 
 /* In a child: the parent itself must never initialise CUDA (it forks). */
 static int probe_gpu(char *why, size_t len)
@@ -936,22 +1007,14 @@ int main(int argc, char **argv)
 	}
 	if (!have_gpu)
 		snprintf(gpu.gpu, sizeof(gpu.gpu), "mdgpu sim backend");
-	if (selected("sync"))
-		bench_sync_rtt();
-	if (selected("async"))
-		bench_async();
-	if (selected("bw"))
-		bench_bandwidth();
-	if (selected("compute"))
-		bench_compute();
-	if (selected("sharing"))
-		bench_sharing();
-	if (selected("fairness"))
-		bench_fairness();
-	if (selected("latency"))
-		bench_latency();
-	if (selected("scale"))
-		bench_scale();
+	/* The JSON file is rewritten after each benchmark, so a run that is
+	 * cut short still leaves what it measured. */
+	for (size_t b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
+		if (!selected(benches[b].name))
+			continue;
+		benches[b].fn();
+		write_json(opt.json, cmdline);
+	}
 	print_table();
 out:
 	if (target_on[1] || daemon_.pid) {

@@ -39,6 +39,8 @@ struct bench_run {
 	uint64_t period_ns;		/* latency tenant's period */
 	uint64_t small_ns;		/* latency tenant's kernel */
 	uint64_t samples_per_tenant;
+	int hold;			/* tenants wait for the parent's ack
+					 * (BENCH_EV_DONE) before closing */
 };
 
 /* Process-shared state of one run: MAP_SHARED before the fork. */
@@ -48,6 +50,8 @@ struct bench_shm {
 	atomic_uint generation;
 	atomic_uint past_deadline;
 	atomic_int stop;
+	atomic_uint bodies_done;	/* tenants done measuring */
+	atomic_int parent_ack;		/* parent saw bodies_done */
 	uint64_t t0_ns;
 	struct bench_run run;
 	struct bench_tenant_res res[BENCH_TENANTS_MAX];
@@ -65,16 +69,27 @@ enum bench_kind {
 
 uint64_t bench_now_ns(void);
 
+/* Events of a run, seen by the parent while the tenants run. */
+enum bench_event {
+	BENCH_EV_START = 1,	/* the common start t0 has passed */
+	BENCH_EV_STOP,		/* the stop flag was raised */
+	BENCH_EV_DONE,		/* every tenant finished measuring; with
+				 * run->hold they are still open */
+};
+typedef void (*bench_event_fn)(int event, void *arg);
+
 /*
  * Run `run` with run->ntenants tenant processes of `ops`; tenant i gets
  * weight run->weight[i] and, for BENCH_K_LATENCY, tenant 0 is the
  * latency-sensitive one.  Returns the shared area (results, samples), to
  * be released with bench_shm_free(), or NULL after printing why.
- * extra_timeout_s bounds the whole run beyond its duration.
+ * extra_timeout_s bounds the whole run beyond its duration.  fn, if not
+ * NULL, is called in the parent at each enum bench_event.
  */
 struct bench_shm *bench_run_tenants(const struct bench_target_ops *ops,
 				    const struct bench_run *run,
-				    unsigned int extra_timeout_s);
+				    unsigned int extra_timeout_s,
+				    bench_event_fn fn, void *arg);
 void bench_shm_free(struct bench_shm *sh);
 static inline uint64_t *bench_samples(struct bench_shm *sh, uint32_t i)
 {

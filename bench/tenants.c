@@ -360,6 +360,13 @@ static int tenant_main(const struct bench_target_ops *ops,
 	if (ret)
 		fprintf(stderr, "mdgpu-bench: %s tenant %u: %s\n", ops->name,
 			i, strerror(-ret));
+	atomic_fetch_add(&sh->bodies_done, 1);
+	if (!ret && run->hold) {
+		/* Stay open while the parent looks at the daemon (5 s max). */
+		for (int k = 0; k < 5000 && !atomic_load(&sh->parent_ack) &&
+				!atomic_load(&sh->abort); k++)
+			sleep_ns(1000000);
+	}
 	ops->close(t);
 	return ret;
 }
@@ -374,11 +381,13 @@ void bench_shm_free(struct bench_shm *sh)
 
 struct bench_shm *bench_run_tenants(const struct bench_target_ops *ops,
 				    const struct bench_run *run,
-				    unsigned int extra_timeout_s)
+				    unsigned int extra_timeout_s,
+				    bench_event_fn fn, void *arg)
 {
 	pid_t pids[BENCH_TENANTS_MAX];
 	struct bench_shm *sh;
 	uint32_t alive = 0, failed = 0;
+	int started = 0, stopped = 0, done = 0;
 	uint64_t limit;
 	size_t len;
 
@@ -418,28 +427,49 @@ struct bench_shm *bench_run_tenants(const struct bench_target_ops *ops,
 		(uint64_t)extra_timeout_s * 1000000000ULL;
 	for (uint32_t left = alive; left;) {
 		int st;
-		pid_t p = waitpid(-1, &st, WNOHANG);
+		pid_t p;
 
-		if (p > 0) {
-			left--;
-			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-				failed++;
-				atomic_store(&sh->abort, 1);
-			}
-			continue;
+		if (fn && !started && atomic_load(&sh->generation) &&
+		    bench_now_ns() >= sh->t0_ns) {
+			started = 1;
+			fn(BENCH_EV_START, arg);
 		}
-		if (p < 0 && errno != EINTR)
-			break;
+		if (fn && started && !stopped && atomic_load(&sh->stop)) {
+			stopped = 1;
+			fn(BENCH_EV_STOP, arg);
+		}
+		if (!done && atomic_load(&sh->bodies_done) == alive) {
+			done = 1;
+			if (fn)
+				fn(BENCH_EV_DONE, arg);
+			atomic_store(&sh->parent_ack, 1);
+		}
+		/* Only our tenants: the daemon is a child of ours too. */
+		for (uint32_t k = 0; k < alive; k++) {
+			if (!pids[k])
+				continue;
+			p = waitpid(pids[k], &st, WNOHANG);
+			if (p == pids[k] || (p < 0 && errno == ECHILD)) {
+				pids[k] = 0;
+				left--;
+				if (p < 0 || !WIFEXITED(st) ||
+				    WEXITSTATUS(st)) {
+					failed++;
+					atomic_store(&sh->abort, 1);
+				}
+			}
+		}
 		if (bench_now_ns() > limit) {
 			fprintf(stderr, "mdgpu-bench: %s: tenants overran their "
 				"time limit; killing them\n", ops->name);
 			atomic_store(&sh->abort, 1);
 			for (uint32_t i = 0; i < alive; i++)
-				kill(pids[i], SIGKILL);
+				if (pids[i])
+					kill(pids[i], SIGKILL);
 			limit = UINT64_MAX;
 			failed++;
 		}
-		sleep_ns(2000000);
+		sleep_ns(1000000);
 	}
 	if (failed) {
 		bench_shm_free(sh);
