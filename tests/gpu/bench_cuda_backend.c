@@ -31,7 +31,7 @@
 
 #include "userspace-daemon/lib/cuda_api.h"
 
-#define REPS		7
+#define REPS		11
 #define RT_ITERS	2000
 #define ASYNC_ITERS	5000
 #define BW_BYTES	(64ull << 20)
@@ -60,6 +60,19 @@ static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	return v[n / 2];
+}
+
+static double lo[4][2], hi[4][2];
+
+/* Medians into res[k], and the range of each side for the report. */
+static void spread(int k, double *vn, double *vb, double res[][2])
+{
+	res[k][0] = median(vn, REPS);
+	res[k][1] = median(vb, REPS);
+	lo[k][0] = vn[0];
+	hi[k][0] = vn[REPS - 1];
+	lo[k][1] = vb[0];
+	hi[k][1] = vb[REPS - 1];
 }
 
 #define CK(call)							\
@@ -186,7 +199,7 @@ int main(int argc, char **argv)
 	mdgpud_cu_device dev;
 	mdgpud_cu_module mod;
 	char why[256];
-	double v[REPS], nat, bak, res[4][2];
+	double vn[REPS], vb[REPS], nat, bak, res[4][2];
 	uint64_t reserved, module;
 	int ret;
 
@@ -232,34 +245,34 @@ int main(int argc, char **argv)
 	printf("GPU: %s (%s), %u SMs; median of %d runs\n", info.name,
 	       info.bus_id, info.sm_count, REPS);
 
-	/* Warm-up both, then alternate runs so drift hits both alike. */
+	/*
+	 * Warm-up both, then alternate native and backend runs so that drift
+	 * (clocks, placement of threads on cores) hits both alike.
+	 */
 	native_rt(&n, 200);
 	backend_rt(&b, 200);
-	for (int r = 0; r < REPS; r++)
-		v[r] = native_rt(&n, RT_ITERS);
-	res[0][0] = median(v, REPS);
-	for (int r = 0; r < REPS; r++)
-		v[r] = backend_rt(&b, RT_ITERS);
-	res[0][1] = median(v, REPS);
+	for (int r = 0; r < REPS; r++) {
+		vn[r] = native_rt(&n, RT_ITERS);
+		vb[r] = backend_rt(&b, RT_ITERS);
+	}
+	spread(0, vn, vb, res);
 
 	native_async(&n, 500);
 	backend_async(&b, 500);
-	for (int r = 0; r < REPS; r++)
-		v[r] = native_async(&n, ASYNC_ITERS);
-	res[1][0] = median(v, REPS);
-	for (int r = 0; r < REPS; r++)
-		v[r] = backend_async(&b, ASYNC_ITERS);
-	res[1][1] = median(v, REPS);
+	for (int r = 0; r < REPS; r++) {
+		vn[r] = native_async(&n, ASYNC_ITERS);
+		vb[r] = backend_async(&b, ASYNC_ITERS);
+	}
+	spread(1, vn, vb, res);
 
 	for (int dir = 0; dir < 2; dir++) {
 		native_bw(&n, dir, 2);
 		backend_bw(&b, dir, 2);
-		for (int r = 0; r < REPS; r++)
-			v[r] = native_bw(&n, dir, BW_ITERS);
-		res[2 + dir][0] = median(v, REPS);
-		for (int r = 0; r < REPS; r++)
-			v[r] = backend_bw(&b, dir, BW_ITERS);
-		res[2 + dir][1] = median(v, REPS);
+		for (int r = 0; r < REPS; r++) {
+			vn[r] = native_bw(&n, dir, BW_ITERS);
+			vb[r] = backend_bw(&b, dir, BW_ITERS);
+		}
+		spread(2 + dir, vn, vb, res);
 	}
 
 	nat = res[0][0];
@@ -267,11 +280,17 @@ int main(int argc, char **argv)
 	printf("%-34s native %8.2f us  backend %8.2f us  ratio %.2f "
 	       "(target <= 1.30)\n", "launch+sync round trip (empty)",
 	       nat * 1e6, bak * 1e6, bak / nat);
+	printf("%-34s native %.2f..%.2f us, backend %.2f..%.2f us\n",
+	       "  (range of runs)", lo[0][0] * 1e6, hi[0][0] * 1e6,
+	       lo[0][1] * 1e6, hi[0][1] * 1e6);
 	nat = res[1][0];
 	bak = res[1][1];
 	printf("%-34s native %8.2f us  backend %8.2f us  throughput ratio "
 	       "%.2f (target >= 0.90)\n", "async launch, per launch",
 	       nat * 1e6, bak * 1e6, nat / bak);
+	printf("%-34s native %.2f..%.2f us, backend %.2f..%.2f us\n",
+	       "  (range of runs)", lo[1][0] * 1e6, hi[1][0] * 1e6,
+	       lo[1][1] * 1e6, hi[1][1] * 1e6);
 	for (int dir = 0; dir < 2; dir++) {
 		nat = (double)BW_BYTES / res[2 + dir][0] / 1e9;
 		bak = (double)BW_BYTES / res[2 + dir][1] / 1e9;
