@@ -38,6 +38,7 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->max_handles = 4096;
 	cfg->shared_bytes_max = 227 * 1024;	/* H100 per-block opt-in max */
 	cfg->spin_us = 50;
+	cfg->linger_us = 50;
 	cfg->dma_bounce_kib = 1024;
 }
 
@@ -130,6 +131,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("max_handles", 1, MDGPUD_HANDLES_MAX, max_handles)
 	U("shared_bytes_max", 0, 1U << 30, shared_bytes_max)
 	U("spin_us", 0, 1000000, spin_us)
+	U("linger_us", 0, 1000000, linger_us)
 	U("dma_bounce_kib", 4, 1U << 20, dma_bounce_kib)
 	if (!strcmp(key, "policy")) {
 		if (!strcmp(value, "best-effort"))

@@ -91,6 +91,7 @@ struct mdgpud_core {
 	uint32_t nr_vgpus;
 	uint32_t next_id;
 
+	uint64_t linger_ns;		/* cfg.linger_us */
 	struct mdgpud_vcmd vcmd;	/* scratch of the dispatcher */
 };
 
@@ -690,6 +691,50 @@ static void mdgpud_core_arm(struct mdgpud_core *c, bool sleeping)
 		c->vgpus[i]->tops->arm(c->vgpus[i]->tpriv, sleeping);
 }
 
+static bool mdgpud_core_others_pending(struct mdgpud_core *c,
+				       const struct mdgpud_vgpu *self)
+{
+	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
+		struct mdgpud_vgpu *o = c->vgpus[i];
+
+		if (o != self && o->tops->sq_tail(o->tpriv) != o->head)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The running vGPU's queue is empty.  Ending the slice now would make the
+ * backend wait for the GPU (slice_end), which turns a stream of
+ * asynchronous launches into synchronous ones.  So, unless another vGPU
+ * has work, keep the slice open for up to linger_us (and never past the
+ * slice) in case the tenant rings again.  Returns the tail to run up to.
+ */
+static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
+				   struct mdgpud_vgpu *v, uint64_t t0,
+				   uint64_t slice_ns, uint64_t *now)
+{
+	uint64_t end = t0 + slice_ns, linger = *now + c->linger_ns;
+	uint32_t t;
+
+	if (linger < end)
+		end = linger;
+	for (;;) {
+		t = v->tops->sq_tail(v->tpriv);
+		if (t != v->head || *now >= end || c->stop_req ||
+		    mdgpud_core_others_pending(c, v))
+			break;
+		__builtin_ia32_pause();
+		*now = mdgpud_now_ns();
+	}
+	if (t - v->head > v->entries)
+		return v->head;	/* bad doorbell: the scan reports it */
+	for (uint32_t n = v->observed_tail; n != t; n++)
+		v->seen_ns[n & (v->entries - 1)] = *now;
+	v->observed_tail = t;
+	return t;
+}
+
 static void mdgpud_core_run_slice(struct mdgpud_core *c,
 				  struct mdgpud_vgpu *v, uint64_t slice_ns)
 {
@@ -736,15 +781,8 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 				   strerror(-ret));
 
 		now = mdgpud_now_ns();
-		if (v->head == tail) {	/* pick up newly rung work */
-			uint32_t t = v->tops->sq_tail(v->tpriv);
-
-			if (t - v->head <= v->entries) {
-				for (uint32_t n = tail; n != t; n++)
-					v->seen_ns[n & (v->entries - 1)] = now;
-				tail = v->observed_tail = t;
-			}
-		}
+		if (v->head == tail)	/* pick up newly rung work */
+			tail = mdgpud_core_linger(c, v, t0, slice_ns, &now);
 	}
 	ret = b->slice_end(v->bctx, &gpu_ns);
 	if (ret)
@@ -954,6 +992,7 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
+	c->linger_ns = (uint64_t)cfg->linger_us * 1000;
 	c->epfd = c->ctl_efd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	c->vgpus = calloc(cfg->max_vgpus, sizeof(*c->vgpus));

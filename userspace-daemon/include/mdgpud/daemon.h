@@ -42,6 +42,7 @@ struct mdgpud_config {
 	uint32_t max_handles;		/* max_handles per vGPU */
 	uint32_t shared_bytes_max;	/* shared_bytes_max per launch */
 	uint32_t spin_us;		/* spin_us before sleeping */
+	uint32_t linger_us;		/* linger_us: keep a slice open */
 	uint32_t dma_bounce_kib;	/* dma_bounce_kib (IOVA transports) */
 };
 
