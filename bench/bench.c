@@ -391,56 +391,78 @@ static void bench_bandwidth(void)
 					 64 << 20, 256 << 20 };
 	static const uint64_t quick[] = { 4096, 1 << 20, 16 << 20 };
 	const uint64_t *sizes = opt.quick ? quick : full;
-	size_t nsizes = opt.quick ? 3 : 6;
+	uint32_t nsizes = opt.quick ? 3 : 6;
 
 	for (int pinned = 1; pinned >= 0; pinned--)
-	for (int h2d = 1; h2d >= 0; h2d--)
-	for (size_t s = 0; s < nsizes; s++) {
-		uint64_t size = sizes[s];
-		char id[48], label[64];
-		struct result *r;
-		int gk = G_NONE;
-		double goal = 0;
+	for (int h2d = 1; h2d >= 0; h2d--) {
+		struct result *r[8];
+		struct bench_run run = run_base(BENCH_K_BANDWIDTH, 1);
+		char what[48];
 
-		if (pinned && size >= (64 << 20)) {
-			gk = G_RATIO_GE;
-			goal = 0.9;
-		} else if (!pinned) {
-			gk = G_RATIO_GE;
-			goal = 1.0;
-		}
-		snprintf(id, sizeof(id), "bw.%s.%s.%lluKiB",
-			 h2d ? "h2d" : "d2h", pinned ? "pinned" : "pageable",
-			 (unsigned long long)(size >> 10));
-		r = res_add(id, "GB/s", gk, goal);
-		for (int tg = 0; tg < NT; tg++) {
-			struct bench_run run = run_base(BENCH_K_BANDWIDTH, 1);
-			struct bench_shm *sh;
-			uint64_t reps = (512ULL << 20) / size;
-			double *d;
-			size_t n;
+		run.pinned = pinned;
+		run.h2d = h2d;
+		run.warmup = 2;
+		run.nsizes = nsizes;
+		run.samples_per_tenant = 0;
+		for (uint32_t s = 0; s < nsizes; s++) {
+			uint64_t reps = (512ULL << 20) / sizes[s];
+			int gk = G_NONE;
+			double goal = 0;
+			char id[48];
 
 			if (reps > (opt.quick ? 20 : 200))
 				reps = opt.quick ? 20 : 200;
 			if (reps < (opt.quick ? 3 : 7))
 				reps = opt.quick ? 3 : 7;
-			run.size = size;
-			run.pinned = pinned;
-			run.h2d = h2d;
-			run.warmup = 2;
-			run.reps = reps;
-			run.samples_per_tenant = reps;
-			snprintf(label, sizeof(label), "%s", id);
-			sh = run_on(tg, &run, label);
+			run.size[s] = sizes[s];
+			run.size_reps[s] = reps;
+			run.samples_per_tenant += reps;
+			if (pinned && sizes[s] >= (64 << 20)) {
+				gk = G_RATIO_GE;
+				goal = 0.9;
+			} else if (!pinned) {
+				gk = G_RATIO_GE;
+				goal = 1.0;
+			}
+			snprintf(id, sizeof(id), "bw.%s.%s.%lluKiB",
+				 h2d ? "h2d" : "d2h",
+				 pinned ? "pinned" : "pageable",
+				 (unsigned long long)(sizes[s] >> 10));
+			r[s] = res_add(id, "GB/s", gk, goal);
+		}
+		snprintf(what, sizeof(what), "bandwidth %s %s",
+			 h2d ? "h2d" : "d2h", pinned ? "pinned" : "pageable");
+		for (int tg = 0; tg < NT; tg++) {
+			struct bench_shm *sh = run_on(tg, &run, what);
+			size_t off = 0;
+
 			if (!sh)
 				continue;
 			if (sh->res[0].value[0] < 0) {
-				res_note(r, "%s: no %s host memory",
-					 targets[tg]->name,
-					 pinned ? "pinned/aperture" : "pageable");
-			} else {
-				d = samples_d(sh, 0, &n);
-				r->v[tg] = (double)size / bench_median(d, n);
+				for (uint32_t s = 0; s < nsizes; s++)
+					res_note(r[s], "%s: no %s host memory",
+						 targets[tg]->name, pinned ?
+						 "pinned/aperture" : "pageable");
+				bench_shm_free(sh);
+				continue;
+			}
+			for (uint32_t s = 0; s < nsizes; s++) {
+				double *d = calloc(run.size_reps[s],
+						   sizeof(*d));
+				uint64_t *raw = bench_samples(sh, 0) + off;
+				size_t n = run.size_reps[s];
+
+				if (!d)
+					exit(2);
+				if (off + n > sh->res[0].nsamples)
+					n = sh->res[0].nsamples > off ?
+					    sh->res[0].nsamples - off : 0;
+				for (size_t k = 0; k < n; k++)
+					d[k] = (double)raw[k];
+				if (n)
+					r[s]->v[tg] = (double)sizes[s] /
+						      bench_median(d, n);
+				off += run.size_reps[s];
 				free(d);
 			}
 			bench_shm_free(sh);

@@ -34,7 +34,9 @@ struct bench_run {
 	uint32_t depth;			/* kernels in flight per tenant */
 	uint64_t duration_ns;
 	uint64_t reps, warmup, inner;	/* repeat counts */
-	uint64_t size;			/* bytes (bandwidth) */
+	uint64_t size[8];		/* bandwidth: bytes per size, */
+	uint64_t size_reps[8];		/* timed copies per size, */
+	uint32_t nsizes;		/* sizes (samples in this order) */
 	int pinned, h2d;		/* bandwidth flavour */
 	uint64_t period_ns;		/* latency tenant's period */
 	uint64_t small_ns;		/* latency tenant's kernel */

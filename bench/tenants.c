@@ -122,42 +122,50 @@ static int t_async(const struct bench_target_ops *ops,
 	return 0;
 }
 
-/* One copy + wait per sample, ns. */
+/* One copy + wait per sample, ns; every size in turn, largest buffers
+ * allocated once. */
 static int t_bandwidth(const struct bench_target_ops *ops,
 		       struct bench_tenant *t, struct bench_shm *sh,
 		       uint32_t i)
 {
 	const struct bench_run *run = &sh->run;
-	uint64_t dev = 0;
+	uint64_t dev = 0, max = 0;
 	void *host;
 	int ret;
 
-	host = ops->host_alloc(t, run->size, run->pinned);
+	for (uint32_t s = 0; s < run->nsizes; s++)
+		if (run->size[s] > max)
+			max = run->size[s];
+	host = ops->host_alloc(t, max, run->pinned);
 	if (!host) {
 		/* No such host memory of this size on this target. */
 		sh->res[i].value[0] = -1;
-		shm_barrier(sh);
-		return 0;
+		return shm_barrier(sh);
 	}
-	ret = ops->mem_alloc(t, run->size, &dev);
+	ret = ops->mem_alloc(t, max, &dev);
 	if (ret)
 		goto out_host;
-	for (uint64_t k = 0; !ret && k < run->warmup + run->reps; k++) {
-		uint64_t a;
+	if ((ret = shm_barrier(sh)))
+		goto out_dev;
+	for (uint32_t s = 0; !ret && s < run->nsizes; s++) {
+		uint64_t len = run->size[s];
 
-		if (k == run->warmup && (ret = shm_barrier(sh)))
-			break;
-		a = bench_now_ns();
-		ret = run->h2d ? ops->copy_h2d(t, dev, host, run->size) :
-				 ops->copy_d2h(t, host, dev, run->size);
-		if (!ret)
-			ret = ops->sync(t);
-		if (!ret && k >= run->warmup)
-			put_sample(sh, i, bench_now_ns() - a);
+		for (uint64_t k = 0; !ret && k < run->warmup + run->size_reps[s];
+		     k++) {
+			uint64_t a = bench_now_ns();
+
+			ret = run->h2d ? ops->copy_h2d(t, dev, host, len) :
+					 ops->copy_d2h(t, host, dev, len);
+			if (!ret)
+				ret = ops->sync(t);
+			if (!ret && k >= run->warmup)
+				put_sample(sh, i, bench_now_ns() - a);
+		}
 	}
+out_dev:
 	ops->mem_free(t, dev);
 out_host:
-	ops->host_free(t, host, run->size, run->pinned);
+	ops->host_free(t, host, max, run->pinned);
 	return ret;
 }
 
