@@ -34,7 +34,11 @@ struct mdgpud_transport {
 	int listen_fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct mdgpud_sock_client *clients;
+	uint32_t nr_clients;		/* connected, handshake done or not */
 };
+
+/* Connections beyond max_vgpus that may sit in the handshake at once. */
+static const uint32_t mdgpud_sock_pending_max = 16;
 
 struct mdgpud_sock_client {
 	struct mdgpud_transport *t;
@@ -155,6 +159,7 @@ static void mdgpud_sock_client_free(struct mdgpud_sock_client *cl)
 	for (pp = &t->clients; *pp; pp = &(*pp)->next) {
 		if (*pp == cl) {
 			*pp = cl->next;
+			t->nr_clients--;
 			break;
 		}
 	}
@@ -391,6 +396,12 @@ static void mdgpud_sock_accept(void *data, uint32_t events)
 			mdgpud_warn("accept: %s", strerror(errno));
 		return;
 	}
+	if (t->nr_clients >= t->cfg->max_vgpus + mdgpud_sock_pending_max) {
+		mdgpud_warn("too many connections (%u): refusing one",
+			    t->nr_clients);
+		close(fd);
+		return;
+	}
 	cl = calloc(1, sizeof(*cl));
 	if (!cl) {
 		close(fd);
@@ -410,6 +421,7 @@ static void mdgpud_sock_accept(void *data, uint32_t events)
 	}
 	cl->next = t->clients;
 	t->clients = cl;
+	t->nr_clients++;
 }
 
 /* ---------------------------------------------------------------- */

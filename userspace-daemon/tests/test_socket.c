@@ -315,6 +315,9 @@ static void test_tenants(void **state)
 		pthread_join(th[i], NULL);
 		assert_true(args[i].ok);
 	}
+	/* Hang-ups are processed asynchronously by the dispatcher. */
+	for (int i = 0; i < 1000 && mdgpud_core_nr_vgpus(d->core); i++)
+		usleep(1000);
 	assert_int_equal(mdgpud_core_stats(d->core, st, 8), 0);
 	assert_int_equal(mdgpud_core_fb_used(d->core), 0);
 }
