@@ -874,7 +874,9 @@ static void test_remove_phantom(void **state)
 static void test_bad_values(void **state)
 {
 	struct mdgpud_sched_cfg cfg, bad;
-	struct mdgpud_sched *s = NULL, *s2 = (struct mdgpud_sched *)&cfg;
+	/* A failed create() must leave *out alone: watch a marker value. */
+	struct mdgpud_sched *const marker = (struct mdgpud_sched *)&cfg;
+	struct mdgpud_sched *s = NULL, *s2 = marker;
 	struct mdgpud_sched_entity a = { .id = 1, .weight = 3, .cap_pct = 100,
 					 .priority = 4 };
 	struct mdgpud_sched_entity x = { .id = 2, .weight = 1, .cap_pct = 100,
@@ -906,7 +908,7 @@ static void test_bad_values(void **state)
 	assert_int_equal(mdgpud_sched_create(&bad, &s2), -EINVAL);
 	assert_int_equal(mdgpud_sched_create(NULL, &s2), -EINVAL);
 	assert_int_equal(mdgpud_sched_create(&cfg, NULL), -EINVAL);
-	assert_ptr_equal(s2, (struct mdgpud_sched *)&cfg);	/* untouched */
+	assert_ptr_equal(s2, marker);
 	bad = cfg;
 	bad.timeslice_ns = MDGPU_TIMESLICE_US_MIN * US;
 	assert_int_equal(mdgpud_sched_create(&bad, &s), 0);	/* edges ok */
