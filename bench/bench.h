@@ -102,12 +102,15 @@ static inline uint64_t *bench_samples(struct bench_shm *sh, uint32_t i)
 struct bench_daemon {
 	pid_t pid;
 	char dir[128];			/* temp dir: socket, config, log */
-	char log_path[192];
+	char log_path[256];
+	int own_log;			/* log_path lies in dir */
 };
 /* Start mdgpud (backend "cuda" or "sim") with a socket in a temp dir and
- * fill bench_mdgpu_env; 0 or negative errno with the reason printed. */
+ * fill bench_mdgpu_env; its output goes to log_path (NULL: a file in the
+ * temp dir, removed at the end).  0 or negative errno, reason printed. */
 int bench_daemon_start(struct bench_daemon *d, const char *mdgpud,
-		       const char *backend, uint32_t timeslice_us);
+		       const char *backend, uint32_t timeslice_us,
+		       const char *log_path);
 void bench_daemon_stop(struct bench_daemon *d);
 /* CPU seconds used so far by the daemon (supervisor) and by its children
  * (workers), from /proc. */

@@ -26,7 +26,8 @@ static void ms_sleep(long ms)
 }
 
 int bench_daemon_start(struct bench_daemon *d, const char *mdgpud,
-		       const char *backend, uint32_t timeslice_us)
+		       const char *backend, uint32_t timeslice_us,
+		       const char *log_path)
 {
 	char conf[192];
 	FILE *f;
@@ -44,7 +45,12 @@ int bench_daemon_start(struct bench_daemon *d, const char *mdgpud,
 		 sizeof(bench_mdgpu_env.socket_path), "%s/mdgpud.sock", d->dir);
 	bench_mdgpu_env.sim = !strcmp(backend, "sim");
 	snprintf(conf, sizeof(conf), "%s/mdgpud.conf", d->dir);
-	snprintf(d->log_path, sizeof(d->log_path), "%s/mdgpud.log", d->dir);
+	if (log_path)
+		snprintf(d->log_path, sizeof(d->log_path), "%s", log_path);
+	else
+		snprintf(d->log_path, sizeof(d->log_path), "%s/mdgpud.log",
+			 d->dir);
+	d->own_log = !log_path;
 	f = fopen(conf, "w");
 	if (!f)
 		return -errno;

@@ -79,6 +79,13 @@ struct bench_target_ops {
 	int (*fence_wait)(struct bench_tenant *t, uint64_t token);
 	/* Wait for all submitted work. */
 	int (*sync)(struct bench_tenant *t);
+
+	/*
+	 * Optional (NULL if none): the cheapest synchronous round trip the
+	 * target's submission path has that reaches no GPU (mdgpu: a QUERY
+	 * answered by the daemon).  Splits the launch round trip per hop.
+	 */
+	int (*nop)(struct bench_tenant *t);
 };
 
 #define BENCH_FENCES_MAX	16

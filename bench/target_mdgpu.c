@@ -263,6 +263,14 @@ static int md_sync(struct bench_tenant *t)
 	return mdgpu_err(t, mdgpu_synchronize(t->g), "synchronize");
 }
 
+static int md_nop(struct bench_tenant *t)
+{
+	uint64_t v;
+
+	return mdgpu_err(t, mdgpu_query(t->g, MDGPU_QUERY_ABI_VERSION, &v),
+			 "query");
+}
+
 const struct bench_target_ops bench_target_mdgpu = {
 	.name = "mdgpu",
 	.open = md_open,
@@ -280,4 +288,5 @@ const struct bench_target_ops bench_target_mdgpu = {
 	.fence = md_fence,
 	.fence_wait = md_fence_wait,
 	.sync = md_sync,
+	.nop = md_nop,
 };

@@ -67,31 +67,54 @@ static void put_sample(struct bench_shm *sh, uint32_t i, uint64_t v)
 		bench_samples(sh, i)[r->nsamples++] = v;
 }
 
-/* Launch + wait with the host clock: samples are ns per round trip. */
+/*
+ * Launch + wait with the host clock.  Samples: reps round trips (ns), then
+ * reps times spent in the launch call alone, then (when the target has a
+ * nop) reps round trips of the nop.
+ */
 static int t_sync_rtt(const struct bench_target_ops *ops,
 		      struct bench_tenant *t, struct bench_shm *sh,
 		      uint32_t i)
 {
 	const struct bench_run *run = &sh->run;
+	uint64_t *s = bench_samples(sh, i);
 	int ret = 0;
 
 	for (uint64_t k = 0; !ret && k < run->warmup; k++) {
 		ret = ops->launch_empty(t);
 		if (!ret)
 			ret = ops->sync(t);
+		if (!ret && ops->nop)
+			ret = ops->nop(t);
 	}
 	if (ret || (ret = shm_barrier(sh)))
 		return ret;
+	if (run->samples_per_tenant < 3 * run->reps)
+		return -EINVAL;
 	for (uint64_t k = 0; k < run->reps; k++) {
-		uint64_t a = bench_now_ns();
+		uint64_t a = bench_now_ns(), b;
 
 		ret = ops->launch_empty(t);
+		b = bench_now_ns();
 		if (!ret)
 			ret = ops->sync(t);
 		if (ret)
 			return ret;
-		put_sample(sh, i, bench_now_ns() - a);
+		s[k] = bench_now_ns() - a;
+		s[run->reps + k] = b - a;
 	}
+	sh->res[i].nsamples = 2 * run->reps;
+	if (!ops->nop)
+		return 0;
+	for (uint64_t k = 0; k < run->reps; k++) {
+		uint64_t a = bench_now_ns();
+
+		ret = ops->nop(t);
+		if (ret)
+			return ret;
+		s[2 * run->reps + k] = bench_now_ns() - a;
+	}
+	sh->res[i].nsamples = 3 * run->reps;
 	return 0;
 }
 
