@@ -37,12 +37,15 @@
 /* How often a sleeping waiter checks that the worker still lives. */
 #define MDGPUD_CUDA_LIVENESS_POLL_NS	10000000L
 #define MDGPUD_CUDA_WORKER_NAME		"mdgpud-worker"
+/* ctx_destroy: how long the worker may take to scrub, free and exit. */
+#define MDGPUD_CUDA_SHUTDOWN_MS_DEFAULT	10000u
 
 struct mdgpud_backend {
 	int device_ordinal;
 	char worker_path[PATH_MAX];
 	uint32_t sup_spin_ns;
 	uint32_t worker_spin_ns;
+	uint64_t shutdown_timeout_ns;
 	struct mdgpud_gpu_info info;
 };
 
@@ -132,6 +135,18 @@ static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
 	if (pid == 0) {
 		int a = fcntl(shm_fd, F_DUPFD, 10);
 		int b = sock >= 0 ? fcntl(sock, F_DUPFD, 10) : -1;
+		sigset_t none;
+
+		/*
+		 * Own process group: a terminal's ^C reaches the daemon, which
+		 * tears its contexts down, not the workers directly (a worker
+		 * whose supervisor died scrubs its memory and exits).  Signal
+		 * mask cleared: the daemon may block signals it reads through
+		 * signalfd, and exec would pass that mask on.
+		 */
+		setpgid(0, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 
 		if (a < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
 		    dup2(a, MDGPUD_CUDA_WORKER_SHM_FD) < 0)
@@ -246,6 +261,9 @@ static int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 					      MDGPUD_CUDA_SUP_SPIN_NS_DEFAULT);
 	be->worker_spin_ns = mdgpud_cuda_env_u32(
 		"MDGPUD_CUDA_WORKER_SPIN_NS", MDGPUD_CUDA_WORKER_SPIN_NS_DEFAULT);
+	be->shutdown_timeout_ns = (uint64_t)mdgpud_cuda_env_u32(
+		"MDGPUD_CUDA_SHUTDOWN_MS", MDGPUD_CUDA_SHUTDOWN_MS_DEFAULT) *
+		1000000ull;
 	ret = mdgpud_cuda_find_worker(cfg->worker_path, be->worker_path,
 				      sizeof(be->worker_path));
 	if (ret) {
@@ -349,8 +367,8 @@ static int mdgpud_cuda_reached(struct mdgpud_bctx *ctx, uint32_t target)
  * of requests, and a spinning supervisor would only steal cycles from the
  * worker (an SMT sibling, perhaps) that must run them.
  */
-static int mdgpud_cuda_wait(struct mdgpud_bctx *ctx, uint32_t target,
-			    int spin)
+static int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
+				  int spin, uint64_t deadline_ns)
 {
 	struct mdgpud_cuda_rpc_shm *shm = ctx->shm;
 	struct timespec poll_ts = { 0, MDGPUD_CUDA_LIVENESS_POLL_NS };
@@ -386,7 +404,15 @@ static int mdgpud_cuda_wait(struct mdgpud_bctx *ctx, uint32_t target,
 			mdgpud_cuda_mark_dead(ctx);
 			return -ENODEV;
 		}
+		if (deadline_ns && mdgpud_cuda_now_ns() > deadline_ns)
+			return -ETIMEDOUT;
 	}
+}
+
+static int mdgpud_cuda_wait(struct mdgpud_bctx *ctx, uint32_t target,
+			    int spin)
+{
+	return mdgpud_cuda_wait_until(ctx, target, spin, 0);
 }
 
 /* A free slot for the next request, or NULL with *err set. */
@@ -545,11 +571,28 @@ static void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
 
 	if (!ctx)
 		return;
-	/* The worker scrubs and frees everything, then exits. */
-	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_SHUTDOWN, &err);
-	if (s && mdgpud_cuda_call(ctx, s))
-		mdgpud_warn("cuda: vgpu %u: shutdown failed", ctx->vgpu_id);
-	if ((!s || ctx->dead) && ctx->pid > 0)
+	/*
+	 * The worker scrubs and frees everything, then exits.  A tenant's
+	 * kernel may never end (an endless loop): after shutdown_timeout_ns
+	 * (or at once if the ring is full) the worker is killed, and the
+	 * driver reclaims its memory (test_crash_leaves_no_data checks that a
+	 * killed tenant's data does not reach the next one).
+	 */
+	s = NULL;
+	err = -EBUSY;
+	if (ctx->tail - atomic_load(&ctx->shm->done) < MDGPUD_CUDA_RPC_SLOTS)
+		s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_SHUTDOWN, &err);
+	if (s) {
+		mdgpud_cuda_post(ctx);
+		err = mdgpud_cuda_wait_until(ctx, ctx->tail, 1,
+					     mdgpud_cuda_now_ns() +
+					     ctx->be->shutdown_timeout_ns);
+		if (err)
+			mdgpud_warn("cuda: vgpu %u: worker %d did not shut down "
+				    "(%d), killing it", ctx->vgpu_id,
+				    (int)ctx->pid, err);
+	}
+	if ((!s || err) && ctx->pid > 0)
 		kill(ctx->pid, SIGKILL);
 	mdgpud_cuda_reap(ctx);
 	for (size_t i = 0; i < ctx->nr_regions; i++)
