@@ -218,7 +218,7 @@ void mdgpud_sched_destroy(struct mdgpud_sched *s)
 /*
  * Re-express e's lag behind or ahead of min_vtime, from weight old_w to
  * new_w, so that the GPU time it is owed or owes is the same before and
- * after (CFS's reweight_entity does the same with vlag).
+ * after (Linux's reweight_entity() scales vlag so since EEVDF, 6.6).
  */
 static void mdgpud_sched_reweight(struct mdgpud_sched *s,
 				  struct mdgpud_sched_entity *e,

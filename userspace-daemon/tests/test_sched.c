@@ -755,7 +755,7 @@ static void test_cap_no_credit(void **state)
 /*
  * set_params keeps the GPU time an entity owes: its lag behind or ahead of
  * min_vtime, in vtime units, scales by old weight / new weight (so lag *
- * weight, the owed GPU ns, is unchanged), as CFS's reweight_entity does.
+ * weight, the owed GPU ns, is unchanged), as Linux's EEVDF reweight does.
  */
 static void test_reweight_keeps_debt(void **state)
 {
