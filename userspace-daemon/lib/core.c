@@ -569,6 +569,16 @@ static int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		return mdgpud_handles_del(v->handles, vc->module_unload.handle,
 					  MDGPUD_H_MODULE);
 	case MDGPU_OP_FUNC_GET:
+		if (!vc->func_get.name_src.ptr) {
+			ret = v->tops->dma(v->tpriv, vc->func_get.name_src.addr,
+					   vc->func_get.name,
+					   vc->func_get.name_len, false);
+			if (!ret)
+				ret = mdgpud_check_name(vc->func_get.name,
+							vc->func_get.name_len);
+			if (ret)
+				return ret;
+		}
 		ret = b->func_get(v->bctx, vc->func_get.module,
 				  vc->func_get.name, &val);
 		if (ret)

@@ -215,11 +215,16 @@ static int mdgpud_v_launch(const struct mdgpud_vctx *vc,
 	return 0;
 }
 
+int mdgpud_check_name(char *name, uint32_t len)
+{
+	name[len] = '\0';
+	return memchr(name, '\0', len) ? -EINVAL : 0;	/* embedded NUL */
+}
+
 static int mdgpud_v_func_get(const struct mdgpud_vctx *vc,
 			     const struct mdgpu_cmd_func_get *f,
 			     struct mdgpud_vcmd *o)
 {
-	struct mdgpud_hostbuf hb;
 	int ret;
 
 	if (f->pad)
@@ -234,16 +239,14 @@ static int mdgpud_v_func_get(const struct mdgpud_vctx *vc,
 		return ret;
 	o->func_get.module_handle = f->module;
 	ret = mdgpud_check_host(vc, f->name_space, f->name_addr, f->name_len,
-				&hb);
+				&o->func_get.name_src);
 	if (ret)
 		return ret;
-	if (!hb.ptr)	/* IOVA names: the executor would DMA them */
-		return -EOPNOTSUPP;
-	memcpy(o->func_get.name, hb.ptr, f->name_len);
-	o->func_get.name[f->name_len] = '\0';
-	if (memchr(o->func_get.name, '\0', f->name_len))
-		return -EINVAL;	/* embedded NUL */
-	return 0;
+	o->func_get.name_len = f->name_len;
+	if (!o->func_get.name_src.ptr)	/* IOVA: the executor DMAs it */
+		return 0;
+	memcpy(o->func_get.name, o->func_get.name_src.ptr, f->name_len);
+	return mdgpud_check_name(o->func_get.name, f->name_len);
 }
 
 int mdgpud_validate(const struct mdgpud_vctx *vc,

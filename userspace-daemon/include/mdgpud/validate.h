@@ -74,6 +74,10 @@ struct mdgpud_vcmd {
 		struct {
 			uint32_t module_handle;
 			uint64_t module;
+			uint32_t name_len;
+			/* Copied (and checked for NUL) at validation unless
+			 * IOVA: then the executor DMAs and checks it. */
+			struct mdgpud_hostbuf name_src;
 			char name[MDGPU_NAME_MAX + 1];
 		} func_get;
 		struct {
@@ -96,5 +100,8 @@ struct mdgpud_vcmd {
 
 int mdgpud_validate(const struct mdgpud_vctx *vc,
 		    const struct mdgpu_cmd *shared, struct mdgpud_vcmd *out);
+/* Terminate name[len] and reject embedded NULs (-EINVAL); for names the
+ * executor fetched by DMA after validation. */
+int mdgpud_check_name(char *name, uint32_t len);
 
 #endif /* MDGPUD_VALIDATE_H */
