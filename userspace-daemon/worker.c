@@ -858,6 +858,18 @@ static int mdgpud_worker_serve(struct mdgpud_worker *w)
 			return 0;
 		}
 		s = &shm->slot[head % MDGPUD_CUDA_RPC_SLOTS];
+		/*
+		 * The supervisor wrote the next requests from another CPU:
+		 * start pulling their cache lines now, so that the misses
+		 * overlap with this request's driver call.
+		 */
+		for (uint32_t k = 1; k <= 2 && head + k != tail; k++) {
+			const struct mdgpud_cuda_rpc_slot *nx =
+				&shm->slot[(head + k) % MDGPUD_CUDA_RPC_SLOTS];
+
+			__builtin_prefetch(nx, 0, 3);
+			__builtin_prefetch(nx->inline_data, 0, 3);
+		}
 		shutdown = s->op == MDGPUD_CUDA_RPC_SHUTDOWN;
 		async = mdgpud_worker_async_op(s->op, s);
 		if (shutdown) {
