@@ -487,6 +487,8 @@ static void bench_bandwidth(void)
 
 struct sat_out {
 	double agg;		/* kernels/s of all tenants in the window */
+	double drained;		/* one tenant: all kernels / time to the end
+				 * of the final sync */
 	double agg_windows;	/* median over windows */
 	double count[BENCH_TENANTS_MAX];
 	uint32_t n;
@@ -542,6 +544,11 @@ static int saturate(int tg, uint32_t n, const uint32_t *weights,
 		o->agg += o->count[i];
 	}
 	o->agg /= (double)duration_ns / 1e9;
+	o->drained = NAN;
+	if (n == 1 && sh->res[0].t_end_ns > sh->res[0].t_start_ns)
+		o->drained = (double)sh->res[0].total /
+			     ((double)(sh->res[0].t_end_ns -
+				       sh->res[0].t_start_ns) / 1e9);
 	for (uint32_t w = 0; w < nwin; w++)
 		wins[w] /= (double)window / 1e9;
 	o->agg_windows = bench_median(wins, nwin);
@@ -559,20 +566,27 @@ static void bench_compute(void)
 	uint64_t d = opt.quick ? SEC : 10 * SEC;
 	struct result *r = res_add("compute.throughput", "kernel/s",
 				   G_RATIO_GE, 0.99);
-	struct result *w = res_add("compute.throughput_1s_median", "kernel/s",
-				   G_NONE, 0);
+	struct result *c = res_add("compute.throughput_at_deadline",
+				   "kernel/s", G_NONE, 0);
+	struct result *w = res_add("compute.throughput_window_median",
+				   "kernel/s", G_NONE, 0);
 
 	for (int tg = 0; tg < NT; tg++) {
 		struct sat_out o;
 
 		if (saturate(tg, 1, NULL, d, "compute, one tenant", &o))
 			continue;
-		r->v[tg] = o.agg;
+		r->v[tg] = o.drained;
+		c->v[tg] = o.agg;
 		w->v[tg] = o.agg_windows;
 		alone[tg] = o.agg;
 	}
-	res_note(r, "bench_work %.0f us each, %s, %u kernels queued",
-		 work_ns / 1e3, opt.quick ? "1 s" : "10 s", 4);
+	res_note(r, "bench_work %.0f us each, %s, 4 queued; all kernels / "
+		 "time to the end of the final sync", work_ns / 1e3,
+		 opt.quick ? "1 s" : "10 s");
+	res_note(c, "kernels seen finished by the deadline / duration (the "
+		 "basis of the sharing figures)");
+	res_note(w, "median over %s windows", opt.quick ? "100 ms" : "1 s");
 }
 
 /* ---- 5. sharing efficiency ---------------------------------------------- */

@@ -21,6 +21,7 @@ struct bench_tenant_res {
 	uint64_t total;			/* units finished in all */
 	uint64_t t_start_ns;		/* common start */
 	uint64_t t_deadline_ns;		/* when `done` was read */
+	uint64_t t_end_ns;		/* when `total` had finished */
 	uint64_t nsamples;		/* samples[] entries written */
 	double value[8];		/* benchmark-specific figures */
 };

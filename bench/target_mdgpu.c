@@ -12,13 +12,22 @@
  * type's default weight (mdev-types/mdgpu-types.def: 1g = 1, 2g = 2,
  * 4g = 4, 8g = 8), so a tenant of weight w opens a vGPU of that type.
  *
- * Fences: libmdgpu has no asynchronous fence.  A saturating tenant opens
- * its vGPU with a ring of BENCH_MDGPU_SAT_RING entries instead: a submit
- * returns only once tail - head <= entries, so after submitting command n,
- * command n - entries has completed.  fence() returns the command count;
+ * Fences: libmdgpu has no asynchronous fence (mdgpu_synchronize waits
+ * for everything).  A saturating tenant opens its vGPU with a ring of
+ * BENCH_MDGPU_SAT_RING entries instead: a submit returns only once
+ * tail - head <= entries, so after submitting command n, the daemon has
+ * consumed command n - entries.  fence() returns the command count;
  * fence_wait() of a token that old returns at once, anything newer is a
  * full mdgpu_synchronize().  The saturating loop waits exactly that far
- * back, so its host timestamps are completion times, as native's events.
+ * back.  Caveat, from mdgpud's dispatcher (core.c): a LAUNCH's completion
+ * is published once the launch is handed to the worker, not when the
+ * kernel ends; the dispatcher waits for the GPU at each slice end
+ * (slice_end).  So a timestamp may lead the kernel's real end by at most
+ * the work queued in the current slice (one timeslice).  The benchmark
+ * therefore takes one-tenant throughput from the drained total (exact)
+ * and counts at a common deadline only where tenants share the GPU,
+ * where that lead is at most one slice of one tenant out of the whole
+ * window (documented in Documentation/benchmarks.md).
  *
  * Pinned copies: libmdgpu exposes no mapping of the aperture (it copies
  * every host buffer through it in chunks), so there is no zero-copy
@@ -254,7 +263,7 @@ static int md_fence(struct bench_tenant *t, uint64_t *token)
 static int md_fence_wait(struct bench_tenant *t, uint64_t token)
 {
 	if (token + t->ring <= t->submitted)
-		return 0;	/* the ring's back-pressure proved it done */
+		return 0;	/* the ring's back-pressure: consumed */
 	return mdgpu_err(t, mdgpu_synchronize(t->g), "synchronize");
 }
 
