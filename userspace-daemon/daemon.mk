@@ -43,7 +43,8 @@ $(BUILD)/mdgpud: $(D_DIR)/main.c $(BUILD)/libmdgpud.a
 
 $(D_SAN)/tests/%: $(D_DIR)/tests/%.c $(D_SAN)/libmdgpud.a $(L_SAN)/libmdgpu.a
 	@mkdir -p $(@D)
-	$(CC) $(D_CFLAGS) $(SAN_FLAGS) $< $(D_SAN)/libmdgpud.a \
+	$(CC) $(D_CFLAGS) $(SAN_FLAGS) -DMDGPUD_SRCDIR='"$(TOP)"' \
+		$< $(D_SAN)/libmdgpud.a \
 		$(L_SAN)/libmdgpu.a -lcmocka $(D_LIBS) -o $@
 
 # Each test binary runs on its own; cmocka prints its own summary.

@@ -925,26 +925,24 @@ size_t mdgpud_core_stats(struct mdgpud_core *c, struct mdgpud_vgpu_stats *out,
 	return n;
 }
 
-uint64_t mdgpud_core_fb_used(const struct mdgpud_core *c)
+uint64_t mdgpud_core_fb_used(struct mdgpud_core *c)
 {
-	struct mdgpud_core *mc = (struct mdgpud_core *)c;
 	uint64_t s = 0;
 
-	pthread_mutex_lock(&mc->lock);
+	pthread_mutex_lock(&c->lock);
 	for (uint32_t i = 0; i < c->nr_vgpus; i++)
 		s += mdgpud_memtab_used(c->vgpus[i]->mem);
-	pthread_mutex_unlock(&mc->lock);
+	pthread_mutex_unlock(&c->lock);
 	return s;
 }
 
-uint32_t mdgpud_core_nr_vgpus(const struct mdgpud_core *c)
+uint32_t mdgpud_core_nr_vgpus(struct mdgpud_core *c)
 {
-	struct mdgpud_core *mc = (struct mdgpud_core *)c;
 	uint32_t n;
 
-	pthread_mutex_lock(&mc->lock);
+	pthread_mutex_lock(&c->lock);
 	n = c->nr_vgpus;
-	pthread_mutex_unlock(&mc->lock);
+	pthread_mutex_unlock(&c->lock);
 	return n;
 }
 

@@ -14,6 +14,8 @@
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
 
+#define MDGPUD_EXAMPLE_CONF MDGPUD_SRCDIR "/userspace-daemon/mdgpud.conf"
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -79,6 +81,20 @@ static void test_file(void **state)
 	unlink(path);
 }
 
+/* The shipped example is valid and spells out the defaults. */
+static void test_example(void **state)
+{
+	struct mdgpud_config c, d;
+	char err[256];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	mdgpud_config_defaults(&d);
+	assert_int_equal(mdgpud_config_load(&c, MDGPUD_EXAMPLE_CONF, false,
+					    err, sizeof(err)), 0);
+	assert_memory_equal(&c, &d, sizeof(c));
+}
+
 static void test_values(void **state)
 {
 	struct mdgpud_config c;
@@ -118,6 +134,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_values),
 	};
 

@@ -89,8 +89,8 @@ void mdgpud_core_dump(struct mdgpud_core *core);
 const struct mdgpud_gpu_info *mdgpud_core_gpu(const struct mdgpud_core *c);
 const struct mdgpud_config *mdgpud_core_config(const struct mdgpud_core *c);
 /* Backend-wide: bytes reserved by all vGPUs together. */
-uint64_t mdgpud_core_fb_used(const struct mdgpud_core *c);
-uint32_t mdgpud_core_nr_vgpus(const struct mdgpud_core *c);
+uint64_t mdgpud_core_fb_used(struct mdgpud_core *c);
+uint32_t mdgpud_core_nr_vgpus(struct mdgpud_core *c);
 /* Snapshot of every vGPU's stats; returns the count (<= max). */
 size_t mdgpud_core_stats(struct mdgpud_core *c, struct mdgpud_vgpu_stats *out,
 			 size_t max);
