@@ -25,9 +25,9 @@ mkcpio() {	# DIR OUT
 	mv "$2.tmp" "$2"
 }
 copy_libs() {	# ROOT FILE...: the shared libraries ldd names, at their paths
-	local root=$1 lib
+	local root=$1 f lib
 	shift
-	for lib in $(ldd "$@" | grep -o '/[^ ]*' | sort -u); do
+	for lib in $(for f; do ldd "$f"; done | grep -o '/[^ ]*' | sort -u); do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
