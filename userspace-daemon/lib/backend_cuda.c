@@ -37,6 +37,8 @@
 /* How often a sleeping waiter checks that the worker still lives. */
 #define MDGPUD_CUDA_LIVENESS_POLL_NS	10000000L
 #define MDGPUD_CUDA_WORKER_NAME		"mdgpud-worker"
+/* open(): how long cuInit and the device queries may take. */
+#define MDGPUD_CUDA_PROBE_TIMEOUT_MS	120000u
 /* ctx_destroy: how long the worker may take to scrub, free and exit. */
 #define MDGPUD_CUDA_SHUTDOWN_MS_DEFAULT	10000u
 
@@ -293,7 +295,25 @@ static int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		free(be);
 		return ret;
 	}
-	waitpid(pid, NULL, 0);
+	/*
+	 * Wait on the pidfd, not waitpid(): a SIGCHLD handler elsewhere in the
+	 * daemon may reap the child first.  A probe that hangs is killed.
+	 */
+	{
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		int n;
+
+		do
+			n = poll(&p, 1, MDGPUD_CUDA_PROBE_TIMEOUT_MS);
+		while (n < 0 && errno == EINTR);
+		if (n == 0) {
+			snprintf(shm->msg, sizeof(shm->msg),
+				 "probe did not finish in %u ms",
+				 MDGPUD_CUDA_PROBE_TIMEOUT_MS);
+			kill(pid, SIGKILL);
+		}
+		waitpid(pid, NULL, 0);
+	}
 	close(pidfd);
 	st = atomic_load(&shm->state);
 	if (st != MDGPUD_CUDA_WORKER_PROBED) {
