@@ -62,8 +62,9 @@ int bench_daemon_start(struct bench_daemon *d, const char *mdgpud,
 		"policy = best-effort\n"
 		"log_level = info\n",
 		bench_mdgpu_env.socket_path, backend, timeslice_us);
-	if (bench_mdgpu_env.sim)	/* SPIN_NS takes real time */
-		fprintf(f, "sim_realtime = 1\n");
+	/* sim: SPIN_NS takes real time, and room for 32 1g vGPUs. */
+	if (bench_mdgpu_env.sim)
+		fprintf(f, "sim_realtime = 1\nsim_fb_mib = 65536\n");
 	fclose(f);
 
 	fflush(NULL);
