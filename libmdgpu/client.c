@@ -65,11 +65,12 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 		free(g);
 		return ret;
 	}
-	if (g->aperture_size < params_bytes + 2 * 4096) {
+	/* Staging and parameter slots live below host_off. */
+	if (g->host_off < params_bytes + 2 * 4096) {
 		ret = -EPROTO;
 		goto err;
 	}
-	g->params_off = g->aperture_size - params_bytes;
+	g->params_off = g->host_off - params_bytes;
 	g->stage_size = (g->params_off / 2) & ~4095ULL;
 	g->slot_async = calloc(g->entries, 1);
 	if (!g->slot_async) {
@@ -90,6 +91,7 @@ void mdgpu_close(struct mdgpu *g)
 		return;
 	g->tops->close(g);
 	free(g->slot_async);
+	free(g->blk);
 	free(g);
 }
 
@@ -291,12 +293,100 @@ static int mdgpu_stage_drain(struct mdgpu *g, int first_err)
 	return first_err ? first_err : r0 ? r0 : r1;
 }
 
+/* ---------------------------------------------------------------- */
+/* Zero-copy host memory                                            */
+
+#define MDGPU_HOST_ALIGN	4096ULL
+
+int mdgpu_host_alloc(struct mdgpu *g, size_t size, void **ptr)
+{
+	uint64_t need, at = g->host_off;
+	size_t i;
+
+	if (!size || size > g->aperture_size)
+		return mdgpu_set_error(g, -EINVAL, "host_alloc of %zu bytes",
+				       size);
+	need = (size + MDGPU_HOST_ALIGN - 1) & ~(MDGPU_HOST_ALIGN - 1);
+	/* First fit between the sorted blocks. */
+	for (i = 0; i <= g->nblk; i++) {
+		uint64_t end = i < g->nblk ? g->blk[i].off : g->aperture_size;
+
+		if (end >= at && end - at >= need)
+			break;
+		if (i < g->nblk)
+			at = g->blk[i].off + g->blk[i].size;
+	}
+	if (i > g->nblk)
+		return mdgpu_set_error(g, -ENOMEM, "host_alloc of %zu bytes "
+				       "(opened with %llu zero-copy bytes)",
+				       size, (unsigned long long)
+				       (g->aperture_size - g->host_off));
+	if (g->nblk == g->blk_cap) {
+		size_t cap = g->blk_cap ? g->blk_cap * 2 : 8;
+		void *nb = realloc(g->blk, cap * sizeof(*g->blk));
+
+		if (!nb)
+			return -ENOMEM;
+		g->blk = nb;
+		g->blk_cap = cap;
+	}
+	memmove(&g->blk[i + 1], &g->blk[i], (g->nblk - i) * sizeof(*g->blk));
+	g->blk[i].off = at;
+	g->blk[i].size = need;
+	g->nblk++;
+	*ptr = g->aperture + at;
+	return 0;
+}
+
+int mdgpu_host_free(struct mdgpu *g, void *ptr)
+{
+	for (size_t i = 0; i < g->nblk; i++) {
+		if (g->aperture + g->blk[i].off == (uint8_t *)ptr) {
+			memmove(&g->blk[i], &g->blk[i + 1],
+				(g->nblk - i - 1) * sizeof(*g->blk));
+			g->nblk--;
+			return 0;
+		}
+	}
+	return mdgpu_set_error(g, -ENOENT, "host_free of %p", ptr);
+}
+
+/* Aperture offset of [p, p + len) if it lies in the zero-copy area. */
+static bool mdgpu_host_offset(const struct mdgpu *g, const void *p,
+			      uint64_t len, uint64_t *off)
+{
+	uintptr_t a = (uintptr_t)p, lo = (uintptr_t)(g->aperture + g->host_off);
+	uintptr_t hi = (uintptr_t)(g->aperture + g->aperture_size);
+
+	if (a < lo || a > hi || len > hi - a)
+		return false;
+	*off = (uint64_t)(a - (uintptr_t)g->aperture);
+	return true;
+}
+
+static int mdgpu_copy_direct(struct mdgpu *g, uint64_t src, uint32_t ss,
+			     uint64_t dst, uint32_t ds, uint64_t len)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_COPY);
+
+	c.copy.src = src;
+	c.copy.src_space = ss;
+	c.copy.dst = dst;
+	c.copy.dst_space = ds;
+	c.copy.len = len;
+	return mdgpu_call(g, &c, NULL, NULL);
+}
+
 int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
 		    uint64_t len)
 {
 	const uint8_t *s = src;
-	uint64_t done = 0;
+	uint64_t done = 0, off;
 	int k = 0, ret = 0;
+
+	if (mdgpu_host_offset(g, src, len, &off))	/* zero-copy */
+		return mdgpu_copy_direct(g, off, MDGPU_SPACE_APERTURE, dst,
+					 MDGPU_SPACE_DEVICE, len);
 
 	/* Two staging halves: fill one while the daemon copies the other. */
 	while (done < len) {
@@ -327,10 +417,13 @@ int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
 		    uint64_t len)
 {
 	uint64_t off[2] = { 0, 0 }, nbytes[2] = { 0, 0 };
-	uint64_t submitted = 0, consumed = 0;
+	uint64_t submitted = 0, consumed = 0, zoff;
 	int sub = 0, rd = 0, ret;
 	uint8_t *d = dst;
 
+	if (mdgpu_host_offset(g, dst, len, &zoff))	/* zero-copy */
+		return mdgpu_copy_direct(g, src, MDGPU_SPACE_DEVICE, zoff,
+					 MDGPU_SPACE_APERTURE, len);
 	ret = mdgpu_stage_drain(g, 0);
 	if (ret)
 		return ret;

@@ -41,6 +41,11 @@ struct mdgpu {
 	uint32_t entries;
 	uint8_t *aperture;
 	uint64_t aperture_size;
+	uint64_t host_off;		/* zero-copy area [host_off, size) */
+
+	/* Zero-copy allocations, sorted by offset. */
+	struct mdgpu_host_blk { uint64_t off, size; } *blk;
+	size_t nblk, blk_cap;
 
 	uint32_t tail;			/* next command number */
 	uint32_t reaped;		/* completions examined up to here */

@@ -147,6 +147,7 @@ static int mdgpu_sock_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 	h.abi_version = MDGPU_ABI_VERSION;
 	strcpy(h.type, type);
 	h.ring_entries = o->ring_entries;
+	h.host_bytes = o->host_bytes;
 	n = send(s->fd, &h, sizeof(h), MSG_NOSIGNAL);
 	if (n != (ssize_t)sizeof(h)) {
 		ret = mdgpu_set_error(g, n < 0 ? -errno : -EPROTO, "hello");
@@ -169,7 +170,8 @@ static int mdgpu_sock_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 	if (nfds != MDGPU_SOCK_NR_FDS || !w.ring_entries ||
 	    (w.ring_entries & (w.ring_entries - 1)) ||
 	    w.ring_offset < MDGPU_SOCK_CTRL_SIZE ||
-	    w.ring_size != w.ring_offset + MDGPU_RING_BYTES(w.ring_entries)) {
+	    w.ring_size != w.ring_offset + MDGPU_RING_BYTES(w.ring_entries) ||
+	    w.host_offset > w.aperture_size) {
 		ret = mdgpu_set_error(g, -EPROTO, "welcome: bad ring layout");
 		goto err_fds;
 	}
@@ -195,6 +197,7 @@ static int mdgpu_sock_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 		MDGPU_RING_CQ_OFFSET(w.ring_entries);
 	g->aperture = s->ap;
 	g->aperture_size = w.aperture_size;
+	g->host_off = w.host_offset;
 	g->tail = g->reaped = __atomic_load_n(&s->ctrl->sq_tail,
 					      __ATOMIC_ACQUIRE);
 	g->info = (struct mdgpu_info){

@@ -469,7 +469,9 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
  *
  * The ring memfd holds a struct mdgpu_sock_ctrl at offset 0 and the
  * section-2 ring (SQ, then CQ) at welcome.ring_offset; the aperture memfd
- * is the vGPU's aperture (MDGPU_SPACE_APERTURE offsets).
+ * is the vGPU's aperture (MDGPU_SPACE_APERTURE offsets): the type's
+ * aperture, then hello.host_bytes (rounded up to pages) at
+ * welcome.host_offset that the client may use as zero-copy host memory.
  *
  * Doorbell: the client writes sq[tail % entries], then stores ctrl.sq_tail
  * (release), then a full barrier; if ctrl.daemon_sleeping is set it writes
@@ -498,7 +500,9 @@ struct mdgpu_sock_hello {
 	char type[MDGPU_NAME_LEN];	/* vGPU type name, e.g. "1g", NUL-term. */
 	__u32 ring_entries;		/* 0: daemon default; else power of 2 */
 	__u32 flags;			/* 0 */
-	__u64 reserved[2];		/* 0 */
+	__u64 host_bytes;		/* extra aperture for zero-copy host
+					 * buffers, 0..daemon's host_mib_max */
+	__u64 reserved;			/* 0 */
 };
 
 struct mdgpu_sock_welcome {
@@ -514,7 +518,9 @@ struct mdgpu_sock_welcome {
 	__u64 fb_quota;
 	__u32 sm_count;
 	__u32 backend;			/* enum mdgpu_backend_kind */
-	__u64 reserved[2];
+	__u64 host_offset;		/* aperture offset of the host_bytes
+					 * (the type's aperture comes first) */
+	__u64 reserved;
 };
 
 /* Shared control page; each side writes only its own cache line. */

@@ -40,6 +40,7 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->spin_us = 50;
 	cfg->linger_us = 50;
 	cfg->dma_bounce_kib = 1024;
+	cfg->host_mib_max = 1024;
 }
 
 static int mdgpud_cfg_err(char *err, size_t len, const char *fmt, ...)
@@ -133,6 +134,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("spin_us", 0, 1000000, spin_us)
 	U("linger_us", 0, 1000000, linger_us)
 	U("dma_bounce_kib", 4, 1U << 20, dma_bounce_kib)
+	U("host_mib_max", 0, 1U << 20, host_mib_max)
 	if (!strcmp(key, "policy")) {
 		if (!strcmp(value, "best-effort"))
 			cfg->policy = MDGPU_POLICY_BEST_EFFORT;

@@ -254,7 +254,10 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	if (!p->ring_entries || (p->ring_entries & (p->ring_entries - 1)) ||
 	    p->ring_entries > c->cfg.ring_entries_max)
 		return -EINVAL;
-	if (p->aperture_size != ap)
+	/* The type's aperture plus, on transports that have it, a zero-copy
+	 * host area of at most host_mib_max. */
+	if (p->aperture_size < ap ||
+	    p->aperture_size - ap > ((uint64_t)c->cfg.host_mib_max << 20))
 		return -EINVAL;
 
 	pthread_mutex_lock(&c->lock);
@@ -771,6 +774,15 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 		cpl.opcode = c->vcmd.opcode;
 		cpl.result = ret ? 0 : result;
 		cpl.result2 = ret ? 0 : result2;
+		/* Statistics first: a client that saw its completion sees
+		 * the command counted. */
+		bucket = mdgpud_log2(wait);
+		pthread_mutex_lock(&c->lock);
+		v->commands++;
+		v->errors += ret != 0;
+		v->hist[bucket]++;
+		pthread_mutex_unlock(&c->lock);
+
 		v->tops->cq_write(v->tpriv, idx, &cpl);
 		v->head++;
 		v->fence++;
@@ -778,13 +790,6 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 				 (c->vcmd.flags & MDGPU_CMD_F_IRQ) ?
 				 MDGPU_IRQ_COMPLETION : 0,
 				 mdgpud_memtab_used(v->mem));
-
-		bucket = mdgpud_log2(wait);
-		pthread_mutex_lock(&c->lock);
-		v->commands++;
-		v->errors += ret != 0;
-		v->hist[bucket]++;
-		pthread_mutex_unlock(&c->lock);
 		if (ret)
 			mdgpud_dbg("vgpu %u: command %" PRIu64 " opcode %u: %s",
 				   v->id, (uint64_t)cpl.seq, cpl.opcode,

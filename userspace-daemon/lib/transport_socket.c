@@ -255,7 +255,7 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 	struct mdgpud_transport *t = cl->t;
 	const struct mdgpud_gpu_info *gpu = mdgpud_core_gpu(t->core);
 	struct mdgpud_vgpu_params p = { 0 };
-	uint64_t quota, ring_bytes;
+	uint64_t quota, ring_bytes, type_ap;
 	uint32_t type_id, entries;
 	int ret;
 
@@ -263,8 +263,10 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 		return -EPROTO;
 	if ((h->abi_version >> 16) != MDGPU_ABI_MAJOR)
 		return -EPROTONOSUPPORT;
-	if (h->flags || h->reserved[0] || h->reserved[1])
+	if (h->flags || h->reserved)
 		return -EINVAL;
+	if (h->host_bytes > ((uint64_t)t->cfg->host_mib_max << 20))
+		return -E2BIG;
 	if (!memchr(h->type, '\0', sizeof(h->type)))
 		return -EINVAL;
 	entries = h->ring_entries ? h->ring_entries : t->cfg->ring_entries;
@@ -272,9 +274,12 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 	    entries < 2)
 		return -EINVAL;
 	ret = mdgpud_core_type_lookup(t->core, h->type, &type_id, &quota,
-				      &cl->ap_size);
+				      &type_ap);
 	if (ret)
 		return ret;
+	/* The zero-copy host area follows the type's aperture, whole pages;
+	 * host_mib_max bounds it, so no overflow. */
+	cl->ap_size = type_ap + ((h->host_bytes + 4095) & ~4095ULL);
 
 	ring_bytes = MDGPU_SOCK_CTRL_SIZE + MDGPU_RING_BYTES(entries);
 	cl->ring_map_size = (size_t)ring_bytes;
@@ -322,6 +327,7 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 	w->fb_quota = quota;
 	w->sm_count = gpu->sm_count;
 	w->backend = gpu->kind;
+	w->host_offset = type_ap;
 	return 0;
 }
 

@@ -210,6 +210,50 @@ static void test_large_copy(void **state)
 	free(b);
 }
 
+/* Zero-copy host memory in the aperture: copies without staging. */
+static void test_host_memory(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu_open_opts o = { .path = d->path, .type = "1g",
+				     .host_bytes = 32 * MIB };
+	const uint64_t bytes = 16 * MIB;
+	uint32_t *a, *b, *c;
+	struct mdgpu *g;
+	mdgpu_devptr x;
+	uint64_t sum, before, after;
+	struct mdgpud_vgpu_stats st;
+
+	assert_int_equal(mdgpu_open(&o, &g), 0);
+	assert_int_equal(mdgpu_host_alloc(g, bytes, (void **)&a), 0);
+	assert_int_equal(mdgpu_host_alloc(g, bytes, (void **)&b), 0);
+	assert_int_equal(mdgpu_host_alloc(g, 1, (void **)&c), -ENOMEM);
+	assert_non_null(strstr(mdgpu_last_error(g), "zero-copy"));
+	for (uint64_t i = 0; i < bytes / 4; i++)
+		a[i] = (uint32_t)(i * 40503U);
+	assert_int_equal(mdgpu_mem_alloc(g, bytes, &x), 0);
+	assert_int_equal(mdgpud_core_stats(d->core, &st, 1), 1);
+	before = st.commands;
+	assert_int_equal(mdgpu_copy_htod(g, x, a, bytes), 0);
+	assert_int_equal(mdgpu_copy_dtoh(g, b, x, bytes), 0);
+	assert_int_equal(mdgpud_core_stats(d->core, &st, 1), 1);
+	after = st.commands;
+	assert_int_equal(after - before, 2);	/* one command each way */
+	assert_memory_equal(a, b, bytes);
+	assert_int_equal(mdgpu_checksum(g, x, bytes / 4, &sum), 0);
+	assert_int_equal(sum, ref_checksum(a, bytes / 4));
+	/* Part of a buffer, and frees making room again. */
+	assert_int_equal(mdgpu_copy_dtoh(g, b + 1, x, 4096), 0);
+	assert_int_equal(b[1], a[0]);
+	assert_int_equal(mdgpu_host_free(g, a), 0);
+	assert_int_equal(mdgpu_host_free(g, a), -ENOENT);
+	assert_int_equal(mdgpu_host_alloc(g, 4096, (void **)&c), 0);
+	assert_ptr_equal(c, a);
+	mdgpu_close(g);
+
+	o.host_bytes = 2048 * MIB;	/* above host_mib_max */
+	assert_int_equal(mdgpu_open(&o, &g), -E2BIG);
+}
+
 static void test_quota(void **state)
 {
 	struct daemon *d = *state;
@@ -512,6 +556,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_copy, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_memory, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_scrub, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_tenant, setup,

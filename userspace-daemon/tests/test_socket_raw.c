@@ -198,7 +198,7 @@ static void test_bad_hellos(void **state)
 	close(r.fd);
 
 	h = good_hello();
-	h.reserved[1] = 1;
+	h.reserved = 1;
 	r.fd = raw_connect(d);
 	assert_int_equal(raw_hello(&r, &h), 0);
 	assert_int_equal(r.w.status, -EINVAL);

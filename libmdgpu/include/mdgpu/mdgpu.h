@@ -35,6 +35,8 @@ struct mdgpu_open_opts {
 	const char *type;	/* vGPU type name, e.g. "1g"; NULL = "1g" */
 	uint32_t ring_entries;	/* 0 = default; power of two */
 	uint32_t spin_us;	/* busy-wait before sleeping, 0 = default */
+	uint64_t host_bytes;	/* zero-copy host memory for mdgpu_host_alloc,
+				 * 0 = none (the daemon bounds it) */
 };
 
 #define MDGPU_DEFAULT_SOCKET	"/run/mdgpud/mdgpud.sock"
@@ -69,6 +71,15 @@ int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
 		    uint64_t len);
 int mdgpu_copy_dtod(struct mdgpu *g, mdgpu_devptr dst, mdgpu_devptr src,
 		    uint64_t len);
+/*
+ * Zero-copy host memory: carved from the part of the aperture the handle
+ * was opened with (opts.host_bytes).  Copies whose host side lies entirely
+ * in such a buffer go to/from the device in one command, without staging
+ * (the "pinned" path).  -ENOMEM when the area is exhausted.
+ */
+int mdgpu_host_alloc(struct mdgpu *g, size_t size, void **ptr);
+int mdgpu_host_free(struct mdgpu *g, void *ptr);
+
 /* Query MDGPU_QUERY_* (uapi). */
 int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value);
 

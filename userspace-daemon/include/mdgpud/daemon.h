@@ -44,6 +44,8 @@ struct mdgpud_config {
 	uint32_t spin_us;		/* spin_us before sleeping */
 	uint32_t linger_us;		/* linger_us: keep a slice open */
 	uint32_t dma_bounce_kib;	/* dma_bounce_kib (IOVA transports) */
+	uint32_t host_mib_max;		/* host_mib_max: zero-copy host area
+					 * a socket client may ask for */
 };
 
 void mdgpud_config_defaults(struct mdgpud_config *cfg);
