@@ -662,6 +662,21 @@ static unsigned int mdgpud_log2(uint64_t v)
 	return v ? 63 - (unsigned int)__builtin_clzll(v) : 0;
 }
 
+/*
+ * Record a new tail (already checked: tail - head <= entries) and stamp
+ * the commands seen for the first time.  A tenant may also move its tail
+ * back (withdrawing commands not yet started): then nothing is stamped.
+ * Both distances are <= entries, so the loop is bounded by the ring size.
+ */
+static void mdgpud_vgpu_observe(struct mdgpud_vgpu *v, uint32_t tail,
+				uint64_t now)
+{
+	if (tail - v->head > v->observed_tail - v->head)
+		for (uint32_t n = v->observed_tail; n != tail; n++)
+			v->seen_ns[n & (v->entries - 1)] = now;
+	v->observed_tail = tail;
+}
+
 /* Refresh every vGPU's doorbell; returns true if any has work. */
 static bool mdgpud_core_scan(struct mdgpud_core *c, uint64_t now)
 {
@@ -683,9 +698,7 @@ static bool mdgpud_core_scan(struct mdgpud_core *c, uint64_t now)
 			pending = 0;
 		} else {
 			v->ring_broken = false;
-			for (uint32_t n = v->observed_tail; n != tail; n++)
-				v->seen_ns[n & (v->entries - 1)] = now;
-			v->observed_tail = tail;
+			mdgpud_vgpu_observe(v, tail, now);
 		}
 		runnable = pending > 0;
 		if (runnable != v->runnable) {
@@ -742,9 +755,7 @@ static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 	}
 	if (t - v->head > v->entries)
 		return v->head;	/* bad doorbell: the scan reports it */
-	for (uint32_t n = v->observed_tail; n != t; n++)
-		v->seen_ns[n & (v->entries - 1)] = *now;
-	v->observed_tail = t;
+	mdgpud_vgpu_observe(v, t, *now);
 	return t;
 }
 
