@@ -46,10 +46,10 @@ jq -e 'all(.results[]; (.id | type) == "string" and
 	(.mdgpu == null or (.mdgpu | type) == "number") and
 	(.met == null or (.met | type) == "boolean"))' "$json" >/dev/null ||
 	fail "$json: malformed result"
-# Every figure the sim can produce is there and positive.  Pinned/aperture
-# bandwidth is absent by design (libmdgpu maps no aperture for the caller).
-for id in sync_rtt.p50 async_launch.rate bw.h2d.pageable.1024KiB \
-	bw.d2h.pageable.1024KiB compute.throughput \
+# Every figure the sim can produce is there and positive.
+for id in sync_rtt.p50 sync_rtt.daemon_only_rtt.p50 async_launch.rate \
+	bw.h2d.pinned.1024KiB bw.d2h.pinned.1024KiB \
+	bw.h2d.pageable.1024KiB bw.d2h.pageable.1024KiB compute.throughput \
 	sharing.2_tenants.efficiency sharing.4_tenants.efficiency \
 	fairness.share_w1 fairness.share_w4 fairness.jain_weighted \
 	latency.alone.p99 latency.shared.p99 scale.8.throughput \

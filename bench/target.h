@@ -35,6 +35,7 @@ struct bench_tenant_cfg {
 	uint32_t weight;	/* scheduler weight (mdgpu); native ignores */
 	int latency;		/* 1: waits spin (latency-sensitive tenant);
 				 * 0: waits block (saturating tenant) */
+	uint64_t pinned_bytes;	/* pinned host memory it will ask for */
 };
 
 struct bench_target_info {
