@@ -859,6 +859,28 @@ static void print_table(void)
 	for (unsigned int i = 0; i < nresults; i++)
 		if (results[i].note[0])
 			printf("  %s: %s\n", results[i].id, results[i].note);
+	{
+		unsigned int met = 0, missed = 0, unmeasured = 0;
+
+		for (unsigned int i = 0; i < nresults; i++) {
+			int m = res_met(&results[i]);
+
+			if (results[i].goal_kind == G_NONE)
+				continue;
+			if (m < 0)
+				unmeasured++;
+			else if (m)
+				met++;
+			else
+				missed++;
+		}
+		printf("targets: %u met, %u missed, %u not measured\n", met,
+		       missed, unmeasured);
+		for (unsigned int i = 0; i < nresults; i++)
+			if (results[i].goal_kind != G_NONE &&
+			    res_met(&results[i]) == 0)
+				printf("  missed: %s\n", results[i].id);
+	}
 }
 
 /* ---- main --------------------------------------------------------------- */
