@@ -12,7 +12,11 @@
 #     the suite then reports the module tests as failed);
 #   - each BIN into /bin (static test programs);
 #   - mdevctl with the shared libraries ldd names and its scripts.d dirs;
-#   - tests/vm/init as /init.
+#   - tests/vm/init as /init;
+#   - with VM_INNER_KERNEL and VM_INNER_BIN set (check-vm-qemu): QEMU itself
+#     (qemu-system-x86_64, its libraries, firmware and TCG accelerator
+#     module) plus /inner/vmlinuz and /inner/initramfs.cpio, a second
+#     initramfs of busybox, tests/vm/init-inner and VM_INNER_BIN.
 set -eu
 rel=$1 kroot=$2 out=$3 ko=$4
 shift 4
@@ -71,12 +75,34 @@ for p in "${order[@]}"; do
 	echo "${base%.ko*}.ko" >>"$stage/lib/modules/load.list"
 done
 
-# mdevctl and its shared libraries, at the paths ldd reports.
-cp /usr/bin/mdevctl "$stage/bin/mdevctl"
-for lib in $(ldd /usr/bin/mdevctl | grep -o '/[^ ]*'); do
-	mkdir -p "$stage$(dirname "$lib")"
-	cp -L "$lib" "$stage$lib"
-done
+# A dynamic binary and the shared libraries ldd names, at their paths.
+add_bin() {
+	local lib
+	mkdir -p "$stage$(dirname "$1")"
+	cp "$1" "$stage$1"
+	for lib in $(ldd "$1" | grep -o '/[^ ]*'); do
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+}
+add_bin /usr/bin/mdevctl
+ln -sf /usr/bin/mdevctl "$stage/bin/mdevctl"
+
+if [ -n "${VM_INNER_KERNEL:-}" ]; then
+	inner=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-inner.XXXXXX")
+	mkdir -p "$inner"/{bin,dev,proc,sys} "$stage/inner"
+	cp /bin/busybox "$VM_INNER_BIN" "$inner/bin/"
+	cp "$here/init-inner" "$inner/init"
+	(cd "$inner" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) \
+		>"$stage/inner/initramfs.cpio"
+	rm -rf "$inner"
+	cp "$VM_INNER_KERNEL" "$stage/inner/vmlinuz"
+	add_bin /usr/bin/qemu-system-x86_64
+	qmod=/usr/lib/x86_64-linux-gnu/qemu
+	mkdir -p "$stage$qmod" "$stage/usr/share"
+	cp "$qmod/accel-tcg-x86_64.so" "$stage$qmod/"
+	cp -rL /usr/share/qemu /usr/share/seabios "$stage/usr/share/"
+fi
 
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.$$"
 mv "$out.$$" "$out"

@@ -10,6 +10,9 @@
 # <repo>/.cache/vm), VM_TIMEOUT seconds (default 120), MDGPU_KO (default
 # $BUILD/kmod-<release>/mdgpu.ko), VM_BINS (static test programs, default
 # $BUILD/vm/mdgpu-vmtest).  TEST runs only that test of mdgpu-vmtest.
+# VM_MODE=qemu: the nested test instead (check-vm-qemu): the guest runs
+# QEMU with -device vfio-pci,sysfsdev= on an mdev; VM_INNER_BIN (default
+# $BUILD/vm/mdgpu-pcitest) runs in the inner guest.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -17,7 +20,10 @@ kver=${1:?usage: run-vm.sh KVER [TEST]}
 only=${2:-}
 BUILD=${BUILD:-$top/build}
 cache=${VM_CACHE:-$top/.cache/vm}
+mode=${VM_MODE:-}
 timeout_s=${VM_TIMEOUT:-120}
+mem=1G
+cpu=qemu64
 
 rel=$("$here/kver-release.sh" "$kver")
 ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
@@ -28,6 +34,15 @@ mkdir -p "$out"
 "$here/fetch-kernel.sh" "$rel" "$cache"
 kroot=$cache/$rel/root
 [ -f "$ko" ] || echo "vm: $ko not built; the module tests will fail" >&2
+if [ "$mode" = qemu ]; then
+	export VM_INNER_KERNEL=$cache/$rel/root/boot/vmlinuz-$rel
+	export VM_INNER_BIN=${VM_INNER_BIN:-$BUILD/vm/mdgpu-pcitest}
+	timeout_s=${VM_TIMEOUT:-480}
+	mem=2G	# the inner guest's 256M and QEMU come out of this
+	# The inner QEMU emulates cmpxchg16b (SLUB) with the outer CPU's own:
+	# qemu64 lacks it and the inner kernel double-faults at boot.
+	cpu=max
+fi
 # shellcheck disable=SC2086
 "$here/mkinitramfs.sh" "$rel" "$kroot" "$out/initramfs.cpio" "$ko" $bins
 
@@ -35,10 +50,10 @@ log=$out/serial.log
 echo "vm: booting $rel (TCG, timeout ${timeout_s}s), serial log $log" >&2
 start=$(date +%s.%N)
 rc=0
-timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -m 1G -smp 1 \
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$mem" -smp 1 \
 	-nographic -no-reboot -net none \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$out/initramfs.cpio" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${only:+mdgpu.only=$only}" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${only:+mdgpu.only=$only} ${mode:+mdgpu.mode=$mode}" \
 	</dev/null >"$log" 2>&1 || rc=$?
 end=$(date +%s.%N)
 # Console text without CRs and terminal escapes (SeaBIOS and the kernel

@@ -3,6 +3,8 @@
 #
 #   make check-vm KVER=6.1|6.12 [VM_TEST=name]   one kernel (or one test)
 #   make check-vm-all                            both kernels
+#   make check-vm-qemu KVER=6.1|6.12             QEMU's vfio-pci on an mdev,
+#        nested in the TCG guest (about 2 minutes; not part of `check`)
 #
 # The module is built with kmod.mk's `make modules KVER=<full release>`.  A
 # module that fails to build does not stop the run: the guest boots without
@@ -17,9 +19,13 @@ VM_TEST_SRCS := $(VM_DIR)/mdgpu-vmtest.c $(VM_DIR)/vmtest.c
 VM_TEST_HDRS := $(VM_DIR)/vmtest.h $(TOP)/include/uapi/mdgpu.h \
 	$(TOP)/mdev-types/mdgpu-types.def
 
-.PHONY: check-vm check-vm-all vm-test-bin
+.PHONY: check-vm check-vm-all check-vm-qemu vm-test-bin
 
-vm-test-bin: $(VM_BUILD)/mdgpu-vmtest
+vm-test-bin: $(VM_BUILD)/mdgpu-vmtest $(VM_BUILD)/mdgpu-pcitest
+
+$(VM_BUILD)/mdgpu-pcitest: $(VM_DIR)/mdgpu-pcitest.c $(TOP)/include/uapi/mdgpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(VM_CFLAGS) -o $@ $<
 
 $(VM_BUILD)/mdgpu-vmtest: $(VM_TEST_SRCS) $(VM_TEST_HDRS)
 	@mkdir -p $(dir $@)
@@ -31,6 +37,13 @@ check-vm: vm-test-bin
 	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
 	  echo "vm: module build for $$rel failed; booting without it"; } && \
 	$(VM_DIR)/run-vm.sh $$rel $(VM_TEST)
+
+check-vm-qemu: vm-test-bin
+	@test -n "$(KVER)" || { echo "usage: make check-vm-qemu KVER=6.1|6.12"; exit 2; }
+	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	  echo "vm: module build for $$rel failed; booting without it"; } && \
+	VM_MODE=qemu $(VM_DIR)/run-vm.sh $$rel
 
 # Both kernels run even if the first fails; the target fails if either did.
 check-vm-all: vm-test-bin
