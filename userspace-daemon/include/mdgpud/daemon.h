@@ -85,6 +85,9 @@ int mdgpud_core_run(struct mdgpud_core *core);
 void mdgpud_core_stop(struct mdgpud_core *core);
 /* Async-signal-safe: ask run() to log a status dump. */
 void mdgpud_core_request_dump(struct mdgpud_core *core);
+/* After run() returned (or was never called): tells every client the
+ * daemon is gone, destroys every vGPU (scrubbing its memory), the
+ * transport, the scheduler and the backend. */
 void mdgpud_core_destroy(struct mdgpud_core *core);
 void mdgpud_core_dump(struct mdgpud_core *core);
 
