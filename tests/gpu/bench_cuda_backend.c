@@ -7,6 +7,7 @@
  *   1. launch + synchronize round trip of an empty kernel
  *   2. back-to-back asynchronous launches of an empty kernel (per launch)
  *   3. host->device and device->host bandwidth, 64 MiB, pinned
+ *   4. launch + synchronize after 10 ms of idleness (median)
  *
  * Each figure is the median of REPS runs of ITERS operations (after a
  * warm-up).  Ratios: latency backend/native (target <= 1.3), throughput
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <mdgpud/backend.h>
 #include <mdgpud/log.h>
@@ -135,6 +137,47 @@ static double backend_rt(struct bk *b, int iters)
 		OK(b->ops->sync(b->ctx));
 	}
 	return (now_s() - t0) / iters;
+}
+
+/*
+ * Round trip after 10 ms of idleness, as a latency-sensitive tenant sees
+ * it: both the worker and the driver may have gone to sleep.  Median.
+ */
+#define IDLE_ITERS	100
+#define IDLE_GAP_US	10000
+
+static double native_idle_rt(struct native *n)
+{
+	double v[IDLE_ITERS];
+
+	for (int i = 0; i < IDLE_ITERS; i++) {
+		double t0;
+
+		usleep(IDLE_GAP_US);
+		t0 = now_s();
+		CK(n->cu.launch_kernel(n->empty, 1, 1, 1, 1, 1, 1, 0, n->stream,
+				       NULL, NULL));
+		CK(n->cu.stream_synchronize(n->stream));
+		v[i] = now_s() - t0;
+	}
+	return median(v, IDLE_ITERS);
+}
+
+static double backend_idle_rt(struct bk *b)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	double v[IDLE_ITERS];
+
+	for (int i = 0; i < IDLE_ITERS; i++) {
+		double t0;
+
+		usleep(IDLE_GAP_US);
+		t0 = now_s();
+		OK(b->ops->launch(b->ctx, b->empty, one, one, 0, NULL, 0));
+		OK(b->ops->sync(b->ctx));
+		v[i] = now_s() - t0;
+	}
+	return median(v, IDLE_ITERS);
 }
 
 static double native_async(struct native *n, int iters)
@@ -298,6 +341,12 @@ int main(int argc, char **argv)
 		       dir ? "D2H 64 MiB pinned" : "H2D 64 MiB pinned", nat,
 		       bak, bak / nat);
 	}
+
+	nat = native_idle_rt(&n);
+	bak = backend_idle_rt(&b);
+	printf("%-34s native %8.2f us  backend %8.2f us  ratio %.2f\n",
+	       "round trip after 10 ms idle (p50)", nat * 1e6, bak * 1e6,
+	       bak / nat);
 
 	/*
 	 * What cuMemAlloc really sets aside, from cuMemGetInfo deltas over 16
