@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mdgpud core internals shared by core.c (event loop, lifetime), vgpu.c
+ * (vGPU lifecycle), exec.c (command execution), dispatch.c (the
+ * dispatcher) and stats.c.  Not an interface: include only from lib/.
+ *
+ * Threading: everything runs in ONE thread, the one that calls
+ * mdgpud_core_run() (the dispatcher).  Transports' fd callbacks run in it
+ * too, so vGPUs are created and destroyed between slices, never during one.
+ * core->lock only makes the statistics and the vGPU list readable from
+ * other threads (mdgpud_core_stats(), tests); the dispatcher takes it
+ * around every change of those.
+ */
+#ifndef MDGPUD_CORE_PRIV_H
+#define MDGPUD_CORE_PRIV_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "mdgpud/daemon.h"
+#include "mdgpud/handles.h"
+#include "mdgpud/memtab.h"
+#include "mdgpud/sched.h"
+#include "mdgpud/validate.h"
+#include "mdgpud/vtypes.h"
+
+#define MDGPUD_HIST_BUCKETS	64	/* log2(ns) buckets */
+
+struct mdgpud_watch {
+	int fd;
+	bool dead;
+	mdgpud_watch_fn fn;
+	void *data;
+	struct mdgpud_watch *next;
+};
+
+struct mdgpud_vgpu {
+	struct mdgpud_core *core;
+	uint32_t id;
+	const struct mdgpud_vtype *type;
+	uint32_t entries;
+	uint8_t *ring;
+	const struct mdgpud_vgpu_tops *tops;
+	void *tpriv;
+
+	struct mdgpud_bctx *bctx;
+	struct mdgpud_memtab *mem;
+	struct mdgpud_handles *handles;
+	struct mdgpud_vctx vctx;
+	struct mdgpud_sched_entity entity;
+	bool runnable;
+	bool ring_broken;
+
+	uint32_t head;			/* next command to execute */
+	uint32_t observed_tail;
+	uint64_t fence;			/* commands completed */
+	uint64_t *seen_ns;		/* per slot: when the doorbell was seen */
+
+	void *bounce;			/* IOVA transports */
+	size_t bounce_size;
+
+	/* Statistics (written under core->lock). */
+	uint64_t gpu_ns, commands, errors, bytes_copied;
+	uint64_t hist[MDGPUD_HIST_BUCKETS];
+};
+
+struct mdgpud_core {
+	struct mdgpud_config cfg;
+	const struct mdgpud_backend_ops *bops;
+	struct mdgpud_backend *be;
+	struct mdgpud_gpu_info gpu;
+	struct mdgpud_sched *sched;
+	const struct mdgpud_transport_ops *tops;
+	struct mdgpud_transport *t;
+
+	int epfd;
+	int ctl_efd;			/* stop / dump requests */
+	volatile sig_atomic_t stop_req;
+	volatile sig_atomic_t dump_req;
+	struct mdgpud_watch *watches;
+
+	pthread_mutex_t lock;		/* vgpus[], nr_vgpus, vGPU stats */
+	struct mdgpud_vgpu **vgpus;
+	uint32_t nr_vgpus;
+	uint32_t next_id;
+
+	uint64_t linger_ns;		/* cfg.linger_us */
+	struct mdgpud_vcmd vcmd;	/* scratch of the dispatcher */
+};
+
+static inline uint64_t mdgpud_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* core.c: wait up to timeout_ms (-1: forever) for fd events, run them. */
+void mdgpud_core_poll(struct mdgpud_core *c, int timeout_ms);
+/* exec.c: execute one validated command of v. */
+int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
+		uint64_t *result, uint64_t *result2);
+
+#endif /* MDGPUD_CORE_PRIV_H */

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The dispatcher: scan doorbells, ask the scheduler who runs, run that
+ * vGPU's commands for up to the slice (validate, execute, complete),
+ * charge the measured GPU time; spin, then sleep, when idle.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "core_priv.h"
+#include "mdgpud/log.h"
+
+static unsigned int mdgpud_log2(uint64_t v)
+{
+	return v ? 63 - (unsigned int)__builtin_clzll(v) : 0;
+}
+
+/*
+ * Record a new tail (already checked: tail - head <= entries) and stamp
+ * the commands seen for the first time.  A tenant may also move its tail
+ * back (withdrawing commands not yet started): then nothing is stamped.
+ * Both distances are <= entries, so the loop is bounded by the ring size.
+ */
+static void mdgpud_vgpu_observe(struct mdgpud_vgpu *v, uint32_t tail,
+				uint64_t now)
+{
+	if (tail - v->head > v->observed_tail - v->head)
+		for (uint32_t n = v->observed_tail; n != tail; n++)
+			v->seen_ns[n & (v->entries - 1)] = now;
+	v->observed_tail = tail;
+}
+
+/* Refresh every vGPU's doorbell; returns true if any has work. */
+static bool mdgpud_core_scan(struct mdgpud_core *c, uint64_t now)
+{
+	bool any = false;
+
+	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
+		struct mdgpud_vgpu *v = c->vgpus[i];
+		uint32_t tail = v->tops->sq_tail(v->tpriv);
+		uint32_t pending = tail - v->head;
+		bool runnable;
+
+		if (pending > v->entries) {
+			if (!v->ring_broken) {
+				mdgpud_warn("vgpu %u: bad doorbell: tail %u head %u entries %u",
+					    v->id, tail, v->head, v->entries);
+				v->tops->ring_error(v->tpriv, -EINVAL);
+				v->ring_broken = true;
+			}
+			pending = 0;
+		} else {
+			v->ring_broken = false;
+			mdgpud_vgpu_observe(v, tail, now);
+		}
+		runnable = pending > 0;
+		if (runnable != v->runnable) {
+			mdgpud_sched_set_runnable(c->sched, &v->entity,
+						  runnable, now);
+			v->runnable = runnable;
+		}
+		any |= runnable;
+	}
+	return any;
+}
+
+static void mdgpud_core_arm(struct mdgpud_core *c, bool sleeping)
+{
+	for (uint32_t i = 0; i < c->nr_vgpus; i++)
+		c->vgpus[i]->tops->arm(c->vgpus[i]->tpriv, sleeping);
+}
+
+static bool mdgpud_core_others_pending(struct mdgpud_core *c,
+				       const struct mdgpud_vgpu *self)
+{
+	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
+		struct mdgpud_vgpu *o = c->vgpus[i];
+
+		if (o != self && o->tops->sq_tail(o->tpriv) != o->head)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The running vGPU's queue is empty.  Ending the slice now would make the
+ * backend wait for the GPU (slice_end), which turns a stream of
+ * asynchronous launches into synchronous ones.  So, unless another vGPU
+ * has work, keep the slice open for up to linger_us (and never past the
+ * slice) in case the tenant rings again.  Returns the tail to run up to.
+ */
+static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
+				   struct mdgpud_vgpu *v, uint64_t t0,
+				   uint64_t slice_ns, uint64_t *now)
+{
+	uint64_t end = t0 + slice_ns, linger = *now + c->linger_ns;
+	uint32_t t;
+
+	if (linger < end)
+		end = linger;
+	for (;;) {
+		t = v->tops->sq_tail(v->tpriv);
+		if (t != v->head || *now >= end || c->stop_req ||
+		    mdgpud_core_others_pending(c, v))
+			break;
+		__builtin_ia32_pause();
+		*now = mdgpud_now_ns();
+	}
+	if (t - v->head > v->entries)
+		return v->head;	/* bad doorbell: the scan reports it */
+	mdgpud_vgpu_observe(v, t, *now);
+	return t;
+}
+
+static void mdgpud_core_run_slice(struct mdgpud_core *c,
+				  struct mdgpud_vgpu *v, uint64_t slice_ns)
+{
+	const struct mdgpud_backend_ops *b = c->bops;
+	uint64_t t0 = mdgpud_now_ns(), now = t0, gpu_ns = 0;
+	uint32_t tail = v->observed_tail;
+	int ret;
+
+	ret = b->slice_begin(v->bctx);
+	if (ret)
+		mdgpud_warn("vgpu %u: slice_begin: %s", v->id, strerror(-ret));
+	while (v->head != tail && now - t0 < slice_ns) {
+		uint32_t idx = v->head & (v->entries - 1);
+		struct mdgpu_cpl cpl = { .seq = v->fence };
+		uint64_t result = 0, result2 = 0, wait;
+		unsigned int bucket;
+
+		wait = now > v->seen_ns[idx] ? now - v->seen_ns[idx] : 0;
+		ret = mdgpud_validate(&v->vctx, v->tops->sq_entry(v->tpriv, idx),
+				      &c->vcmd);
+		if (!ret)
+			ret = mdgpud_exec(v, &c->vcmd, &result, &result2);
+		cpl.status = ret;
+		cpl.opcode = c->vcmd.opcode;
+		cpl.result = ret ? 0 : result;
+		cpl.result2 = ret ? 0 : result2;
+		/* Statistics first: a client that saw its completion sees
+		 * the command counted. */
+		bucket = mdgpud_log2(wait);
+		pthread_mutex_lock(&c->lock);
+		v->commands++;
+		v->errors += ret != 0;
+		v->hist[bucket]++;
+		pthread_mutex_unlock(&c->lock);
+
+		v->tops->cq_write(v->tpriv, idx, &cpl);
+		v->head++;
+		v->fence++;
+		v->tops->publish(v->tpriv, v->head, v->fence,
+				 (c->vcmd.flags & MDGPU_CMD_F_IRQ) ?
+				 MDGPU_IRQ_COMPLETION : 0,
+				 mdgpud_memtab_used(v->mem));
+		if (ret)
+			mdgpud_dbg("vgpu %u: command %" PRIu64 " opcode %u: %s",
+				   v->id, (uint64_t)cpl.seq, cpl.opcode,
+				   strerror(-ret));
+
+		now = mdgpud_now_ns();
+		if (v->head == tail)	/* pick up newly rung work */
+			tail = mdgpud_core_linger(c, v, t0, slice_ns, &now);
+	}
+	ret = b->slice_end(v->bctx, &gpu_ns);
+	if (ret)
+		mdgpud_warn("vgpu %u: slice_end: %s", v->id, strerror(-ret));
+	mdgpud_sched_charge(c->sched, &v->entity, t0, gpu_ns);
+	pthread_mutex_lock(&c->lock);
+	v->gpu_ns += gpu_ns;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static int mdgpud_ns_to_ms(uint64_t ns)
+{
+	uint64_t ms = (ns + 999999) / 1000000;
+
+	return ms > 1000 ? 1000 : (int)ms;
+}
+
+int mdgpud_core_run(struct mdgpud_core *c)
+{
+	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000;
+	uint64_t busy_since = mdgpud_now_ns(), last_poll = busy_since;
+	/* While busy, fd events (connects, hang-ups) are looked at every
+	 * poll_ns or every 64 rounds, whichever comes first. */
+	const uint64_t poll_ns = 1000000;
+	unsigned int iter = 0;
+
+	mdgpud_info("dispatcher running: backend %s (%s), transport %s",
+		    c->bops->name, c->gpu.name, c->tops->name);
+	while (!c->stop_req) {
+		struct mdgpud_sched_decision d;
+		uint64_t now;
+		bool any;
+
+		if (c->dump_req) {
+			c->dump_req = 0;
+			mdgpud_core_dump(c);
+		}
+		now = mdgpud_now_ns();
+		if ((++iter & 63) == 0 || now - last_poll >= poll_ns) {
+			mdgpud_core_poll(c, 0);
+			last_poll = now = mdgpud_now_ns();
+		}
+		any = mdgpud_core_scan(c, now);
+		if (any) {
+			mdgpud_sched_pick(c->sched, now, &d);
+			if (d.entity) {
+				struct mdgpud_vgpu *v = (struct mdgpud_vgpu *)
+					((char *)d.entity -
+					 offsetof(struct mdgpud_vgpu, entity));
+
+				mdgpud_core_run_slice(c, v, d.slice_ns);
+				busy_since = mdgpud_now_ns();
+				continue;
+			}
+			/* Runnable but held back (cap, fixed share): sleep
+			 * until the scheduler's next event or a doorbell. */
+			mdgpud_core_arm(c, true);
+			atomic_thread_fence(memory_order_seq_cst);
+			mdgpud_core_poll(c, d.idle_until_ns == UINT64_MAX ?
+					 1000 :
+					 mdgpud_ns_to_ms(d.idle_until_ns > now ?
+							 d.idle_until_ns - now :
+							 0));
+			mdgpud_core_arm(c, false);
+			last_poll = mdgpud_now_ns();
+			continue;
+		}
+		if (now - busy_since < spin_ns) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		/* Sleep: arm the doorbells, then re-check (no lost wake-up). */
+		mdgpud_core_arm(c, true);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!mdgpud_core_scan(c, mdgpud_now_ns()) && !c->stop_req &&
+		    !c->dump_req)
+			mdgpud_core_poll(c, -1);
+		mdgpud_core_arm(c, false);
+		busy_since = last_poll = mdgpud_now_ns();
+	}
+	mdgpud_info("dispatcher stopping");
+	return 0;
+}

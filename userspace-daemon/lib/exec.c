@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Execution of validated commands (mdgpud_validate() ran first): the
+ * backend ops, allocation accounting, handle tables, IOVA bounce copies.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_priv.h"
+
+/* Copy between device memory and guest IOVA through the bounce buffer. */
+static int mdgpud_exec_iova_copy(struct mdgpud_vgpu *v,
+				 const struct mdgpud_vcmd *vc)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t done = 0, len = vc->copy.len;
+	int ret = 0;
+
+	while (done < len && !ret) {
+		uint64_t n = len - done < v->bounce_size ? len - done :
+							  v->bounce_size;
+		if (vc->copy.dir == MDGPUD_COPY_H2D) {
+			ret = v->tops->dma(v->tpriv, vc->copy.host.addr + done,
+					   v->bounce, n, false);
+			if (!ret)
+				ret = b->copy_h2d(v->bctx,
+						  vc->copy.dev_dst + done,
+						  v->bounce, n);
+		} else {
+			ret = b->copy_d2h(v->bctx, v->bounce,
+					  vc->copy.dev_src + done, n);
+			if (!ret)
+				ret = v->tops->dma(v->tpriv,
+						   vc->copy.host.addr + done,
+						   v->bounce, n, true);
+		}
+		done += n;
+	}
+	return ret;
+}
+
+static int mdgpud_exec_alloc(struct mdgpud_vgpu *v, uint64_t size,
+			     uint64_t *addr)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t reserved;
+	int ret;
+
+	ret = mdgpud_memtab_precheck(v->mem, size);
+	if (ret)
+		return ret;
+	ret = b->mem_alloc(v->bctx, size, addr, &reserved);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&v->core->lock);
+	ret = mdgpud_memtab_insert(v->mem, *addr, size, reserved);
+	pthread_mutex_unlock(&v->core->lock);
+	if (ret) {
+		b->mem_free(v->bctx, *addr, size);
+		return ret == -EEXIST ? -EIO : ret;	/* backend bug */
+	}
+	return 0;
+}
+
+static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
+				   const struct mdgpud_vcmd *vc,
+				   uint64_t *result)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t module;
+	uint32_t h;
+	uint8_t *img;
+	int ret;
+
+	/* Copy once: the guest may rewrite the aperture while we compile. */
+	img = malloc(vc->module_load.len + 1);
+	if (!img)
+		return -ENOMEM;
+	if (vc->module_load.image.ptr) {
+		memcpy(img, vc->module_load.image.ptr, vc->module_load.len);
+	} else {
+		ret = v->tops->dma(v->tpriv, vc->module_load.image.addr, img,
+				   vc->module_load.len, false);
+		if (ret) {
+			free(img);
+			return ret;
+		}
+	}
+	img[vc->module_load.len] = '\0';	/* PTX is text */
+	ret = b->module_load(v->bctx, vc->module_load.kind, img,
+			     vc->module_load.len, &module);
+	free(img);
+	if (ret)
+		return ret;
+	ret = mdgpud_handles_add(v->handles, MDGPUD_H_MODULE, module, 0, &h);
+	if (ret) {
+		b->module_unload(v->bctx, module);
+		return ret;
+	}
+	*result = h;
+	return 0;
+}
+
+int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
+		uint64_t *result, uint64_t *result2)
+{
+	struct mdgpud_core *c = v->core;
+	const struct mdgpud_backend_ops *b = c->bops;
+	struct mdgpud_mem_entry e;
+	uint64_t val;
+	uint32_t h;
+	int ret;
+
+	switch (vc->opcode) {
+	case MDGPU_OP_NOP:
+		return 0;
+	case MDGPU_OP_MEM_ALLOC:
+		return mdgpud_exec_alloc(v, vc->alloc.size, result);
+	case MDGPU_OP_MEM_FREE:
+		pthread_mutex_lock(&c->lock);
+		ret = mdgpud_memtab_remove(v->mem, vc->free.addr, &e);
+		pthread_mutex_unlock(&c->lock);
+		if (ret)
+			return ret;
+		return b->mem_free(v->bctx, e.addr, e.size);
+	case MDGPU_OP_MEMSET:
+		return b->memset8(v->bctx, vc->memset.addr, vc->memset.value,
+				  vc->memset.len);
+	case MDGPU_OP_COPY:
+		if (!vc->copy.len)
+			return 0;
+		if (vc->copy.dir == MDGPUD_COPY_D2D)
+			ret = b->copy_d2d(v->bctx, vc->copy.dev_dst,
+					  vc->copy.dev_src, vc->copy.len);
+		else if (!vc->copy.host.ptr)
+			ret = mdgpud_exec_iova_copy(v, vc);
+		else if (vc->copy.dir == MDGPUD_COPY_H2D)
+			ret = b->copy_h2d(v->bctx, vc->copy.dev_dst,
+					  vc->copy.host.ptr, vc->copy.len);
+		else
+			ret = b->copy_d2h(v->bctx, vc->copy.host.ptr,
+					  vc->copy.dev_src, vc->copy.len);
+		if (!ret) {
+			pthread_mutex_lock(&c->lock);
+			v->bytes_copied += vc->copy.len;
+			pthread_mutex_unlock(&c->lock);
+		}
+		return ret;
+	case MDGPU_OP_MODULE_LOAD:
+		return mdgpud_exec_module_load(v, vc, result);
+	case MDGPU_OP_MODULE_UNLOAD:
+		ret = b->module_unload(v->bctx, vc->module_unload.module);
+		if (ret)
+			return ret;
+		mdgpud_handles_del_children(v->handles,
+					    vc->module_unload.handle);
+		return mdgpud_handles_del(v->handles, vc->module_unload.handle,
+					  MDGPUD_H_MODULE);
+	case MDGPU_OP_FUNC_GET:
+		if (!vc->func_get.name_src.ptr) {
+			ret = v->tops->dma(v->tpriv, vc->func_get.name_src.addr,
+					   vc->func_get.name,
+					   vc->func_get.name_len, false);
+			if (!ret)
+				ret = mdgpud_check_name(vc->func_get.name,
+							vc->func_get.name_len);
+			if (ret)
+				return ret;
+		}
+		ret = b->func_get(v->bctx, vc->func_get.module,
+				  vc->func_get.name, &val);
+		if (ret)
+			return ret;
+		ret = mdgpud_handles_add(v->handles, MDGPUD_H_FUNC, val,
+					 vc->func_get.module_handle, &h);
+		*result = h;
+		return ret;
+	case MDGPU_OP_LAUNCH:
+		if (vc->launch.params_len && !vc->launch.params_src.ptr) {
+			ret = v->tops->dma(v->tpriv, vc->launch.params_src.addr,
+					   vc->launch.params,
+					   vc->launch.params_len, false);
+			if (ret)
+				return ret;
+		}
+		return b->launch(v->bctx, vc->launch.func, vc->launch.grid,
+				 vc->launch.block, vc->launch.shared_bytes,
+				 vc->launch.params, vc->launch.params_len);
+	case MDGPU_OP_BUILTIN:
+		return b->builtin(v->bctx, vc->builtin.kernel, vc->builtin.arg,
+				  result);
+	case MDGPU_OP_EVENT_CREATE:
+		ret = b->event_create(v->bctx, &val);
+		if (ret)
+			return ret;
+		ret = mdgpud_handles_add(v->handles, MDGPUD_H_EVENT, val, 0,
+					 &h);
+		if (ret) {
+			b->event_destroy(v->bctx, val);
+			return ret;
+		}
+		*result = h;
+		return 0;
+	case MDGPU_OP_EVENT_RECORD:
+		return b->event_record(v->bctx, vc->event.event);
+	case MDGPU_OP_EVENT_ELAPSED:
+		return b->event_elapsed(v->bctx, vc->event.event,
+					vc->event.end, result);
+	case MDGPU_OP_EVENT_DESTROY:
+		ret = b->event_destroy(v->bctx, vc->event.event);
+		if (ret)
+			return ret;
+		return mdgpud_handles_del(v->handles, vc->event.handle,
+					  MDGPUD_H_EVENT);
+	case MDGPU_OP_SYNC:
+		return b->sync(v->bctx);
+	case MDGPU_OP_QUERY:
+		switch (vc->query.what) {
+		case MDGPU_QUERY_FB_QUOTA:
+			*result = mdgpud_memtab_quota(v->mem);
+			*result2 = mdgpud_memtab_requested(v->mem);
+			return 0;
+		case MDGPU_QUERY_FB_USED:
+			*result = mdgpud_memtab_used(v->mem);
+			*result2 = mdgpud_memtab_requested(v->mem);
+			return 0;
+		case MDGPU_QUERY_SM_COUNT:
+			*result = c->gpu.sm_count;
+			return 0;
+		case MDGPU_QUERY_ABI_VERSION:
+			*result = MDGPU_ABI_VERSION;
+			return 0;
+		case MDGPU_QUERY_BACKEND:
+			*result = c->gpu.kind;
+			return 0;
+		}
+		return -EINVAL;
+	}
+	return -EINVAL;
+}
