@@ -359,6 +359,7 @@ static int mdgpud_worker_map(struct mdgpud_worker *w,
 	close(fd);
 	if (p == MAP_FAILED)
 		return -errno;
+	madvise(p, size, MADV_HUGEPAGE);	/* advisory, as in host_alloc */
 	w->regions[region].ptr = p;
 	w->regions[region].size = size;
 	/*

@@ -709,6 +709,11 @@ static void *mdgpud_cuda_host_alloc(struct mdgpud_bctx *ctx, size_t size)
 		close(fd);
 		return NULL;
 	}
+	/*
+	 * Huge pages, where shmem allows them (shmem_enabled "advise"): fewer,
+	 * larger pages for the GPU's DMA.  Advisory; failure changes nothing.
+	 */
+	madvise(p, size, MADV_HUGEPAGE);
 	ret = mdgpud_cuda_region_add(ctx, fd, 0, p, size, 1);
 	close(fd);
 	if (ret) {
