@@ -5,7 +5,8 @@
  *   mdgpu-bench [--quick] [--json FILE] [--only LIST] [--native-only]
  *               [--mdgpu-only] [--mdgpud PATH] [--daemon-log FILE]
  *               [--timeslice-us N]
- *   mdgpu-bench --sim [--quick] ...   mdgpu side only, on the sim backend
+ *   mdgpu-bench --sim [--quick] ...   mdgpud on its sim backend (CI)
+ *   mdgpu-bench --self-test
  *
  * Without a GPU (and without --sim) it prints "SKIPPED: no GPU" and exits
  * 0.  Documentation/benchmarks.md describes every figure and its target.
@@ -66,7 +67,7 @@ static const struct bench_target_ops *targets[NT] = {
 	&bench_target_native, &bench_target_mdgpu,
 };
 static int target_on[NT];
-static char target_why[NT][256];	/* why a target is off */
+static char target_why[NT][320];	/* why a target is off */
 static struct bench_target_info gpu;
 static struct bench_daemon daemon_;
 static struct bench_work work;
@@ -941,20 +942,57 @@ static int probe_gpu(char *why, size_t len)
 	return 0;
 }
 
+/* The arithmetic the verdicts rest on, checked on known inputs. */
+static int self_test(void)
+{
+	double odd[] = { 5, 1, 4, 2, 3 }, even[] = { 4, 1, 3, 2 };
+	double hundred[100], eq[3] = { 2, 2, 2 }, one[3] = { 1, 0, 0 };
+	struct result r = { .v = { 10, 12 }, .goal_kind = G_RATIO_LE,
+			    .goal = 1.3 };
+	int bad = 0;
+
+	for (int i = 0; i < 100; i++)
+		hundred[i] = 100 - i;	/* 100 .. 1 */
+#define T(cond) do { if (!(cond)) { fprintf(stderr, "self-test: %s\n", \
+					    #cond); bad++; } } while (0)
+	T(bench_median(odd, 5) == 3);
+	T(bench_median(even, 4) == 2.5);
+	T(bench_quantile(hundred, 100, 0.99) == 99);
+	T(bench_quantile(hundred, 100, 0.5) == 50.5);
+	T(bench_quantile(hundred, 100, 0) == 1);
+	T(isnan(bench_median(odd, 0)));
+	T(fabs(bench_jain(eq, 3) - 1) < 1e-12);
+	T(fabs(bench_jain(one, 3) - 1.0 / 3) < 1e-12);
+	T(fabs(res_ratio(&r) - 1.2) < 1e-12 && res_met(&r) == 1);
+	r.v[1] = 14;
+	T(res_met(&r) == 0);
+	r.v[0] = NAN;
+	T(res_met(&r) == -1);
+	r.goal_kind = G_MDGPU_GE;
+	r.goal = 0.97;
+	r.v[1] = 0.98;
+	T(res_met(&r) == 1);
+#undef T
+	printf("self-test: %s\n", bad ? "FAILED" : "ok");
+	return bad ? 1 : 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: mdgpu-bench [--sim] [--quick] [--json FILE] [--only LIST]\n"
 "                   [--native-only | --mdgpu-only] [--mdgpud PATH]\n"
 "                   [--daemon-log FILE] [--timeslice-us N]\n"
-"  --sim           mdgpu side only, against mdgpud's sim backend\n"
+"  --sim           mdgpud runs its sim backend (no GPU needed); the\n"
+"                  native side runs only if a GPU is found\n"
 "  --quick         short runs (CI): 1 s instead of 5-10 s, fewer sizes\n"
 "  --json FILE     machine-readable results (default mdgpu-bench.json)\n"
 "  --only LIST     comma list of: sync,async,bw,compute,sharing,\n"
 "                  fairness,latency,scale\n"
 "  --mdgpud PATH   daemon binary (default %s)\n"
 "  --daemon-log F  the daemon's log goes to F (kept)\n"
-"  --timeslice-us  daemon's timeslice_us (default 10000)\n",
+"  --timeslice-us  daemon's timeslice_us (default 10000)\n"
+"  --self-test     check the statistics and verdict arithmetic\n",
 		BENCH_MDGPUD_DEFAULT);
 }
 
@@ -970,6 +1008,7 @@ int main(int argc, char **argv)
 		{ "mdgpud", required_argument, NULL, 'd' },
 		{ "daemon-log", required_argument, NULL, 'l' },
 		{ "timeslice-us", required_argument, NULL, 't' },
+		{ "self-test", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1003,12 +1042,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'T': return self_test();
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc || (opt.native_only && (opt.mdgpu_only ||
-						   opt.sim))) {
+	if (optind != argc || (opt.native_only && opt.mdgpu_only)) {
 		usage(stderr);
 		return 2;
 	}
@@ -1016,12 +1055,13 @@ int main(int argc, char **argv)
 
 	/* Targets. */
 	have_gpu = 0;
-	if (opt.sim) {
-		snprintf(target_why[0], sizeof(target_why[0]),
-			 "--sim: mdgpu side only");
-	} else if (probe_gpu(why, sizeof(why))) {
-		printf("SKIPPED: no GPU (%s)\n", why);
-		return 0;
+	if (probe_gpu(why, sizeof(why))) {
+		if (!opt.sim) {
+			printf("SKIPPED: no GPU (%s)\n", why);
+			return 0;
+		}
+		snprintf(target_why[0], sizeof(target_why[0]), "no GPU (%s)",
+			 why);
 	} else {
 		have_gpu = 1;
 		target_on[0] = !opt.mdgpu_only;

@@ -49,13 +49,19 @@ bench: $(BUILD)/mdgpu-bench daemon
 bench-ptx:
 	$(NVCC) -ptx -arch=compute_90 -o $(B_PTX) $(B_DIR)/kernels/bench.cu
 
-# The harness itself, on a machine with no GPU: the no-GPU path must skip
-# cleanly, and the mdgpu side must run every benchmark against the sim
-# backend and produce well-formed results.
-check-bench: $(BUILD)/mdgpu-bench daemon
+# The harness itself, on a machine with no GPU: its arithmetic, the no-GPU
+# path (must skip cleanly), and a --sim --quick run of every benchmark
+# whose results must be well-formed.
+# A fake libcuda.so.1 (bench/tests/fake_libcuda.c) lets the native side
+# run there too; it is only ever put on LD_LIBRARY_PATH by check-bench.sh.
+$(B_OUT)/fake/libcuda.so.1: $(B_DIR)/tests/fake_libcuda.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -shared -fPIC $< -o $@
+
+check-bench: $(BUILD)/mdgpu-bench daemon $(B_OUT)/fake/libcuda.so.1
 	@mkdir -p $(B_OUT)
 	$(TOP)/bench/check-bench.sh $(BUILD)/mdgpu-bench $(BUILD)/mdgpud \
-		$(B_OUT)
+		$(B_OUT) $(B_OUT)/fake
 
 check: check-bench
 

@@ -1,17 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # CI check of mdgpu-bench itself (make check-bench):
-#   1. with no GPU, a plain run must print "SKIPPED: no GPU" and exit 0;
-#   2. a --sim --quick run must complete every benchmark on the mdgpu side
-#      against the sim backend and write well-formed JSON with a number for
-#      every mdgpu figure the sim can produce.
-# usage: check-bench.sh MDGPU_BENCH MDGPUD OUTDIR
+#   1. --self-test: the statistics and verdict arithmetic;
+#   2. with no GPU, a plain run must print "SKIPPED: no GPU" and exit 0;
+#   3. a --sim --quick run must complete every benchmark on both sides
+#      (mdgpu: mdgpud's sim backend; native: the fake libcuda.so.1 of
+#      bench/tests, which exercises the native code without a GPU) and
+#      write well-formed JSON with a figure on each side for every
+#      benchmark.  The figures themselves mean nothing here.
+# usage: check-bench.sh MDGPU_BENCH MDGPUD OUTDIR FAKE_LIBCUDA_DIR
 set -eu
-bench=$1 mdgpud=$2 out=$3
+bench=$1 mdgpud=$2 out=$3 fake=$4
 mkdir -p "$out"
 fail() { echo "check-bench: FAIL: $*" >&2; exit 1; }
 
-# 1. The no-GPU path (only where there is no GPU: a GPU host runs for real).
+# 1. Arithmetic.
+"$bench" --self-test || fail "self-test"
+
+# 2. The no-GPU path (only where there is no GPU: a GPU host runs for real).
 if "$bench" --only sync --quick --mdgpud "$mdgpud" \
 	--json "$out/check-nogpu.json" >"$out/check-nogpu.out" 2>&1; then
 	if grep -q '^SKIPPED: no GPU' "$out/check-nogpu.out"; then
@@ -24,10 +30,11 @@ else
 	fail "plain run exited non-zero"
 fi
 
-# 2. The harness against the sim backend.
+# 3. The harness, both sides.
 json=$out/check-sim.json
 rm -f "$json"
-if ! "$bench" --sim --quick --mdgpud "$mdgpud" --json "$json" \
+if ! LD_LIBRARY_PATH=$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+	"$bench" --sim --quick --mdgpud "$mdgpud" --json "$json" \
 	--daemon-log "$out/check-sim-mdgpud.log" >"$out/check-sim.out" 2>&1; then
 	cat "$out/check-sim.out" >&2
 	fail "--sim --quick run failed"
@@ -37,26 +44,38 @@ command -v jq >/dev/null || fail "jq missing (scripts/debian-packages.txt)"
 jq -e . "$json" >/dev/null || fail "$json is not JSON"
 jq -e '.tool == "mdgpu-bench" and .format == 1 and .mode == "sim" and
 	.harness_errors == 0 and .targets.mdgpu.on == true and
-	(.results | length) > 30' "$json" >/dev/null ||
-	fail "$json: header wrong or results missing"
+	.targets.native.on == true and (.results | length) > 30' "$json" \
+	>/dev/null || fail "$json: header wrong or results missing"
 # Every result is well-formed.
 jq -e 'all(.results[]; (.id | type) == "string" and
-	(.unit | type) == "string" and
+	(.unit | type) == "string" and (.goal | type) == "string" and
 	(.native == null or (.native | type) == "number") and
 	(.mdgpu == null or (.mdgpu | type) == "number") and
+	(.ratio == null or (.ratio | type) == "number") and
 	(.met == null or (.met | type) == "boolean"))' "$json" >/dev/null ||
 	fail "$json: malformed result"
-# Every figure the sim can produce is there and positive.
-for id in sync_rtt.p50 sync_rtt.daemon_only_rtt.p50 async_launch.rate \
+# Every benchmark produced a figure on both sides.
+for id in sync_rtt.p50 sync_rtt.launch_call.p50 async_launch.rate \
 	bw.h2d.pinned.1024KiB bw.d2h.pinned.1024KiB \
 	bw.h2d.pageable.1024KiB bw.d2h.pageable.1024KiB compute.throughput \
 	sharing.2_tenants.efficiency sharing.4_tenants.efficiency \
 	fairness.share_w1 fairness.share_w4 fairness.jain_weighted \
-	latency.alone.p99 latency.shared.p99 scale.8.throughput \
-	scale.8.daemon_cpu; do
+	latency.alone.p99 latency.shared.p99 scale.8.throughput; do
+	jq -e --arg id "$id" \
+		'[.results[] | select(.id == $id and
+		  (.mdgpu | type) == "number" and .mdgpu >= 0 and
+		  (.native | type) == "number" and .native >= 0)] | length == 1' \
+		"$json" >/dev/null || fail "$json: no figure on both sides for $id"
+done
+# mdgpu-only figures.
+for id in sync_rtt.daemon_only_rtt.p50 scale.8.daemon_cpu; do
 	jq -e --arg id "$id" \
 		'[.results[] | select(.id == $id and (.mdgpu | type) == "number"
 		  and .mdgpu >= 0)] | length == 1' "$json" >/dev/null ||
 		fail "$json: no mdgpu figure for $id"
 done
-echo "check-bench: --sim --quick results well-formed ($json)"
+# A verdict is given wherever both sides were measured against a goal.
+jq -e 'all(.results[] | select(.goal | startswith("ratio"));
+	(.ratio == null) == (.met == null))' "$json" >/dev/null ||
+	fail "$json: verdicts inconsistent with ratios"
+echo "check-bench: self-test, no-GPU skip and --sim --quick results ok ($json)"
