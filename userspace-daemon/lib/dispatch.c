@@ -247,5 +247,6 @@ int mdgpud_core_run(struct mdgpud_core *c)
 		busy_since = last_poll = mdgpud_now_ns();
 	}
 	mdgpud_info("dispatcher stopping");
+	c->stop_req = 0;	/* consumed: run() may be called again */
 	return 0;
 }

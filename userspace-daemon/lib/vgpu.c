@@ -130,9 +130,10 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 		.shared_bytes_max = c->cfg.shared_bytes_max,
 	};
 	v->entity.id = v->id;
-	v->entity.weight = t->default_weight;
-	v->entity.cap_pct = MDGPU_CAP_MAX;
-	v->entity.priority = MDGPU_PRIORITY_DEFAULT;
+	v->entity.weight = p->weight ? p->weight : t->default_weight;
+	v->entity.cap_pct = p->cap_pct ? p->cap_pct : MDGPU_CAP_MAX;
+	v->entity.priority = p->priority ? p->priority :
+					   MDGPU_PRIORITY_DEFAULT;
 	ret = mdgpud_sched_add(c->sched, &v->entity, mdgpud_now_ns());
 	if (ret)
 		goto err_bounce;
@@ -218,6 +219,39 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
 	mdgpud_memtab_destroy(v->mem);
 	free(v->seen_ns);
 	free(v);
+}
+
+int mdgpud_vgpu_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,
+			  uint32_t cap_pct, uint32_t priority)
+{
+	int ret = mdgpud_sched_set_params(v->core->sched, &v->entity, weight,
+					  cap_pct, priority);
+
+	if (ret)
+		mdgpud_warn("vgpu %u: knobs weight %u cap %u priority %u "
+			    "refused: %s", v->id, weight, cap_pct, priority,
+			    strerror(-ret));
+	return ret;
+}
+
+int mdgpud_core_set_policy(struct mdgpud_core *c, uint32_t policy,
+			   uint32_t timeslice_us)
+{
+	struct mdgpud_sched_cfg scfg = {
+		.policy = policy,
+		.timeslice_ns = (uint64_t)timeslice_us * 1000,
+		.cap_window_ns = c->cfg.cap_window_us * 1000,
+	};
+	int ret = mdgpud_sched_configure(c->sched, &scfg);
+
+	if (ret) {
+		mdgpud_warn("policy %u timeslice_us %u refused: %s", policy,
+			    timeslice_us, strerror(-ret));
+		return ret;
+	}
+	c->cfg.policy = policy;
+	c->cfg.timeslice_us = timeslice_us;
+	return 0;
 }
 
 uint32_t mdgpud_vgpu_id(const struct mdgpud_vgpu *v)

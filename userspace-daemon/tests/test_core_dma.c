@@ -286,6 +286,45 @@ static void test_iova_module(void **state)
 	assert_int_equal(call(e, &c).status, -EFAULT);
 }
 
+/* The kernel transport's knob and policy events land here. */
+static void test_knobs(void **state)
+{
+	struct env *e = *state;
+
+	/* The dispatcher thread owns the scheduler: stop it first. */
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	assert_int_equal(mdgpud_vgpu_set_knobs(e->v, 4, 50, 7), 0);
+	assert_int_equal(mdgpud_vgpu_set_knobs(e->v, 0, 50, 7), -EINVAL);
+	assert_int_equal(mdgpud_vgpu_set_knobs(e->v, MDGPU_WEIGHT_MAX + 1, 50,
+					       7), -EINVAL);
+	assert_int_equal(mdgpud_vgpu_set_knobs(e->v, 1, MDGPU_CAP_MAX + 1, 7),
+			 -EINVAL);
+	assert_int_equal(mdgpud_vgpu_set_knobs(e->v, 1, 100,
+					       MDGPU_PRIORITY_MAX + 1),
+			 -EINVAL);
+	assert_int_equal(mdgpud_core_set_policy(e->core,
+						MDGPU_POLICY_FIXED_SHARE,
+						2000), 0);
+	assert_int_equal(mdgpud_core_config(e->core)->timeslice_us, 2000);
+	assert_int_equal(mdgpud_core_set_policy(e->core, 99, 2000), -EINVAL);
+	assert_int_equal(mdgpud_core_set_policy(e->core,
+						MDGPU_POLICY_BEST_EFFORT,
+						MDGPU_TIMESLICE_US_MIN - 1),
+			 -EINVAL);
+	assert_int_equal(mdgpud_core_config(e->core)->policy,
+			 MDGPU_POLICY_FIXED_SHARE);
+	/* Running again under the new policy still serves the ring. */
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	{
+		struct mdgpu_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.opcode = MDGPU_OP_SYNC;
+		assert_int_equal(call(e, &c).status, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +332,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_iova_module, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_knobs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

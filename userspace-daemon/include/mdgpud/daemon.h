@@ -79,7 +79,8 @@ struct mdgpud_vgpu_stats {
 
 int mdgpud_core_create(const struct mdgpud_config *cfg,
 		       struct mdgpud_core **out);
-/* Runs the event loop and dispatcher until mdgpud_core_stop(). */
+/* Runs the event loop and dispatcher until mdgpud_core_stop() (a stop
+ * requested before run() makes it return at once); may be called again. */
 int mdgpud_core_run(struct mdgpud_core *core);
 /* Async-signal-safe: ask run() to return (clients see -ENODEV). */
 void mdgpud_core_stop(struct mdgpud_core *core);
@@ -118,12 +119,23 @@ struct mdgpud_vgpu_params {
 	int aperture_fd;		/* for backend map_shared, or -1 */
 	const struct mdgpud_vgpu_tops *tops;
 	void *tpriv;
+	/* Scheduling knobs; 0 = the type's default weight, no cap (100),
+	 * MDGPU_PRIORITY_DEFAULT.  The kernel transport passes sysfs values. */
+	uint32_t weight;
+	uint32_t cap_pct;
+	uint32_t priority;
 };
 int mdgpud_vgpu_create(struct mdgpud_core *c,
 		       const struct mdgpud_vgpu_params *p,
 		       struct mdgpud_vgpu **out);
 /* Frees (and so scrubs) every allocation and handle of the vGPU. */
 void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v);
+/* Knob changes (sysfs weight/cap/priority); -EINVAL out of range. */
+int mdgpud_vgpu_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,
+			  uint32_t cap_pct, uint32_t priority);
+/* Policy/timeslice change for the whole GPU; -EINVAL out of range. */
+int mdgpud_core_set_policy(struct mdgpud_core *c, uint32_t policy,
+			   uint32_t timeslice_us);
 uint32_t mdgpud_vgpu_id(const struct mdgpud_vgpu *v);
 uint64_t mdgpud_vgpu_fb_quota(const struct mdgpud_vgpu *v);
 /* Aperture bytes of a type (type table), for transports sizing memfds. */
