@@ -14,6 +14,9 @@
 #       /usr/src/linux-headers-6.12.*-amd64, each in its own
 #       build/kmod-<release>/, and fails on any compiler warning; then runs
 #       scripts/checkpatch.sh (--strict) on kmod/ and fails on any finding.
+#   make check-kmod-vm KVER=6.1|6.12, check-kmod-vm-all
+#       The tests/vm guest suite plus kmod/tests/kmod-vmtest.c (the
+#       module's corner cases) in a QEMU TCG guest; part of `make check`.
 #
 # Sources are copied (Kbuild, kmod/, include/, mdev-types/) into the
 # per-release directory and built there with M=, so no build output ever
@@ -80,3 +83,30 @@ checkpatch:
 	@$(TOP)/scripts/checkpatch.sh
 
 check: check-kmod
+
+# make check-kmod-vm KVER=6.1|6.12: the tests/vm guest suite plus the
+# module's own corner cases (kmod/tests/kmod-vmtest.c, which includes the
+# suite's source), booted with tests/vm/run-vm.sh.
+KMOD_VM_BIN := $(BUILD)/kmod-tests/mdgpu-vmtest
+
+$(KMOD_VM_BIN): $(TOP)/kmod/tests/kmod-vmtest.c $(TOP)/tests/vm/mdgpu-vmtest.c \
+		$(TOP)/tests/vm/vmtest.c $(TOP)/tests/vm/vmtest.h \
+		$(TOP)/include/uapi/mdgpu.h $(TOP)/mdev-types/mdgpu-types.def
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -std=c11,$(CFLAGS_COMMON)) -std=gnu11 -static \
+		-I$(TOP)/tests/vm -o $@ $< $(TOP)/tests/vm/vmtest.c
+
+.PHONY: check-kmod-vm
+check-kmod-vm: $(KMOD_VM_BIN)
+	@test -n "$(KVER)" || { echo "usage: make check-kmod-vm KVER=6.1|6.12"; exit 2; }
+	@rel=$$($(TOP)/tests/vm/kver-release.sh $(KVER)) && \
+	$(MAKE) --no-print-directory modules KVER=$$rel && \
+	VM_BINS=$(KMOD_VM_BIN) $(TOP)/tests/vm/run-vm.sh $$rel
+
+.PHONY: check-kmod-vm-all
+check-kmod-vm-all: $(KMOD_VM_BIN)
+	@rc=0; for k in 6.1 6.12; do \
+		$(MAKE) --no-print-directory check-kmod-vm KVER=$$k || rc=1; \
+	done; exit $$rc
+
+check: check-kmod-vm-all
