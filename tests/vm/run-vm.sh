@@ -44,16 +44,25 @@ if [ "$mode" = qemu ]; then
 	# it, slower.  Cause not investigated.
 	cpu=max
 fi
+# Runs from several engineers may share this build directory: every file
+# of this run carries its PID and is renamed to its stable name at the end.
+initrd=$out/initramfs.$$.cpio
+log=$out/serial.$$.log
+keep() {
+	rm -f "$initrd"
+	[ ! -f "$log" ] || mv -f "$log" "$out/serial.log"
+	[ ! -f "$log.txt" ] || mv -f "$log.txt" "$out/serial.log.txt"
+}
+trap keep EXIT
 # shellcheck disable=SC2086
-"$here/mkinitramfs.sh" "$rel" "$kroot" "$out/initramfs.cpio" "$ko" $bins
+"$here/mkinitramfs.sh" "$rel" "$kroot" "$initrd" "$ko" $bins
 
-log=$out/serial.log
-echo "vm: booting $rel (TCG, timeout ${timeout_s}s), serial log $log" >&2
+echo "vm: booting $rel (TCG, timeout ${timeout_s}s), serial log $out/serial.log" >&2
 start=$(date +%s.%N)
 rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$mem" -smp 1 \
 	-nographic -no-reboot -net none \
-	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$out/initramfs.cpio" \
+	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${only:+mdgpu.only=$only} ${mode:+mdgpu.mode=$mode}" \
 	</dev/null >"$log" 2>&1 || rc=$?
 end=$(date +%s.%N)
@@ -62,7 +71,7 @@ end=$(date +%s.%N)
 sed 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$log" >"$log.txt"
 
 grep -E '^(PASS|FAIL|SKIP): |^    ' "$log.txt" || true
-up() { sed -n "s/^mdgpu-vm: $1.*uptime \([0-9.]*\).*/\1/p" "$log.txt" | tail -n1; }
+up() { sed -n "s/.*mdgpu-vm: $1.*uptime \([0-9.]*\).*/\1/p" "$log.txt" | tail -n1; }
 boot=$(up booted) s0=$(up 'suite start') s1=$(up 'suite end')
 awk -v t0="$start" -v t1="$end" -v b="${boot:-?}" -v s0="${s0:-0}" \
 	-v s1="${s1:-0}" -v r="$rel" 'BEGIN {
@@ -71,9 +80,9 @@ awk -v t0="$start" -v t1="$end" -v b="${boot:-?}" -v s0="${s0:-0}" \
 
 summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	echo "vm: $rel: guest timed out after ${timeout_s}s (see $log)" >&2
+	echo "vm: $rel: guest timed out after ${timeout_s}s (see $out/serial.log)" >&2
 elif [ -z "$summary" ]; then
-	echo "vm: $rel: guest crashed before the summary (see $log):" >&2
+	echo "vm: $rel: guest crashed before the summary (see $out/serial.log):" >&2
 	tail -n 30 "$log.txt" >&2
 fi
 if [ -z "$summary" ]; then
