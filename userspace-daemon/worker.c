@@ -852,7 +852,7 @@ static int mdgpud_worker_serve(struct mdgpud_worker *w)
 
 	for (;;) {
 		struct mdgpud_cuda_rpc_slot *s;
-		int ret, shutdown, async;
+		int ret, shutdown, async, lost;
 
 		if (head == tail && mdgpud_worker_wait(w, head, &tail)) {
 			mdgpud_worker_teardown(w);
@@ -885,8 +885,9 @@ static int mdgpud_worker_serve(struct mdgpud_worker *w)
 		} else {
 			s->status = ret;
 		}
+		lost = atomic_load(&shm->state) == MDGPUD_CUDA_WORKER_LOST;
 		head++;
-		if (!async || head == tail || (head & 15) == 0) {
+		if (!async || lost || head == tail || (head & 15) == 0) {
 			atomic_store_explicit(&shm->done, head,
 					      memory_order_release);
 			atomic_thread_fence(memory_order_seq_cst);
@@ -896,7 +897,7 @@ static int mdgpud_worker_serve(struct mdgpud_worker *w)
 		}
 		if (shutdown)
 			return 0;
-		if (atomic_load(&shm->state) == MDGPUD_CUDA_WORKER_LOST) {
+		if (lost) {
 			/* The context is unusable: nothing can be scrubbed or
 			 * freed through it; process exit releases it. */
 			return 2;
