@@ -23,6 +23,18 @@
 
 #include "priv.h"
 
+/* Busy-wait hint to the CPU. */
+static inline void mdgpu_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 /* How long one futex sleep lasts before the socket is checked again. */
 static const long mdgpu_sock_recheck_ns = 20 * 1000 * 1000;
 
@@ -281,7 +293,7 @@ static int mdgpu_sock_wait(struct mdgpu *g, uint32_t target)
 			if (ret || mdgpu_sock_now_ns() > spin_until)
 				break;
 		}
-		__builtin_ia32_pause();
+		mdgpu_cpu_relax();
 	}
 	while (!ret) {
 		struct timespec ts = { 0, mdgpu_sock_recheck_ns };

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core_priv.h"
+#include "mdgpud/cpu.h"
 #include "mdgpud/log.h"
 
 static unsigned int mdgpud_log2(uint64_t v)
@@ -107,7 +108,7 @@ static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 		if (t != v->head || *now >= end || c->stop_req ||
 		    mdgpud_core_others_pending(c, v))
 			break;
-		__builtin_ia32_pause();
+		mdgpud_cpu_relax();
 		*now = mdgpud_now_ns();
 	}
 	if (t - v->head > v->entries)
@@ -234,7 +235,7 @@ int mdgpud_core_run(struct mdgpud_core *c)
 			continue;
 		}
 		if (now - busy_since < spin_ns) {
-			__builtin_ia32_pause();
+			mdgpud_cpu_relax();
 			continue;
 		}
 		/* Sleep: arm the doorbells, then re-check (no lost wake-up). */

@@ -47,7 +47,7 @@ static void mdgpud_log_syslog(void *data, int level, const char *fmt,
 void mdgpud_log_set(int level, mdgpud_log_fn fn, void *data)
 {
 	pthread_mutex_lock(&mdgpud_log_lock);
-	mdgpud_log_cur_level = level;
+	__atomic_store_n(&mdgpud_log_cur_level, level, __ATOMIC_RELAXED);
 	mdgpud_log_cur_fn = fn;
 	mdgpud_log_cur_data = data;
 	pthread_mutex_unlock(&mdgpud_log_lock);
@@ -55,12 +55,7 @@ void mdgpud_log_set(int level, mdgpud_log_fn fn, void *data)
 
 int mdgpud_log_level(void)
 {
-	int l;
-
-	pthread_mutex_lock(&mdgpud_log_lock);
-	l = mdgpud_log_cur_level;
-	pthread_mutex_unlock(&mdgpud_log_lock);
-	return l;
+	return __atomic_load_n(&mdgpud_log_cur_level, __ATOMIC_RELAXED);
 }
 
 void mdgpud_log_use_syslog(const char *ident)
@@ -87,12 +82,10 @@ void mdgpud_log(int level, const char *fmt, ...)
 	void *data;
 	va_list ap;
 
-	pthread_mutex_lock(&mdgpud_log_lock);
-	if (level > mdgpud_log_cur_level) {
-		pthread_mutex_unlock(&mdgpud_log_lock);
-		errno = saved;
+	/* Filtered messages cost one atomic load, no lock. */
+	if (level > __atomic_load_n(&mdgpud_log_cur_level, __ATOMIC_RELAXED))
 		return;
-	}
+	pthread_mutex_lock(&mdgpud_log_lock);
 	fn = mdgpud_log_cur_fn ? mdgpud_log_cur_fn : mdgpud_log_stderr;
 	data = mdgpud_log_cur_data;
 	pthread_mutex_unlock(&mdgpud_log_lock);
