@@ -28,11 +28,11 @@
 #include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/kref.h>
-#include <linux/refcount.h>
 #include <linux/list.h>
 #include <linux/mdev.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
