@@ -57,12 +57,14 @@ struct mdgpud_vgpu {
 	uint32_t observed_tail;
 	uint64_t fence;			/* commands completed */
 	uint64_t *seen_ns;		/* per slot: when the doorbell was seen */
+	uint64_t ns_per_cmd;		/* GPU ns per command, moving average
+					 * over slices; 0 = not known yet */
 
 	void *bounce;			/* IOVA transports */
 	size_t bounce_size;
 
 	/* Statistics (written under core->lock). */
-	uint64_t gpu_ns, commands, errors, bytes_copied;
+	uint64_t gpu_ns, slices, commands, errors, bytes_copied;
 	uint64_t hist[MDGPUD_HIST_BUCKETS];
 };
 

@@ -123,12 +123,22 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	const struct mdgpud_backend_ops *b = c->bops;
 	uint64_t t0 = mdgpud_now_ns(), now = t0, gpu_ns = 0;
 	uint32_t tail = v->observed_tail;
+	/*
+	 * Asynchronous work (launches) takes little wall time to submit but
+	 * a lot of GPU time later, so wall time alone would let a slice
+	 * queue a whole ring of kernels.  The slice also ends once the
+	 * commands submitted would, at this vGPU's average GPU time per
+	 * command, fill it.  Overruns are still measured and charged.
+	 */
+	uint64_t budget = v->ns_per_cmd ? slice_ns / v->ns_per_cmd : UINT64_MAX;
+	uint64_t done = 0;
 	int ret;
 
 	ret = b->slice_begin(v->bctx);
 	if (ret)
 		mdgpud_warn("vgpu %u: slice_begin: %s", v->id, strerror(-ret));
-	while (v->head != tail && now - t0 < slice_ns) {
+	while (v->head != tail && now - t0 < slice_ns &&
+	       (done == 0 || done < budget)) {
 		uint32_t idx = v->head & (v->entries - 1);
 		struct mdgpu_cpl cpl = { .seq = v->fence };
 		uint64_t result = 0, result2 = 0, wait;
@@ -164,6 +174,7 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 				   v->id, (uint64_t)cpl.seq, cpl.opcode,
 				   strerror(-ret));
 
+		done++;
 		now = mdgpud_now_ns();
 		if (v->head == tail)	/* pick up newly rung work */
 			tail = mdgpud_core_linger(c, v, t0, slice_ns, &now);
@@ -172,8 +183,15 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	if (ret)
 		mdgpud_warn("vgpu %u: slice_end: %s", v->id, strerror(-ret));
 	mdgpud_sched_charge(c->sched, &v->entity, t0, gpu_ns);
+	if (done) {
+		uint64_t sample = gpu_ns / done;
+
+		v->ns_per_cmd = v->ns_per_cmd ?
+				(3 * v->ns_per_cmd + sample) / 4 : sample;
+	}
 	pthread_mutex_lock(&c->lock);
 	v->gpu_ns += gpu_ns;
+	v->slices++;
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -30,7 +30,8 @@ static void mdgpud_vgpu_stats_locked(const struct mdgpud_vgpu *v,
 		total += v->hist[i];
 	*s = (struct mdgpud_vgpu_stats){
 		.vgpu_id = v->id, .type_id = v->type->id,
-		.gpu_ns = v->gpu_ns, .commands = v->commands,
+		.gpu_ns = v->gpu_ns, .slices = v->slices,
+		.commands = v->commands,
 		.errors = v->errors, .bytes_copied = v->bytes_copied,
 		.wait_p50_ns = mdgpud_hist_pct(v->hist, total, 50),
 		.wait_p99_ns = mdgpud_hist_pct(v->hist, total, 99),
@@ -85,12 +86,13 @@ void mdgpud_core_dump(struct mdgpud_core *c)
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
 		mdgpud_vgpu_stats_locked(c->vgpus[i], &s);
 		mdgpud_log(MDGPUD_LOG_INFO,
-			   "vgpu %u type %u: gpu %" PRIu64 " ns, %" PRIu64
+			   "vgpu %u type %u: gpu %" PRIu64 " ns in %" PRIu64
+			   " slices, %" PRIu64
 			   " cmds (%" PRIu64 " failed), %" PRIu64
 			   " bytes copied, wait p50 <= %" PRIu64
 			   " ns p99 <= %" PRIu64 " ns, fb %" PRIu64 "/%" PRIu64
 			   " bytes in %u allocations", s.vgpu_id, s.type_id,
-			   s.gpu_ns, s.commands, s.errors, s.bytes_copied,
+			   s.gpu_ns, s.slices, s.commands, s.errors, s.bytes_copied,
 			   s.wait_p50_ns, s.wait_p99_ns, s.fb_used, s.fb_quota,
 			   s.allocations);
 	}

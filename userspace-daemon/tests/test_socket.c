@@ -5,6 +5,7 @@
  * handles in this process or forked children.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -549,6 +550,35 @@ static void test_weighted_dispatch(void **state)
 	assert_true(gb > 2 * ga && gb < 8 * ga);
 }
 
+/*
+ * Slices are bounded by GPU time, not only wall time: 64 queued 1 ms
+ * kernels (simulated, so submitting them takes no wall time) must not run
+ * as one 64 ms slice when the timeslice is 10 ms.
+ */
+static void test_slice_bound(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu_open_opts o = { .path = d->path, .type = "1g",
+				     .ring_entries = 64 };
+	struct mdgpud_vgpu_stats st;
+	struct mdgpu *g;
+
+	assert_int_equal(mdgpu_open(&o, &g), 0);
+	/* Two rounds: the first teaches the daemon the cost per command. */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 64; i++)
+			assert_int_equal(mdgpu_spin_ns(g, 1000000), 0);
+		assert_int_equal(mdgpu_synchronize(g), 0);
+	}
+	assert_int_equal(mdgpud_core_stats(d->core, &st, 1), 1);
+	assert_int_equal(st.gpu_ns >= 128000000ULL, 1);
+	print_message("128 x 1 ms kernels ran in %" PRIu64 " slices\n",
+		      st.slices);
+	/* the second round alone needs >= 6 slices of 10 ms */
+	assert_true(st.slices >= 7);
+	mdgpu_close(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +596,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_handshake_errors, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_weighted_dispatch, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_slice_bound, setup,
 						teardown),
 	};
 

@@ -66,6 +66,7 @@ struct mdgpud_vgpu_stats {
 	uint32_t vgpu_id;
 	uint32_t type_id;
 	uint64_t gpu_ns;		/* GPU time charged */
+	uint64_t slices;		/* slices it ran */
 	uint64_t commands;
 	uint64_t errors;		/* commands completed with status < 0 */
 	uint64_t bytes_copied;
