@@ -6,9 +6,14 @@
  * from the registers (see mdgpu_gdev_sync()).
  */
 #include <linux/interrupt.h>
+#include <linux/moduleparam.h>
 
 #include "compat.h"
 #include "mdgpu_guest.h"
+
+static bool disable_msi;
+module_param(disable_msi, bool, 0444);
+MODULE_PARM_DESC(disable_msi, "use INTx even where MSI is available (tests the fallback)");
 
 /* Wake every waiter: something may have changed. */
 void mdgpu_gdev_kick(struct mdgpu_gdev *gd)
@@ -38,7 +43,8 @@ int mdgpu_gdev_irq_init(struct mdgpu_gdev *gd)
 	struct pci_dev *pdev = gd->pdev;
 	int ret;
 
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
+	ret = pci_alloc_irq_vectors(pdev, 1, 1, disable_msi ? PCI_IRQ_INTX :
+				    PCI_IRQ_MSI | PCI_IRQ_INTX);
 	if (ret < 0) {
 		dev_err(&pdev->dev, "no interrupt: %d\n", ret);
 		return ret;

@@ -262,7 +262,12 @@ static int mdgpu_gdev_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	ret = mdgpu_gdev_irq_init(gd);
 	if (ret)
 		goto err_ida;
+	/*
+	 * Reset first: a previous driver instance may have left the ring
+	 * mid-way (SQ_TAIL, FENCE); this one starts from tail 0, fence 0.
+	 */
 	mutex_lock(&gd->lock);
+	mdgpu_gdev_write(gd, MDGPU_REG_CONTROL, MDGPU_CONTROL_RESET);
 	ret = mdgpu_gdev_start(gd);
 	mutex_unlock(&gd->lock);
 	if (ret)

@@ -11,9 +11,20 @@
  * "N passed, N failed".  Exit status 0 only if nothing failed.
  *
  * Usage: mdgpu-client [DEVICE]
+ *        mdgpu-client --intx [DEVICE]
+ *        mdgpu-client --unbind PCI-BDF [DEVICE]
+ * --intx: a short run (NOPs, QUERY, interrupts) expecting the INTx
+ * fallback (mdgpu-guest.ko loaded with disable_msi=1); check names start
+ * with "intx-".
+ * The second form tests removal under an open file: it opens and maps the
+ * device, unbinds the driver through sysfs, and checks that the open file
+ * gets -ENODEV and that the old mapping faults (SIGBUS) instead of
+ * reaching a device that is gone.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +41,7 @@
 #define WAIT_MS		10000		/* generous: nested TCG is slow */
 
 static int passed, failed;
+static const char *name_prefix = "";
 
 static void check(int ok, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -38,11 +50,11 @@ static void check(int ok, const char *name, const char *fmt, ...)
 	va_list ap;
 
 	if (ok) {
-		printf("PASS: %s\n", name);
+		printf("PASS: %s%s\n", name_prefix, name);
 		passed++;
 		return;
 	}
-	printf("FAIL: %s: ", name);
+	printf("FAIL: %s%s: ", name_prefix, name);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -369,14 +381,78 @@ static void test_backend_lost(struct dev *d)
 	      "backend-lost-status", "ret %d status %#x", ret, d->info.status);
 }
 
+static sigjmp_buf fault_jmp;
+
+static void on_fault(int sig)
+{
+	siglongjmp(fault_jmp, sig);
+}
+
+static int unbind_test(const char *bdf, const char *path)
+{
+	struct mdgpu_guest_wait w = { .fence = 0 };
+	struct mdgpu_guest_submit s = { .tail = 0 };
+	struct mdgpu_guest_info info;
+	volatile uint32_t *ring;
+	volatile uint32_t word;
+	int fd, ufd, r1, r2, r3, sig;
+	void *m;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	check(fd >= 0, "unbind-open", "%s: %s", path, strerror(errno));
+	if (fd < 0 || ioctl(fd, MDGPU_GUEST_GET_INFO, &info))
+		return 1;
+	ring = mmap(NULL, info.ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, MDGPU_GUEST_MMAP_RING);
+	check(ring != MAP_FAILED, "unbind-mmap", "%s", strerror(errno));
+	if (ring == MAP_FAILED)
+		return 1;
+	word = ring[0];
+
+	ufd = open("/sys/bus/pci/drivers/mdgpu-guest/unbind", O_WRONLY);
+	r1 = ufd >= 0 && write(ufd, bdf, strlen(bdf)) == (ssize_t)strlen(bdf);
+	if (ufd >= 0)
+		close(ufd);
+	check(r1 && access(path, F_OK), "unbind-with-open-file",
+	      "unbind %s: %s", bdf, strerror(errno));
+
+	r1 = ioctl(fd, MDGPU_GUEST_GET_INFO, &info) ? errno : 0;
+	r2 = ioctl(fd, MDGPU_GUEST_WAIT_FENCE, &w) ? errno : 0;
+	r3 = ioctl(fd, MDGPU_GUEST_SUBMIT, &s) ? errno : 0;
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, MDGPU_GUEST_MMAP_RING);
+	check(r1 == ENODEV && r2 == ENODEV && r3 == ENODEV && m == MAP_FAILED &&
+	      errno == ENODEV, "removed-device-enodev",
+	      "GET_INFO %d WAIT %d SUBMIT %d mmap %p", r1, r2, r3, m);
+
+	signal(SIGBUS, on_fault);
+	signal(SIGSEGV, on_fault);
+	sig = sigsetjmp(fault_jmp, 1);
+	if (!sig)
+		word = ring[0];
+	check(sig == SIGBUS, "removed-mapping-sigbus", "signal %d", sig);
+	(void)word;
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "/dev/mdgpu-vgpu0";
 	struct dev d = { 0 };
 	uint64_t irqs0;
-	int fd2, ret;
+	int fd2, ret, smoke = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && !strcmp(argv[1], "--unbind")) {
+		unbind_test(argv[2], argc > 3 ? argv[3] : "/dev/mdgpu-vgpu0");
+		printf("%d passed, %d failed\n", passed, failed);
+		return failed ? 1 : 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--intx")) {
+		smoke = 1;
+		name_prefix = "intx-";
+		path = argc > 2 ? argv[2] : "/dev/mdgpu-vgpu0";
+	}
 	d.fd = open(path, O_RDWR | O_CLOEXEC);
 	check(d.fd >= 0, "open", "%s: %s", path, strerror(errno));
 	if (d.fd < 0)
@@ -408,8 +484,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)d.info.fb_quota >> 20,
 	       d.info.irq_mode == MDGPU_GUEST_IRQ_MSI ? "MSI" : "INTx",
 	       d.info.status);
-	check(d.info.irq_mode == MDGPU_GUEST_IRQ_MSI, "irq-mode-msi",
-	      "irq mode %u", d.info.irq_mode);
+	if (smoke)
+		check(d.info.irq_mode == MDGPU_GUEST_IRQ_INTX, "irq-mode",
+		      "irq mode %u, expected INTx", d.info.irq_mode);
+	else
+		check(d.info.irq_mode == MDGPU_GUEST_IRQ_MSI, "irq-mode-msi",
+		      "irq mode %u", d.info.irq_mode);
 
 	d.ring = mmap(NULL, d.info.ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      d.fd, MDGPU_GUEST_MMAP_RING);
@@ -432,10 +512,13 @@ int main(int argc, char **argv)
 
 	test_nops(&d);
 	test_query(&d);
+	if (smoke)
+		goto irqs;
 	test_aperture(&d);
 	test_bad_opcode(&d);
 	test_wrap(&d);
 	test_bad_submits(&d);
+irqs:
 	get_info(&d);
 	check(d.info.irq_count > irqs0 && d.info.completed == d.info.submitted,
 	      "interrupts-arrived", "irq_count %llu -> %llu, completed %llu of %llu",
@@ -445,6 +528,8 @@ int main(int argc, char **argv)
 	printf("    irqs: %llu for %llu commands\n",
 	       (unsigned long long)(d.info.irq_count - irqs0),
 	       (unsigned long long)d.info.submitted);
+	if (smoke)
+		goto out;
 	test_reset(&d);
 	test_backend_lost(&d);
 out:

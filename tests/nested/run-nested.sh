@@ -11,7 +11,9 @@
 #
 # Environment: BUILD (default <repo>/build), VM_CACHE (default
 # <repo>/.cache/vm), NESTED_TIMEOUT outer seconds (default 600),
-# NESTED_INNER_TIMEOUT inner seconds (default 480), MDGPU_KO (default
+# NESTED_INNER_TIMEOUT inner seconds (default 480), NESTED_CPU and
+# NESTED_INNER_CPU the -cpu models (default qemu64), NESTED_VERBOSE=1
+# (inner kernel not quiet), MDGPU_KO (default
 # $BUILD/kmod-<release>/mdgpu.ko), GUEST_KO (default
 # $BUILD/guest-<release>/mdgpu-guest.ko), NESTED_BINS (directory holding
 # mdgpu-responder and mdgpu-client, default $BUILD/nested).
@@ -23,6 +25,8 @@ BUILD=${BUILD:-$top/build}
 cache=${VM_CACHE:-$top/.cache/vm}
 timeout_s=${NESTED_TIMEOUT:-600}
 inner_timeout_s=${NESTED_INNER_TIMEOUT:-480}
+cpu=${NESTED_CPU:-qemu64}
+inner_cpu=${NESTED_INNER_CPU:-qemu64}
 
 rel=$("$top/tests/vm/kver-release.sh" "$kver")
 ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
@@ -44,10 +48,10 @@ log=$out/serial.log
 echo "nested: booting $rel (TCG in TCG, timeout ${timeout_s}s), serial log $log" >&2
 start=$(date +%s.%N)
 rc=0
-timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -m 2G -smp 1 \
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m 2G -smp 1 \
 	-nographic -no-reboot -net none \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$out/outer.cpio" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=4 nested.timeout=$inner_timeout_s" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 nested.timeout=$inner_timeout_s nested.cpu=$inner_cpu nested.verbose=${NESTED_VERBOSE:-0}" \
 	</dev/null >"$log" 2>&1 || rc=$?
 end=$(date +%s.%N)
 tr -d '\r' <"$log" >"$log.txt"
