@@ -87,3 +87,15 @@ else
 kernels:
 	@echo "nvcc not found: using the checked-in kernels/builtin.ptx"
 endif
+
+# --- cuda backend: fake libcuda.so.1 for CI (appended by the cuda backend) --
+# test_cuda_fake runs the cuda backend's tests with workers that load this
+# host-memory imitation of the driver API (tests/test_cuda_fake/libcuda.c).
+CUDA_FAKE := $(BUILD)/cuda-fake/libcuda.so.1
+$(CUDA_FAKE): $(D_DIR)/tests/test_cuda_fake/libcuda.c $(D_DIR)/lib/cuda_api.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -I$(D_DIR)/lib -fPIC -shared -fvisibility=hidden \
+		-Wl,-soname,libcuda.so.1 $< -o $@
+$(D_SAN)/tests/test_cuda_fake: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
+	$(D_DIR)/tests/test_cuda_backend.c
+check-daemon: $(CUDA_FAKE)

@@ -5,6 +5,11 @@
  * SKIPPED.  The worker binary must exist: $MDGPUD_WORKER, or
  * ../../mdgpud-worker relative to this test (build/daemon-san/tests/).
  *
+ * test_cuda_fake.c includes this file with MDGPUD_TEST_CUDA_FAKE defined:
+ * then the workers load the fake libcuda.so.1 of tests/test_cuda_fake/
+ * (built into build/cuda-fake/) and nothing may be skipped for want of a
+ * GPU, so CI runs the supervisor, the workers and the ring for real.
+ *
  * This binary is built with ASAN+UBSAN; it never loads libcuda (only the
  * unsanitized worker processes do).
  */
@@ -93,9 +98,34 @@ static int group_setup(void **state)
 		return -1;
 	}
 	mdgpud_log_set(MDGPUD_LOG_INFO, capture_log, NULL);
+#ifdef MDGPUD_TEST_CUDA_FAKE
+	{
+		/* Workers inherit the environment: point them at the fake. */
+		char dir[PATH_MAX];
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", worker_path);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			return -1;
+		slash[1] = 0;
+		if (strlen(dir) + sizeof("cuda-fake") > sizeof(dir))
+			return -1;
+		strcat(dir, "cuda-fake");
+		if (access(dir, R_OK) || setenv("LD_LIBRARY_PATH", dir, 1))
+			return -1;
+	}
+#endif
 	cfg.device_ordinal = 0;
 	cfg.worker_path = worker_path;
 	ret = ops->open(&cfg, &be, &info);
+#ifdef MDGPUD_TEST_CUDA_FAKE
+	if (ret) {
+		fprintf(stderr, "fake cuda backend failed to open: %s\n",
+			skip_reason);
+		return -1;
+	}
+#endif
 	if (ret) {
 		be = NULL;
 		if (!skip_reason[0])
