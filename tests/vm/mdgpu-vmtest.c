@@ -368,6 +368,16 @@ static int ev_wait(struct fx *f, uint32_t type, uint32_t vgpu,
 	}
 }
 
+/* The next event, whatever it is: 0 or -ETIMEDOUT / -errno. */
+static int ev_next(struct fx *f, struct mdgpu_ctl_event *ev, int timeout_ms)
+{
+	struct pollfd p = { .fd = f->ctl, .events = POLLIN };
+
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return -ETIMEDOUT;
+	return read(f->ctl, ev, sizeof(*ev)) == sizeof(*ev) ? 0 : -errno;
+}
+
 static void ev_drain(struct fx *f)
 {
 	while (ev_wait(f, 0, 0, NULL, 0) == 0)
@@ -706,8 +716,13 @@ TEST(register_busy_and_unregister, FX_PARENT)
 	reg_init(&r);
 	EXPECT_ERRNO(ioctl(fd, MDGPU_CTL_REGISTER_GPU, &r), EBUSY);
 	/* Only the owning file may unregister. */
-	EXPECT(ioctl(fd, MDGPU_CTL_UNREGISTER_GPU, &u) < 0,
-	       "another file unregistered the parent");
+	EXPECT_ERRNO(ioctl(fd, MDGPU_CTL_UNREGISTER_GPU, &u), EPERM);
+	u.parent_id = f->reg.parent_id + 1000;
+	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_UNREGISTER_GPU, &u), ENOENT);
+	u.parent_id = f->reg.parent_id;
+	u.reserved = 1;
+	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_UNREGISTER_GPU, &u), EINVAL);
+	u.reserved = 0;
 	close(fd);
 	ASSERT(mdev_create(f, TYPE_1G, UUID0) == 0);
 	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_UNREGISTER_GPU, &u), EBUSY);
@@ -965,6 +980,8 @@ TEST(config_command, FX_VFIO)
 	EXPECT((cfg_rd(f, 0x04, 2) & ~1U) == 0, "command not cleared");
 	cfg_wr(f, 0x04, 2, 0x6);
 	EXPECT(cfg_rd(f, 0x04, 2) == 0x6, "memory+master");
+	cfg_wr(f, 0x3c, 1, 0x0b);	/* interrupt line: firmware scratch */
+	EXPECT(cfg_rd(f, 0x3c, 1) == 0x0b, "interrupt line 0x%x", cfg_rd(f, 0x3c, 1));
 }
 
 TEST(config_msi_capability, FX_VFIO)
@@ -1328,6 +1345,33 @@ TEST(irq_intx_delivery, FX_VFIO)
 	close(efd);
 }
 
+TEST(irq_unmask_pending_fires, FX_VFIO)
+{
+	int efd = msi_on(f);
+
+	wr32(f, MDGPU_REG_IRQ_MASK, 0);
+	ASSERT(complete(f, 0, 0, 0, MDGPU_IRQ_COMPLETION) == 0);
+	EXPECT(!fired(efd, NO_EV_MS), "masked cause signalled");
+	wr32(f, MDGPU_REG_IRQ_MASK, MDGPU_IRQ_COMPLETION);
+	EXPECT(fired(efd, 1000), "unmasking a pending cause did not interrupt");
+	close(efd);
+}
+
+TEST(irq_intx_disable_gates, FX_VFIO)
+{
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	cfg_wr(f, 0x42, 2, 0);
+	ASSERT(set_irq_fd(f, VFIO_PCI_INTX_IRQ_INDEX, efd) == 0, "INTx eventfd");
+	wr32(f, MDGPU_REG_IRQ_MASK, MDGPU_IRQ_ALL);
+	cfg_wr(f, 0x04, 2, 0x6 | 0x400);	/* INTX_DISABLE */
+	ASSERT(complete(f, 0, 0, 0, MDGPU_IRQ_COMPLETION) == 0);
+	EXPECT(!fired(efd, NO_EV_MS), "INTx with INTX_DISABLE set");
+	cfg_wr(f, 0x04, 2, 0x6);
+	EXPECT(fired(efd, 1000), "pending INTx not signalled when re-enabled");
+	close(efd);
+}
+
 TEST(set_irqs_invalid, FX_VFIO)
 {
 	int efd = eventfd(0, EFD_CLOEXEC);
@@ -1550,13 +1594,66 @@ TEST(two_vgpus_isolated, FX_VFIO)
 	}
 	EXPECT(mmap(NULL, 4096, PROT_READ, MAP_SHARED, f->ctl,
 		    MDGPU_CTL_MMAP_OFFSET(ev.vgpu_id + 1000, MDGPU_CTL_MMAP_RING)) ==
-	       MAP_FAILED, "mmap of an unknown vGPU");
+	       MAP_FAILED && errno == ENOENT, "mmap of an unknown vGPU");
 	EXPECT(mmap(NULL, 4096, PROT_READ, MAP_SHARED, f->ctl,
 		    MDGPU_CTL_MMAP_OFFSET(f->vgpu, 7)) == MAP_FAILED,
 	       "mmap of an unknown region");
 	EXPECT(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, f->ctl,
 		    MDGPU_CTL_MMAP_OFFSET(f->vgpu, MDGPU_CTL_MMAP_RING)) ==
-	       MAP_FAILED, "MAP_PRIVATE accepted");
+	       MAP_FAILED && errno == EINVAL, "MAP_PRIVATE accepted");
+	{
+		/* Another daemon's file does not own these vGPUs. */
+		int fd = open(MDGPU_CTL_DEVICE, O_RDWR);
+
+		EXPECT(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd,
+			    MDGPU_CTL_MMAP_OFFSET(f->vgpu, MDGPU_CTL_MMAP_RING)) ==
+		       MAP_FAILED && errno == ENOENT, "foreign file mapped the ring");
+		close(fd);
+	}
+}
+
+/* The daemon's mapping holds the memory: a removed vGPU cannot pull it. */
+TEST(ctl_mapping_outlives_vgpu, FX_MDEV)
+{
+	size_t len = MDGPU_RING_BYTES(MDGPU_RING_ENTRIES_DEFAULT);
+	volatile uint32_t *ring = ctl_map(f, MDGPU_CTL_MMAP_RING, len);
+
+	ASSERT(ring, "mmap ring");
+	ring[0] = 0x1234abcd;
+	ASSERT(mdev_remove(UUID0) == 0, "remove");
+	f->mdev = 0;
+	EXPECT(ev_wait(f, MDGPU_EV_REMOVE, f->vgpu, NULL, EV_TIMEOUT_MS) == 0,
+	       "no REMOVE");
+	EXPECT(ring[0] == 0x1234abcd, "mapping changed under the daemon");
+	ring[len / 4 - 1] = 1;		/* still writable, no fault */
+	EXPECT(munmap((void *)ring, len) == 0, "munmap");
+	EXPECT(mmap(NULL, 4096, PROT_READ, MAP_SHARED, f->ctl,
+		    MDGPU_CTL_MMAP_OFFSET(f->vgpu, MDGPU_CTL_MMAP_RING)) ==
+	       MAP_FAILED, "mapped a removed vGPU");
+}
+
+/* A vGPU created while its parent has no daemon is idle until one comes. */
+TEST(idle_vgpu_without_daemon, FX_PARENT)
+{
+	char b[64];
+
+	close(f->ctl);
+	f->ctl = -1;
+	ASSERT(mdev_create(f, "mdgpu-1g", UUID0) == 0, "create without daemon");
+	f->mdev = 1;
+	EXPECT(sysfs_read(mdev_path(UUID0, "mdgpu/status"), b, sizeof(b)) > 0 &&
+	       !strcmp(b, "idle"), "status '%s'", b);
+	vfio_open(f);
+	EXPECT(!(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_READY), "READY");
+	wr32(f, MDGPU_REG_CONTROL, MDGPU_CONTROL_ENABLE);
+	wr32(f, MDGPU_REG_SQ_TAIL, 1);
+	EXPECT(rd32(f, MDGPU_REG_ERROR) == ENODEV, "doorbell ERROR %u",
+	       rd32(f, MDGPU_REG_ERROR));
+	ASSERT(daemon_register(f) == 0, "register");
+	EXPECT(f->reg.nr_vgpus == 1, "nr_vgpus %u", f->reg.nr_vgpus);
+	EXPECT(sysfs_read(mdev_path(UUID0, "mdgpu/status"), b, sizeof(b)) > 0 &&
+	       !strcmp(b, "ready"), "status '%s' after register", b);
+	EXPECT(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_READY, "not READY");
 }
 
 TEST(ctl_read_semantics, FX_MDEV)
@@ -1632,6 +1729,25 @@ TEST(knob_weight, FX_VFIO)
 	knob_check(f, "weight", MDGPU_WEIGHT_MIN, MDGPU_WEIGHT_MAX, 50);
 	EXPECT(rd32(f, MDGPU_REG_WEIGHT) == MDGPU_WEIGHT_MAX,
 	       "WEIGHT register %u does not mirror sysfs", rd32(f, MDGPU_REG_WEIGHT));
+}
+
+TEST(knob_same_value_and_sign, FX_MDEV)
+{
+	const char *p = mdev_path(UUID0, "mdgpu/priority");
+	char path[300];
+	struct mdgpu_ctl_event ev;
+
+	snprintf(path, sizeof(path), "%s", p);
+	ASSERT(sysfs_write(path, "5") == 0);
+	EXPECT(ev_wait(f, MDGPU_EV_KNOB, f->vgpu, NULL, EV_TIMEOUT_MS) == 0, "KNOB");
+	/* An accepted write emits KNOB even when nothing changes. */
+	ASSERT(sysfs_write(path, "5") == 0);
+	EXPECT(ev_wait(f, MDGPU_EV_KNOB, f->vgpu, &ev, EV_TIMEOUT_MS) == 0 &&
+	       ev.knob.priority == 5, "no KNOB for an unchanged value");
+	/* kstrtou32 takes one leading '+', nothing else. */
+	EXPECT(sysfs_write(path, "+6") == 0 && sysfs_num(path) == 6, "+6");
+	EXPECT(sysfs_write(path, "++6") == -EINVAL, "++6");
+	EXPECT(sysfs_write(path, "6\n\n") == -EINVAL, "two newlines");
 }
 
 TEST(knob_cap, FX_MDEV)
@@ -1726,6 +1842,11 @@ TEST(daemon_loss_and_reregister, FX_VFIO)
 	ASSERT(daemon_register(f) == 0, "re-register");
 	EXPECT(f->reg.nr_vgpus == 1, "nr_vgpus %u", f->reg.nr_vgpus);
 	EXPECT(f->reg.parent_id == parent_id, "parent_id changed");
+	/* First the parent's policy, then the vGPU's state. */
+	EXPECT(ev_next(f, &ev, EV_TIMEOUT_MS) == 0 && ev.type == MDGPU_EV_POLICY &&
+	       ev.policy.timeslice_us == MDGPU_TIMESLICE_US_DEFAULT,
+	       "first event %u (timeslice %u), want POLICY", ev.type,
+	       ev.policy.timeslice_us);
 	ASSERT(ev_wait(f, MDGPU_EV_CREATE, f->vgpu, &ev, EV_TIMEOUT_MS) == 0,
 	       "CREATE not replayed");
 	EXPECT(uuid_matches(ev.uuid, UUID0), "replayed CREATE uuid");
@@ -1820,7 +1941,42 @@ TEST(control_reset, FX_VFIO)
 	wr32(f, MDGPU_REG_CONTROL, MDGPU_CONTROL_RESET);
 	EXPECT(!(rd32(f, MDGPU_REG_CONTROL) & MDGPU_CONTROL_RESET), "RESET stuck");
 	check_reset(f, ring);
+	/* RESET and ENABLE together: reset first, then ENABLE applies. */
+	wr32(f, MDGPU_REG_SCRATCH, 5);
+	wr32(f, MDGPU_REG_CONTROL, MDGPU_CONTROL_RESET | MDGPU_CONTROL_ENABLE);
+	EXPECT(rd32(f, MDGPU_REG_SCRATCH) == 0, "no reset");
+	EXPECT(rd32(f, MDGPU_REG_CONTROL) == MDGPU_CONTROL_ENABLE, "CONTROL 0x%x",
+	       rd32(f, MDGPU_REG_CONTROL));
 	munmap((void *)ring, f->rg[MDGPU_BAR_RING].size);
+}
+
+TEST(close_resets_and_restores_config, FX_VFIO)
+{
+	struct mdgpu_ctl_event ev;
+	uint32_t bar0 = cfg_rd(f, 0x10, 4), cmd = cfg_rd(f, 0x04, 2);
+
+	ASSERT(sysfs_write(mdev_path(UUID0, "mdgpu/weight"), "9") == 0, "weight");
+	cfg_wr(f, 0x10, 4, 0xfe000000);
+	cfg_wr(f, 0x04, 2, 0x6);
+	cfg_wr(f, 0x42, 2, 1);
+	wr32(f, MDGPU_REG_SCRATCH, 7);
+	ev_drain(f);
+	close(f->dev);
+	f->dev = -1;
+	EXPECT(ev_next(f, &ev, EV_TIMEOUT_MS) == 0 && ev.type == MDGPU_EV_RESET,
+	       "first event after close %u, want RESET", ev.type);
+	EXPECT(ev_next(f, &ev, EV_TIMEOUT_MS) == 0 && ev.type == MDGPU_EV_CLOSE,
+	       "second event after close %u, want CLOSE", ev.type);
+	f->dev = ioctl(f->group, VFIO_GROUP_GET_DEVICE_FD, UUID0);
+	ASSERT(f->dev >= 0, "reopen");
+	EXPECT(cfg_rd(f, 0x10, 4) == bar0, "BAR0 0x%x, want 0x%x",
+	       cfg_rd(f, 0x10, 4), bar0);
+	EXPECT(cfg_rd(f, 0x04, 2) == cmd, "command 0x%x", cfg_rd(f, 0x04, 2));
+	EXPECT(!(cfg_rd(f, 0x42, 2) & 1), "MSI still enabled");
+	EXPECT(rd32(f, MDGPU_REG_SCRATCH) == 0, "SCRATCH kept");
+	EXPECT(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_READY, "READY lost");
+	EXPECT(rd32(f, MDGPU_REG_WEIGHT) == 9, "knob lost: WEIGHT %u",
+	       rd32(f, MDGPU_REG_WEIGHT));
 }
 
 TEST(open_close_events, FX_MDEV)
