@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -193,12 +194,52 @@ static struct bench_run run_base(int kind, uint32_t ntenants)
 /* Parent-side observation of an mdgpu run: the daemon's CPU time between
  * the common start and the stop flag, and a stats dump (SIGUSR1) into its
  * log while the tenants' vGPUs still exist. */
+struct dump_vgpu {
+	uint32_t id, type;
+	uint64_t gpu_ns, wait_p50, wait_p99;
+};
+
 struct observe {
 	const char *what;
 	uint64_t t_start, t_stop;
 	double sup0, wk0, sup1, wk1;
 	int have0, have1;
+	struct dump_vgpu dump[BENCH_TENANTS_MAX];
+	uint32_t ndump;
 };
+
+/* The vGPU lines of the daemon's latest status dump (core.c's format). */
+static void read_dump(struct observe *o)
+{
+	FILE *f = fopen(daemon_.log_path, "r");
+	char line[512];
+
+	if (!f)
+		return;
+	o->ndump = 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct dump_vgpu d = { 0 };
+		char *p;
+
+		if (strstr(line, "info: status: ")) {
+			o->ndump = 0;
+			continue;
+		}
+		p = strstr(line, "info: vgpu ");
+		if (!p || !strstr(p, " wait p50 <= "))
+			continue;
+		if (sscanf(p, "info: vgpu %u type %u: gpu %" SCNu64 " ns",
+			   &d.id, &d.type, &d.gpu_ns) != 3)
+			continue;
+		p = strstr(p, " wait p50 <= ");
+		if (sscanf(p, " wait p50 <= %" SCNu64 " ns p99 <= %" SCNu64,
+			   &d.wait_p50, &d.wait_p99) != 2)
+			continue;
+		if (o->ndump < BENCH_TENANTS_MAX)
+			o->dump[o->ndump++] = d;
+	}
+	fclose(f);
+}
 
 static void observe_fn(int ev, void *arg)
 {
@@ -227,6 +268,7 @@ static void observe_fn(int ev, void *arg)
 
 			nanosleep(&ts, NULL);	/* let it log, vGPUs alive */
 		}
+		read_dump(o);
 		break;
 	}
 }
@@ -329,6 +371,8 @@ static void bench_sync_rtt(void)
 				     0);
 	struct result *nop = res_add("sync_rtt.daemon_only_rtt.p50", "us",
 				     G_NONE, 0);
+	struct result *qw = res_add("sync_rtt.daemon_queue_wait.p50_bound",
+				    "us", G_NONE, 0);
 	uint64_t reps = opt.quick ? 200 : 5000;
 
 	for (int tg = 0; tg < NT; tg++) {
@@ -352,6 +396,8 @@ static void bench_sync_rtt(void)
 		}
 		if (n >= 3 * reps)
 			nop->v[tg] = bench_median(d + 2 * reps, reps) / 1e3;
+		if (tg == 1 && obs.ndump == 1)
+			qw->v[tg] = (double)(obs.dump[0].wait_p50 + 1) / 1e3;
 		free(d);
 		bench_shm_free(sh);
 	}
@@ -360,6 +406,8 @@ static void bench_sync_rtt(void)
 	res_note(sub, "time inside the launch call (submission)");
 	res_note(nop, "mdgpu: QUERY round trip client -> mdgpud -> client, "
 		 "no worker, no GPU");
+	res_note(qw, "mdgpud's own histogram: doorbell seen -> command "
+		 "starts, p50 upper bucket bound");
 }
 
 /* ---- 2. async launch throughput --------------------------------------- */
@@ -494,6 +542,8 @@ struct sat_out {
 	double count[BENCH_TENANTS_MAX];
 	uint32_t n;
 	double cpu_sup, cpu_workers;	/* daemon cores (mdgpu) */
+	double gpu_ns_by_type[8];	/* mdgpud's accounting, by type id */
+	uint32_t ndump;
 };
 
 static uint64_t sat_samples(uint64_t duration_ns)
@@ -522,6 +572,11 @@ static int saturate(int tg, uint32_t n, const uint32_t *weights,
 	sh = run_obs(tg, &run, what, &obs);
 	if (!sh)
 		return -EIO;
+	o->ndump = obs.ndump;
+	for (uint32_t i = 0; i < obs.ndump; i++)
+		if (obs.dump[i].type < 8)
+			o->gpu_ns_by_type[obs.dump[i].type] +=
+				(double)obs.dump[i].gpu_ns;
 	if (tg == 1 && obs.have0 && obs.have1 && obs.t_stop > obs.t_start) {
 		/* CPU time from the common start to the stop flag. */
 		double wall = (double)(obs.t_stop - obs.t_start) / 1e9;
@@ -627,7 +682,8 @@ static void bench_fairness(void)
 {
 	static const uint32_t w[3] = { 1, 2, 4 };
 	uint64_t d = opt.quick ? SEC : 10 * SEC;
-	struct result *rs[3], *re[3], *rj, *rmax;
+	struct result *rs[3], *re[3], *rd[3], *rj, *rmax;
+	static const uint32_t type_of_w[3] = { 1, 2, 3 };	/* 1g 2g 4g */
 
 	for (int i = 0; i < 3; i++) {
 		char id[48];
@@ -638,6 +694,15 @@ static void bench_fairness(void)
 		snprintf(id, sizeof(id), "fairness.rel_err_w%u", w[i]);
 		re[i] = res_add(id, "fraction", G_MDGPU_LE, 0.03);
 	}
+	for (int i = 0; i < 3; i++) {
+		char id[48];
+
+		snprintf(id, sizeof(id), "fairness.daemon_gpu_share_w%u",
+			 w[i]);
+		rd[i] = res_add(id, "fraction", G_NONE, 0);
+	}
+	res_note(rd[0], "mdgpud's own GPU-time accounting (device events) "
+		 "per vGPU over its life, from its stats dump");
 	rmax = res_add("fairness.max_rel_err", "fraction", G_MDGPU_LE, 0.03);
 	rj = res_add("fairness.jain_weighted", "index", G_MDGPU_GE, 0.99);
 	for (int tg = 0; tg < NT; tg++) {
@@ -662,6 +727,15 @@ static void bench_fairness(void)
 		}
 		rmax->v[tg] = worst;
 		rj->v[tg] = bench_jain(x, 3);
+		if (tg == 1 && o.ndump == 3) {
+			double tot = 0;
+
+			for (int i = 0; i < 3; i++)
+				tot += o.gpu_ns_by_type[type_of_w[i]];
+			for (int i = 0; tot > 0 && i < 3; i++)
+				rd[i]->v[tg] = o.gpu_ns_by_type[type_of_w[i]] /
+					       tot;
+		}
 	}
 	res_note(rj, "Jain over share/weight; native has no weights (the GPU "
 		 "time-slices contexts equally): its figure is the reference");
