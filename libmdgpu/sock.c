@@ -10,6 +10,8 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,9 @@ static inline void mdgpu_cpu_relax(void)
 	__asm__ __volatile__("" ::: "memory");
 #endif
 }
+
+/* Pure busy-wait before the spin starts yielding the CPU. */
+static const uint64_t mdgpu_sock_yield_after_ns = 20000;
 
 /* How long one futex sleep lasts before the socket is checked again. */
 static const long mdgpu_sock_recheck_ns = 20 * 1000 * 1000;
@@ -286,14 +291,25 @@ static int mdgpu_sock_wait(struct mdgpu *g, uint32_t target)
 	unsigned int iter = 0;
 	int ret = 0;
 
+	uint64_t yield_from = mdgpu_sock_now_ns() + mdgpu_sock_yield_after_ns;
+	bool yield = false;
+
 	while (!mdgpu_sock_done(__atomic_load_n(head, __ATOMIC_ACQUIRE),
 				target)) {
-		if ((++iter & 255) == 0) {
+		if ((++iter & 255) == 0 || yield) {
+			uint64_t now = mdgpu_sock_now_ns();
+
 			ret = mdgpu_sock_health(s, false);
-			if (ret || mdgpu_sock_now_ns() > spin_until)
+			if (ret || now > spin_until)
 				break;
+			yield = now > yield_from;
 		}
-		mdgpu_cpu_relax();
+		/* Past the pure spin, let the daemon have this CPU if the
+		 * machine is oversubscribed. */
+		if (yield)
+			sched_yield();
+		else
+			mdgpu_cpu_relax();
 	}
 	while (!ret) {
 		struct timespec ts = { 0, mdgpu_sock_recheck_ns };

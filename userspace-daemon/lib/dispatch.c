@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -75,6 +76,21 @@ static void mdgpud_core_arm(struct mdgpud_core *c, bool sleeping)
 		c->vgpus[i]->tops->arm(c->vgpus[i]->tpriv, sleeping);
 }
 
+/* Commands a vGPU's first slice runs, to learn its GPU time per command. */
+static const uint64_t mdgpud_probe_cmds = 16;
+
+/* Pure busy-wait before a spin starts yielding the CPU to others (a
+ * client on an oversubscribed machine may need this core to ring). */
+static const uint64_t mdgpud_yield_after_ns = 20000;
+
+static void mdgpud_spin_once(bool yield)
+{
+	if (yield)
+		sched_yield();
+	else
+		mdgpud_cpu_relax();
+}
+
 static bool mdgpud_core_others_pending(struct mdgpud_core *c,
 				       const struct mdgpud_vgpu *self)
 {
@@ -99,6 +115,7 @@ static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 				   uint64_t slice_ns, uint64_t *now)
 {
 	uint64_t end = t0 + slice_ns, linger = *now + c->linger_ns;
+	uint64_t yield_from = *now + mdgpud_yield_after_ns;
 	uint32_t t;
 
 	if (linger < end)
@@ -108,7 +125,7 @@ static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 		if (t != v->head || *now >= end || c->stop_req ||
 		    mdgpud_core_others_pending(c, v))
 			break;
-		mdgpud_cpu_relax();
+		mdgpud_spin_once(*now >= yield_from);
 		*now = mdgpud_now_ns();
 	}
 	if (t - v->head > v->entries)
@@ -130,7 +147,8 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	 * commands submitted would, at this vGPU's average GPU time per
 	 * command, fill it.  Overruns are still measured and charged.
 	 */
-	uint64_t budget = v->ns_per_cmd ? slice_ns / v->ns_per_cmd : UINT64_MAX;
+	uint64_t budget = v->ns_per_cmd ? slice_ns / v->ns_per_cmd :
+					  mdgpud_probe_cmds;
 	uint64_t done = 0;
 	int ret;
 
@@ -188,6 +206,8 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 
 		v->ns_per_cmd = v->ns_per_cmd ?
 				(3 * v->ns_per_cmd + sample) / 4 : sample;
+		if (!v->ns_per_cmd)
+			v->ns_per_cmd = 1;	/* known: (almost) free */
 	}
 	pthread_mutex_lock(&c->lock);
 	v->gpu_ns += gpu_ns;
@@ -253,7 +273,8 @@ int mdgpud_core_run(struct mdgpud_core *c)
 			continue;
 		}
 		if (now - busy_since < spin_ns) {
-			mdgpud_cpu_relax();
+			mdgpud_spin_once(now - busy_since >=
+					 mdgpud_yield_after_ns);
 			continue;
 		}
 		/* Sleep: arm the doorbells, then re-check (no lost wake-up). */
