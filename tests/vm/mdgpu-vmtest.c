@@ -2030,6 +2030,104 @@ TEST(remove_while_open, FX_VFIO)
 	f->mdev = 0;
 }
 
+/* A guest hammering the doorbell cannot grow the daemon's queue. */
+TEST(event_queue_bounded, FX_VFIO)
+{
+	struct mdgpu_ctl_event ev[8];
+	uint32_t n = rd32(f, MDGPU_REG_RING_ENTRIES);
+	int fl = fcntl(f->ctl, F_GETFL), records = 0, doorbells = 0;
+	ssize_t r;
+
+	ev_drain(f);
+	wr32(f, MDGPU_REG_CONTROL, MDGPU_CONTROL_ENABLE);
+	for (uint32_t t = 1; t <= n; t++)
+		wr32(f, MDGPU_REG_SQ_TAIL, t);
+	for (int i = 0; i < 2000; i++)
+		wr32(f, MDGPU_REG_SQ_TAIL, n + 1);	/* refused */
+	ASSERT(fcntl(f->ctl, F_SETFL, fl | O_NONBLOCK) == 0);
+	while ((r = read(f->ctl, ev, sizeof(ev))) > 0)
+		for (int i = 0; i < (int)(r / sizeof(ev[0])); i++, records++)
+			if (ev[i].type == MDGPU_EV_DOORBELL) {
+				doorbells++;
+				EXPECT(ev[i].doorbell.sq_tail == n, "tail %u",
+				       ev[i].doorbell.sq_tail);
+			}
+	fcntl(f->ctl, F_SETFL, fl);
+	EXPECT(doorbells == 1, "%d DOORBELL events for %u doorbells", doorbells, n);
+	EXPECT(records <= 8, "%d events queued", records);
+}
+
+/* A guest's bad accesses must not flood the host's kernel log. */
+TEST(bad_accesses_not_logged_each, FX_VFIO)
+{
+	char before[32], after[32];
+	uint64_t v = 0;
+
+	ASSERT(run_cmd("dmesg | wc -l", before, sizeof(before)) == 0);
+	for (int i = 0; i < 3000; i++) {
+		rg_rw(f, 0, 0x2, &v, 4, i & 1);
+		rg_rw(f, VFIO_PCI_CONFIG_REGION_INDEX, 0x400, &v, 4, 0);
+	}
+	wr32(f, MDGPU_REG_SQ_TAIL, 1);		/* not enabled: refused */
+	ASSERT(run_cmd("dmesg | wc -l", after, sizeof(after)) == 0);
+	EXPECT(atoi(after) - atoi(before) <= 20, "%d kernel log lines for 6000 "
+	       "bad accesses", atoi(after) - atoi(before));
+	EXPECT(stat_value(UUID0, "bad_accesses") >= 3000, "bad_accesses %lld",
+	       stat_value(UUID0, "bad_accesses"));
+}
+
+struct hammer {
+	struct fx *f;
+	volatile int stop;
+	long ok, gone, other;
+	int other_err;
+};
+
+/* The daemon keeps completing and DMAing while the vGPU goes away. */
+static void *hammer_thread(void *arg)
+{
+	struct hammer *h = arg;
+	uint8_t buf[256];
+
+	while (!h->stop) {
+		int r1 = complete(h->f, 0, 0, 0, 0);
+		int r2 = dma(h->f, h->ok & 1, DMA_IOVA, buf, sizeof(buf));
+
+		for (int i = 0; i < 2; i++) {
+			int r = i ? r2 : r1;
+
+			if (!r)
+				h->ok++;
+			else if (r == -ENOENT || r == -ENODEV)
+				h->gone++;
+			else
+				h->other++, h->other_err = r;
+		}
+	}
+	return NULL;
+}
+
+TEST(race_close_remove_vs_daemon, FX_VFIO)
+{
+	struct hammer h = { .f = f };
+	pthread_t th;
+
+	ASSERT(pthread_create(&th, NULL, hammer_thread, &h) == 0);
+	msleep(100);
+	vfio_close(f);			/* close waits for DMA in flight */
+	msleep(100);
+	EXPECT(mdev_remove(UUID0) == 0, "remove under load");
+	f->mdev = 0;
+	msleep(100);
+	h.stop = 1;
+	pthread_join(th, NULL);
+	printf("    race: %ld ok, %ld ENOENT/ENODEV, %ld other\n", h.ok, h.gone,
+	       h.other);
+	EXPECT(h.ok > 0 && h.gone > 0, "the race did not happen");
+	EXPECT(h.other == 0, "%ld unexpected errors, last %d", h.other,
+	       h.other_err);
+}
+
 TEST(mdevctl_types_start_stop, FX_PARENT)
 {
 	char out[8192], cmd[256];
