@@ -13,6 +13,7 @@
  * This binary is built with ASAN+UBSAN; it never loads libcuda (only the
  * unsanitized worker processes do).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -825,6 +826,111 @@ static void test_hung_kernel_destroy(void **state)
 	ops->ctx_destroy(a);
 }
 
+/* The worker inherits no descriptor of the supervisor but its own two. */
+static void test_worker_fds(void **state)
+{
+	struct mdgpud_bctx *ctx;
+	char dir[64], link[PATH_MAX], path[PATH_MAX + 64];
+	struct dirent *de;
+	int canary, found = 0;
+	DIR *d;
+	pid_t pid;
+
+	(void)state;
+	REQUIRE_GPU();
+	/*
+	 * Deliberately without CLOEXEC, as a careless daemon might, and above
+	 * the numbers the worker's own descriptors take (3, 4).
+	 */
+	canary = memfd_create("mdgpud-leak-canary", 0);
+	assert_true(canary >= 0);
+	found = fcntl(canary, F_DUPFD, 64);
+	assert_true(found >= 64);
+	close(canary);
+	canary = found;
+	found = 0;
+	ctx = ctx_new(15);
+	pid = mdgpud_backend_cuda_worker_pid(ctx);
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (strstr(link, "mdgpud-leak-canary"))
+			found++;
+	}
+	closedir(d);
+	close(canary);
+	assert_int_equal(found, 0);
+	ops->ctx_destroy(ctx);
+}
+
+static int pid_gone(pid_t pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	char *p;
+	int gone;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	gone = !fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (gone)
+		return 1;
+	p = strrchr(buf, ')');	/* "pid (comm) S ..." */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/*
+ * A supervisor that dies without ctx_destroy: its worker notices (it is
+ * reparented), scrubs, frees and exits on its own.
+ */
+static void test_orphaned_worker_exits(void **state)
+{
+	int pfd[2];
+	pid_t sup, worker = -1;
+	int status;
+
+	(void)state;
+	REQUIRE_GPU();
+	assert_int_equal(pipe(pfd), 0);
+	sup = fork();
+	assert_true(sup >= 0);
+	if (sup == 0) {
+		/* A short-lived supervisor: no cuInit in this process. */
+		struct mdgpud_bctx *ctx;
+		uint64_t d, res;
+		pid_t w = -1;
+
+		if (!ops->ctx_create(be, 16, &ctx) &&
+		    !ops->mem_alloc(ctx, 1u << 20, &d, &res))
+			w = mdgpud_backend_cuda_worker_pid(ctx);
+		if (write(pfd[1], &w, sizeof(w)) != sizeof(w))
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &worker, sizeof(worker)),
+			 sizeof(worker));
+	close(pfd[0]);
+	assert_int_equal(waitpid(sup, &status, 0), sup);
+	assert_true(worker > 0);
+	for (int i = 0; i < 500 && !pid_gone(worker); i++)
+		usleep(10000);
+	assert_true(pid_gone(worker));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -840,6 +946,8 @@ int main(void)
 		cmocka_unit_test(test_map_shared),
 		cmocka_unit_test(test_cubin),
 		cmocka_unit_test(test_hung_kernel_destroy),
+		cmocka_unit_test(test_worker_fds),
+		cmocka_unit_test(test_orphaned_worker_exits),
 	};
 
 	/* Workers are our children: never let a test's exit orphan them. */
