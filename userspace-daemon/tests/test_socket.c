@@ -4,6 +4,7 @@
  * libmdgpu.  The daemon runs in a thread of this process; tenants are
  * handles in this process or forked children.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -344,12 +345,25 @@ static void *tenant_main(void *p)
 	return NULL;
 }
 
+static int count_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(dir);
+	while (readdir(dir))
+		n++;
+	closedir(dir);
+	return n;
+}
+
 static void test_tenants(void **state)
 {
 	struct daemon *d = *state;
 	struct tenant_arg args[4];
 	pthread_t th[4];
 	struct mdgpud_vgpu_stats st[8];
+	int fds = count_fds();
 
 	for (int i = 0; i < 4; i++) {
 		args[i] = (struct tenant_arg){ d, (uint32_t)i + 1, 0 };
@@ -365,6 +379,8 @@ static void test_tenants(void **state)
 		usleep(1000);
 	assert_int_equal(mdgpud_core_stats(d->core, st, 8), 0);
 	assert_int_equal(mdgpud_core_fb_used(d->core), 0);
+	/* Neither side (both in this process) leaked a descriptor. */
+	assert_int_equal(count_fds(), fds);
 }
 
 /* A tenant killed mid-run: its memory is released and scrubbed. */
