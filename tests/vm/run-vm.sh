@@ -9,7 +9,9 @@
 # Environment: BUILD (default <repo>/build), VM_CACHE (default
 # <repo>/.cache/vm), VM_TIMEOUT seconds (default 120), MDGPU_KO (default
 # $BUILD/kmod-<release>/mdgpu.ko), VM_BINS (static test programs, default
-# $BUILD/vm/mdgpu-vmtest).  TEST runs only that test of mdgpu-vmtest.
+# $BUILD/vm/mdgpu-vmtest), VM_SMP vCPUs (default 2: the race tests need
+# two to race for real; MTTCG runs them on two host threads at no extra
+# wall time here).  TEST runs only that test of mdgpu-vmtest.
 # VM_MODE=qemu: the nested test instead (check-vm-qemu): the guest runs
 # QEMU with -device vfio-pci,sysfsdev= on an mdev; VM_INNER_BIN (default
 # $BUILD/vm/mdgpu-pcitest) runs in the inner guest.
@@ -60,7 +62,7 @@ trap keep EXIT
 echo "vm: booting $rel (TCG, timeout ${timeout_s}s), serial log $out/serial.log" >&2
 start=$(date +%s.%N)
 rc=0
-timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$mem" -smp 1 \
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$mem" -smp "${VM_SMP:-2}" \
 	-nographic -no-reboot -net none \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${only:+mdgpu.only=$only} ${mode:+mdgpu.mode=$mode}" \
