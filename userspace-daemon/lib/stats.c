@@ -39,6 +39,9 @@ static void mdgpud_vgpu_stats_locked(const struct mdgpud_vgpu *v,
 		.fb_used = mdgpud_memtab_used(v->mem),
 		.fb_requested = mdgpud_memtab_requested(v->mem),
 		.allocations = mdgpud_memtab_count(v->mem),
+		.weight = v->entity.weight,
+		.cap_pct = v->entity.cap_pct,
+		.priority = v->entity.priority,
 	};
 }
 
@@ -91,10 +94,11 @@ void mdgpud_core_dump(struct mdgpud_core *c)
 			   " cmds (%" PRIu64 " failed), %" PRIu64
 			   " bytes copied, wait p50 <= %" PRIu64
 			   " ns p99 <= %" PRIu64 " ns, fb %" PRIu64 "/%" PRIu64
-			   " bytes in %u allocations", s.vgpu_id, s.type_id,
+			   " bytes in %u allocations, weight %u cap %u%% priority %u",
+			   s.vgpu_id, s.type_id,
 			   s.gpu_ns, s.slices, s.commands, s.errors, s.bytes_copied,
 			   s.wait_p50_ns, s.wait_p99_ns, s.fb_used, s.fb_quota,
-			   s.allocations);
+			   s.allocations, s.weight, s.cap_pct, s.priority);
 	}
 	pthread_mutex_unlock(&c->lock);
 }

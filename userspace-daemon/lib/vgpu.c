@@ -224,9 +224,13 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
 int mdgpud_vgpu_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,
 			  uint32_t cap_pct, uint32_t priority)
 {
-	int ret = mdgpud_sched_set_params(v->core->sched, &v->entity, weight,
-					  cap_pct, priority);
+	int ret;
 
+	/* The lock: stats readers look at the entity's knobs. */
+	pthread_mutex_lock(&v->core->lock);
+	ret = mdgpud_sched_set_params(v->core->sched, &v->entity, weight,
+				      cap_pct, priority);
+	pthread_mutex_unlock(&v->core->lock);
 	if (ret)
 		mdgpud_warn("vgpu %u: knobs weight %u cap %u priority %u "
 			    "refused: %s", v->id, weight, cap_pct, priority,

@@ -114,7 +114,8 @@ static void test_signals(void **state)
 	for (int i = 0; i < 200 && !log_has(b.log, "status:"); i++)
 		usleep(10000);
 	assert_true(log_has(b.log, "status: mdgpu sim (sim), 1 vGPUs"));
-	assert_true(log_has(b.log, "fb 1048576/1073741824 bytes"));
+	assert_true(log_has(b.log, "fb 1048576/1073741824 bytes in 1 "
+			    "allocations, weight 1 cap 100% priority 4"));
 
 	kill(b.pid, SIGTERM);
 	assert_int_equal(waitpid(b.pid, &status, 0), b.pid);

@@ -76,6 +76,9 @@ struct mdgpud_vgpu_stats {
 	uint64_t fb_used;		/* reserved bytes */
 	uint64_t fb_requested;
 	uint32_t allocations;
+	uint32_t weight;		/* scheduling knobs in force */
+	uint32_t cap_pct;
+	uint32_t priority;
 };
 
 int mdgpud_core_create(const struct mdgpud_config *cfg,
