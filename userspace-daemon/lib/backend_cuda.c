@@ -37,6 +37,8 @@
 /* Copies: spin about as long as the transfer should take (see below). */
 #define MDGPUD_CUDA_SPIN_BYTES_PER_US	20000u		/* 20 GB/s */
 #define MDGPUD_CUDA_SPIN_COPY_MAX_NS	10000000u	/* 10 ms */
+/* Nap between polls while the ring is full (half a ring stays queued). */
+#define MDGPUD_CUDA_RING_NAP_NS		20000L
 /* How often a sleeping waiter checks that the worker still lives. */
 #define MDGPUD_CUDA_LIVENESS_POLL_NS	10000000L
 #define MDGPUD_CUDA_WORKER_NAME		"mdgpud-worker"
@@ -384,11 +386,9 @@ static int mdgpud_cuda_reached(struct mdgpud_bctx *ctx, uint32_t target)
 }
 
 /*
- * Waits until request `target - 1` completed; -ENODEV if the worker died.
- * Spins first when `spin` (an answer is due within microseconds), else goes
- * straight to sleep: waiting for ring space means waiting for half a ring
- * of requests, and a spinning supervisor would only steal cycles from the
- * worker (an SMT sibling, perhaps) that must run them.
+ * Waits until request `target - 1` completed; -ENODEV if the worker died,
+ * -ETIMEDOUT past deadline_ns (0: none).  Spins for spin_ns first (an
+ * answer is due within microseconds), then sleeps on the futex.
  */
 static int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
 				  uint64_t spin_ns, uint64_t deadline_ns)
@@ -438,6 +438,30 @@ static int mdgpud_cuda_wait(struct mdgpud_bctx *ctx, uint32_t target,
 	return mdgpud_cuda_wait_until(ctx, target, spin_ns, 0);
 }
 
+/*
+ * Waits for ring space: until request `target - 1` completed.  Half a ring
+ * of requests is queued, so the supervisor naps in short sleeps and polls
+ * instead of sleeping on the futex: the worker then never has to pay a
+ * FUTEX_WAKE (several microseconds in a VM) in the middle of a stream of
+ * asynchronous requests, and nothing spins on its cache lines.
+ */
+static int mdgpud_cuda_wait_space(struct mdgpud_bctx *ctx, uint32_t target)
+{
+	const struct timespec nap = { 0, MDGPUD_CUDA_RING_NAP_NS };
+
+	for (;;) {
+		if (mdgpud_cuda_reached(ctx, target))
+			return 0;
+		if (mdgpud_cuda_pid_exited(ctx->pidfd)) {
+			if (mdgpud_cuda_reached(ctx, target))
+				return 0;
+			mdgpud_cuda_mark_dead(ctx);
+			return -ENODEV;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* A free slot for the next request, or NULL with *err set. */
 static struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 						     uint32_t op, int *err)
@@ -460,8 +484,8 @@ static struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 		ctx->done_seen = atomic_load_explicit(&ctx->shm->done,
 						      memory_order_acquire);
 		if (ctx->tail - ctx->done_seen >= MDGPUD_CUDA_RPC_SLOTS) {
-			*err = mdgpud_cuda_wait(ctx, ctx->tail -
-						MDGPUD_CUDA_RPC_SLOTS / 2, 0);
+			*err = mdgpud_cuda_wait_space(ctx, ctx->tail -
+						      MDGPUD_CUDA_RPC_SLOTS / 2);
 			if (*err)
 				return NULL;
 			ctx->done_seen = atomic_load(&ctx->shm->done);

@@ -38,7 +38,7 @@
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
 #define MDGPUD_CUDA_RPC_VERSION		1
-#define MDGPUD_CUDA_RPC_SLOTS		64
+#define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
 /* Module images and copies from unregistered host memory go through it. */
