@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -569,6 +570,46 @@ static void test_weighted_dispatch(void **state)
 	assert_true(gb > 2 * ga && gb < 8 * ga);
 }
 
+/* Socket permissions decide who may connect. */
+static void test_socket_perms(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpud_config cfg;
+	struct mdgpud_core *core;
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(stat(d->path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	if (geteuid() != 0) {
+		skip();	/* needs root to become another user */
+		return;
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct mdgpu_open_opts o = { .path = d->path };
+		struct mdgpu *g;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		_exit(mdgpu_open(&o, &g) == -EACCES ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);	/* refused: EACCES */
+
+	/* An unknown socket group is a startup error, not a silent default. */
+	mdgpud_config_defaults(&cfg);
+	snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s/other",
+		 d->dir);
+	strcpy(cfg.socket_group, "no-such-group-mdgpu");
+	assert_int_equal(mdgpud_core_create(&cfg, &core), -ENOENT);
+	assert_int_equal(access(cfg.socket_path, F_OK), -1);
+}
+
 /*
  * Slices are bounded by GPU time, not only wall time: 64 queued 1 ms
  * kernels (simulated, so submitting them takes no wall time) must not run
@@ -624,6 +665,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_weighted_dispatch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_slice_bound, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_socket_perms, setup,
 						teardown),
 	};
 
