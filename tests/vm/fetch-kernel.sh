@@ -15,11 +15,12 @@ mkdir -p "$cache/debs"
 exec 9>"$cache/.lock"
 flock 9
 [ -f "$dir/.stamp" ] && exit 0
-deb=$(ls "$cache"/debs/linux-image-"$rel"_*.deb 2>/dev/null | head -n1 || true)
+debs() { set -- "$cache"/debs/linux-image-"$rel"_*.deb; [ -f "$1" ] && echo "$1"; }
+deb=$(debs || true)
 if [ -z "$deb" ]; then
 	echo "vm: apt-get download linux-image-$rel" >&2
 	(cd "$cache/debs" && apt-get download -q "linux-image-$rel") >&2
-	deb=$(ls "$cache"/debs/linux-image-"$rel"_*.deb | head -n1)
+	deb=$(debs)
 fi
 rm -rf "$dir"
 mkdir -p "$dir"
