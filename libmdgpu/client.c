@@ -24,9 +24,23 @@ int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
 	return err;
 }
 
+/* Why the calling thread's last mdgpu_open() failed (no handle to keep
+ * it in). */
+static _Thread_local char mdgpu_open_err[256];
+
 const char *mdgpu_last_error(const struct mdgpu *g)
 {
-	return g ? g->err : "no handle";
+	return g ? g->err : mdgpu_open_err;
+}
+
+static int mdgpu_open_fail(struct mdgpu *g, int err)
+{
+	if (g && g->err[0])
+		snprintf(mdgpu_open_err, sizeof(mdgpu_open_err), "%s", g->err);
+	else
+		snprintf(mdgpu_open_err, sizeof(mdgpu_open_err),
+			 "mdgpu_open: %s (%d)", mdgpu_strerror(err), err);
+	return err;
 }
 
 static const struct mdgpu_tops *mdgpu_tops_find(const char *name)
@@ -48,20 +62,22 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	mdgpu_open_err[0] = '\0';
 	if (o.transport && (!strcmp(o.transport, "vfio") ||
 			    !strcmp(o.transport, "guest")))
-		return -EOPNOTSUPP;	/* reserved, not implemented yet */
+		return mdgpu_open_fail(NULL, -EOPNOTSUPP); /* reserved names */
 	g = calloc(1, sizeof(*g));
 	if (!g)
-		return -ENOMEM;
+		return mdgpu_open_fail(NULL, -ENOMEM);
 	g->tops = mdgpu_tops_find(o.transport);
 	if (!g->tops) {
 		free(g);
-		return -EINVAL;
+		return mdgpu_open_fail(NULL, -EINVAL);
 	}
 	g->spin_us = o.spin_us ? o.spin_us : 50;
 	ret = g->tops->open(g, &o);
 	if (ret) {
+		mdgpu_open_fail(g, ret);
 		free(g);
 		return ret;
 	}
@@ -80,6 +96,7 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 	*out = g;
 	return 0;
 err:
+	mdgpu_open_fail(g, ret);
 	g->tops->close(g);
 	free(g);
 	return ret;

@@ -456,6 +456,7 @@ static void test_restart(void **state)
 		struct mdgpu_open_opts o = { .path = d->path };
 
 		assert_int_equal(mdgpu_open(&o, &g2), -ENOENT);
+		assert_non_null(strstr(mdgpu_last_error(NULL), "connect"));
 	}
 	daemon_start(d);
 	g2 = open_vgpu(d, "1g");
@@ -474,6 +475,8 @@ static void test_handshake_errors(void **state)
 	struct mdgpu *g = NULL, *full[2];
 
 	assert_int_equal(mdgpu_open(&o, &g), -ENOENT);
+	assert_non_null(strstr(mdgpu_last_error(NULL),
+			       "refused a vGPU of type 'nosuch'"));
 	o.type = "1g";
 	o.ring_entries = 3;
 	assert_int_equal(mdgpu_open(&o, &g), -EINVAL);

@@ -55,7 +55,8 @@ struct mdgpu_info {
 int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out);
 void mdgpu_close(struct mdgpu *g);
 int mdgpu_get_info(struct mdgpu *g, struct mdgpu_info *info);
-/* Message about the last failure on this handle ("" if none). */
+/* Message about the last failure on this handle ("" if none); with NULL,
+ * why the calling thread's last mdgpu_open() failed. */
 const char *mdgpu_last_error(const struct mdgpu *g);
 /* Text of a negative errno as the mdgpu ABI uses it. */
 const char *mdgpu_strerror(int err);
