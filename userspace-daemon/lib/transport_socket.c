@@ -438,6 +438,7 @@ static int mdgpud_sock_listen(struct mdgpud_transport *t)
 	const struct mdgpud_config *cfg = t->cfg;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(sa.sun_path)], *slash;
+	struct stat st;
 	int fd, ret;
 
 	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path))
@@ -462,7 +463,16 @@ static int mdgpud_sock_listen(struct mdgpud_transport *t)
 		return -EADDRINUSE;
 	}
 	close(fd);
-	unlink(sa.sun_path);	/* stale socket of a dead daemon */
+	/* A stale socket of a dead daemon is removed; anything else at the
+	 * path is left alone. */
+	if (!lstat(sa.sun_path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			mdgpud_err("%s exists and is not a socket",
+				   sa.sun_path);
+			return -EEXIST;
+		}
+		unlink(sa.sun_path);
+	}
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)

@@ -604,6 +604,20 @@ static void test_socket_perms(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);	/* refused: EACCES */
 
+	/* A file that is not a socket is never removed to make room. */
+	mdgpud_config_defaults(&cfg);
+	snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s/file",
+		 d->dir);
+	{
+		FILE *f = fopen(cfg.socket_path, "w");
+
+		assert_non_null(f);
+		fclose(f);
+	}
+	assert_int_equal(mdgpud_core_create(&cfg, &core), -EEXIST);
+	assert_int_equal(access(cfg.socket_path, F_OK), 0);
+	unlink(cfg.socket_path);
+
 	/* An unknown socket group is a startup error, not a silent default. */
 	mdgpud_config_defaults(&cfg);
 	snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s/other",
