@@ -123,8 +123,8 @@ static int mdgpud_cuda_find_worker(const char *cfg_path, char *out,
  * The child only makes async-signal-safe calls before execv().
  */
 static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
-			     int shm_fd, int sock, pid_t *pid_out,
-			     int *pidfd_out)
+			     struct mdgpud_cuda_rpc_shm *shm, int shm_fd,
+			     int sock, pid_t *pid_out, int *pidfd_out)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	pid_t pid;
@@ -163,6 +163,18 @@ static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
 		close_range(b >= 0 ? MDGPUD_CUDA_WORKER_SOCK_FD + 1
 				   : MDGPUD_CUDA_WORKER_SHM_FD + 1, ~0u, 0);
 		execv(be->worker_path, argv);
+		{
+			/* Tell the supervisor why (plain stores: safe here). */
+			static const char why[] = "exec of the worker failed: ";
+			size_t n = 0;
+
+			for (size_t i = 0; why[i] && n < sizeof(shm->msg) - 1;)
+				shm->msg[n++] = why[i++];
+			for (size_t i = 0; be->worker_path[i] &&
+			     n < sizeof(shm->msg) - 1;)
+				shm->msg[n++] = be->worker_path[i++];
+			shm->msg[n] = 0;
+		}
 		_exit(127);
 	}
 	close(devnull);
@@ -293,7 +305,7 @@ static int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	argv[1] = (char *)"probe";
 	argv[2] = ordinal;
 	argv[3] = NULL;
-	ret = mdgpud_cuda_spawn(be, argv, fd, -1, &pid, &pidfd);
+	ret = mdgpud_cuda_spawn(be, argv, shm, fd, -1, &pid, &pidfd);
 	close(fd);
 	if (ret) {
 		munmap(shm, sizeof(*shm));
@@ -601,7 +613,8 @@ static int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 	argv[3] = vgpu;
 	argv[4] = ppid;
 	argv[5] = NULL;
-	ret = mdgpud_cuda_spawn(be, argv, fd, sv[1], &ctx->pid, &ctx->pidfd);
+	ret = mdgpud_cuda_spawn(be, argv, ctx->shm, fd, sv[1], &ctx->pid,
+				&ctx->pidfd);
 	close(sv[1]);
 	close(fd);
 	fd = -1;

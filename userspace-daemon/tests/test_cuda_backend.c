@@ -931,9 +931,37 @@ static void test_orphaned_worker_exits(void **state)
 	assert_true(pid_gone(worker));
 }
 
+/* open() failures need no GPU: a missing worker; a driver without device. */
+static void test_open_errors(void **state)
+{
+	struct mdgpud_backend_cfg cfg = { 0 };
+	struct mdgpud_backend *b2 = NULL;
+	struct mdgpud_gpu_info i2;
+
+	(void)state;
+	cfg.worker_path = "/nonexistent/mdgpud-worker";
+	assert_int_equal(ops->open(&cfg, &b2, &i2), -ENOENT);
+	assert_null(b2);
+#ifdef MDGPUD_TEST_CUDA_FAKE
+	/* The fake's cuInit fails: -ENODEV, with the worker's reason. */
+	cfg.worker_path = worker_path;
+	skip_reason[0] = 0;
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_NODEV", "1", 1), 0);
+	assert_int_equal(ops->open(&cfg, &b2, &i2), -ENODEV);
+	unsetenv("MDGPUD_FAKE_CUDA_NODEV");
+	assert_non_null(strstr(skip_reason, "cuInit"));
+	skip_reason[0] = 0;
+	cfg.device_ordinal = 3;
+	assert_int_equal(ops->open(&cfg, &b2, &i2), -ENODEV);
+	assert_non_null(strstr(skip_reason, "no CUDA device 3"));
+	skip_reason[0] = 0;
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_info),
 		cmocka_unit_test(test_alloc_copy),
 		cmocka_unit_test(test_builtins),

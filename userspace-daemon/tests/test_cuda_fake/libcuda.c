@@ -200,6 +200,9 @@ FAKE_EXPORT mdgpud_cu_result cuGetErrorName(mdgpud_cu_result e,
 	case MDGPUD_CUDA_ERROR_INVALID_PTX:
 		*s = "CUDA_ERROR_INVALID_PTX";
 		break;
+	case MDGPUD_CUDA_ERROR_NO_DEVICE:
+		*s = "CUDA_ERROR_NO_DEVICE";
+		break;
 	default:
 		*s = "CUDA_ERROR_FAKE";
 	}
