@@ -6,24 +6,29 @@
  * One memfd holds a struct mdgpud_cuda_rpc_shm: a header, a ring of
  * request slots and a staging area.  The supervisor is the only producer
  * (req_tail), the worker the only consumer (done).  Request n lives in
- * slot n % MDGPUD_CUDA_RPC_SLOTS; the worker writes its result into the
- * same slot and then publishes done = n + 1 (release).  The supervisor
- * never has more than MDGPUD_CUDA_RPC_SLOTS requests outstanding.
+ * slot n % MDGPUD_CUDA_RPC_SLOTS; the worker writes the answer of a
+ * synchronous request into the same slot and then publishes done (release
+ * store).  The supervisor never has more than MDGPUD_CUDA_RPC_SLOTS
+ * requests outstanding.
  *
  * Asynchronous requests (launch, memset, builtins other than checksum,
- * event record, device-to-device copies) are posted and not waited for;
- * their first error is kept by the worker and reported by the next SYNC or
- * SLICE_END.  Everything else is waited for.
+ * event record, device-to-device copies, slice begin) are posted and not
+ * waited for; their first error is kept by the worker and reported by the
+ * next SYNC or SLICE_END.  Everything else is waited for.  The worker
+ * publishes done after every synchronous request, when it has drained the
+ * ring, and every 16 requests.
  *
  * Wake-ups: both sides spin for a while, then sleep on a futex on the
  * other side's counter (req_tail or done), announcing it in *_sleeping so
- * that the producer issues FUTEX_WAKE only when someone sleeps.  The
- * sleeping flag is set before the counter is re-checked (both seq_cst), so
- * a wake-up cannot be lost.
+ * that the other side issues FUTEX_WAKE only when someone sleeps.  The
+ * sleeping flag is set before the counter is re-checked, and the counter
+ * published before the flag is read (both sequentially consistent), so a
+ * wake-up cannot be lost.  A supervisor waiting for ring space naps and
+ * polls instead (no flag, no wake-up needed).
  *
  * File descriptors of host memory are passed over a unix socket
- * (SCM_RIGHTS); the socket also tells the worker that the supervisor died
- * (EOF) and vice versa.
+ * (SCM_RIGHTS).  Deaths: the supervisor watches each worker through a
+ * pidfd; a worker notices its supervisor's death by being reparented.
  */
 #ifndef MDGPUD_CUDA_RPC_H
 #define MDGPUD_CUDA_RPC_H
