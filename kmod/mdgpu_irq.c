@@ -108,11 +108,16 @@ static struct eventfd_ctx **mdgpu_irq_slot(struct mdgpu_vgpu *vgpu, u32 index)
 						 &vgpu->intx_trigger;
 }
 
-/* Install (fd >= 0) or remove (fd == -1) the trigger eventfd of @index. */
+/*
+ * Install (fd >= 0) or remove (fd == -1) the trigger eventfd of @index.
+ * Caller must hold vgpu->lock.
+ */
 static int mdgpu_irq_set_eventfd(struct mdgpu_vgpu *vgpu, u32 index, s32 fd)
 {
 	struct eventfd_ctx **slot = mdgpu_irq_slot(vgpu, index);
 	struct eventfd_ctx *ctx = NULL;
+
+	lockdep_assert_held(&vgpu->lock);
 
 	if (fd < -1)
 		return -EINVAL;

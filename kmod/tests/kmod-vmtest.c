@@ -333,3 +333,164 @@ TEST(kmod_unregister_errors, FX_PARENT)
 	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_UNREGISTER_GPU, &u), EINVAL);
 	close(other);
 }
+
+/* ---- concurrency: the locks hold under parallel hostile use --------- */
+
+struct stress {
+	struct fx *f;
+	volatile int stop;
+	long doorbells, completes, dmas, knobs, resets;
+	int bad_errno;			/* an error no path may return */
+};
+
+static void *stress_guest(void *arg)
+{
+	struct stress *s = arg;
+	uint32_t tail = 0, v = MDGPU_CONTROL_ENABLE, mask = MDGPU_IRQ_ALL;
+
+	while (!s->stop) {
+		uint32_t head;
+
+		/* Re-arm after the admin's resets. */
+		pwrite(s->f->dev, &v, 4, s->f->rg[0].offset + MDGPU_REG_CONTROL);
+		pwrite(s->f->dev, &mask, 4,
+		       s->f->rg[0].offset + MDGPU_REG_IRQ_MASK);
+		pread(s->f->dev, &head, 4, s->f->rg[0].offset + MDGPU_REG_SQ_HEAD);
+		tail = head + 1 + (tail & 7);
+		pwrite(s->f->dev, &tail, 4, s->f->rg[0].offset + MDGPU_REG_SQ_TAIL);
+		s->doorbells++;
+	}
+	return NULL;
+}
+
+static void *stress_daemon(void *arg)
+{
+	struct stress *s = arg;
+	struct mdgpu_ctl_event ev;
+	uint8_t buf[4096];
+
+	while (!s->stop) {
+		int r;
+
+		if (read(s->f->ctl, &ev, sizeof(ev)) == sizeof(ev) &&
+		    ev.type == MDGPU_EV_DOORBELL) {
+			r = complete(s->f, ev.doorbell.sq_tail, ev.doorbell.sq_tail,
+				     4096, MDGPU_IRQ_COMPLETION);
+			/* A reset may have moved the ring under us: EINVAL. */
+			if (r && r != -EINVAL)
+				s->bad_errno = -r;
+			s->completes++;
+		}
+		r = dma(s->f, s->dmas & 1, DMA_IOVA + (s->dmas % 64) * 4096,
+			buf, sizeof(buf));
+		if (r)
+			s->bad_errno = -r;
+		s->dmas++;
+	}
+	return NULL;
+}
+
+static void *stress_admin(void *arg)
+{
+	struct stress *s = arg;
+	char v[16];
+
+	while (!s->stop) {
+		snprintf(v, sizeof(v), "%ld", 1 + s->knobs % 100);
+		if (sysfs_write(mdev_path(UUID0, "mdgpu/weight"), v))
+			s->bad_errno = EIO;
+		s->knobs++;
+		if (!(s->knobs % 8)) {
+			if (ioctl(s->f->dev, VFIO_DEVICE_RESET))
+				s->bad_errno = errno;
+			s->resets++;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Guest doorbells, daemon completions and DMA, admin knobs and resets, all
+ * at once on one vGPU; then the daemon dies in the middle of it.  Nothing
+ * may crash, hang or return an error outside the spec, and the device must
+ * still work afterwards.
+ */
+TEST(kmod_stress_concurrent, FX_VFIO)
+{
+	struct stress s = { .f = f };
+	pthread_t t[3];
+	int efd = msi_on(f);
+	uint64_t n;
+
+	ctl_nonblock(f);
+	ASSERT(pthread_create(&t[0], NULL, stress_guest, &s) == 0, "thread");
+	ASSERT(pthread_create(&t[1], NULL, stress_daemon, &s) == 0, "thread");
+	ASSERT(pthread_create(&t[2], NULL, stress_admin, &s) == 0, "thread");
+	msleep(2000);
+	s.stop = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	printf("    stress: %ld doorbells, %ld completes, %ld DMAs, %ld knobs, %ld resets\n",
+	       s.doorbells, s.completes, s.dmas, s.knobs, s.resets);
+	EXPECT(!s.bad_errno, "unexpected errno %d (%s)", s.bad_errno,
+	       strerror(s.bad_errno));
+	EXPECT(s.doorbells > 0 && s.completes > 0 && s.dmas > 0 && s.resets > 0,
+	       "a thread made no progress");
+	EXPECT(read(efd, &n, sizeof(n)) == sizeof(n) && n > 0, "no MSI at all");
+
+	/* The daemon dies while the guest keeps ringing. */
+	s.stop = 0;
+	ASSERT(pthread_create(&t[0], NULL, stress_guest, &s) == 0, "thread");
+	msleep(300);
+	close(f->ctl);
+	f->ctl = -1;
+	msleep(300);
+	s.stop = 1;
+	pthread_join(t[0], NULL);
+	EXPECT(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_BACKEND_LOST, "not lost");
+	EXPECT(!strcmp(mdev_status(UUID0), "backend-lost"), "status %s",
+	       mdev_status(UUID0));
+	ASSERT(daemon_register(f) == 0, "re-register");
+	EXPECT(f->reg.nr_vgpus == 1, "nr_vgpus %u", f->reg.nr_vgpus);
+	EXPECT(rd32(f, MDGPU_REG_MAGIC) == MDGPU_MAGIC, "device dead");
+	close(efd);
+}
+
+static void *dma_loop(void *arg)
+{
+	struct stress *s = arg;
+	static uint8_t buf[1 << 20];
+
+	while (!s->stop) {
+		int r = dma(s->f, 0, DMA_IOVA, buf, sizeof(buf));
+
+		/*
+		 * vfio_close() unmaps the IOVA first (EINVAL/EFAULT), then
+		 * closes (ENODEV); after the removal the id is gone (ENOENT).
+		 */
+		if (r == -ENODEV || r == -ENOENT)
+			break;
+		if (r && r != -EINVAL && r != -EFAULT)
+			s->bad_errno = -r;
+		s->dmas++;
+	}
+	return NULL;
+}
+
+/* Close and remove a vGPU while the daemon is in the middle of DMA. */
+TEST(kmod_remove_during_dma, FX_VFIO)
+{
+	struct stress s = { .f = f };
+	pthread_t t;
+
+	ASSERT(pthread_create(&t, NULL, dma_loop, &s) == 0, "thread");
+	msleep(200);
+	vfio_close(f);
+	ASSERT(mdev_remove(UUID0) == 0, "remove");
+	f->mdev = 0;
+	s.stop = 1;
+	pthread_join(t, NULL);
+	EXPECT(s.dmas > 0, "no DMA went through");
+	EXPECT(!s.bad_errno, "unexpected errno %d (%s)", s.bad_errno,
+	       strerror(s.bad_errno));
+}
