@@ -849,14 +849,19 @@ static int mdgpud_worker_serve(struct mdgpud_worker *w)
 	struct mdgpud_cuda_rpc_shm *shm = w->shm;
 	uint32_t head = atomic_load(&shm->done);
 	uint32_t tail = head;
+	uint64_t t_prev = 0, t_start = 0;
 
 	for (;;) {
 		struct mdgpud_cuda_rpc_slot *s;
 		int ret, shutdown, async, lost;
 
-		if (head == tail && mdgpud_worker_wait(w, head, &tail)) {
-			mdgpud_worker_teardown(w);
-			return 0;
+		if (head == tail) {
+			/* Waiting is not busy time. */
+			t_prev = 0;
+			if (mdgpud_worker_wait(w, head, &tail)) {
+				mdgpud_worker_teardown(w);
+				return 0;
+			}
 		}
 		s = &shm->slot[head % MDGPUD_CUDA_RPC_SLOTS];
 		/*
@@ -873,11 +878,23 @@ static int mdgpud_worker_serve(struct mdgpud_worker *w)
 		}
 		shutdown = s->op == MDGPUD_CUDA_RPC_SHUTDOWN;
 		async = mdgpud_worker_async_op(s->op, s);
+		if (shm->stats_enabled) {
+			uint64_t now = mdgpud_cuda_now_ns();
+
+			if (t_prev)
+				shm->stat_busy_ns += now - t_prev;
+			t_start = now;
+		}
 		if (shutdown) {
 			mdgpud_worker_teardown(w);
 			ret = 0;
 		} else {
 			ret = mdgpud_worker_exec(w, s);
+		}
+		if (shm->stats_enabled) {
+			shm->stat_exec_ns += mdgpud_cuda_now_ns() - t_start;
+			shm->stat_requests++;
+			t_prev = t_start;
 		}
 		if (async) {
 			if (ret && !w->pending_err)

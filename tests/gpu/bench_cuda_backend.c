@@ -33,6 +33,7 @@
 #include <uapi/mdgpu.h>
 
 #include "userspace-daemon/lib/cuda_api.h"
+#include "userspace-daemon/lib/cuda_backend.h"
 
 #define REPS		11
 #define RT_ITERS	2000
@@ -317,6 +318,24 @@ int main(int argc, char **argv)
 			vb[r] = backend_bw(&b, dir, BW_ITERS);
 		}
 		spread(2 + dir, vn, vb, res);
+	}
+
+	/*
+	 * Where the backend's async time goes (MDGPUD_CUDA_STATS=1): time
+	 * inside the worker's requests (the driver call) against the time from
+	 * one request to the next.
+	 */
+	{
+		uint64_t r0, e0, b0, r1, e1, b1;
+
+		if (!mdgpud_backend_cuda_worker_stats(b.ctx, &r0, &e0, &b0)) {
+			backend_async(&b, ASYNC_ITERS);
+			mdgpud_backend_cuda_worker_stats(b.ctx, &r1, &e1, &b1);
+			printf("worker, async launches: %.2f us in the driver "
+			       "call, %.2f us request to request\n",
+			       (double)(e1 - e0) / (double)(r1 - r0) / 1e3,
+			       (double)(b1 - b0) / (double)(r1 - r0) / 1e3);
+		}
 	}
 
 	nat = res[0][0];

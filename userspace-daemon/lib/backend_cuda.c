@@ -53,6 +53,7 @@ struct mdgpud_backend {
 	uint32_t sup_spin_ns;
 	uint32_t worker_spin_ns;
 	uint64_t shutdown_timeout_ns;
+	uint32_t stats_enabled;
 	struct mdgpud_gpu_info info;
 };
 
@@ -219,6 +220,7 @@ static struct mdgpud_cuda_rpc_shm *mdgpud_cuda_shm_new(struct mdgpud_backend *be
 	shm->magic = MDGPUD_CUDA_RPC_MAGIC;
 	shm->version = MDGPUD_CUDA_RPC_VERSION;
 	shm->worker_spin_ns = be->worker_spin_ns;
+	shm->stats_enabled = be->stats_enabled;
 	*fd_out = fd;
 	return shm;
 }
@@ -280,6 +282,7 @@ static int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 					      MDGPUD_CUDA_SUP_SPIN_NS_DEFAULT);
 	be->worker_spin_ns = mdgpud_cuda_env_u32(
 		"MDGPUD_CUDA_WORKER_SPIN_NS", MDGPUD_CUDA_WORKER_SPIN_NS_DEFAULT);
+	be->stats_enabled = mdgpud_cuda_env_u32("MDGPUD_CUDA_STATS", 0) != 0;
 	be->shutdown_timeout_ns = (uint64_t)mdgpud_cuda_env_u32(
 		"MDGPUD_CUDA_SHUTDOWN_MS", MDGPUD_CUDA_SHUTDOWN_MS_DEFAULT) *
 		1000000ull;
@@ -691,6 +694,19 @@ static void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
 pid_t mdgpud_backend_cuda_worker_pid(const struct mdgpud_bctx *ctx)
 {
 	return ctx->dead ? -1 : ctx->pid;
+}
+
+int mdgpud_backend_cuda_worker_stats(const struct mdgpud_bctx *ctx,
+				     uint64_t *requests, uint64_t *exec_ns,
+				     uint64_t *busy_ns)
+{
+	if (!ctx->shm->stats_enabled)
+		return -ENODATA;
+	/* Racy snapshot of counters the worker updates: diagnostics only. */
+	*requests = ctx->shm->stat_requests;
+	*exec_ns = ctx->shm->stat_exec_ns;
+	*busy_ns = ctx->shm->stat_busy_ns;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -129,7 +129,12 @@ struct mdgpud_cuda_rpc_shm {
 	char msg[MDGPUD_CUDA_RPC_MSG_MAX];	/* worker's last message */
 	/* Spin budgets, set by the supervisor before exec. */
 	uint32_t worker_spin_ns;
-	uint32_t pad1;
+	uint32_t stats_enabled;		/* MDGPUD_CUDA_STATS: time requests */
+	/* Worker statistics (only while stats_enabled), for diagnosis. */
+	uint64_t stat_requests;		/* requests executed */
+	uint64_t stat_exec_ns;		/* time inside their execution */
+	uint64_t stat_busy_ns;		/* from each request's start to the
+					 * next one's, while not waiting */
 
 	_Alignas(64) _Atomic uint32_t req_tail;	/* supervisor -> worker */
 	_Atomic uint32_t worker_sleeping;
