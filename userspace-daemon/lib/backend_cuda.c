@@ -332,7 +332,8 @@ static int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 				 MDGPUD_CUDA_PROBE_TIMEOUT_MS);
 			kill(pid, SIGKILL);
 		}
-		waitpid(pid, NULL, 0);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
 	}
 	close(pidfd);
 	st = atomic_load(&shm->state);
@@ -572,7 +573,8 @@ static uint64_t mdgpud_cuda_copy_spin_ns(struct mdgpud_bctx *ctx, uint64_t len)
 static void mdgpud_cuda_reap(struct mdgpud_bctx *ctx)
 {
 	if (ctx->pid > 0) {
-		waitpid(ctx->pid, NULL, 0);
+		while (waitpid(ctx->pid, NULL, 0) < 0 && errno == EINTR)
+			;
 		ctx->pid = -1;
 	}
 	if (ctx->pidfd >= 0) {
