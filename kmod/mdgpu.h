@@ -218,6 +218,7 @@ struct mdgpu_vgpu {
 	u8 config_wmask[MDGPU_CONFIG_SIZE];
 	struct eventfd_ctx *intx_trigger;
 	struct eventfd_ctx *msi_trigger;
+	struct eventfd_ctx *req_trigger;	/* asks the user to release */
 	bool intx_masked;
 	u32 weight;
 	u32 cap;
@@ -258,6 +259,7 @@ int mdgpu_irq_get_info(struct mdgpu_vgpu *vgpu, struct vfio_irq_info *info);
 int mdgpu_irq_set(struct mdgpu_vgpu *vgpu, struct vfio_irq_set *hdr,
 		  void __user *data);
 void mdgpu_irq_release(struct mdgpu_vgpu *vgpu);
+bool mdgpu_irq_request(struct mdgpu_vgpu *vgpu);
 
 /* ---- DMA (mdgpu_dma.c) -------------------------------------------------- */
 

@@ -6,7 +6,9 @@
  * VFIO_DEVICE_SET_IRQS; raising an interrupt is signalling it.  MSI is used
  * when the user configured it, INTx otherwise.  INTx is level-triggered and
  * automasked: after each signal it stays masked until the user unmasks it,
- * and an unmask with a cause still pending signals again.
+ * and an unmask with a cause still pending signals again.  The REQ
+ * eventfd is how the module asks the user to release the device (QEMU
+ * then unplugs it from the guest) when the mdev is being removed.
  */
 #include <linux/eventfd.h>
 #include <linux/pci_regs.h>
@@ -75,6 +77,7 @@ static u32 mdgpu_irq_count(u32 index)
 	switch (index) {
 	case VFIO_PCI_INTX_IRQ_INDEX:
 	case VFIO_PCI_MSI_IRQ_INDEX:
+	case VFIO_PCI_REQ_IRQ_INDEX:
 		return 1;
 	default:
 		return 0;
@@ -93,6 +96,7 @@ int mdgpu_irq_get_info(struct mdgpu_vgpu *vgpu, struct vfio_irq_info *info)
 			      VFIO_IRQ_INFO_AUTOMASKED;
 		break;
 	case VFIO_PCI_MSI_IRQ_INDEX:
+	case VFIO_PCI_REQ_IRQ_INDEX:
 		info->flags = VFIO_IRQ_INFO_EVENTFD | VFIO_IRQ_INFO_NORESIZE;
 		break;
 	default:
@@ -102,10 +106,17 @@ int mdgpu_irq_get_info(struct mdgpu_vgpu *vgpu, struct vfio_irq_info *info)
 	return 0;
 }
 
+/* The trigger eventfd of an index mdgpu_irq_count() says exists. */
 static struct eventfd_ctx **mdgpu_irq_slot(struct mdgpu_vgpu *vgpu, u32 index)
 {
-	return index == VFIO_PCI_MSI_IRQ_INDEX ? &vgpu->msi_trigger :
-						 &vgpu->intx_trigger;
+	switch (index) {
+	case VFIO_PCI_MSI_IRQ_INDEX:
+		return &vgpu->msi_trigger;
+	case VFIO_PCI_REQ_IRQ_INDEX:
+		return &vgpu->req_trigger;
+	default:
+		return &vgpu->intx_trigger;
+	}
 }
 
 /*
@@ -238,4 +249,22 @@ void mdgpu_irq_release(struct mdgpu_vgpu *vgpu)
 
 	mdgpu_irq_set_eventfd(vgpu, VFIO_PCI_INTX_IRQ_INDEX, -1);
 	mdgpu_irq_set_eventfd(vgpu, VFIO_PCI_MSI_IRQ_INDEX, -1);
+	mdgpu_irq_set_eventfd(vgpu, VFIO_PCI_REQ_IRQ_INDEX, -1);
+}
+
+/*
+ * mdgpu_irq_request() - ask the VFIO user to release the device (REQ).
+ * Returns false if the user did not give a REQ eventfd.
+ */
+bool mdgpu_irq_request(struct mdgpu_vgpu *vgpu)
+{
+	bool sent = false;
+
+	mutex_lock(&vgpu->lock);
+	if (vgpu->req_trigger) {
+		mdgpu_eventfd_signal(vgpu->req_trigger);
+		sent = true;
+	}
+	mutex_unlock(&vgpu->lock);
+	return sent;
 }

@@ -538,12 +538,19 @@ static long mdgpu_vfio_ioctl(struct vfio_device *vdev, unsigned int cmd,
 	}
 }
 
-/* The mdev is being removed while a VFIO user still has it open. */
+/*
+ * The mdev is being removed while a VFIO user still has it open: the vfio
+ * core calls this every 10 s until the user closes the device.  Signal the
+ * REQ eventfd each time, as vfio-pci does.
+ */
 static void mdgpu_vfio_request(struct vfio_device *vdev, unsigned int count)
 {
+	bool sent = mdgpu_irq_request(mdgpu_vgpu_of(vdev));
+
 	if (!count)
 		dev_notice(vdev->dev,
-			   "removal requested: waiting for the VFIO user to close the device\n");
+			   "removal requested: %s; waiting for the VFIO user to close the device\n",
+			   sent ? "REQ signalled" : "no REQ eventfd");
 }
 
 static const struct vfio_device_ops mdgpu_vfio_ops = {

@@ -494,3 +494,40 @@ TEST(kmod_remove_during_dma, FX_VFIO)
 	EXPECT(!s.bad_errno, "unexpected errno %d (%s)", s.bad_errno,
 	       strerror(s.bad_errno));
 }
+
+static void *remove_uuid0(void *arg)
+{
+	__atomic_store_n((int *)arg, mdev_remove(UUID0), __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * Removing an open mdev signals the user's REQ eventfd (QEMU unplugs the
+ * device); the removal completes once the user closes the device.
+ */
+TEST(kmod_req_irq_on_remove, FX_VFIO)
+{
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int removed = 1;
+	pthread_t t;
+
+	ASSERT(efd >= 0, "eventfd");
+	ASSERT(set_irq_fd(f, VFIO_PCI_REQ_IRQ_INDEX, efd) == 0, "REQ eventfd");
+	EXPECT(set_irq_none(f, VFIO_PCI_REQ_IRQ_INDEX,
+			    VFIO_IRQ_SET_ACTION_TRIGGER, 1) == 0, "loopback");
+	EXPECT(fired(efd, EV_TIMEOUT_MS), "no loopback REQ");
+	EXPECT(set_irq_none(f, VFIO_PCI_REQ_IRQ_INDEX,
+			    VFIO_IRQ_SET_ACTION_UNMASK, 1) == -EINVAL,
+	       "UNMASK on REQ accepted");
+	ASSERT(pthread_create(&t, NULL, remove_uuid0, &removed) == 0, "thread");
+	EXPECT(fired(efd, 5000), "no REQ on removal of an open mdev");
+	msleep(NO_EV_MS);
+	EXPECT(__atomic_load_n(&removed, __ATOMIC_SEQ_CST) == 1,
+	       "remove returned while the device is open");
+	vfio_close(f);
+	pthread_join(t, NULL);
+	EXPECT(removed == 0, "remove: %s", strerror(-removed));
+	EXPECT(!path_exists(mdev_path(UUID0, NULL)), "still there");
+	f->mdev = 0;
+	close(efd);
+}
