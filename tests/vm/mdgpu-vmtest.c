@@ -909,7 +909,8 @@ TEST(irq_info, FX_VFIO)
 		  VFIO_IRQ_INFO_NORESIZE },
 		{ VFIO_PCI_MSIX_IRQ_INDEX, 0, 0 },
 		{ VFIO_PCI_ERR_IRQ_INDEX, 0, 0 },
-		{ VFIO_PCI_REQ_IRQ_INDEX, 0, 0 },
+		{ VFIO_PCI_REQ_IRQ_INDEX, 1, VFIO_IRQ_INFO_EVENTFD |
+		  VFIO_IRQ_INFO_NORESIZE },
 	};
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
