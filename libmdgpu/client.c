@@ -47,6 +47,8 @@ static const struct mdgpu_tops *mdgpu_tops_find(const char *name)
 {
 	if (!name || !strcmp(name, "socket"))
 		return &mdgpu_tops_socket;
+	if (!strcmp(name, "vfio"))
+		return &mdgpu_tops_vfio;
 	return NULL;
 }
 
@@ -63,8 +65,7 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 		return -EINVAL;
 	*out = NULL;
 	mdgpu_open_err[0] = '\0';
-	if (o.transport && (!strcmp(o.transport, "vfio") ||
-			    !strcmp(o.transport, "guest")))
+	if (o.transport && !strcmp(o.transport, "guest"))
 		return mdgpu_open_fail(NULL, -EOPNOTSUPP); /* reserved names */
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -92,6 +93,16 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 	if (!g->slot_async) {
 		ret = -ENOMEM;
 		goto err;
+	}
+	/* Transports whose open learns no backend kind (vfio: registers
+	 * only) ask the daemon; this is also the first round trip. */
+	if (!g->info.backend) {
+		uint64_t kind = 0;
+
+		ret = mdgpu_query(g, MDGPU_QUERY_BACKEND, &kind);
+		if (ret)
+			goto err;
+		g->info.backend = (uint32_t)kind;
 	}
 	*out = g;
 	return 0;
@@ -146,12 +157,43 @@ static void mdgpu_reap(struct mdgpu *g)
 	}
 }
 
+/* The device was reset under us: everything queued is gone, the ring
+ * restarts at 0 and the vGPU's memory was freed (mdgpu_reset()). */
+static void mdgpu_resync(struct mdgpu *g)
+{
+	if (g->tops->rearm)
+		g->tops->rearm(g);
+	g->tail = g->reaped = 0;
+	memset(g->slot_async, 0, g->entries);
+	g->async_err = 0;
+	g->stage_busy[0] = g->stage_busy[1] = false;
+	memset(g->param_busy, 0, sizeof(g->param_busy));
+}
+
 static int mdgpu_wait_head(struct mdgpu *g, uint32_t target)
 {
 	int ret = g->tops->wait(g, target);
 
+	if (ret == -ECANCELED && g->tops->rearm) {
+		mdgpu_resync(g);
+		return mdgpu_set_error(g, ret, "the vGPU was reset: queued "
+				       "work cancelled, memory freed");
+	}
 	if (ret)
 		return mdgpu_set_error(g, ret, "waiting for the vGPU");
+	return 0;
+}
+
+int mdgpu_reset(struct mdgpu *g)
+{
+	int ret;
+
+	if (!g->tops->reset)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "reset on the %s "
+				       "transport", g->tops->name);
+	ret = g->tops->reset(g);
+	if (ret)
+		return mdgpu_set_error(g, ret, "device reset");
 	return 0;
 }
 

@@ -25,6 +25,10 @@ struct mdgpu_tops {
 	uint32_t (*head)(struct mdgpu *g);
 	/* Block until head - target >= 0 (mod 2^32), or fail (-ENODEV). */
 	int (*wait)(struct mdgpu *g, uint32_t target);
+	/* Optional (vfio): device reset, callable from any thread; and
+	 * re-enable after one, from the handle's thread. */
+	int (*reset)(struct mdgpu *g);
+	int (*rearm)(struct mdgpu *g);
 };
 
 #define MDGPU_PARAM_SLOTS	16	/* launch parameter slots */
@@ -67,6 +71,7 @@ struct mdgpu {
 };
 
 extern const struct mdgpu_tops mdgpu_tops_socket;
+extern const struct mdgpu_tops mdgpu_tops_vfio;
 
 int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

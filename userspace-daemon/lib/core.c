@@ -53,6 +53,20 @@ void mdgpud_core_unwatch(struct mdgpud_core *c, int fd)
 	}
 }
 
+int mdgpud_core_watch_events(struct mdgpud_core *c, int fd, uint32_t events)
+{
+	for (struct mdgpud_watch *w = c->watches; w; w = w->next) {
+		if (w->fd == fd && !w->dead) {
+			struct epoll_event ev = { .events = events,
+						  .data.ptr = w };
+
+			return epoll_ctl(c->epfd, EPOLL_CTL_MOD, fd, &ev) ?
+			       -errno : 0;
+		}
+	}
+	return -ENOENT;
+}
+
 static void mdgpud_core_reap_watches(struct mdgpud_core *c)
 {
 	struct mdgpud_watch **pp = &c->watches, *w;
@@ -237,4 +251,65 @@ void mdgpud_core_destroy(struct mdgpud_core *c)
 	free(c->vgpus);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+/* ---------------------------------------------------------------- */
+/* Device reset (appended for the kernel transport)                 */
+
+/*
+ * The device was reset (VFIO_DEVICE_RESET, CONTROL.RESET, close): the
+ * kernel zeroed the ring and set SQ_HEAD = SQ_TAIL = FENCE = 0.  Commands
+ * queued but not started are dropped (the client sees -ECANCELED), every
+ * event, module and allocation is released through the backend (memory is
+ * scrubbed), and the ring restarts at command 0.  Statistics are kept.
+ * Called between slices, from the dispatcher thread (a transport's fd
+ * callback), like every vGPU lifecycle call.
+ */
+void mdgpud_vgpu_reset(struct mdgpud_vgpu *v)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	struct mdgpud_core *c = v->core;
+	struct mdgpud_mem_entry e;
+	uint32_t cur = 0, h;
+	uint64_t val, freed = 0;
+
+	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h,
+				    &val)) {
+		b->event_destroy(v->bctx, val);
+		mdgpud_handles_del(v->handles, h, MDGPUD_H_EVENT);
+	}
+	cur = 0;
+	while (!mdgpud_handles_next(v->handles, MDGPUD_H_MODULE, &cur, &h,
+				    &val)) {
+		b->module_unload(v->bctx, val);
+		mdgpud_handles_del_children(v->handles, h);
+		mdgpud_handles_del(v->handles, h, MDGPUD_H_MODULE);
+	}
+	b->sync(v->bctx);
+	for (;;) {
+		int r;
+
+		pthread_mutex_lock(&c->lock);
+		r = mdgpud_memtab_pop(v->mem, &e);
+		pthread_mutex_unlock(&c->lock);
+		if (r)
+			break;
+		freed += e.size;
+		r = b->mem_free(v->bctx, e.addr, e.size);
+		if (r)
+			mdgpud_warn("vgpu %u: reset: free of %#" PRIx64
+				    " failed: %s", v->id, e.addr,
+				    strerror(-r));
+	}
+	if (v->runnable) {
+		mdgpud_sched_set_runnable(c->sched, &v->entity, false,
+					  mdgpud_now_ns());
+		v->runnable = false;
+	}
+	mdgpud_info("vgpu %u: reset: %u queued commands cancelled, %" PRIu64
+		    " bytes freed and scrubbed", v->id,
+		    v->observed_tail - v->head, freed);
+	v->head = v->observed_tail = 0;
+	v->fence = 0;
+	v->ring_broken = false;
 }

@@ -481,8 +481,11 @@ static void test_handshake_errors(void **state)
 	o.ring_entries = 3;
 	assert_int_equal(mdgpu_open(&o, &g), -EINVAL);
 	o.ring_entries = 0;
-	o.transport = "vfio";
+	o.transport = "guest";	/* reserved */
 	assert_int_equal(mdgpu_open(&o, &g), -EOPNOTSUPP);
+	o.transport = "vfio";	/* a socket path names no mdev */
+	assert_int_equal(mdgpu_open(&o, &g), -EINVAL);
+	assert_non_null(strstr(mdgpu_last_error(NULL), "names no mdev UUID"));
 	o.transport = "carrier-pigeon";
 	assert_int_equal(mdgpu_open(&o, &g), -EINVAL);
 	/* "half" has max 2 instances; the 8 GiB sim fits only one. */

@@ -3,9 +3,9 @@
  * libmdgpu: the client library of an mdgpu vGPU.
  *
  * A handle (struct mdgpu) is one open vGPU reached through a transport:
- * "socket" (mdgpud's Unix-domain socket) today; "vfio" (an mdev through
- * VFIO from a host process) and "guest" (the PCI device inside a VM) are
- * reserved names that return -EOPNOTSUPP until they exist.
+ * "socket" (mdgpud's Unix-domain socket) or "vfio" (an mdev through VFIO
+ * from a host process, as QEMU opens it: libmdgpu/vfio.c); "guest" (the
+ * PCI device inside a VM) is a reserved name that returns -EOPNOTSUPP.
  *
  * Every function returns 0 or a negative errno.  The handle keeps a
  * human-readable message about the last failure (mdgpu_last_error()).
@@ -30,8 +30,10 @@ struct mdgpu;
 typedef uint64_t mdgpu_devptr;
 
 struct mdgpu_open_opts {
-	const char *transport;	/* "socket" (NULL = "socket") */
-	const char *path;	/* socket path, NULL = MDGPU_SOCKET or default */
+	const char *transport;	/* "socket" (NULL = "socket") or "vfio" */
+	const char *path;	/* socket: path, NULL = MDGPU_SOCKET or default;
+				 * vfio: mdev UUID or its sysfs path,
+				 * NULL = $MDGPU_VFIO_DEVICE */
 	const char *type;	/* vGPU type name, e.g. "1g"; NULL = "1g" */
 	uint32_t ring_entries;	/* 0 = default; power of two */
 	uint32_t spin_us;	/* busy-wait before sleeping, 0 = default */
@@ -109,6 +111,15 @@ int mdgpu_event_record(struct mdgpu *g, uint32_t event);
 int mdgpu_event_elapsed_ns(struct mdgpu *g, uint32_t start, uint32_t end,
 			   uint64_t *ns);
 int mdgpu_event_destroy(struct mdgpu *g, uint32_t event);
+
+/*
+ * Device reset (vfio transport; -EOPNOTSUPP elsewhere): VFIO_DEVICE_RESET.
+ * Safe to call from another thread than the one using the handle: the
+ * call waiting on the vGPU (or the next one) fails -ECANCELED, queued
+ * work is dropped, every allocation, module and event of the vGPU is
+ * freed (memory scrubbed); later calls work on the fresh device.
+ */
+int mdgpu_reset(struct mdgpu *g);
 
 /* Wait until all submitted work is complete; returns the first error of
  * any asynchronous command since the last synchronize. */

@@ -46,6 +46,10 @@ struct mdgpud_config {
 	uint32_t dma_bounce_kib;	/* dma_bounce_kib (IOVA transports) */
 	uint32_t host_mib_max;		/* host_mib_max: zero-copy host area
 					 * a socket client may ask for */
+	/* Admin socket (lib/admin.c, Documentation/mdgpuctl.md). */
+	char admin_socket_path[108];	/* admin_socket_path, "" = derived
+					 * from socket_path, "none" = off */
+	uint32_t admin_socket_mode;	/* admin_socket_mode, octal */
 };
 
 void mdgpud_config_defaults(struct mdgpud_config *cfg);
@@ -111,6 +115,8 @@ typedef void (*mdgpud_watch_fn)(void *data, uint32_t events);
 int mdgpud_core_watch(struct mdgpud_core *c, int fd, mdgpud_watch_fn fn,
 		      void *data);
 void mdgpud_core_unwatch(struct mdgpud_core *c, int fd);
+/* Change the epoll events (EPOLLIN, EPOLLOUT) of a watched fd. */
+int mdgpud_core_watch_events(struct mdgpud_core *c, int fd, uint32_t events);
 
 /* vGPU lifecycle, called by transports from the dispatcher thread. */
 struct mdgpud_vgpu_params {
@@ -134,6 +140,10 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 		       struct mdgpud_vgpu **out);
 /* Frees (and so scrubs) every allocation and handle of the vGPU. */
 void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v);
+/* Device reset (kernel transport): queued commands are dropped, every
+ * allocation and handle is released (memory scrubbed), the ring restarts
+ * at command 0 (head = fence = 0).  Statistics are kept. */
+void mdgpud_vgpu_reset(struct mdgpud_vgpu *v);
 /* Knob changes (sysfs weight/cap/priority); -EINVAL out of range. */
 int mdgpud_vgpu_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,
 			  uint32_t cap_pct, uint32_t priority);

@@ -62,6 +62,8 @@ struct mdgpud_transport_ops {
 };
 
 extern const struct mdgpud_transport_ops mdgpud_transport_socket;
+/* /dev/mdgpu (lib/transport_kernel.c, Documentation/e2e.md). */
+extern const struct mdgpud_transport_ops mdgpud_transport_kernel;
 
 const struct mdgpud_transport_ops *mdgpud_transport_find(const char *name);
 

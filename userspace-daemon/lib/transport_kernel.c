@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The kernel transport: mdgpud serves the mdev vGPUs of mdgpu.ko through
+ * /dev/mdgpu (uapi section 3, Documentation/kmod.md "Control device").
+ *
+ *   REGISTER_GPU with the backend's GPU (bus_id, name, fb_size, sm_count):
+ *   the GPU becomes an mdev parent, or a parent whose daemon died is
+ *   re-attached (the kernel then replays POLICY and CREATE/OPEN events);
+ *   the control fd is watched in the core's event loop; events:
+ *
+ *   CREATE   mmap the vGPU's ring and aperture (MDGPU_CTL_MMAP_OFFSET),
+ *            mdgpud_vgpu_create() with the event's type and knobs
+ *   REMOVE   mdgpud_vgpu_destroy() (memory scrubbed), unmap
+ *   OPEN/CLOSE  bookkeeping (DMA needs an open device)
+ *   DOORBELL cache the new SQ tail; sq_tail() returns it
+ *   KNOB     mdgpud_vgpu_set_knobs() (sysfs weight/cap/priority, live)
+ *   POLICY   mdgpud_core_set_policy()
+ *   RESET    mdgpud_vgpu_reset(): queued work dropped, memory scrubbed,
+ *            ring back at 0
+ *
+ * publish() is MDGPU_CTL_COMPLETE (head, fence, fb_used, IRQ_COMPLETION
+ * when the command carried MDGPU_CMD_F_IRQ), dma() is MDGPU_CTL_DMA,
+ * arm() does nothing: the control fd is always watched, a doorbell is an
+ * event that wakes the dispatcher's epoll.
+ *
+ * Event payloads come from the kernel, but their numbers describe what a
+ * guest or an administrator chose: they are checked here before use (ring
+ * size, aperture size, knob ranges through the scheduler's own checks).
+ *
+ * Every callback runs in the dispatcher thread (core_priv.h), between
+ * slices: a vGPU is never reset or destroyed while one of its commands
+ * runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mdgpud/daemon.h"
+#include "mdgpud/log.h"
+#include "mdgpud/transport.h"
+
+/* One vGPU of the parent, as the kernel announced it. */
+struct mdgpud_kvgpu {
+	struct mdgpud_transport *t;
+	struct mdgpud_kvgpu *next;
+	uint32_t kid;			/* the kernel's vgpu_id */
+	uint8_t uuid[16];
+	char uuid_str[37];
+	uint32_t type_id;
+	uint32_t entries;
+	uint8_t *ring;			/* SQ at 0, CQ after it */
+	size_t ring_len;
+	uint8_t *ap;
+	size_t ap_len;
+	struct mdgpud_vgpu *v;		/* NULL if the core refused it */
+	uint32_t tail;			/* last doorbell */
+	uint32_t head;			/* last head published */
+	bool open;
+	/* Replayed open across a daemon restart: the kernel's SQ_HEAD is
+	 * unknown, so the ring is not served until the user resets it. */
+	bool unsynced;
+	uint64_t complete_errors;
+};
+
+struct mdgpud_transport {
+	struct mdgpud_core *core;
+	int fd;
+	uint32_t parent_id;
+	char parent_name[MDGPU_NAME_LEN];
+	struct mdgpud_kvgpu *vgpus;
+	bool replaying;			/* draining the events REGISTER queued */
+};
+
+/* ---------------------------------------------------------------- */
+/* Hot path: per-vGPU ops                                           */
+
+static uint32_t mdgpud_kern_sq_tail(void *priv)
+{
+	struct mdgpud_kvgpu *k = priv;
+
+	return k->unsynced ? k->head : k->tail;
+}
+
+static const struct mdgpu_cmd *mdgpud_kern_sq_entry(void *priv, uint32_t idx)
+{
+	struct mdgpud_kvgpu *k = priv;
+
+	return (const struct mdgpu_cmd *)(k->ring + MDGPU_RING_SQ_OFFSET +
+					  (size_t)idx * MDGPU_CMD_SIZE);
+}
+
+static void mdgpud_kern_cq_write(void *priv, uint32_t idx,
+				 const struct mdgpu_cpl *cpl)
+{
+	struct mdgpud_kvgpu *k = priv;
+
+	memcpy(k->ring + MDGPU_RING_CQ_OFFSET(k->entries) +
+	       (size_t)idx * MDGPU_CPL_SIZE, cpl, sizeof(*cpl));
+}
+
+static void mdgpud_kern_publish(void *priv, uint32_t head, uint64_t fence,
+				uint32_t irq, uint64_t fb_used)
+{
+	struct mdgpud_kvgpu *k = priv;
+	struct mdgpu_ctl_complete c = {
+		.vgpu_id = k->kid, .sq_head = head, .fence = fence,
+		.fb_used = fb_used, .irq = irq,
+	};
+
+	k->head = head;
+	/* The completion (cq_write) is in the shared ring already; the
+	 * ioctl moves SQ_HEAD/FENCE and raises the interrupt.  It fails
+	 * -EINVAL for work of a ring the user reset meanwhile (the RESET
+	 * event is not read yet): that work is being cancelled anyway. */
+	if (ioctl(k->t->fd, MDGPU_CTL_COMPLETE, &c)) {
+		if (!k->complete_errors++)
+			mdgpud_info("vgpu %u (%s): COMPLETE head %u: %s "
+				    "(reset or removed meanwhile?)",
+				    k->v ? mdgpud_vgpu_id(k->v) : 0,
+				    k->uuid_str, head, strerror(errno));
+	}
+}
+
+static void mdgpud_kern_arm(void *priv, bool sleeping)
+{
+	(void)priv;	/* doorbells are events on the watched fd */
+	(void)sleeping;
+}
+
+static void mdgpud_kern_ring_error(void *priv, int err)
+{
+	struct mdgpud_kvgpu *k = priv;
+
+	/* The kernel refuses bad doorbells itself (ERROR, RING_ERROR,
+	 * IRQ_ERROR); a tail it accepted cannot be bad unless the daemon's
+	 * view is stale: say so, serve again once it is sane. */
+	mdgpud_warn("vgpu %s: doorbell tail %u out of range: %s", k->uuid_str,
+		    k->tail, strerror(-err));
+}
+
+static void mdgpud_kern_lost(void *priv)
+{
+	(void)priv;	/* closing /dev/mdgpu makes every vGPU BACKEND_LOST */
+}
+
+static int mdgpud_kern_dma(void *priv, uint64_t iova, void *buf, uint64_t len,
+			   bool write)
+{
+	struct mdgpud_kvgpu *k = priv;
+	struct mdgpu_ctl_dma d = {
+		.vgpu_id = k->kid, .write = write ? 1 : 0, .iova = iova,
+		.buf = (uintptr_t)buf, .len = len,
+	};
+
+	if (!ioctl(k->t->fd, MDGPU_CTL_DMA, &d))
+		return 0;
+	/* Our own arguments are valid (buffer, length): EINVAL is type1's
+	 * answer for an IOVA the user never mapped, which the ABI reports
+	 * as -EFAULT. */
+	return errno == EINVAL ? -EFAULT : -errno;
+}
+
+static const struct mdgpud_vgpu_tops mdgpud_kern_tops = {
+	.sq_tail = mdgpud_kern_sq_tail,
+	.sq_entry = mdgpud_kern_sq_entry,
+	.cq_write = mdgpud_kern_cq_write,
+	.publish = mdgpud_kern_publish,
+	.arm = mdgpud_kern_arm,
+	.ring_error = mdgpud_kern_ring_error,
+	.lost = mdgpud_kern_lost,
+	.dma = mdgpud_kern_dma,
+};
+
+/* ---------------------------------------------------------------- */
+/* Events                                                           */
+
+static struct mdgpud_kvgpu *mdgpud_kern_find(struct mdgpud_transport *t,
+					     uint32_t kid)
+{
+	for (struct mdgpud_kvgpu *k = t->vgpus; k; k = k->next)
+		if (k->kid == kid)
+			return k;
+	return NULL;
+}
+
+static void mdgpud_kern_uuid_str(const uint8_t u[16], char out[37])
+{
+	static const char hex[] = "0123456789abcdef";
+	char *p = out;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = hex[u[i] >> 4];
+		*p++ = hex[u[i] & 15];
+	}
+	*p = '\0';
+}
+
+static void mdgpud_kern_free(struct mdgpud_kvgpu *k)
+{
+	struct mdgpud_transport *t = k->t;
+
+	for (struct mdgpud_kvgpu **pp = &t->vgpus; *pp; pp = &(*pp)->next) {
+		if (*pp == k) {
+			*pp = k->next;
+			break;
+		}
+	}
+	if (k->v)
+		mdgpud_vgpu_destroy(k->v);	/* frees + scrubs memory */
+	if (k->ring)
+		munmap(k->ring, k->ring_len);
+	if (k->ap)
+		munmap(k->ap, k->ap_len);
+	free(k);
+}
+
+static void *mdgpud_kern_map(struct mdgpud_transport *t, uint32_t kid,
+			     unsigned int region, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd,
+		       (off_t)MDGPU_CTL_MMAP_OFFSET(kid, region));
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void mdgpud_kern_create(struct mdgpud_transport *t,
+			       const struct mdgpu_ctl_event *ev)
+{
+	const struct mdgpud_config *cfg = mdgpud_core_config(t->core);
+	uint32_t entries = ev->create.ring_entries;
+	uint64_t ap = ev->create.aperture_size;
+	struct mdgpud_vgpu_params p = { 0 };
+	struct mdgpud_kvgpu *k;
+	int ret;
+
+	k = mdgpud_kern_find(t, ev->vgpu_id);
+	if (k) {	/* cannot happen with one daemon per parent */
+		mdgpud_warn("vgpu %s: second CREATE for kernel id %u: "
+			    "re-creating", k->uuid_str, ev->vgpu_id);
+		mdgpud_kern_free(k);
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return;
+	k->t = t;
+	k->kid = ev->vgpu_id;
+	k->type_id = ev->type_id;
+	memcpy(k->uuid, ev->uuid, sizeof(k->uuid));
+	mdgpud_kern_uuid_str(k->uuid, k->uuid_str);
+	k->next = t->vgpus;
+	t->vgpus = k;
+
+	/* Sizes before they size mappings: a power-of-two ring the core
+	 * accepts, an aperture of at most 1 GiB (the type table's limit). */
+	if (entries < 2 || (entries & (entries - 1)) ||
+	    entries > cfg->ring_entries_max || !ap || ap > (1ULL << 30) ||
+	    (ap & 4095)) {
+		mdgpud_err("vgpu %s: CREATE with ring_entries %u aperture %"
+			   PRIu64 ": refused", k->uuid_str, entries, ap);
+		return;
+	}
+	k->entries = entries;
+	k->ring_len = (size_t)MDGPU_RING_BYTES(entries);
+	k->ap_len = (size_t)ap;
+	k->ring = mdgpud_kern_map(t, k->kid, MDGPU_CTL_MMAP_RING, k->ring_len);
+	if (!k->ring) {
+		mdgpud_err("vgpu %s: mmap ring: %s", k->uuid_str,
+			   strerror(errno));
+		return;
+	}
+	k->ap = mdgpud_kern_map(t, k->kid, MDGPU_CTL_MMAP_APERTURE, k->ap_len);
+	if (!k->ap) {
+		mdgpud_err("vgpu %s: mmap aperture: %s", k->uuid_str,
+			   strerror(errno));
+		return;
+	}
+
+	p.type_id = ev->type_id;
+	p.ring_entries = entries;
+	p.ring = k->ring;
+	p.aperture = k->ap;
+	p.aperture_size = ap;
+	p.aperture_fd = -1;	/* the aperture is /dev/mdgpu memory */
+	p.tops = &mdgpud_kern_tops;
+	p.tpriv = k;
+	p.weight = ev->create.weight;
+	p.cap_pct = ev->create.cap;
+	p.priority = ev->create.priority;
+	ret = mdgpud_vgpu_create(t->core, &p, &k->v);
+	if (ret) {
+		k->v = NULL;
+		mdgpud_err("vgpu %s: type %u refused by the daemon: %s",
+			   k->uuid_str, ev->type_id, strerror(-ret));
+		return;
+	}
+	/* params treat 0 as "default"; sysfs priority 0 is a real value. */
+	mdgpud_vgpu_set_knobs(k->v, ev->create.weight, ev->create.cap,
+			      ev->create.priority);
+	mdgpud_info("vgpu %u: mdev %s (kernel id %u, type %u), weight %u "
+		    "cap %u priority %u%s", mdgpud_vgpu_id(k->v), k->uuid_str,
+		    k->kid, k->type_id, ev->create.weight, ev->create.cap,
+		    ev->create.priority, t->replaying ? ", re-attached" : "");
+}
+
+static void mdgpud_kern_event(struct mdgpud_transport *t,
+			      const struct mdgpu_ctl_event *ev)
+{
+	struct mdgpud_kvgpu *k;
+
+	if (ev->type == MDGPU_EV_POLICY) {
+		if (!mdgpud_core_set_policy(t->core, ev->policy.policy,
+					    ev->policy.timeslice_us))
+			mdgpud_info("policy %u, timeslice %u us",
+				    ev->policy.policy,
+				    ev->policy.timeslice_us);
+		return;
+	}
+	if (ev->type == MDGPU_EV_CREATE) {
+		mdgpud_kern_create(t, ev);
+		return;
+	}
+	k = mdgpud_kern_find(t, ev->vgpu_id);
+	if (!k) {
+		mdgpud_warn("event %u for unknown vgpu %u: ignored", ev->type,
+			    ev->vgpu_id);
+		return;
+	}
+	switch (ev->type) {
+	case MDGPU_EV_REMOVE:
+		mdgpud_info("vgpu %u: mdev %s removed",
+			    k->v ? mdgpud_vgpu_id(k->v) : 0, k->uuid_str);
+		mdgpud_kern_free(k);
+		break;
+	case MDGPU_EV_OPEN:
+		k->open = true;
+		if (t->replaying) {
+			/* Open across a daemon restart: SQ_HEAD is not in
+			 * CREATE, so wait for the user's reset. */
+			k->unsynced = true;
+			mdgpud_info("vgpu %s: open across a daemon restart: "
+				    "served again after the user resets it",
+				    k->uuid_str);
+		}
+		break;
+	case MDGPU_EV_CLOSE:
+		k->open = false;
+		break;
+	case MDGPU_EV_DOORBELL:
+		k->tail = ev->doorbell.sq_tail;
+		break;
+	case MDGPU_EV_KNOB:
+		if (k->v && !mdgpud_vgpu_set_knobs(k->v, ev->knob.weight,
+						   ev->knob.cap,
+						   ev->knob.priority))
+			mdgpud_info("vgpu %u: weight %u cap %u priority %u",
+				    mdgpud_vgpu_id(k->v), ev->knob.weight,
+				    ev->knob.cap, ev->knob.priority);
+		break;
+	case MDGPU_EV_RESET:
+		if (k->v)
+			mdgpud_vgpu_reset(k->v);
+		k->tail = k->head = 0;
+		k->unsynced = false;
+		k->complete_errors = 0;
+		break;
+	default:
+		mdgpud_warn("vgpu %s: unknown event %u: ignored", k->uuid_str,
+			    ev->type);
+		break;
+	}
+}
+
+/* Read and handle every queued event; false when the fd is unusable. */
+static bool mdgpud_kern_drain(struct mdgpud_transport *t)
+{
+	struct mdgpu_ctl_event evs[16];
+
+	for (;;) {
+		ssize_t n = read(t->fd, evs, sizeof(evs));
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR;
+		if (n == 0 || n % (ssize_t)sizeof(evs[0]))
+			return false;
+		for (ssize_t i = 0; i < n / (ssize_t)sizeof(evs[0]); i++) {
+			if (evs[i].parent_id != t->parent_id)
+				continue;	/* not ours: cannot happen */
+			mdgpud_kern_event(t, &evs[i]);
+		}
+	}
+}
+
+static void mdgpud_kern_ctl_event(void *data, uint32_t events)
+{
+	struct mdgpud_transport *t = data;
+
+	(void)events;
+	if (!mdgpud_kern_drain(t))
+		mdgpud_err("%s: reading events: %s", MDGPU_CTL_DEVICE,
+			   strerror(errno));
+}
+
+/* ---------------------------------------------------------------- */
+/* Transport lifetime                                               */
+
+static void mdgpud_kern_destroy(struct mdgpud_transport *t)
+{
+	if (!t)
+		return;
+	while (t->vgpus)
+		mdgpud_kern_free(t->vgpus);
+	/* The parent stays registered: VMs keep their devices, which report
+	 * BACKEND_LOST until a daemon registers the same bus_id again. */
+	if (t->fd >= 0) {
+		mdgpud_core_unwatch(t->core, t->fd);
+		close(t->fd);
+	}
+	free(t);
+}
+
+static int mdgpud_kern_create_transport(struct mdgpud_core *core,
+					const struct mdgpud_config *cfg,
+					struct mdgpud_transport **out)
+{
+	const struct mdgpud_gpu_info *gpu = mdgpud_core_gpu(core);
+	struct mdgpu_ctl_register reg = {
+		.abi_version = MDGPU_ABI_VERSION,
+		.fb_size = gpu->fb_size,
+		.sm_count = gpu->sm_count,
+	};
+	struct mdgpud_transport *t;
+	int ret;
+
+	(void)cfg;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->core = core;
+	t->fd = open(MDGPU_CTL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (t->fd < 0) {
+		ret = -errno;
+		mdgpud_err("open %s: %s (is mdgpu.ko loaded?)",
+			   MDGPU_CTL_DEVICE, strerror(errno));
+		goto err;
+	}
+	/* Both NUL-terminated; a longer model name is cut (printable). */
+	memcpy(reg.name, gpu->name, strnlen(gpu->name, sizeof(reg.name) - 1));
+	memcpy(reg.bus_id, gpu->bus_id,
+	       strnlen(gpu->bus_id, sizeof(reg.bus_id) - 1));
+	if (ioctl(t->fd, MDGPU_CTL_REGISTER_GPU, &reg)) {
+		ret = -errno;
+		mdgpud_err("REGISTER_GPU %s (%s, %" PRIu64 " MiB, %u SMs): %s%s",
+			   reg.bus_id, reg.name, (uint64_t)reg.fb_size >> 20,
+			   reg.sm_count, strerror(errno),
+			   errno == EBUSY ? " (another daemon serves it)" :
+			   errno == EINVAL ? " (re-attach needs the same "
+					     "fb_size and sm_count)" : "");
+		goto err;
+	}
+	t->parent_id = reg.parent_id;
+	memcpy(t->parent_name, reg.parent_name, sizeof(t->parent_name));
+	t->parent_name[sizeof(t->parent_name) - 1] = '\0';
+	mdgpud_info("registered %s (%s) as mdev parent %s (id %u), %u vGPUs "
+		    "exist", reg.bus_id, reg.name, t->parent_name,
+		    t->parent_id, reg.nr_vgpus);
+	/* REGISTER queued the replay (POLICY, CREATE, OPEN) already. */
+	t->replaying = true;
+	if (!mdgpud_kern_drain(t)) {
+		ret = -EIO;
+		goto err;
+	}
+	t->replaying = false;
+	ret = mdgpud_core_watch(core, t->fd, mdgpud_kern_ctl_event, t);
+	if (ret)
+		goto err;
+	*out = t;
+	return 0;
+err:
+	mdgpud_kern_destroy(t);
+	return ret;
+}
+
+const struct mdgpud_transport_ops mdgpud_transport_kernel = {
+	.name = "kernel",
+	.create = mdgpud_kern_create_transport,
+	.destroy = mdgpud_kern_destroy,
+};
