@@ -12,6 +12,7 @@
 # $BUILD/vm/mdgpu-vmtest), VM_SMP vCPUs (default 2: the race tests need
 # two to race for real; MTTCG runs them on two host threads at no extra
 # wall time here).  TEST runs only that test of mdgpu-vmtest.
+# VM_SHELL=1: boot to a shell on this terminal instead (debugging).
 # VM_MODE=qemu: the nested test instead (check-vm-qemu): the guest runs
 # QEMU with -device vfio-pci,sysfsdev= on an mdev; VM_INNER_BIN (default
 # $BUILD/vm/mdgpu-pcitest) runs in the inner guest.
@@ -59,6 +60,14 @@ trap keep EXIT
 # shellcheck disable=SC2086
 "$here/mkinitramfs.sh" "$rel" "$kroot" "$initrd" "$ko" $bins
 
+if [ -n "${VM_SHELL:-}" ]; then
+	# Debugging: a shell on this terminal instead of the suite.
+	qemu-system-x86_64 -accel tcg -m "$mem" -smp "${VM_SMP:-2}" \
+		-nographic -no-reboot -net none \
+		-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 quiet mdgpu.shell"
+	exit
+fi
 echo "vm: booting $rel (TCG, timeout ${timeout_s}s), serial log $out/serial.log" >&2
 start=$(date +%s.%N)
 rc=0
