@@ -107,9 +107,9 @@ int mdgpu_gdev_sync(struct mdgpu_gdev *gd, u64 *retired, u32 *status)
 
 	fence = mdgpu_gdev_read_fence(gd);
 	if (!(*status & MDGPU_STATUS_ENABLED) || fence < gd->dev_fence) {
-		dev_warn(&gd->pdev->dev,
-			 "device was reset (status %#x): unfinished commands canceled\n",
-			 *status);
+		dev_warn_ratelimited(&gd->pdev->dev,
+				     "device was reset (status %#x): unfinished commands canceled\n",
+				     *status);
 		mdgpu_gdev_new_epoch(gd, *retired);
 		ret = mdgpu_gdev_start(gd);
 		mdgpu_gdev_kick(gd);

@@ -4,6 +4,7 @@
 #
 #   make check-nested KVER=6.1|6.12   one kernel
 #   make check-nested-all             both kernels
+#   make check-nested-lint            shellcheck of the scripts
 #
 # Needs mdgpu.ko (kmod.mk's `make modules KVER=<release>`), mdgpu-guest.ko
 # (guest.mk's `make guest-modules KVER=...`) and the two static programs.
@@ -13,7 +14,7 @@ NESTED_BUILD := $(BUILD)/nested
 NESTED_KVERS ?= 6.1 6.12
 NESTED_CFLAGS := $(CFLAGS_COMMON) -I$(TOP)/guest/include/uapi -static
 
-.PHONY: check-nested check-nested-all nested-bins
+.PHONY: check-nested check-nested-all check-nested-lint nested-bins
 
 nested-bins: $(NESTED_BUILD)/mdgpu-responder $(NESTED_BUILD)/mdgpu-client
 
@@ -41,4 +42,8 @@ check-nested-all: nested-bins
 		$(MAKE) --no-print-directory check-nested KVER=$$k || rc=1; \
 	done; exit $$rc
 
-check: check-nested-all
+check-nested-lint:
+	shellcheck -s sh $(NESTED_DIR)/inner-init $(NESTED_DIR)/outer-init
+	shellcheck $(NESTED_DIR)/run-nested.sh $(NESTED_DIR)/mkinitramfs-nested.sh
+
+check: check-nested-lint check-nested-all

@@ -12,8 +12,8 @@
 # Environment: BUILD (default <repo>/build), VM_CACHE (default
 # <repo>/.cache/vm), NESTED_TIMEOUT outer seconds (default 600),
 # NESTED_INNER_TIMEOUT inner seconds (default 480), NESTED_CPU and
-# NESTED_INNER_CPU the -cpu models (default qemu64), NESTED_VERBOSE=1
-# (inner kernel not quiet), MDGPU_KO (default
+# NESTED_INNER_CPU the -cpu models (default qemu64; inner: qemu64 for 6.1,
+# max otherwise), NESTED_VERBOSE=1 (inner kernel not quiet), MDGPU_KO (default
 # $BUILD/kmod-<release>/mdgpu.ko), GUEST_KO (default
 # $BUILD/guest-<release>/mdgpu-guest.ko), NESTED_BINS (directory holding
 # mdgpu-responder and mdgpu-client, default $BUILD/nested).
@@ -26,9 +26,14 @@ cache=${VM_CACHE:-$top/.cache/vm}
 timeout_s=${NESTED_TIMEOUT:-600}
 inner_timeout_s=${NESTED_INNER_TIMEOUT:-480}
 cpu=${NESTED_CPU:-qemu64}
-inner_cpu=${NESTED_INNER_CPU:-qemu64}
 
 rel=$("$top/tests/vm/kver-release.sh" "$kver")
+# Inner CPU: 6.12 dies early nested on qemu64 (Documentation/guest-driver.md);
+# 6.1 runs on qemu64, about 1.5 times faster nested than on max.
+case $rel in
+6.1.*) inner_cpu=${NESTED_INNER_CPU:-qemu64} ;;
+*) inner_cpu=${NESTED_INNER_CPU:-max} ;;
+esac
 ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
 gko=${GUEST_KO:-$BUILD/guest-$rel/mdgpu-guest.ko}
 bins=${NESTED_BINS:-$BUILD/nested}
