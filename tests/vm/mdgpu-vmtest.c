@@ -2010,15 +2010,21 @@ static void *remove_thread(void *arg)
 TEST(remove_while_open, FX_VFIO)
 {
 	struct remover r = { 0 };
+	int req = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pthread_t th;
 	int i;
 
+	/* QEMU gives a REQ eventfd and unplugs the device when it fires. */
+	EXPECT(set_irq_fd(f, VFIO_PCI_REQ_IRQ_INDEX, req) == 0, "REQ eventfd");
 	ASSERT(pthread_create(&th, NULL, remove_thread, &r) == 0);
+	EXPECT(fired(req, 2000), "REQ not signalled by the remove");
 	msleep(NO_EV_MS);
 	/* The vfio core holds the remove until the user closes. */
 	EXPECT(!r.done, "remove finished while the device was open (ret %d)",
 	       r.ret);
 	EXPECT(rd32(f, MDGPU_REG_MAGIC) == MDGPU_MAGIC, "device dead while open");
+	/* The daemon still serves the device meanwhile. */
+	EXPECT(complete(f, 0, 0, 0, 0) == 0, "COMPLETE during the remove");
 	vfio_close(f);
 	for (i = 0; i < 50 && !r.done; i++)
 		msleep(100);
@@ -2029,6 +2035,21 @@ TEST(remove_while_open, FX_VFIO)
 	EXPECT(ev_wait(f, MDGPU_EV_REMOVE, f->vgpu, NULL, EV_TIMEOUT_MS) == 0,
 	       "no REMOVE event");
 	f->mdev = 0;
+	close(req);
+}
+
+TEST(irq_req_trigger, FX_VFIO)
+{
+	int req = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	ASSERT(set_irq_fd(f, VFIO_PCI_REQ_IRQ_INDEX, req) == 0, "REQ eventfd");
+	EXPECT(set_irq_none(f, VFIO_PCI_REQ_IRQ_INDEX,
+			    VFIO_IRQ_SET_ACTION_TRIGGER, 1) == 0, "DATA_NONE");
+	EXPECT(fired(req, 1000), "REQ DATA_NONE trigger did not signal");
+	EXPECT(!fired(req, NO_EV_MS), "REQ fired on its own");
+	EXPECT(set_irq_none(f, VFIO_PCI_REQ_IRQ_INDEX,
+			    VFIO_IRQ_SET_ACTION_MASK, 1) < 0, "REQ maskable");
+	close(req);
 }
 
 /* A guest hammering the doorbell cannot grow the daemon's queue. */
