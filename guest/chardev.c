@@ -4,11 +4,17 @@
  * mdgpu-guest.h.  One open file per vGPU at a time: the ring has a single
  * producer, and the process that owns it owns the device.
  */
+#include <linux/build_bug.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/uaccess.h>
 
 #include "mdgpu_guest.h"
+
+/* The user ABI has no implicit padding: same layout for 32-bit callers. */
+static_assert(sizeof(struct mdgpu_guest_info) == 96);
+static_assert(sizeof(struct mdgpu_guest_submit) == 16);
+static_assert(sizeof(struct mdgpu_guest_wait) == 24);
 
 /*
  * Zap the user mappings of the BARs before they go away; a later access
