@@ -139,8 +139,7 @@ out_unlock:
  */
 static int mdgpu_gdev_submit_locked(struct mdgpu_gdev *gd, u32 tail)
 {
-	u32 delta = tail - gd->sq_tail;
-	u32 status, err;
+	u32 delta, status, err;
 	u64 retired;
 	int ret;
 
@@ -152,7 +151,7 @@ static int mdgpu_gdev_submit_locked(struct mdgpu_gdev *gd, u32 tail)
 		return -ENODEV;
 	if (status & MDGPU_STATUS_RING_ERROR)
 		return -EIO;
-	/* A reset found by the sync moved sq_tail: recompute. */
+	/* After the sync: a reset it found has moved sq_tail back to 0. */
 	delta = tail - gd->sq_tail;
 	if (!delta)
 		return 0;
