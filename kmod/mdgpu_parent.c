@@ -56,7 +56,10 @@ static struct mdgpu_parent *mdgpu_parent_find_id(u32 id)
 	return NULL;
 }
 
-/* A NUL-terminated, non-empty, printable string inside its array. */
+/*
+ * A NUL-terminated, non-empty, printable ASCII string inside its array
+ * (the kernel's isprint() also accepts Latin-1).
+ */
 static bool mdgpu_name_ok(const char *s, size_t size)
 {
 	size_t len = strnlen(s, size), i;
@@ -64,7 +67,7 @@ static bool mdgpu_name_ok(const char *s, size_t size)
 	if (!len || len == size)
 		return false;
 	for (i = 0; i < len; i++)
-		if (!isprint(s[i]))
+		if (!isascii(s[i]) || !isprint(s[i]))
 			return false;
 	return true;
 }
