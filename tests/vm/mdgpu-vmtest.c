@@ -662,6 +662,10 @@ TEST(register_validation, FX_MODULE)
 	EXPECT_ERRNO(ioctl(fd, MDGPU_CTL_REGISTER_GPU, &r), EINVAL);
 	reg_init(&r); r.sm_count = 0;
 	EXPECT_ERRNO(ioctl(fd, MDGPU_CTL_REGISTER_GPU, &r), EINVAL);
+	reg_init(&r); r.name[3] = '\n';	/* names are printable ASCII */
+	EXPECT_ERRNO(ioctl(fd, MDGPU_CTL_REGISTER_GPU, &r), EINVAL);
+	reg_init(&r); r.bus_id[0] = (char)0xc3;
+	EXPECT_ERRNO(ioctl(fd, MDGPU_CTL_REGISTER_GPU, &r), EINVAL);
 	EXPECT(!path_exists("/sys/class/mdev_bus/mdgpu0"),
 	       "a rejected registration left a parent");
 	close(fd);
@@ -1394,6 +1398,14 @@ TEST(set_irqs_invalid, FX_VFIO)
 	EXPECT_ERRNO(SET(VFIO_PCI_MSI_IRQ_INDEX, 0, 1,
 			 VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER |
 			 VFIO_IRQ_SET_ACTION_MASK), EINVAL);
+	/* MASK/UNMASK: INTx only, and no irqfd resampler (DATA_EVENTFD). */
+	EXPECT_ERRNO(SET(VFIO_PCI_MSI_IRQ_INDEX, 0, 1, VFIO_IRQ_SET_DATA_NONE |
+			 VFIO_IRQ_SET_ACTION_MASK), EINVAL);
+	EXPECT_ERRNO(SET(VFIO_PCI_INTX_IRQ_INDEX, 0, 1, VFIO_IRQ_SET_DATA_EVENTFD |
+			 VFIO_IRQ_SET_ACTION_UNMASK), EINVAL);
+	/* DATA_NONE, count 0, TRIGGER: disables (valid). */
+	EXPECT(SET(VFIO_PCI_MSI_IRQ_INDEX, 0, 0, VFIO_IRQ_SET_DATA_NONE |
+		   VFIO_IRQ_SET_ACTION_TRIGGER) == 0, "disable by count 0");
 #undef SET
 	close(efd);
 }
@@ -1537,6 +1549,9 @@ TEST(dma_invalid, FX_VFIO)
 	EXPECT(dma(f, 0, DMA_IOVA, buf, MDGPU_DMA_MAX + 1) == -E2BIG, "len max+1");
 	EXPECT(dma(f, 0, ~0ULL - 100, buf, 4096) == -EOVERFLOW, "overflow");
 	EXPECT(dma(f, 0, DMA_IOVA, NULL, 16) == -EFAULT, "bad daemon buffer");
+	EXPECT(dma(f, 2, DMA_IOVA, buf, 16) == -EINVAL, "write = 2");
+	EXPECT(dma(f, 0, DMA_IOVA, (void *)(uintptr_t)(~0ULL - 8), 16) ==
+	       -EOVERFLOW, "buf + len overflows");
 	EXPECT(dma(f, 0, DMA_IOVA, buf, 16) == 0, "DMA broken after errors");
 }
 
@@ -1873,6 +1888,7 @@ TEST(daemon_loss_and_reregister, FX_VFIO)
 TEST(reattach_mismatch, FX_MDEV)
 {
 	struct mdgpu_ctl_register r;
+	char b[64];
 
 	close(f->ctl);
 	f->ctl = open(MDGPU_CTL_DEVICE, O_RDWR);
@@ -1883,8 +1899,14 @@ TEST(reattach_mismatch, FX_MDEV)
 	reg_init(&r);
 	r.sm_count = SM_COUNT + 1;
 	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_REGISTER_GPU, &r), EINVAL);
+	/* Another name is fine; the parent keeps its first one. */
+	reg_init(&r);
+	snprintf(r.name, sizeof(r.name), "renamed");
+	EXPECT(ioctl(f->ctl, MDGPU_CTL_REGISTER_GPU, &r) == 0, "re-attach");
+	EXPECT(sysfs_read(parent_knob(f->parent, "gpu_name"), b, sizeof(b)) > 0 &&
+	       !strcmp(b, GPU_NAME), "gpu_name '%s'", b);
 	close(f->ctl);
-	f->ctl = -1;		/* teardown re-attaches with the right sizes */
+	f->ctl = -1;		/* teardown re-attaches again */
 }
 
 static void dirty_device(struct fx *f, volatile uint32_t *ring)
@@ -1918,6 +1940,20 @@ static void check_reset(struct fx *f, volatile uint32_t *ring)
 	EXPECT(rg_rw(f, MDGPU_BAR_APERTURE, 0, &ap, 4, 0) == 4 && ap == 0,
 	       "aperture not zeroed");
 	EXPECT(stat_value(UUID0, "resets") >= 1, "stats resets");
+}
+
+TEST(reset_drops_pending_doorbell, FX_VFIO)
+{
+	struct mdgpu_ctl_event ev;
+
+	ev_drain(f);
+	wr32(f, MDGPU_REG_CONTROL, MDGPU_CONTROL_ENABLE);
+	wr32(f, MDGPU_REG_SQ_TAIL, 1);		/* not read by the daemon */
+	ASSERT(ioctl(f->dev, VFIO_DEVICE_RESET) == 0);
+	EXPECT(ev_next(f, &ev, EV_TIMEOUT_MS) == 0 && ev.type == MDGPU_EV_RESET,
+	       "event %u, want RESET", ev.type);
+	EXPECT(ev_next(f, &ev, NO_EV_MS) == -ETIMEDOUT,
+	       "event %u after RESET (a stale DOORBELL?)", ev.type);
 }
 
 TEST(vfio_device_reset, FX_VFIO)
