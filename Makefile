@@ -27,6 +27,7 @@ include qemu-scripts/scripts.mk
 include guest/guest.mk
 include tests/nested/nested.mk
 include bench/bench.mk
+include tests/e2e/e2e.mk
 
 check:
 	@echo "== make check: all suites passed"

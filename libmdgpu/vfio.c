@@ -482,7 +482,7 @@ static int mdgpu_vfio_reset(struct mdgpu *g)
 static int mdgpu_vfio_rearm(struct mdgpu *g)
 {
 	struct mdgpu_vfio *s = g->tpriv;
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	int ret;
 
 	nanosleep(&ts, NULL);

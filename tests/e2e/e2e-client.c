@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mdgpu-e2e-client: a VFIO-transport libmdgpu client for the end-to-end
+ * guest (tests/e2e/init).  Opens an mdev exactly as QEMU would (libmdgpu
+ * "vfio" transport) and does real work through mdgpud.
+ *
+ *   mdgpu-e2e-client roundtrip UUID          QUERY/alloc/copy/free round trip
+ *   mdgpu-e2e-client work UUID SEED ROUNDS   copy in, fill, add, checksum,
+ *                                            copy out, verify vs C reference
+ *   mdgpu-e2e-client quota UUID              allocate until -ENOMEM
+ *   mdgpu-e2e-client spin UUID SECONDS NS    keep the ring full of SPIN_NS
+ *   mdgpu-e2e-client reset UUID              VFIO_DEVICE_RESET mid-work
+ *   mdgpu-e2e-client demo UUID SECONDS       the demo's workload
+ *
+ * Prints "ok: ..." lines and, on failure, "error: ..." with the errno and
+ * libmdgpu's message.  Exit status: 0 passed, 1 failed, 2 usage; `spin`
+ * exits 3 when the vGPU went away (-ENODEV: mdgpud gone), so the
+ * fault test can tell that apart from a real failure.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mdgpu/mdgpu.h"
+#include "uapi/mdgpu.h"
+
+static const char *uuid;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+#define CHECK(g, expr) do {						\
+	int r_ = (expr);						\
+	if (r_) {							\
+		printf("error: %s: %s: %d (%s)\n", uuid, #expr, r_,	\
+		       (g) ? mdgpu_last_error(g) : mdgpu_last_error(NULL)); \
+		return r_ == -ENODEV ? 3 : 1;				\
+	}								\
+} while (0)
+
+#define EXPECT(cond, ...) do {						\
+	if (!(cond)) {							\
+		printf("error: %s: %s: ", uuid, #cond);			\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		return 1;						\
+	}								\
+} while (0)
+
+static int open_vgpu(struct mdgpu **g)
+{
+	struct mdgpu_open_opts o = { .transport = "vfio", .path = uuid };
+
+	CHECK(NULL, mdgpu_open(&o, g));
+	return 0;
+}
+
+/* The C reference of CHECKSUM (uapi). */
+static uint64_t checksum_ref(const uint32_t *w, uint64_t n)
+{
+	uint64_t s = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		s += (uint64_t)w[i] * (2 * i + 1);
+	return s;
+}
+
+static uint32_t xorshift(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+static int cmd_roundtrip(void)
+{
+	struct mdgpu *g;
+	struct mdgpu_info in;
+	uint64_t v, quota, t0;
+	mdgpu_devptr d;
+	uint8_t out[4096], buf[4096];
+	int ret;
+
+	t0 = now_ns();
+	ret = open_vgpu(&g);
+	if (ret)
+		return ret;
+	mdgpu_get_info(g, &in);
+	printf("ok: open %s: vgpu %u type %u quota %" PRIu64 " MiB ring %u "
+	       "aperture %" PRIu64 " MiB backend %u (%.1f ms)\n", uuid,
+	       in.vgpu_id, in.type_id, in.fb_quota >> 20, in.ring_entries,
+	       in.aperture_size >> 20, in.backend, (now_ns() - t0) / 1e6);
+	t0 = now_ns();
+	CHECK(g, mdgpu_synchronize(g));		/* SYNC: a no-op command */
+	printf("ok: sync round trip %.1f us\n", (now_ns() - t0) / 1e3);
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_ABI_VERSION, &v));
+	EXPECT(v == MDGPU_ABI_VERSION, "abi %#" PRIx64, v);
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_FB_QUOTA, &quota));
+	EXPECT(quota == in.fb_quota, "quota %" PRIu64 " vs register %" PRIu64,
+	       quota, in.fb_quota);
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_SM_COUNT, &v));
+	EXPECT(v == in.sm_count, "sm %" PRIu64 " vs %u", v, in.sm_count);
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_BACKEND, &v));
+	EXPECT(v == MDGPU_BACKEND_SIM, "backend %" PRIu64, v);
+	printf("ok: queries (abi, quota, sm %u, backend sim)\n", in.sm_count);
+	CHECK(g, mdgpu_mem_alloc(g, sizeof(buf), &d));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 7 + 3);
+	CHECK(g, mdgpu_copy_htod(g, d, buf, sizeof(buf)));
+	memset(out, 0, sizeof(out));
+	CHECK(g, mdgpu_copy_dtoh(g, out, d, sizeof(out)));
+	EXPECT(!memcmp(out, buf, sizeof(buf)), "copy back differs");
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_FB_USED, &v));
+	EXPECT(v >= sizeof(buf), "fb_used %" PRIu64, v);
+	CHECK(g, mdgpu_mem_free(g, d));
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_FB_USED, &v));
+	EXPECT(v == 0, "fb_used after free %" PRIu64, v);
+	printf("ok: alloc, copy in/out 4 KiB, free\n");
+	mdgpu_close(g);
+	return 0;
+}
+
+/* Real work: the result of every step is checked against C. */
+static int cmd_work(unsigned int seed, unsigned int rounds)
+{
+	const uint64_t n = 3 << 20;	/* 12 MiB per buffer: > aperture */
+	uint32_t *a = malloc(n * 4), *c = malloc(n * 4), *ref = malloc(n * 4);
+	uint32_t s = seed | 1, fillv;
+	mdgpu_devptr da, db, dc;
+	uint64_t sum, t0 = now_ns();
+	struct mdgpu *g;
+	int ret;
+
+	if (!a || !c || !ref)
+		return 1;
+	ret = open_vgpu(&g);
+	if (ret)
+		return ret;
+	CHECK(g, mdgpu_mem_alloc(g, n * 4, &da));
+	CHECK(g, mdgpu_mem_alloc(g, n * 4, &db));
+	CHECK(g, mdgpu_mem_alloc(g, n * 4, &dc));
+	for (unsigned int r = 0; r < rounds; r++) {
+		for (uint64_t i = 0; i < n; i++)
+			a[i] = xorshift(&s);
+		fillv = xorshift(&s);
+		CHECK(g, mdgpu_copy_htod(g, da, a, n * 4));
+		CHECK(g, mdgpu_fill_u32(g, db, n, fillv));
+		CHECK(g, mdgpu_add_u32(g, dc, da, db, n));
+		CHECK(g, mdgpu_synchronize(g));
+		for (uint64_t i = 0; i < n; i++)
+			ref[i] = a[i] + fillv;
+		CHECK(g, mdgpu_checksum(g, dc, n, &sum));
+		EXPECT(sum == checksum_ref(ref, n), "round %u: checksum %#"
+		       PRIx64 " vs reference %#" PRIx64, r, sum,
+		       checksum_ref(ref, n));
+		memset(c, 0, n * 4);
+		CHECK(g, mdgpu_copy_dtoh(g, c, dc, n * 4));
+		for (uint64_t i = 0; i < n; i++)
+			EXPECT(c[i] == ref[i], "round %u: word %" PRIu64
+			       ": %#x vs %#x", r, i, c[i], ref[i]);
+		/* device to device, then memset of a part */
+		CHECK(g, mdgpu_copy_dtod(g, da, dc, n * 4));
+		CHECK(g, mdgpu_memset(g, da, 0, 4096));
+		memset(ref, 0, 4096);
+		CHECK(g, mdgpu_checksum(g, da, n, &sum));
+		EXPECT(sum == checksum_ref(ref, n), "round %u: d2d+memset "
+		       "checksum", r);
+	}
+	CHECK(g, mdgpu_mem_free(g, da));
+	CHECK(g, mdgpu_mem_free(g, db));
+	CHECK(g, mdgpu_mem_free(g, dc));
+	printf("ok: work seed %u: %u rounds of 12 MiB copy in, fill, add, "
+	       "checksum, copy out, d2d, memset verified (%.2f s)\n", seed,
+	       rounds, (now_ns() - t0) / 1e9);
+	mdgpu_close(g);
+	free(a);
+	free(c);
+	free(ref);
+	return 0;
+}
+
+static int cmd_quota(void)
+{
+	struct mdgpu *g;
+	struct mdgpu_info in;
+	mdgpu_devptr d[64];
+	uint64_t chunk, used;
+	int n = 0, ret;
+
+	ret = open_vgpu(&g);
+	if (ret)
+		return ret;
+	mdgpu_get_info(g, &in);
+	chunk = in.fb_quota / 4;
+	for (; n < 4; n++)
+		CHECK(g, mdgpu_mem_alloc(g, chunk, &d[n]));
+	ret = mdgpu_mem_alloc(g, 4096, &d[n]);
+	EXPECT(ret == -ENOMEM, "allocation past the quota gave %d", ret);
+	printf("ok: quota %" PRIu64 " MiB: 4 x %" PRIu64 " MiB allocated, "
+	       "one more page -> %d (%s)\n", in.fb_quota >> 20, chunk >> 20,
+	       ret, mdgpu_last_error(g));
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_FB_USED, &used));
+	EXPECT(used == in.fb_quota, "fb_used %" PRIu64, used);
+	CHECK(g, mdgpu_mem_free(g, d[0]));
+	CHECK(g, mdgpu_mem_alloc(g, chunk, &d[0]));
+	printf("ok: after a free the quota admits the same size again\n");
+	mdgpu_close(g);
+	return 0;
+}
+
+/* Keep the ring full of SPIN_NS kernels for `secs` seconds. */
+static int cmd_spin(double secs, uint64_t ns)
+{
+	uint64_t end, n = 0;
+	struct mdgpu *g;
+	int ret;
+
+	ret = open_vgpu(&g);
+	if (ret)
+		return ret;
+	printf("ok: spinning %.1f s with %" PRIu64 " us kernels\n", secs,
+	       ns / 1000);
+	fflush(stdout);
+	end = now_ns() + (uint64_t)(secs * 1e9);
+	while (now_ns() < end) {
+		/* Submission waits for room once the ring is full. */
+		for (int i = 0; i < 32; i++, n++)
+			CHECK(g, mdgpu_spin_ns(g, ns));
+		if ((n & 1023) == 0)
+			CHECK(g, mdgpu_query(g, MDGPU_QUERY_FB_USED,
+					     &(uint64_t){ 0 }));
+	}
+	CHECK(g, mdgpu_synchronize(g));
+	printf("ok: %" PRIu64 " kernels done\n", n);
+	mdgpu_close(g);
+	return 0;
+}
+
+struct reset_arg {
+	struct mdgpu *g;
+	int ret;
+};
+
+static void *reset_thread(void *p)
+{
+	struct reset_arg *a = p;
+	struct timespec ts = { 0, 150 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	a->ret = mdgpu_reset(a->g);
+	return NULL;
+}
+
+static int cmd_reset(void)
+{
+	struct reset_arg ra = { 0 };
+	mdgpu_devptr d, d2;
+	uint64_t sum, used, t0;
+	pthread_t th;
+	struct mdgpu *g;
+	int ret;
+
+	ret = open_vgpu(&g);
+	if (ret)
+		return ret;
+	CHECK(g, mdgpu_mem_alloc(g, 1 << 20, &d));
+	CHECK(g, mdgpu_fill_u32(g, d, 1 << 18, 0x5a5a5a5a));
+	for (int i = 0; i < 200; i++)	/* 2 s of queued work */
+		CHECK(g, mdgpu_spin_ns(g, 10000000));
+	ra.g = g;
+	t0 = now_ns();
+	pthread_create(&th, NULL, reset_thread, &ra);
+	ret = mdgpu_synchronize(g);
+	pthread_join(th, NULL);
+	EXPECT(ra.ret == 0, "VFIO_DEVICE_RESET: %d", ra.ret);
+	EXPECT(ret == -ECANCELED, "waiting through a reset gave %d (%s)", ret,
+	       mdgpu_last_error(g));
+	printf("ok: reset after 150 ms of 2 s of queued work: the wait "
+	       "returned %d (%s) after %.0f ms\n", ret, mdgpu_last_error(g),
+	       (now_ns() - t0) / 1e6);
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_FB_USED, &used));
+	EXPECT(used == 0, "fb_used after reset %" PRIu64, used);
+	ret = mdgpu_checksum(g, d, 1 << 18, &sum);
+	EXPECT(ret == -ENOENT, "old allocation after reset: %d", ret);
+	printf("ok: after the reset memory is freed (fb_used 0, old pointer "
+	       "-> %d)\n", ret);
+	CHECK(g, mdgpu_mem_alloc(g, 1 << 20, &d2));
+	CHECK(g, mdgpu_checksum(g, d2, 1 << 18, &sum));
+	EXPECT(sum == 0, "fresh memory after reset not scrubbed: %#" PRIx64,
+	       sum);
+	CHECK(g, mdgpu_fill_u32(g, d2, 1 << 18, 3));
+	CHECK(g, mdgpu_checksum(g, d2, 1 << 18, &sum));
+	EXPECT(sum == 3ULL * (1ULL << 18) * (1ULL << 18), "checksum %#"
+	       PRIx64, sum);
+	printf("ok: new work after the reset is correct\n");
+	mdgpu_close(g);
+	return 0;
+}
+
+/* The demo's tenant: the same mix of real work and kernels in a loop. */
+static int cmd_demo(double secs)
+{
+	const uint64_t n = 1 << 18;
+	uint32_t *a = malloc(n * 4), s = 12345;
+	mdgpu_devptr da, db;
+	uint64_t end, sum, k = 0;
+	struct mdgpu *g;
+	int ret;
+
+	if (!a)
+		return 1;
+	ret = open_vgpu(&g);
+	if (ret)
+		return ret;
+	CHECK(g, mdgpu_mem_alloc(g, 256 << 20, &da));	/* "model" */
+	CHECK(g, mdgpu_mem_alloc(g, n * 4, &db));
+	end = now_ns() + (uint64_t)(secs * 1e9);
+	while (now_ns() < end) {
+		for (uint64_t i = 0; i < n; i++)
+			a[i] = xorshift(&s);
+		CHECK(g, mdgpu_copy_htod(g, db, a, n * 4));
+		for (int i = 0; i < 64; i++, k++)
+			CHECK(g, mdgpu_spin_ns(g, 2000000));
+		CHECK(g, mdgpu_checksum(g, db, n, &sum));
+		EXPECT(sum == checksum_ref(a, n), "checksum");
+	}
+	printf("ok: demo tenant %s: %" PRIu64 " kernels, results verified\n",
+	       uuid, k);
+	mdgpu_close(g);
+	free(a);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 3)
+		goto usage;
+	uuid = argv[2];
+	if (!strcmp(argv[1], "roundtrip"))
+		return cmd_roundtrip();
+	if (!strcmp(argv[1], "work") && argc == 5)
+		return cmd_work((unsigned int)atoi(argv[3]),
+				(unsigned int)atoi(argv[4]));
+	if (!strcmp(argv[1], "quota"))
+		return cmd_quota();
+	if (!strcmp(argv[1], "spin") && argc == 5)
+		return cmd_spin(atof(argv[3]), strtoull(argv[4], NULL, 10));
+	if (!strcmp(argv[1], "reset"))
+		return cmd_reset();
+	if (!strcmp(argv[1], "demo") && argc == 4)
+		return cmd_demo(atof(argv[3]));
+usage:
+	fprintf(stderr, "usage: mdgpu-e2e-client roundtrip|work|quota|spin|"
+		"reset|demo UUID [args] (see the source)\n");
+	return 2;
+}

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# tests/e2e/e2e.mk: the end-to-end guest (Documentation/e2e.md).
+#
+#   make check-e2e KVER=6.1|6.12   mdgpu.ko + mdgpud (kernel transport, sim
+#                                  backend) + VFIO clients in a TCG guest
+#   make check-e2e-all             both kernels (part of `make check`)
+#   make demo                      scripts/demo.sh: the demo (6.12 guest)
+#
+# Static binaries for the guest, built with the common flags (no
+# sanitizers: the guest has no ASAN runtime): mdgpud and the client.
+
+E2E_DIR := $(TOP)/tests/e2e
+E2E_BUILD := $(BUILD)/e2e
+E2E_KVERS ?= 6.1 6.12
+E2E_BINS := $(E2E_BUILD)/mdgpud $(E2E_BUILD)/mdgpu-e2e-client
+
+.PHONY: check-e2e check-e2e-all e2e-bins demo
+e2e-bins: $(E2E_BINS)
+
+# Static glibc warns that the (weakly linked) cuda backend's dlopen would
+# need the shared libraries at run time: the guest uses the sim backend.
+$(E2E_BUILD)/mdgpud: $(D_DIR)/main.c $(BUILD)/libmdgpud.a
+	@mkdir -p $(@D)
+	$(CC) $(D_CFLAGS) -static $< -Wl,--whole-archive $(BUILD)/libmdgpud.a \
+		-Wl,--no-whole-archive $(D_LIBS) -o $@ 2>&1 | \
+		{ grep -v "statically linked applications requires at runtime\|in function \`" || true; }
+	@test -x $@
+
+$(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -I$(L_DIR)/include -pthread -static $< \
+		$(BUILD)/libmdgpu.a -o $@
+
+check-e2e: e2e-bins
+	@test -n "$(KVER)" || { echo "usage: make check-e2e KVER=6.1|6.12"; exit 2; }
+	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	  echo "e2e: module build for $$rel failed; booting without it"; } && \
+	$(E2E_DIR)/run-e2e.sh $$rel
+
+# Both kernels run even if the first fails; the target fails if either did.
+check-e2e-all: e2e-bins
+	@rc=0; for k in $(E2E_KVERS); do \
+		$(MAKE) --no-print-directory check-e2e KVER=$$k || rc=1; \
+	done; exit $$rc
+
+check: check-e2e-all
+
+demo: e2e-bins
+	@rel=$$($(VM_DIR)/kver-release.sh 6.12) && \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel >/dev/null || \
+	  echo "demo: module build for $$rel failed"; } && \
+	$(TOP)/scripts/demo.sh

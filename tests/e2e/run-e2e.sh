@@ -1,0 +1,97 @@
+#!/bin/bash
+# run-e2e.sh RELEASE [test|demo]
+#
+# The end-to-end guest (Documentation/e2e.md): boot Debian's kernel RELEASE
+# in QEMU TCG with the tests/vm initramfs (tests/vm/mkinitramfs.sh: busybox,
+# the vfio stack, mdgpu.ko, mdevctl) plus the static mdgpud, the VFIO
+# client mdgpu-e2e-client and qemu-scripts/mdgpu-vgpu, with
+# tests/e2e/init as /init (appended cpio: a later entry replaces /init).
+#
+# test (default): prints the guest's PASS/FAIL lines and, last,
+# "N passed, N failed"; exit status non-zero if a check failed, the guest
+# crashed or timed out.  demo: prints the demo's tables.
+#
+# Environment: BUILD, VM_CACHE, MDGPU_KO, E2E_TIMEOUT (default 300 s),
+# VM_SMP (default 2).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+rel=${1:?usage: run-e2e.sh RELEASE [test|demo]}
+mode=${2:-test}
+BUILD=${BUILD:-$top/build}
+cache=${VM_CACHE:-$top/.cache/vm}
+timeout_s=${E2E_TIMEOUT:-300}
+vm=$top/tests/vm
+
+rel=$("$vm/kver-release.sh" "$rel")
+ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
+out=$BUILD/e2e/$rel
+mkdir -p "$out"
+for b in "$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client"; do
+	[ -x "$b" ] || { echo "e2e: $b not built (make e2e-bins)" >&2; exit 1; }
+done
+
+"$vm/fetch-kernel.sh" "$rel" "$cache"
+kroot=$cache/$rel/root
+[ -f "$ko" ] || echo "e2e: $ko not built; every check will fail" >&2
+
+# Files of this run carry its PID (several engineers share build/).
+initrd=$out/initramfs.$$.cpio
+log=$out/serial-$mode.$$.log
+stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-e2e.XXXXXX")
+keep() {
+	rm -rf "$initrd" "$stage"
+	[ ! -f "$log" ] || mv -f "$log" "$out/serial-$mode.log"
+	[ ! -f "$log.txt" ] || mv -f "$log.txt" "$out/serial-$mode.log.txt"
+}
+trap keep EXIT
+"$vm/mkinitramfs.sh" "$rel" "$kroot" "$initrd" "$ko" \
+	"$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client" \
+	"$top/qemu-scripts/mdgpu-vgpu"
+cp "$here/init" "$stage/init"
+chmod 755 "$stage/init"
+(cd "$stage" && echo init | cpio -o -H newc --quiet) >>"$initrd"
+
+echo "e2e: booting $rel ($mode, TCG, timeout ${timeout_s}s), serial log $out/serial-$mode.log" >&2
+start=$(date +%s.%N)
+rc=0
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu qemu64 -m 1G \
+	-smp "${VM_SMP:-2}" -nographic -no-reboot -net none \
+	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 mdgpu.e2e=$mode" \
+	</dev/null >"$log" 2>&1 || rc=$?
+end=$(date +%s.%N)
+sed 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$log" >"$log.txt"
+
+if [ "$mode" = demo ]; then
+	sed -n 's/^| \{0,1\}//p' "$log.txt"
+	awk -v t0="$start" -v t1="$end" 'BEGIN {
+		printf "demo: qemu wall %.1f s\n", t1 - t0 }'
+	grep -q '^| demo done' "$log.txt" || {
+		echo "demo: the guest did not finish (see $out/serial-$mode.log)" >&2
+		tail -n 30 "$log.txt" >&2
+		exit 1
+	}
+	exit 0
+fi
+
+grep -E '^(PASS|FAIL|SKIP): |^    ' "$log.txt" || true
+awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {
+	printf "e2e: %s: qemu wall %.1f s\n", r, t1 - t0 }'
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "e2e: $rel: guest timed out after ${timeout_s}s (see $out/serial-$mode.log)" >&2
+elif [ -z "$summary" ]; then
+	echo "e2e: $rel: guest crashed before the summary (see $out/serial-$mode.log):" >&2
+	tail -n 30 "$log.txt" >&2
+fi
+if [ -z "$summary" ]; then
+	pass=$(grep -c '^PASS: ' "$log.txt" || true)
+	fail=$(( $(grep -c '^FAIL: ' "$log.txt" || true) + 1 ))
+	summary="$pass passed, $fail failed"
+fi
+echo "$summary"
+case $summary in
+*" 0 failed") [ "$rc" -eq 0 ] ;;
+*) exit 1 ;;
+esac
