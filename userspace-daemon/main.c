@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mdgpud/admin.h"
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
 
@@ -45,6 +46,7 @@ int main(int argc, char **argv)
 	const char *config = MDGPUD_DEFAULT_CONFIG;
 	bool explicit_config = false;
 	struct mdgpud_config cfg;
+	struct mdgpud_admin *admin = NULL;
 	struct sigaction sa;
 	char err[512];
 	char **overrides;
@@ -103,6 +105,13 @@ int main(int argc, char **argv)
 		mdgpud_err("startup failed: %s", strerror(-ret));
 		return 1;
 	}
+	/* The admin socket (mdgpuctl), served by the core's event loop. */
+	ret = mdgpud_admin_create(mdgpud_main_core, &cfg, &admin);
+	if (ret) {
+		mdgpud_err("startup failed: admin socket: %s", strerror(-ret));
+		mdgpud_core_destroy(mdgpud_main_core);
+		return 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = mdgpud_main_signal;
 	sigemptyset(&sa.sa_mask);
@@ -112,6 +121,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	ret = mdgpud_core_run(mdgpud_main_core);
+	mdgpud_admin_destroy(admin);
 	mdgpud_core_destroy(mdgpud_main_core);
 	mdgpud_info("exited");
 	return ret ? 1 : 0;

@@ -41,6 +41,8 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->linger_us = 50;
 	cfg->dma_bounce_kib = 1024;
 	cfg->host_mib_max = 1024;
+	cfg->admin_socket_path[0] = '\0';	/* derived from socket_path */
+	cfg->admin_socket_mode = 0600;
 }
 
 static int mdgpud_cfg_err(char *err, size_t len, const char *fmt, ...)
@@ -109,6 +111,13 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	S("backend", backend)
 	S("transport", transport)
 	S("cuda_worker", cuda_worker)
+	S("admin_socket_path", admin_socket_path)
+	if (!strcmp(key, "admin_socket_mode")) {
+		ret = mdgpud_parse_u64(value, 8, 0, 0777, &v);
+		if (!ret)
+			cfg->admin_socket_mode = (uint32_t)v;
+		goto out;
+	}
 	if (!strcmp(key, "socket_mode")) {
 		ret = mdgpud_parse_u64(value, 8, 0, 0777, &v);
 		if (!ret)

@@ -1,0 +1,844 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * mdgpud admin socket: a line protocol for administrators (mdgpuctl),
+ * served from the core's event loop, in the dispatcher thread.
+ * Documentation/mdgpuctl.md is the protocol's reference.
+ *
+ * A client must never be able to hold the dispatcher up:
+ *   - every socket is non-blocking; a callback reads at most one buffer
+ *     (MDGPUD_ADMIN_LINE_MAX bytes) and runs only complete lines;
+ *   - a line longer than MDGPUD_ADMIN_LINE_MAX is answered with
+ *     "err EMSGSIZE" and its bytes are dropped up to the next newline;
+ *   - a response that does not fit in the socket buffer is kept (one
+ *     response per connection at most: no further request is read until
+ *     it is written) and sent when the socket is writable (EPOLLOUT);
+ *   - at most MDGPUD_ADMIN_CONN_MAX connections; more get "err EBUSY".
+ * Work per request is bounded by the number of vGPUs (list).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core_priv.h"
+#include "mdgpud/admin.h"
+#include "mdgpud/log.h"
+
+/* A response larger than this is a bug (list of 4096 vGPUs is ~1.5 MiB). */
+#define MDGPUD_ADMIN_OUT_MAX	(8u << 20)
+
+struct mdgpud_admin_conn {
+	struct mdgpud_admin *a;
+	int fd;
+	uid_t uid;
+	pid_t pid;
+	bool may_write;
+	bool discarding;		/* dropping an overlong line */
+	bool eof;			/* peer shut its write side */
+	char in[MDGPUD_ADMIN_LINE_MAX];
+	size_t in_len;
+	char *out;
+	size_t out_len, out_off, out_cap;
+	struct mdgpud_admin_conn *next;
+};
+
+struct mdgpud_admin {
+	struct mdgpud_core *core;
+	int listen_fd;
+	char path[108];
+	unsigned int nr_conns;
+	struct mdgpud_admin_conn *conns;
+};
+
+/* ---------------------------------------------------------------- */
+/* Responses                                                        */
+
+static int mdgpud_admin_vappend(char **buf, size_t *len, size_t *cap,
+				const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(*buf ? *buf + *len : NULL, *buf ? *cap - *len : 0, fmt,
+		      ap2);
+	va_end(ap2);
+	if (n < 0)
+		return -EINVAL;
+	if (!*buf || *len + (size_t)n + 1 > *cap) {
+		size_t ncap = *cap ? *cap : 512;
+		char *nb;
+
+		while (ncap < *len + (size_t)n + 1)
+			ncap *= 2;
+		if (ncap > MDGPUD_ADMIN_OUT_MAX)
+			return -ENOMEM;
+		nb = realloc(*buf, ncap);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = ncap;
+		vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+	}
+	*len += (size_t)n;
+	return 0;
+}
+
+static int mdgpud_admin_append(char **buf, size_t *len, size_t *cap,
+			       const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int mdgpud_admin_append(char **buf, size_t *len, size_t *cap,
+			       const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = mdgpud_admin_vappend(buf, len, cap, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static const char *mdgpud_admin_errname(int err)
+{
+	static const struct { int e; const char *n; } names[] = {
+		{ EINVAL, "EINVAL" }, { ERANGE, "ERANGE" },
+		{ ENOENT, "ENOENT" }, { EPERM, "EPERM" },
+		{ EMSGSIZE, "EMSGSIZE" }, { EBUSY, "EBUSY" },
+		{ ENOMEM, "ENOMEM" }, { EOPNOTSUPP, "EOPNOTSUPP" },
+		{ ENOSYS, "ENOSYS" }, { EIO, "EIO" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].e == err)
+			return names[i].n;
+	return "EIO";
+}
+
+/* Appends the final "err" line; returns -err. */
+static int mdgpud_admin_fail(char **buf, size_t *len, size_t *cap, int err,
+			     const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int mdgpud_admin_fail(char **buf, size_t *len, size_t *cap, int err,
+			     const char *fmt, ...)
+{
+	char msg[192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (mdgpud_admin_append(buf, len, cap, "err %s %s\n",
+				mdgpud_admin_errname(err), msg))
+		return -ENOMEM;
+	return -err;
+}
+
+/* ---------------------------------------------------------------- */
+/* Parsing                                                          */
+
+#define MDGPUD_ADMIN_MAX_TOKENS	8
+
+/* Split on spaces/tabs; more than max tokens is an error (-E2BIG). */
+static int mdgpud_admin_split(char *s, char **tok, int max)
+{
+	int n = 0;
+
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			return n;
+		if (n == max)
+			return -E2BIG;
+		tok[n++] = s;
+		while (*s && *s != ' ' && *s != '\t')
+			s++;
+		if (*s)
+			*s++ = '\0';
+	}
+}
+
+/*
+ * Strict decimal: digits only (no sign, no space, no "0x", no trailing
+ * bytes), at most UINT64_MAX.  -EINVAL not a number, -ERANGE overflow.
+ */
+static int mdgpud_admin_parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v)) {
+			/* keep checking that the rest are digits */
+			for (s++; *s; s++)
+				if (*s < '0' || *s > '9')
+					return -EINVAL;
+			return -ERANGE;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+/* A number in [min, max], with the error line written on failure. */
+static int mdgpud_admin_number(const char *what, const char *s, uint64_t min,
+			       uint64_t max, uint64_t *out, char **buf,
+			       size_t *len, size_t *cap)
+{
+	int ret = mdgpud_admin_parse_u64(s, out);
+
+	if (ret == -EINVAL)
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "%s: '%.32s' is not a decimal number",
+					 what, s);
+	if (ret == -ERANGE || *out < min || *out > max)
+		return mdgpud_admin_fail(buf, len, cap, ERANGE,
+					 "%s: %.32s is out of range %" PRIu64
+					 "..%" PRIu64, what, s, min, max);
+	return 0;
+}
+
+static const char *const mdgpud_admin_policies[] = {
+	[MDGPU_POLICY_BEST_EFFORT] = "best-effort",
+	[MDGPU_POLICY_EQUAL_SHARE] = "equal-share",
+	[MDGPU_POLICY_FIXED_SHARE] = "fixed-share",
+};
+
+static const char *mdgpud_admin_policy_name(uint32_t p)
+{
+	return p < sizeof(mdgpud_admin_policies) /
+		   sizeof(mdgpud_admin_policies[0]) ?
+	       mdgpud_admin_policies[p] : "unknown";
+}
+
+/* ---------------------------------------------------------------- */
+/* Requests                                                         */
+
+static struct mdgpud_vgpu *mdgpud_admin_find(struct mdgpud_core *c,
+					     uint64_t id)
+{
+	for (uint32_t i = 0; i < c->nr_vgpus; i++)
+		if (c->vgpus[i]->id == id)
+			return c->vgpus[i];
+	return NULL;
+}
+
+static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
+			     size_t *cap)
+{
+	struct mdgpud_vgpu_stats *st;
+	size_t n;
+	int ret = 0;
+
+	st = calloc(c->cfg.max_vgpus, sizeof(*st));
+	if (!st)
+		return mdgpud_admin_fail(buf, len, cap, ENOMEM, "out of memory");
+	n = mdgpud_core_stats(c, st, c->cfg.max_vgpus);
+	for (size_t i = 0; i < n && !ret; i++) {
+		const struct mdgpud_vtype *t = mdgpud_vtype_by_id(st[i].type_id);
+
+		ret = mdgpud_admin_append(buf, len, cap,
+			"id=%u type=%s type_id=%u weight=%u cap=%u priority=%u"
+			" gpu_ns=%" PRIu64 " slices=%" PRIu64
+			" commands=%" PRIu64 " errors=%" PRIu64
+			" bytes_copied=%" PRIu64 " fb_quota=%" PRIu64
+			" fb_used=%" PRIu64 " fb_requested=%" PRIu64
+			" allocations=%u wait_p50_ns=%" PRIu64
+			" wait_p99_ns=%" PRIu64 "\n",
+			st[i].vgpu_id, t ? t->name : "unknown", st[i].type_id,
+			st[i].weight, st[i].cap_pct, st[i].priority,
+			st[i].gpu_ns, st[i].slices, st[i].commands,
+			st[i].errors, st[i].bytes_copied, st[i].fb_quota,
+			st[i].fb_used, st[i].fb_requested, st[i].allocations,
+			st[i].wait_p50_ns, st[i].wait_p99_ns);
+	}
+	free(st);
+	if (ret)
+		return mdgpud_admin_fail(buf, len, cap, ENOMEM,
+					 "response too large");
+	return 0;
+}
+
+static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
+			      size_t *cap)
+{
+	uint64_t gpu_ns = 0, cmds = 0, errs = 0, bytes = 0, fb_used = 0,
+		 fb_quota = 0;
+	char name[64];
+	size_t i;
+
+	/* The GPU's name as one token: anything but [A-Za-z0-9._-] -> '_'. */
+	for (i = 0; i < sizeof(name) - 1 && c->gpu.name[i]; i++) {
+		char ch = c->gpu.name[i];
+
+		name[i] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			   (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' ||
+			   ch == '_') ? ch : '_';
+	}
+	name[i] = '\0';
+	pthread_mutex_lock(&c->lock);
+	for (uint32_t k = 0; k < c->nr_vgpus; k++) {
+		struct mdgpud_vgpu *v = c->vgpus[k];
+
+		gpu_ns += v->gpu_ns;
+		cmds += v->commands;
+		errs += v->errors;
+		bytes += v->bytes_copied;
+		fb_used += mdgpud_memtab_used(v->mem);
+		fb_quota += mdgpud_memtab_quota(v->mem);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (mdgpud_admin_append(buf, len, cap,
+		"protocol=%d backend=%s gpu=%s transport=%s sm_count=%u"
+		" fb_size=%" PRIu64 " vgpus=%u max_vgpus=%u"
+		" fb_quota_sum=%" PRIu64 " fb_used=%" PRIu64
+		" policy=%s timeslice_us=%u cap_window_us=%" PRIu64
+		" gpu_ns=%" PRIu64 " commands=%" PRIu64 " errors=%" PRIu64
+		" bytes_copied=%" PRIu64 "\n",
+		MDGPUD_ADMIN_PROTOCOL, c->bops->name, name[0] ? name : "-",
+		c->tops ? c->tops->name : "-", c->gpu.sm_count,
+		(uint64_t)c->gpu.fb_size, c->nr_vgpus, c->cfg.max_vgpus,
+		fb_quota, fb_used, mdgpud_admin_policy_name(c->cfg.policy),
+		c->cfg.timeslice_us, c->cfg.cap_window_us, gpu_ns, cmds, errs,
+		bytes))
+		return mdgpud_admin_fail(buf, len, cap, ENOMEM, "out of memory");
+	return 0;
+}
+
+static int mdgpud_admin_set(struct mdgpud_core *c, char **tok, int n,
+			    char **buf, size_t *len, size_t *cap)
+{
+	struct mdgpud_vgpu *v;
+	uint64_t id, val;
+	uint32_t w, cp, pr;
+	int ret;
+
+	if (n != 4)
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "usage: set <vgpu_id> weight|cap|priority <value>");
+	ret = mdgpud_admin_number("vgpu id", tok[1], 0, UINT32_MAX, &id, buf,
+				  len, cap);
+	if (ret)
+		return ret;
+	v = mdgpud_admin_find(c, id);
+	if (!v)
+		return mdgpud_admin_fail(buf, len, cap, ENOENT,
+					 "no vgpu %" PRIu64, id);
+	w = v->entity.weight;
+	cp = v->entity.cap_pct;
+	pr = v->entity.priority;
+	if (!strcmp(tok[2], "weight")) {
+		ret = mdgpud_admin_number("weight", tok[3], MDGPU_WEIGHT_MIN,
+					  MDGPU_WEIGHT_MAX, &val, buf, len,
+					  cap);
+		w = (uint32_t)val;
+	} else if (!strcmp(tok[2], "cap")) {
+		ret = mdgpud_admin_number("cap", tok[3], MDGPU_CAP_MIN,
+					  MDGPU_CAP_MAX, &val, buf, len, cap);
+		cp = (uint32_t)val;
+	} else if (!strcmp(tok[2], "priority")) {
+		ret = mdgpud_admin_number("priority", tok[3],
+					  MDGPU_PRIORITY_MIN,
+					  MDGPU_PRIORITY_MAX, &val, buf, len,
+					  cap);
+		pr = (uint32_t)val;
+	} else {
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "unknown knob '%.32s' (weight, cap, priority)",
+					 tok[2]);
+	}
+	if (ret)
+		return ret;
+	ret = mdgpud_vgpu_set_knobs(v, w, cp, pr);
+	if (ret)
+		return mdgpud_admin_fail(buf, len, cap, -ret,
+					 "vgpu %u: %s refused: %s", v->id,
+					 tok[2], strerror(-ret));
+	mdgpud_info("admin: vgpu %u %s = %s (weight %u cap %u priority %u)",
+		    v->id, tok[2], tok[3], w, cp, pr);
+	return 0;
+}
+
+static int mdgpud_admin_policy(struct mdgpud_core *c, char **tok, int n,
+			       char **buf, size_t *len, size_t *cap)
+{
+	uint32_t p;
+	int ret;
+
+	if (n != 2)
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "usage: policy best-effort|equal-share|fixed-share");
+	for (p = 0; p < sizeof(mdgpud_admin_policies) /
+			sizeof(mdgpud_admin_policies[0]); p++)
+		if (!strcmp(tok[1], mdgpud_admin_policies[p]))
+			break;
+	if (p == sizeof(mdgpud_admin_policies) /
+		 sizeof(mdgpud_admin_policies[0]))
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "unknown policy '%.32s' (best-effort, equal-share, fixed-share)",
+					 tok[1]);
+	ret = mdgpud_core_set_policy(c, p, c->cfg.timeslice_us);
+	if (ret)
+		return mdgpud_admin_fail(buf, len, cap, -ret,
+					 "policy %s refused: %s", tok[1],
+					 strerror(-ret));
+	mdgpud_info("admin: policy = %s", tok[1]);
+	return 0;
+}
+
+static int mdgpud_admin_timeslice(struct mdgpud_core *c, char **tok, int n,
+				  char **buf, size_t *len, size_t *cap)
+{
+	uint64_t us;
+	int ret;
+
+	if (n != 2)
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "usage: timeslice_us <%u..%u>",
+					 MDGPU_TIMESLICE_US_MIN,
+					 MDGPU_TIMESLICE_US_MAX);
+	ret = mdgpud_admin_number("timeslice_us", tok[1],
+				  MDGPU_TIMESLICE_US_MIN,
+				  MDGPU_TIMESLICE_US_MAX, &us, buf, len, cap);
+	if (ret)
+		return ret;
+	ret = mdgpud_core_set_policy(c, c->cfg.policy, (uint32_t)us);
+	if (ret)
+		return mdgpud_admin_fail(buf, len, cap, -ret,
+					 "timeslice_us %" PRIu64 " refused: %s",
+					 us, strerror(-ret));
+	mdgpud_info("admin: timeslice_us = %" PRIu64, us);
+	return 0;
+}
+
+static bool mdgpud_admin_printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			if (*s != '\t')
+				return false;
+	return true;
+}
+
+int mdgpud_admin_exec(struct mdgpud_core *c, const char *line, bool may_write,
+		      char **buf, size_t *len, size_t *cap)
+{
+	char copy[MDGPUD_ADMIN_LINE_MAX];
+	char *tok[MDGPUD_ADMIN_MAX_TOKENS];
+	int n, ret;
+
+	if (strlen(line) >= sizeof(copy))
+		return mdgpud_admin_fail(buf, len, cap, EMSGSIZE,
+					 "request longer than %d bytes",
+					 MDGPUD_ADMIN_LINE_MAX - 1);
+	if (!mdgpud_admin_printable(line))
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "request has control or non-ASCII bytes");
+	strcpy(copy, line);
+	n = mdgpud_admin_split(copy, tok, MDGPUD_ADMIN_MAX_TOKENS);
+	if (n < 0)
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "too many words");
+	if (n == 0)
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "empty request (try help)");
+
+	if (!strcmp(tok[0], "list") || !strcmp(tok[0], "stats") ||
+	    !strcmp(tok[0], "version") || !strcmp(tok[0], "help")) {
+		if (n != 1)
+			return mdgpud_admin_fail(buf, len, cap, EINVAL,
+						 "%s takes no arguments",
+						 tok[0]);
+		if (!strcmp(tok[0], "list"))
+			ret = mdgpud_admin_list(c, buf, len, cap);
+		else if (!strcmp(tok[0], "stats"))
+			ret = mdgpud_admin_stats(c, buf, len, cap);
+		else if (!strcmp(tok[0], "version"))
+			ret = mdgpud_admin_append(buf, len, cap,
+						  "protocol=%d abi=%u.%u\n",
+						  MDGPUD_ADMIN_PROTOCOL,
+						  MDGPU_ABI_MAJOR,
+						  MDGPU_ABI_MINOR) ? -ENOMEM : 0;
+		else
+			ret = mdgpud_admin_append(buf, len, cap,
+				"requests: list | stats | version | help |"
+				" set <vgpu_id> weight|cap|priority <n> |"
+				" policy best-effort|equal-share|fixed-share |"
+				" timeslice_us <n>\n") ? -ENOMEM : 0;
+		if (ret)
+			return ret;
+	} else if (!strcmp(tok[0], "set") || !strcmp(tok[0], "policy") ||
+		   !strcmp(tok[0], "timeslice_us")) {
+		if (!may_write)
+			return mdgpud_admin_fail(buf, len, cap, EPERM,
+						 "%s needs uid 0 or the daemon's uid",
+						 tok[0]);
+		if (!strcmp(tok[0], "set"))
+			ret = mdgpud_admin_set(c, tok, n, buf, len, cap);
+		else if (!strcmp(tok[0], "policy"))
+			ret = mdgpud_admin_policy(c, tok, n, buf, len, cap);
+		else
+			ret = mdgpud_admin_timeslice(c, tok, n, buf, len, cap);
+		if (ret)
+			return ret;
+	} else {
+		return mdgpud_admin_fail(buf, len, cap, EINVAL,
+					 "unknown request '%.32s' (try help)",
+					 tok[0]);
+	}
+	return mdgpud_admin_append(buf, len, cap, "ok\n") ? -ENOMEM : 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Connections                                                      */
+
+static void mdgpud_admin_close(struct mdgpud_admin_conn *cn)
+{
+	struct mdgpud_admin *a = cn->a;
+	struct mdgpud_admin_conn **pp;
+
+	for (pp = &a->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == cn) {
+			*pp = cn->next;
+			break;
+		}
+	}
+	a->nr_conns--;
+	mdgpud_core_unwatch(a->core, cn->fd);
+	close(cn->fd);
+	free(cn->out);
+	free(cn);
+}
+
+/* Write what is pending; 0 all written, 1 more to write, <0 broken. */
+static int mdgpud_admin_flush(struct mdgpud_admin_conn *cn)
+{
+	while (cn->out_off < cn->out_len) {
+		ssize_t w = send(cn->fd, cn->out + cn->out_off,
+				 cn->out_len - cn->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 1;
+			return -errno;
+		}
+		cn->out_off += (size_t)w;
+	}
+	cn->out_off = cn->out_len = 0;
+	return 0;
+}
+
+/*
+ * Run the complete lines in the input buffer, one at a time, stopping
+ * while a response is still pending.  Returns <0 when the connection must
+ * be closed.
+ */
+static int mdgpud_admin_run_lines(struct mdgpud_admin_conn *cn)
+{
+	for (;;) {
+		char *nl;
+		size_t used;
+		int ret;
+
+		if (cn->out_len)
+			return 0;
+		nl = memchr(cn->in, '\n', cn->in_len);
+		if (!nl) {
+			if (cn->in_len == sizeof(cn->in)) {
+				/* Overlong: answer once, drop to newline. */
+				cn->in_len = 0;
+				cn->discarding = true;
+				ret = mdgpud_admin_fail(&cn->out, &cn->out_len,
+							&cn->out_cap, EMSGSIZE,
+							"request longer than %d bytes",
+							MDGPUD_ADMIN_LINE_MAX - 1);
+				if (ret == -ENOMEM)
+					return ret;
+				ret = mdgpud_admin_flush(cn);
+				if (ret < 0)
+					return ret;
+				continue;
+			}
+			return 0;
+		}
+		*nl = '\0';
+		used = (size_t)(nl - cn->in) + 1;
+		if (nl > cn->in && nl[-1] == '\r')	/* "\r\n" is fine */
+			nl[-1] = '\0';
+		if (cn->discarding) {
+			cn->discarding = false;	/* tail of an overlong line */
+		} else {
+			ret = mdgpud_admin_exec(cn->a->core, cn->in,
+						cn->may_write, &cn->out,
+						&cn->out_len, &cn->out_cap);
+			if (ret == -ENOMEM && !cn->out_len)
+				return ret;
+		}
+		memmove(cn->in, cn->in + used, cn->in_len - used);
+		cn->in_len -= used;
+		ret = mdgpud_admin_flush(cn);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+static void mdgpud_admin_conn_event(void *data, uint32_t events)
+{
+	struct mdgpud_admin_conn *cn = data;
+	int ret;
+
+	if (events & EPOLLERR)
+		goto close;
+	if (cn->out_len) {
+		ret = mdgpud_admin_flush(cn);
+		if (ret < 0)
+			goto close;
+	}
+	/* Read only while nothing is pending and a line may still come. */
+	if (!cn->out_len && !cn->eof && (events & (EPOLLIN | EPOLLHUP))) {
+		ssize_t r;
+
+		r = read(cn->fd, cn->in + cn->in_len,
+			 sizeof(cn->in) - cn->in_len);
+		if (r == 0) {
+			cn->eof = true;
+		} else if (r < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				goto close;
+		} else if (cn->discarding) {
+			char *nl = memchr(cn->in, '\n', (size_t)r);
+
+			if (nl) {
+				size_t keep = (size_t)r -
+					      (size_t)(nl + 1 - cn->in);
+
+				memmove(cn->in, nl + 1, keep);
+				cn->in_len = keep;
+				cn->discarding = false;
+			}	/* else: all of it dropped */
+		} else {
+			cn->in_len += (size_t)r;
+		}
+	}
+	if (mdgpud_admin_run_lines(cn) < 0)
+		goto close;
+	if (cn->out_len) {
+		if (mdgpud_core_watch_events(cn->a->core, cn->fd, EPOLLOUT))
+			goto close;
+		return;
+	}
+	if (cn->eof)		/* answered everything it sent */
+		goto close;
+	if (mdgpud_core_watch_events(cn->a->core, cn->fd, EPOLLIN))
+		goto close;
+	return;
+close:
+	mdgpud_admin_close(cn);
+}
+
+static void mdgpud_admin_accept(void *data, uint32_t events)
+{
+	struct mdgpud_admin *a = data;
+
+	(void)events;
+	/* A few per event: a connect storm cannot hold the dispatcher. */
+	for (int i = 0; i < 8; i++) {
+		struct mdgpud_admin_conn *cn;
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
+		int fd = accept4(a->listen_fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR && errno != ECONNABORTED)
+				mdgpud_warn("admin: accept: %s",
+					    strerror(errno));
+			return;
+		}
+		if (a->nr_conns >= MDGPUD_ADMIN_CONN_MAX) {
+			static const char busy[] =
+				"err EBUSY too many admin connections\n";
+			ssize_t w = send(fd, busy, sizeof(busy) - 1,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			(void)w;
+			close(fd);
+			continue;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+			mdgpud_warn("admin: SO_PEERCRED: %s", strerror(errno));
+			close(fd);
+			continue;
+		}
+		cn = calloc(1, sizeof(*cn));
+		if (!cn) {
+			close(fd);
+			continue;
+		}
+		cn->a = a;
+		cn->fd = fd;
+		cn->uid = cred.uid;
+		cn->pid = cred.pid;
+		cn->may_write = cred.uid == 0 || cred.uid == geteuid();
+		if (mdgpud_core_watch(a->core, fd, mdgpud_admin_conn_event,
+				      cn)) {
+			close(fd);
+			free(cn);
+			continue;
+		}
+		cn->next = a->conns;
+		a->conns = cn;
+		a->nr_conns++;
+		mdgpud_dbg("admin: connection from pid %d uid %u (%s)",
+			   (int)cn->pid, (unsigned int)cn->uid,
+			   cn->may_write ? "read-write" : "read-only");
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Lifetime                                                         */
+
+int mdgpud_admin_socket_path(const struct mdgpud_config *cfg, char *buf,
+			     size_t len)
+{
+	const char *s = cfg->socket_path;
+	size_t n = strlen(s);
+	int w;
+
+	if (!strcmp(cfg->admin_socket_path, "none"))
+		return 1;
+	if (cfg->admin_socket_path[0])
+		w = snprintf(buf, len, "%s", cfg->admin_socket_path);
+	else if (n > 5 && !strcmp(s + n - 5, ".sock"))
+		w = snprintf(buf, len, "%.*s-admin.sock", (int)(n - 5), s);
+	else
+		w = snprintf(buf, len, "%s-admin", s);
+	if (w < 0 || (size_t)w >= len || (size_t)w >= sizeof(cfg->socket_path))
+		return -ENAMETOOLONG;
+	if (!strcmp(buf, cfg->socket_path))
+		return -EINVAL;	/* would steal the client socket */
+	return 0;
+}
+
+static int mdgpud_admin_listen(struct mdgpud_admin *a, uint32_t mode)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, ret;
+
+	strcpy(sa.sun_path, a->path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A live daemon answers on the path: refuse to steal it. */
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		mdgpud_err("admin: %s: another daemon is listening", a->path);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	/* A stale socket is removed; anything else is left alone. */
+	if (!lstat(a->path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			mdgpud_err("admin: %s exists and is not a socket",
+				   a->path);
+			return -EEXIST;
+		}
+		unlink(a->path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		mdgpud_err("admin: bind %s: %s", a->path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	if (chmod(a->path, mode) || listen(fd, MDGPUD_ADMIN_CONN_MAX)) {
+		ret = -errno;
+		mdgpud_err("admin: %s: %s", a->path, strerror(errno));
+		unlink(a->path);
+		close(fd);
+		return ret;
+	}
+	a->listen_fd = fd;
+	return 0;
+}
+
+int mdgpud_admin_create(struct mdgpud_core *c, const struct mdgpud_config *cfg,
+			struct mdgpud_admin **out)
+{
+	struct mdgpud_admin *a;
+	int ret;
+
+	*out = NULL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->core = c;
+	a->listen_fd = -1;
+	ret = mdgpud_admin_socket_path(cfg, a->path, sizeof(a->path));
+	if (ret == 1) {
+		free(a);
+		mdgpud_info("admin socket off (admin_socket_path = none)");
+		return 0;
+	}
+	if (ret) {
+		mdgpud_err("admin_socket_path: %s (socket_path %s)",
+			   ret == -EINVAL ? "same as socket_path" :
+			   "too long, set admin_socket_path", cfg->socket_path);
+		free(a);
+		return ret;
+	}
+	ret = mdgpud_admin_listen(a, cfg->admin_socket_mode);
+	if (ret) {
+		free(a);
+		return ret;
+	}
+	ret = mdgpud_core_watch(c, a->listen_fd, mdgpud_admin_accept, a);
+	if (ret) {
+		unlink(a->path);
+		close(a->listen_fd);
+		free(a);
+		return ret;
+	}
+	mdgpud_info("admin socket %s (mode %04o)", a->path,
+		    cfg->admin_socket_mode);
+	*out = a;
+	return 0;
+}
+
+void mdgpud_admin_destroy(struct mdgpud_admin *a)
+{
+	if (!a)
+		return;
+	while (a->conns)
+		mdgpud_admin_close(a->conns);
+	mdgpud_core_unwatch(a->core, a->listen_fd);
+	close(a->listen_fd);
+	unlink(a->path);
+	free(a);
+}
+
+const char *mdgpud_admin_path(const struct mdgpud_admin *a)
+{
+	return a ? a->path : NULL;
+}
