@@ -14,7 +14,7 @@ VM_DIR := $(TOP)/tests/vm
 VM_BUILD := $(BUILD)/vm
 VM_KVERS ?= 6.1 6.12
 VM_TEST ?=
-VM_CFLAGS := $(filter-out -std=c11,$(CFLAGS_COMMON)) -std=gnu11 -static
+VM_CFLAGS := $(CFLAGS_COMMON) -static
 VM_TEST_SRCS := $(VM_DIR)/mdgpu-vmtest.c $(VM_DIR)/vmtest.c
 VM_TEST_HDRS := $(VM_DIR)/vmtest.h $(TOP)/include/uapi/mdgpu.h \
 	$(TOP)/mdev-types/mdgpu-types.def
