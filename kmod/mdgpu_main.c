@@ -61,4 +61,3 @@ module_exit(mdgpu_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("mdgpu: mediated GPU partitions for virtual machines");
 MODULE_AUTHOR("The mdgpu authors");
-MODULE_SOFTDEP("pre: vfio mdev");

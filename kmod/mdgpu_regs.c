@@ -7,6 +7,7 @@
  * effect.  mdgpu_regs_access() is the single entry point and the single
  * place where a guest-supplied offset and size are validated.
  */
+#include <linux/device.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/lockdep.h>
@@ -222,6 +223,9 @@ int mdgpu_regs_access(struct mdgpu_vgpu *vgpu, u64 off, size_t size,
 	switch (desc->access) {
 	case MDGPU_REG_RO:
 		vgpu->stats.bad_accesses++;
+		dev_dbg_ratelimited(vgpu->vdev.dev,
+				    "guest wrote read-only register %s\n",
+				    desc->name);
 		return 0;
 	case MDGPU_REG_RW:
 		*reg = (old & ~desc->wmask) | (*val & desc->wmask);
