@@ -28,6 +28,7 @@ include guest/guest.mk
 include tests/nested/nested.mk
 include bench/bench.mk
 include tests/e2e/e2e.mk
+include tools/tools.mk
 
 check:
 	@echo "== make check: all suites passed"
