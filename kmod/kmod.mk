@@ -85,26 +85,27 @@ checkpatch:
 check: check-kmod
 
 # make check-kmod-vm KVER=6.1|6.12: the tests/vm guest suite plus the
-# module's own corner cases (kmod/tests/kmod-vmtest.c, which includes the
-# suite's source), booted with tests/vm/run-vm.sh.
+# module's own corner cases (kmod/tests/kmod-vmtest.c, linked after the
+# suite's sources, VM_TEST_SRCS of tests/vm/vm.mk), booted with
+# tests/vm/run-vm.sh.  The binary is rebuilt every time (a few seconds):
+# its sources are listed by vm.mk, which is read after this file.
 KMOD_VM_BIN := $(BUILD)/kmod-tests/mdgpu-vmtest
 
-$(KMOD_VM_BIN): $(TOP)/kmod/tests/kmod-vmtest.c $(TOP)/tests/vm/mdgpu-vmtest.c \
-		$(TOP)/tests/vm/vmtest.c $(TOP)/tests/vm/vmtest.h \
-		$(TOP)/include/uapi/mdgpu.h $(TOP)/mdev-types/mdgpu-types.def
-	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -std=c11,$(CFLAGS_COMMON)) -std=gnu11 -static \
-		-I$(TOP)/tests/vm -o $@ $< $(TOP)/tests/vm/vmtest.c
+.PHONY: kmod-vm-bin
+kmod-vm-bin:
+	@mkdir -p $(dir $(KMOD_VM_BIN))
+	$(CC) $(VM_CFLAGS) -I$(TOP)/tests/vm -o $(KMOD_VM_BIN) \
+		$(VM_TEST_SRCS) $(TOP)/kmod/tests/kmod-vmtest.c
 
 .PHONY: check-kmod-vm
-check-kmod-vm: $(KMOD_VM_BIN)
+check-kmod-vm: kmod-vm-bin
 	@test -n "$(KVER)" || { echo "usage: make check-kmod-vm KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(TOP)/tests/vm/kver-release.sh $(KVER)) && \
 	$(MAKE) --no-print-directory modules KVER=$$rel && \
 	VM_BINS=$(KMOD_VM_BIN) $(TOP)/tests/vm/run-vm.sh $$rel
 
 .PHONY: check-kmod-vm-all
-check-kmod-vm-all: $(KMOD_VM_BIN)
+check-kmod-vm-all: kmod-vm-bin
 	@rc=0; for k in 6.1 6.12; do \
 		$(MAKE) --no-print-directory check-kmod-vm KVER=$$k || rc=1; \
 	done; exit $$rc

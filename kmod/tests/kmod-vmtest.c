@@ -3,15 +3,17 @@
  * kmod-vmtest.c - corner cases of mdgpu.ko that Documentation/kmod.md
  * specifies, on top of the in-guest suite of tests/vm.
  *
- * This file includes tests/vm/mdgpu-vmtest.c, so the binary runs that
- * whole suite first and then the tests below, with the same fixtures,
- * helpers and result lines.  Built and booted by `make check-kmod-vm
- * KVER=6.1|6.12` (kmod/kmod.mk), which hands the binary to
+ * Linked after the tests/vm suite's sources (its fixtures and helpers come
+ * from tests/vm/vgpu.h), so the binary runs that whole suite first and then
+ * the tests below, with the same result lines.  Built and booted by `make
+ * check-kmod-vm KVER=6.1|6.12` (kmod/kmod.mk), which hands the binary to
  * tests/vm/run-vm.sh in place of the plain suite.
  */
-#include "mdgpu-vmtest.c"
+#include "vgpu.h"
 
 #include <linux/pci_regs.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 
 static const char *mdev_status(const char *uuid)
 {
