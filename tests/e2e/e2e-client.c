@@ -308,13 +308,19 @@ static int cmd_reset(void)
 	return 0;
 }
 
-/* The demo's tenant: the same mix of real work and kernels in a loop. */
+/*
+ * The demo's tenant: the same loop in every vGPU.  A round copies 1 MiB
+ * in, queues 200 kernels of 2 ms and checks a checksum against C, so the
+ * tenant stays backlogged (its share is what the scheduler gives it).
+ * Runs until `secs` have passed or the file $MDGPU_DEMO_STOP exists.
+ */
 static int cmd_demo(double secs)
 {
 	const uint64_t n = 1 << 18;
+	const char *stop = getenv("MDGPU_DEMO_STOP");
 	uint32_t *a = malloc(n * 4), s = 12345;
 	mdgpu_devptr da, db;
-	uint64_t end, sum, k = 0;
+	uint64_t end, sum, k = 0, rounds = 0;
 	struct mdgpu *g;
 	int ret;
 
@@ -323,20 +329,22 @@ static int cmd_demo(double secs)
 	ret = open_vgpu(&g);
 	if (ret)
 		return ret;
-	CHECK(g, mdgpu_mem_alloc(g, 256 << 20, &da));	/* "model" */
+	for (uint64_t i = 0; i < n; i++)
+		a[i] = xorshift(&s);
+	CHECK(g, mdgpu_mem_alloc(g, 256 << 20, &da));	/* "weights" */
 	CHECK(g, mdgpu_mem_alloc(g, n * 4, &db));
 	end = now_ns() + (uint64_t)(secs * 1e9);
-	while (now_ns() < end) {
-		for (uint64_t i = 0; i < n; i++)
-			a[i] = xorshift(&s);
+	while (now_ns() < end && !(stop && !access(stop, F_OK))) {
+		a[rounds % n] = (uint32_t)rounds;
 		CHECK(g, mdgpu_copy_htod(g, db, a, n * 4));
-		for (int i = 0; i < 64; i++, k++)
+		for (int i = 0; i < 200; i++, k++)
 			CHECK(g, mdgpu_spin_ns(g, 2000000));
 		CHECK(g, mdgpu_checksum(g, db, n, &sum));
 		EXPECT(sum == checksum_ref(a, n), "checksum");
+		rounds++;
 	}
-	printf("ok: demo tenant %s: %" PRIu64 " kernels, results verified\n",
-	       uuid, k);
+	printf("ok: demo tenant %s: %" PRIu64 " rounds, %" PRIu64 " kernels, "
+	       "every checksum verified\n", uuid, rounds, k);
 	mdgpu_close(g);
 	free(a);
 	return 0;

@@ -5,7 +5,8 @@
 # in QEMU TCG with the tests/vm initramfs (tests/vm/mkinitramfs.sh: busybox,
 # the vfio stack, mdgpu.ko, mdevctl) plus the static mdgpud, the VFIO
 # client mdgpu-e2e-client and qemu-scripts/mdgpu-vgpu, with
-# tests/e2e/init as /init (appended cpio: a later entry replaces /init).
+# tests/e2e/init as /init and tests/e2e/demo-run.sh as
+# /bin/mdgpu-e2e-demo (appended cpio: a later entry replaces /init).
 #
 # test (default): prints the guest's PASS/FAIL lines and, last,
 # "N passed, N failed"; exit status non-zero if a check failed, the guest
@@ -48,9 +49,12 @@ trap keep EXIT
 "$vm/mkinitramfs.sh" "$rel" "$kroot" "$initrd" "$ko" \
 	"$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client" \
 	"$top/qemu-scripts/mdgpu-vgpu"
+mkdir -p "$stage/bin"
 cp "$here/init" "$stage/init"
-chmod 755 "$stage/init"
-(cd "$stage" && echo init | cpio -o -H newc --quiet) >>"$initrd"
+cp "$here/demo-run.sh" "$stage/bin/mdgpu-e2e-demo"
+chmod 755 "$stage/init" "$stage/bin/mdgpu-e2e-demo"
+# /bin exists in the first archive: only the two files are appended.
+(cd "$stage" && printf 'init\nbin/mdgpu-e2e-demo\n' | cpio -o -H newc --quiet) >>"$initrd"
 
 echo "e2e: booting $rel ($mode, TCG, timeout ${timeout_s}s), serial log $out/serial-$mode.log" >&2
 start=$(date +%s.%N)
