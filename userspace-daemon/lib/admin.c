@@ -554,6 +554,7 @@ static int mdgpud_admin_run_lines(struct mdgpud_admin_conn *cn)
 	for (;;) {
 		char *nl;
 		size_t used;
+		bool nul;
 		int ret;
 
 		if (cn->out_len)
@@ -577,19 +578,22 @@ static int mdgpud_admin_run_lines(struct mdgpud_admin_conn *cn)
 			}
 			return 0;
 		}
-		*nl = '\0';
 		used = (size_t)(nl - cn->in) + 1;
+		/* exec() would see only the part before a NUL byte */
+		nul = memchr(cn->in, '\0', used - 1) != NULL;
+		*nl = '\0';
 		if (nl > cn->in && nl[-1] == '\r')	/* "\r\n" is fine */
 			nl[-1] = '\0';
-		if (cn->discarding) {
-			cn->discarding = false;	/* tail of an overlong line */
-		} else {
+		if (nul)
+			ret = mdgpud_admin_fail(&cn->out, &cn->out_len,
+						&cn->out_cap, EINVAL,
+						"request has a NUL byte");
+		else
 			ret = mdgpud_admin_exec(cn->a->core, cn->in,
 						cn->may_write, &cn->out,
 						&cn->out_len, &cn->out_cap);
-			if (ret == -ENOMEM && !cn->out_len)
-				return ret;
-		}
+		if (ret == -ENOMEM && !cn->out_len)
+			return ret;
 		memmove(cn->in, cn->in + used, cn->in_len - used);
 		cn->in_len -= used;
 		ret = mdgpud_admin_flush(cn);

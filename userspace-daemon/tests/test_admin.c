@@ -542,6 +542,10 @@ static void test_bad_requests(void **state)
 		send_all(fd, big, MDGPUD_ADMIN_LINE_MAX + 1);
 		assert_int_equal(read_response(fd, resp, sizeof(resp)), 1);
 		assert_non_null(strstr(resp, "err EMSGSIZE"));
+		/* A NUL byte must not hide trailing garbage. */
+		send_all(fd, "policy equal-share\0x\n", 21);
+		assert_int_equal(read_response(fd, resp, sizeof(resp)), 1);
+		assert_non_null(strstr(resp, "err EINVAL"));
 		/* Pipelined requests are answered in order; \r\n is fine. */
 		send_all(fd, "version\r\nbogus\nstats\n", 21);
 		assert_int_equal(read_response(fd, resp, sizeof(resp)), 0);
