@@ -15,9 +15,11 @@ VM_BUILD := $(BUILD)/vm
 VM_KVERS ?= 6.1 6.12
 VM_TEST ?=
 VM_CFLAGS := $(CFLAGS_COMMON) -static
-VM_TEST_SRCS := $(VM_DIR)/mdgpu-vmtest.c $(VM_DIR)/vmtest.c
-VM_TEST_HDRS := $(VM_DIR)/vmtest.h $(TOP)/include/uapi/mdgpu.h \
-	$(TOP)/mdev-types/mdgpu-types.def
+# Tests run in link order: t-lifecycle.c ends with the module unloads.
+VM_TEST_SRCS := $(addprefix $(VM_DIR)/,vmtest.c vgpu.c main.c t-control.c \
+	t-device.c t-irq.c t-ring.c t-daemon.c t-knobs.c t-lifecycle.c)
+VM_TEST_HDRS := $(VM_DIR)/vmtest.h $(VM_DIR)/vgpu.h \
+	$(TOP)/include/uapi/mdgpu.h $(TOP)/mdev-types/mdgpu-types.def
 
 .PHONY: check-vm check-vm-all check-vm-qemu vm-test-bin
 

@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <string.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 struct fx;	/* the suite's fixture state */
 
 struct vt_test {
