@@ -14,7 +14,7 @@
  *
  *   socket  Unix-domain socket; rings/aperture in memfds shared with the
  *           client; doorbell eventfd, completion futex (uapi section 4).
- *   kernel  (later) /dev/mdgpu: CREATE/OPEN/REMOVE events create/destroy
+ *   kernel  /dev/mdgpu (lib/transport_kernel.c): CREATE/REMOVE events create/destroy
  *           vGPUs, DOORBELL events update the tail that sq_tail() returns,
  *           rings/apertures are mmap()ed from /dev/mdgpu, publish() is
  *           MDGPU_CTL_COMPLETE (fence, head, irq), dma() is MDGPU_CTL_DMA,
