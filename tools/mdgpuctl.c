@@ -51,6 +51,7 @@ static void usage(FILE *f)
 		"  timeslice MICROSECONDS               scheduler time slice\n"
 		"  stats                                daemon totals\n"
 		"  version                              protocol version\n"
+		"  help                                 the daemon's list of requests\n"
 		"options:\n"
 		"  -s SOCKET   admin socket (default $MDGPU_ADMIN_SOCKET or %s)\n"
 		"  -t SECONDS  give up after this long without an answer (10)\n"

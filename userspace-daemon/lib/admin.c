@@ -744,10 +744,19 @@ int mdgpud_admin_socket_path(const struct mdgpud_config *cfg, char *buf,
 static int mdgpud_admin_listen(struct mdgpud_admin *a, uint32_t mode)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)], *slash;
 	struct stat st;
 	int fd, ret;
 
 	strcpy(sa.sun_path, a->path);
+	/* Like the client socket: the parent directory is created 0755. */
+	strcpy(dir, a->path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			mdgpud_warn("admin: mkdir %s: %s", dir, strerror(errno));
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -914,6 +914,21 @@ static void test_socket_path(void **state)
 	assert_int_equal(access(p, F_OK), 0);
 	unlink(p);
 
+	/* A missing parent directory is created (like the client one's).
+	 * The dispatcher is stopped: watches change only in its thread. */
+	dispatcher_stop(d);
+	snprintf(p, sizeof(p), "%s/sub/admin.sock", d->dir);
+	strcpy(cfg.admin_socket_path, p);
+	assert_int_equal(mdgpud_admin_create(d->core, &cfg, &adm), 0);
+	assert_non_null(adm);
+	assert_string_equal(mdgpud_admin_path(adm), p);
+	mdgpud_admin_destroy(adm);
+	assert_int_equal(access(p, F_OK), -1);	/* removed */
+	snprintf(p, sizeof(p), "%s/sub", d->dir);
+	assert_int_equal(rmdir(p), 0);
+	dispatcher_start(d);
+	admin_ok(d, "version");
+
 	strcpy(cfg.admin_socket_path, "none");
 	assert_int_equal(mdgpud_admin_create(d->core, &cfg, &adm), 0);
 	assert_null(adm);
