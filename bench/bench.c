@@ -542,7 +542,7 @@ struct sat_out {
 	double count[BENCH_TENANTS_MAX];
 	uint32_t n;
 	double cpu_sup, cpu_workers;	/* daemon cores (mdgpu) */
-	double gpu_ns_by_type[8];	/* mdgpud's accounting, by type id */
+	double gpu_ns_by_tenant[BENCH_TENANTS_MAX]; /* mdgpud's accounting */
 	uint32_t ndump;
 };
 
@@ -573,10 +573,13 @@ static int saturate(int tg, uint32_t n, const uint32_t *weights,
 	if (!sh)
 		return -EIO;
 	o->ndump = obs.ndump;
+	/* Dump lines are in vGPU creation order, tenants may connect in any:
+	 * match them through the vGPU id each tenant reported. */
 	for (uint32_t i = 0; i < obs.ndump; i++)
-		if (obs.dump[i].type < 8)
-			o->gpu_ns_by_type[obs.dump[i].type] +=
-				(double)obs.dump[i].gpu_ns;
+		for (uint32_t k = 0; k < n; k++)
+			if (sh->res[k].value[7] == obs.dump[i].id)
+				o->gpu_ns_by_tenant[k] =
+					(double)obs.dump[i].gpu_ns;
 	if (tg == 1 && obs.have0 && obs.have1 && obs.t_stop > obs.t_start) {
 		/* CPU time from the common start to the stop flag. */
 		double wall = (double)(obs.t_stop - obs.t_start) / 1e9;
@@ -683,7 +686,7 @@ static void bench_fairness(void)
 	static const uint32_t w[3] = { 1, 2, 4 };
 	uint64_t d = opt.quick ? SEC : 10 * SEC;
 	struct result *rs[3], *re[3], *rd[3], *rj, *rmax;
-	static const uint32_t type_of_w[3] = { 1, 2, 3 };	/* 1g 2g 4g */
+
 
 	for (int i = 0; i < 3; i++) {
 		char id[48];
@@ -731,16 +734,15 @@ static void bench_fairness(void)
 			double tot = 0;
 
 			for (int i = 0; i < 3; i++)
-				tot += o.gpu_ns_by_type[type_of_w[i]];
+				tot += o.gpu_ns_by_tenant[i];
 			for (int i = 0; tot > 0 && i < 3; i++)
-				rd[i]->v[tg] = o.gpu_ns_by_type[type_of_w[i]] /
-					       tot;
+				rd[i]->v[tg] = o.gpu_ns_by_tenant[i] / tot;
 		}
 	}
 	res_note(rj, "Jain over share/weight; native has no weights (the GPU "
 		 "time-slices contexts equally): its figure is the reference");
-	res_note(rmax, "|share / (w/7) - 1|; mdgpu weights via vGPU types "
-		 "1g/2g/4g (default weights 1/2/4)");
+	res_note(rmax, "|share / (w/7) - 1|; mdgpu weights set through "
+		 "mdgpud's admin socket on three 1g vGPUs");
 }
 
 /* ---- 7. latency-sensitive tenant ------------------------------------------ */

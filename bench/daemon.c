@@ -43,6 +43,9 @@ int bench_daemon_start(struct bench_daemon *d, const char *mdgpud,
 	}
 	snprintf(bench_mdgpu_env.socket_path,
 		 sizeof(bench_mdgpu_env.socket_path), "%s/mdgpud.sock", d->dir);
+	snprintf(bench_mdgpu_env.admin_path,
+		 sizeof(bench_mdgpu_env.admin_path), "%s/mdgpud-admin.sock",
+		 d->dir);
 	bench_mdgpu_env.sim = !strcmp(backend, "sim");
 	snprintf(conf, sizeof(conf), "%s/mdgpud.conf", d->dir);
 	if (log_path)
@@ -57,11 +60,14 @@ int bench_daemon_start(struct bench_daemon *d, const char *mdgpud,
 	fprintf(f, "# written by mdgpu-bench\n"
 		"socket_path = %s\n"
 		"socket_mode = 0600\n"
+		"admin_socket_path = %s\n"
+		"admin_socket_mode = 0600\n"
 		"backend = %s\n"
 		"timeslice_us = %u\n"
 		"policy = best-effort\n"
 		"log_level = info\n",
-		bench_mdgpu_env.socket_path, backend, timeslice_us);
+		bench_mdgpu_env.socket_path, bench_mdgpu_env.admin_path,
+		backend, timeslice_us);
 	/* sim: SPIN_NS takes real time, and room for 32 1g vGPUs. */
 	if (bench_mdgpu_env.sim)
 		fprintf(f, "sim_realtime = 1\nsim_fb_mib = 65536\n");

@@ -41,6 +41,7 @@ struct bench_tenant_cfg {
 struct bench_target_info {
 	char gpu[64];		/* device name */
 	uint32_t sm_count;
+	uint32_t id;		/* mdgpu: vGPU id; native: 0 */
 };
 
 struct bench_target_ops {
@@ -111,6 +112,7 @@ int bench_native_probe(struct bench_target_info *info, char *why,
 /* mdgpu target configuration, set by the parent before forking. */
 struct bench_mdgpu_env {
 	char socket_path[256];	/* daemon's socket */
+	char admin_path[256];	/* its admin socket (weights) */
 	int sim;		/* the daemon runs the sim backend */
 };
 extern struct bench_mdgpu_env bench_mdgpu_env;

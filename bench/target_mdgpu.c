@@ -8,9 +8,10 @@
  * that cannot run PTX (sim: -EOPNOTSUPP) gets the builtin SPIN_NS instead,
  * for as long as the kernel took natively (bench_work.ns_hint).
  *
- * Weights: socket clients have no per-vGPU knob; a vGPU starts with its
- * type's default weight (mdev-types/mdgpu-types.def: 1g = 1, 2g = 2,
- * 4g = 4, 8g = 8), so a tenant of weight w opens a vGPU of that type.
+ * Weights: every tenant opens a vGPU of type 1g (default weight 1); a
+ * tenant of another weight sets it through mdgpud's admin socket
+ * ("set <vgpu_id> weight <w>", Documentation/mdgpuctl.md), the knob an
+ * administrator uses for socket tenants, before it starts measuring.
  *
  * Fences: libmdgpu has no asynchronous fence (mdgpu_synchronize waits
  * for everything).  A saturating tenant opens its vGPU with a ring of
@@ -41,6 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "mdgpu/mdgpu.h"
 #include "uapi/mdgpu.h"
@@ -60,6 +64,59 @@ struct bench_tenant {
 	uint32_t ring;			/* entries */
 	char type[8];
 };
+
+/* One admin request; 0 when answered "ok", else -EIO (answer printed). */
+static int md_admin(const char *req)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[1024];
+	size_t used = 0;
+	int fd, ret = -EIO;
+
+	if (strlen(bench_mdgpu_env.admin_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, bench_mdgpu_env.admin_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		ret = -errno;
+		fprintf(stderr, "mdgpu-bench: admin socket %s: %s\n",
+			sa.sun_path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	/* Data lines, then exactly one final line: "ok" or "err ...". */
+	for (;;) {
+		ssize_t n = read(fd, buf + used, sizeof(buf) - 1 - used);
+		char *line, *nl;
+
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		buf[used] = '\0';
+		for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			if (!strcmp(line, "ok")) {
+				ret = 0;
+				goto out;
+			}
+			if (!strncmp(line, "err ", 4)) {
+				fprintf(stderr, "mdgpu-bench: admin: %s-> %s\n",
+					req, line);
+				goto out;
+			}
+		}
+		used = strlen(line);
+		memmove(buf, line, used);
+		if (used == sizeof(buf) - 1)
+			used = 0;	/* a data line too long: drop it */
+	}
+out:
+	close(fd);
+	return ret;
+}
 
 static int mdgpu_err(struct bench_tenant *t, int ret, const char *what)
 {
@@ -94,16 +151,7 @@ static int md_open(const struct bench_tenant_cfg *cfg,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	switch (cfg->weight) {
-	case 1: case 2: case 4: case 8:
-		snprintf(t->type, sizeof(t->type), "%ug", cfg->weight);
-		break;
-	default:
-		fprintf(stderr, "mdgpu-bench: mdgpu: weight %u has no vGPU "
-			"type (1, 2, 4 or 8)\n", cfg->weight);
-		free(t);
-		return -EINVAL;
-	}
+	snprintf(t->type, sizeof(t->type), "1g");
 	opts.transport = "socket";
 	opts.path = bench_mdgpu_env.socket_path;
 	opts.type = t->type;
@@ -123,6 +171,15 @@ static int md_open(const struct bench_tenant_cfg *cfg,
 	if (ret)
 		goto fail;
 	t->ring = t->info.ring_entries;
+	if (cfg->weight != 1) {
+		char req[64];
+
+		snprintf(req, sizeof(req), "set %u weight %u\n",
+			 t->info.vgpu_id, cfg->weight);
+		ret = md_admin(req);
+		if (ret)
+			goto fail;
+	}
 	ret = mdgpu_err(t, mdgpu_mem_alloc(t->g, 4096 * sizeof(float),
 					   &t->sink), "mem_alloc(sink)");
 	if (ret)
@@ -160,6 +217,7 @@ static int md_info(struct bench_tenant *t, struct bench_target_info *info)
 	snprintf(info->gpu, sizeof(info->gpu), "mdgpu %s vGPU (%s backend)",
 		 t->type, t->info.backend == MDGPU_BACKEND_SIM ? "sim" : "cuda");
 	info->sm_count = t->info.sm_count;
+	info->id = t->info.vgpu_id;
 	return 0;
 }
 

@@ -365,6 +365,12 @@ static int tenant_main(const struct bench_target_ops *ops,
 			ops->name, i, strerror(-ret));
 		return ret;
 	}
+	{
+		struct bench_target_info info;
+
+		if (!ops->info(t, &info))
+			sh->res[i].value[7] = info.id;	/* stats dumps */
+	}
 	switch (run->kind) {
 	case BENCH_K_CALIBRATE:
 		ret = t_calibrate(ops, t, sh, i);
