@@ -12,7 +12,10 @@
  *   - a response that does not fit in the socket buffer is kept (one
  *     response per connection at most: no further request is read until
  *     it is written) and sent when the socket is writable (EPOLLOUT);
- *   - at most MDGPUD_ADMIN_CONN_MAX connections; more get "err EBUSY".
+ *   - at most MDGPUD_ADMIN_CONN_MAX connections.  When all are taken, a
+ *     new one replaces the connection that has made no progress (no byte
+ *     read or written) for the longest time, if that is at least the
+ *     eviction idle time (10 s); otherwise the new one gets "err EBUSY".
  * Work per request is bounded by the number of vGPUs (list).
  */
 #include <errno.h>
@@ -43,6 +46,7 @@ struct mdgpud_admin_conn {
 	bool may_write;
 	bool discarding;		/* dropping an overlong line */
 	bool eof;			/* peer shut its write side */
+	uint64_t last_ns;		/* accept, or last byte read/written */
 	char in[MDGPUD_ADMIN_LINE_MAX];
 	size_t in_len;
 	char *out;
@@ -56,6 +60,7 @@ struct mdgpud_admin {
 	char path[108];
 	unsigned int nr_conns;
 	struct mdgpud_admin_conn *conns;
+	uint64_t evict_idle_ns;
 };
 
 /* ---------------------------------------------------------------- */
@@ -539,6 +544,7 @@ static int mdgpud_admin_flush(struct mdgpud_admin_conn *cn)
 			return -errno;
 		}
 		cn->out_off += (size_t)w;
+		cn->last_ns = mdgpud_now_ns();
 	}
 	cn->out_off = cn->out_len = 0;
 	return 0;
@@ -625,19 +631,22 @@ static void mdgpud_admin_conn_event(void *data, uint32_t events)
 		} else if (r < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				goto close;
-		} else if (cn->discarding) {
-			char *nl = memchr(cn->in, '\n', (size_t)r);
-
-			if (nl) {
-				size_t keep = (size_t)r -
-					      (size_t)(nl + 1 - cn->in);
-
-				memmove(cn->in, nl + 1, keep);
-				cn->in_len = keep;
-				cn->discarding = false;
-			}	/* else: all of it dropped */
 		} else {
-			cn->in_len += (size_t)r;
+			cn->last_ns = mdgpud_now_ns();
+			if (cn->discarding) {
+				char *nl = memchr(cn->in, '\n', (size_t)r);
+
+				if (nl) {
+					size_t keep = (size_t)r -
+						(size_t)(nl + 1 - cn->in);
+
+					memmove(cn->in, nl + 1, keep);
+					cn->in_len = keep;
+					cn->discarding = false;
+				}	/* else: all of it dropped */
+			} else {
+				cn->in_len += (size_t)r;
+			}
 		}
 	}
 	if (mdgpud_admin_run_lines(cn) < 0)
@@ -654,6 +663,23 @@ static void mdgpud_admin_conn_event(void *data, uint32_t events)
 	return;
 close:
 	mdgpud_admin_close(cn);
+}
+
+/* All slots taken: close the connection stalled longest, if long enough. */
+static void mdgpud_admin_evict(struct mdgpud_admin *a)
+{
+	struct mdgpud_admin_conn *old = NULL;
+	uint64_t now = mdgpud_now_ns();
+
+	for (struct mdgpud_admin_conn *cn = a->conns; cn; cn = cn->next)
+		if (!old || cn->last_ns < old->last_ns)
+			old = cn;
+	if (!old || now - old->last_ns < a->evict_idle_ns)
+		return;
+	mdgpud_warn("admin: closing the connection of pid %d uid %u, "
+		    "stalled for %" PRIu64 " ms, to make room", (int)old->pid,
+		    (unsigned int)old->uid, (now - old->last_ns) / 1000000);
+	mdgpud_admin_close(old);
 }
 
 static void mdgpud_admin_accept(void *data, uint32_t events)
@@ -676,6 +702,8 @@ static void mdgpud_admin_accept(void *data, uint32_t events)
 					    strerror(errno));
 			return;
 		}
+		if (a->nr_conns >= MDGPUD_ADMIN_CONN_MAX)
+			mdgpud_admin_evict(a);
 		if (a->nr_conns >= MDGPUD_ADMIN_CONN_MAX) {
 			static const char busy[] =
 				"err EBUSY too many admin connections\n";
@@ -701,6 +729,7 @@ static void mdgpud_admin_accept(void *data, uint32_t events)
 		cn->uid = cred.uid;
 		cn->pid = cred.pid;
 		cn->may_write = cred.uid == 0 || cred.uid == geteuid();
+		cn->last_ns = mdgpud_now_ns();
 		if (mdgpud_core_watch(a->core, fd, mdgpud_admin_conn_event,
 				      cn)) {
 			close(fd);
@@ -808,6 +837,7 @@ int mdgpud_admin_create(struct mdgpud_core *c, const struct mdgpud_config *cfg,
 		return -ENOMEM;
 	a->core = c;
 	a->listen_fd = -1;
+	a->evict_idle_ns = (uint64_t)MDGPUD_ADMIN_EVICT_IDLE_MS * 1000000;
 	ret = mdgpud_admin_socket_path(cfg, a->path, sizeof(a->path));
 	if (ret == 1) {
 		free(a);
@@ -849,6 +879,12 @@ void mdgpud_admin_destroy(struct mdgpud_admin *a)
 	close(a->listen_fd);
 	unlink(a->path);
 	free(a);
+}
+
+void mdgpud_admin_set_evict_idle_ms(struct mdgpud_admin *a, uint32_t ms)
+{
+	if (a)
+		a->evict_idle_ns = (uint64_t)ms * 1000000;
 }
 
 const char *mdgpud_admin_path(const struct mdgpud_admin *a)

@@ -874,6 +874,47 @@ static void test_hostile_clients(void **state)
 	assert_int_equal(read_response(stall, resp, sizeof(resp)), 0);
 	assert_int_equal(kv(resp, "protocol"), MDGPUD_ADMIN_PROTOCOL);
 
+	/* All slots taken again... */
+	idle[nidle] = admin_connect(d->apath);
+	assert_true(idle[nidle] >= 0);
+	send_all(idle[nidle], "version\n", 8);
+	assert_int_equal(read_response(idle[nidle], resp, sizeof(resp)), 0);
+	nidle++;
+	{
+		int fd = admin_connect(d->apath);
+
+		assert_int_equal(read_response(fd, resp, sizeof(resp)), 1);
+		assert_non_null(strstr(resp, "err EBUSY"));
+		close(fd);
+	}
+	/* ...with a 200 ms eviction time, the connection stalled longest
+	 * makes room: the hog, once the others have just been used. */
+	dispatcher_stop(d);
+	mdgpud_admin_set_evict_idle_ms(d->admin, 200);
+	dispatcher_start(d);
+	usleep(300000);
+	send_all(stall, "version\n", 8);
+	assert_int_equal(read_response(stall, resp, sizeof(resp)), 0);
+	for (int i = 0; i < nidle; i++) {
+		send_all(idle[i], "version\n", 8);
+		assert_int_equal(read_response(idle[i], resp, sizeof(resp)),
+				 0);
+	}
+	{
+		int fd = admin_connect(d->apath);
+		char buf[65536];
+		ssize_t r;
+
+		send_all(fd, "version\n", 8);
+		assert_int_equal(read_response(fd, resp, sizeof(resp)), 0);
+		close(fd);
+		/* The hog was closed (its unread requests make that a
+		 * reset rather than a plain end of file). */
+		while ((r = read(hog, buf, sizeof(buf))) > 0)
+			;
+		assert_true(r == 0 || errno == ECONNRESET);
+	}
+
 	/* The hog hangs up with megabytes unread: the daemon drops it and
 	 * every descriptor comes back. */
 	close(hog);

@@ -27,8 +27,12 @@
 #define MDGPUD_ADMIN_PROTOCOL		1
 /* Longest request line, newline included. */
 #define MDGPUD_ADMIN_LINE_MAX		256
-/* Connections served at once; more are answered "err EBUSY" and closed. */
+/* Connections served at once.  When all are taken, a new connection
+ * replaces the one that has made no progress (no byte read or written)
+ * for the longest time, if that is at least MDGPUD_ADMIN_EVICT_IDLE_MS;
+ * otherwise it is answered "err EBUSY" and closed. */
 #define MDGPUD_ADMIN_CONN_MAX		16
+#define MDGPUD_ADMIN_EVICT_IDLE_MS	10000
 /* Where mdgpuctl looks when neither -s nor MDGPU_ADMIN_SOCKET is given:
  * the path the daemon derives from its default socket_path. */
 #define MDGPUD_ADMIN_DEFAULT_SOCKET	"/run/mdgpud/mdgpud-admin.sock"
@@ -58,6 +62,8 @@ int mdgpud_admin_create(struct mdgpud_core *c, const struct mdgpud_config *cfg,
  * while the dispatcher is not running, before mdgpud_core_destroy(). */
 void mdgpud_admin_destroy(struct mdgpud_admin *a);
 const char *mdgpud_admin_path(const struct mdgpud_admin *a);
+/* Change the eviction idle time (tests); while the dispatcher is stopped. */
+void mdgpud_admin_set_evict_idle_ms(struct mdgpud_admin *a, uint32_t ms);
 
 /*
  * Execute one request line (without its newline) as a peer that may
