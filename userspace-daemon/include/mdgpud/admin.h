@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Protocol version, answered by the "version" request.  Bumped when a
  * request or a key changes meaning; new keys and requests do not bump. */
