@@ -82,6 +82,13 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 		free(g);
 		return ret;
 	}
+	/* Zero-copy host area: by default the aperture's tail (socket);
+	 * a transport may put it elsewhere (vfio: guest memory by IOVA). */
+	if (!g->host_space) {
+		g->host_space = MDGPU_SPACE_APERTURE;
+		g->host_mem = g->aperture + g->host_off;
+		g->host_end = g->aperture_size;
+	}
 	/* Staging and parameter slots live below host_off. */
 	if (g->host_off < params_bytes + 2 * 4096) {
 		ret = -EPROTO;
@@ -362,13 +369,13 @@ int mdgpu_host_alloc(struct mdgpu *g, size_t size, void **ptr)
 	uint64_t need, at = g->host_off;
 	size_t i;
 
-	if (!size || size > g->aperture_size)
+	if (!size || size > g->host_end)
 		return mdgpu_set_error(g, -EINVAL, "host_alloc of %zu bytes",
 				       size);
 	need = (size + MDGPU_HOST_ALIGN - 1) & ~(MDGPU_HOST_ALIGN - 1);
 	/* First fit between the sorted blocks. */
 	for (i = 0; i <= g->nblk; i++) {
-		uint64_t end = i < g->nblk ? g->blk[i].off : g->aperture_size;
+		uint64_t end = i < g->nblk ? g->blk[i].off : g->host_end;
 
 		if (end >= at && end - at >= need)
 			break;
@@ -379,7 +386,7 @@ int mdgpu_host_alloc(struct mdgpu *g, size_t size, void **ptr)
 		return mdgpu_set_error(g, -ENOMEM, "host_alloc of %zu bytes "
 				       "(opened with %llu zero-copy bytes)",
 				       size, (unsigned long long)
-				       (g->aperture_size - g->host_off));
+				       (g->host_end - g->host_off));
 	if (g->nblk == g->blk_cap) {
 		size_t cap = g->blk_cap ? g->blk_cap * 2 : 8;
 		void *nb = realloc(g->blk, cap * sizeof(*g->blk));
@@ -393,14 +400,15 @@ int mdgpu_host_alloc(struct mdgpu *g, size_t size, void **ptr)
 	g->blk[i].off = at;
 	g->blk[i].size = need;
 	g->nblk++;
-	*ptr = g->aperture + at;
+	*ptr = g->host_mem + (at - g->host_off);
 	return 0;
 }
 
 int mdgpu_host_free(struct mdgpu *g, void *ptr)
 {
 	for (size_t i = 0; i < g->nblk; i++) {
-		if (g->aperture + g->blk[i].off == (uint8_t *)ptr) {
+		if (g->host_mem + (g->blk[i].off - g->host_off) ==
+		    (uint8_t *)ptr) {
 			memmove(&g->blk[i], &g->blk[i + 1],
 				(g->nblk - i - 1) * sizeof(*g->blk));
 			g->nblk--;
@@ -410,16 +418,17 @@ int mdgpu_host_free(struct mdgpu *g, void *ptr)
 	return mdgpu_set_error(g, -ENOENT, "host_free of %p", ptr);
 }
 
-/* Aperture offset of [p, p + len) if it lies in the zero-copy area. */
+/* Address (in g->host_space) of [p, p + len) if it lies in the zero-copy
+ * area. */
 static bool mdgpu_host_offset(const struct mdgpu *g, const void *p,
 			      uint64_t len, uint64_t *off)
 {
-	uintptr_t a = (uintptr_t)p, lo = (uintptr_t)(g->aperture + g->host_off);
-	uintptr_t hi = (uintptr_t)(g->aperture + g->aperture_size);
+	uintptr_t a = (uintptr_t)p, lo = (uintptr_t)g->host_mem;
+	uintptr_t hi = lo + (uintptr_t)(g->host_end - g->host_off);
 
 	if (a < lo || a > hi || len > hi - a)
 		return false;
-	*off = (uint64_t)(a - (uintptr_t)g->aperture);
+	*off = g->host_off + (uint64_t)(a - lo);	/* in host_space */
 	return true;
 }
 
@@ -444,7 +453,7 @@ int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
 	int k = 0, ret = 0;
 
 	if (mdgpu_host_offset(g, src, len, &off))	/* zero-copy */
-		return mdgpu_copy_direct(g, off, MDGPU_SPACE_APERTURE, dst,
+		return mdgpu_copy_direct(g, off, g->host_space, dst,
 					 MDGPU_SPACE_DEVICE, len);
 
 	/* Two staging halves: fill one while the daemon copies the other. */
@@ -482,7 +491,7 @@ int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
 
 	if (mdgpu_host_offset(g, dst, len, &zoff))	/* zero-copy */
 		return mdgpu_copy_direct(g, src, MDGPU_SPACE_DEVICE, zoff,
-					 MDGPU_SPACE_APERTURE, len);
+					 g->host_space, len);
 	ret = mdgpu_stage_drain(g, 0);
 	if (ret)
 		return ret;

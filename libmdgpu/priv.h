@@ -45,7 +45,13 @@ struct mdgpu {
 	uint32_t entries;
 	uint8_t *aperture;
 	uint64_t aperture_size;
-	uint64_t host_off;		/* zero-copy area [host_off, size) */
+	uint64_t host_off;		/* zero-copy area [host_off, host_end) */
+	/* Zero-copy area: addresses [host_off, host_end) in host_space are
+	 * host_mem in this process.  Socket: the aperture's tail
+	 * (APERTURE, host_end = aperture_size); vfio: IOVA-mapped memory. */
+	uint32_t host_space;
+	uint8_t *host_mem;
+	uint64_t host_end;
 
 	/* Zero-copy allocations, sorted by offset. */
 	struct mdgpu_host_blk { uint64_t off, size; } *blk;

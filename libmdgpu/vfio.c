@@ -21,8 +21,9 @@
  * was dropped), RING_ERROR -> the ERROR register's errno.
  *
  * Host buffers go through the aperture (two staging halves, client.c), as
- * on the socket transport; there is no zero-copy area (host_bytes is
- * refused) and no IOVA path yet.
+ * on the socket transport; with opts.host_bytes, memory mapped for DMA
+ * (VFIO_IOMMU_MAP_DMA) is the zero-copy area: copies from/to it are
+ * MDGPU_SPACE_IOVA commands that mdgpud serves with MDGPU_CTL_DMA.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,9 @@ struct mdgpu_vfio {
 	uint8_t *ap;
 	size_t ap_size;
 	uint32_t flagged;		/* commands up to here have F_IRQ */
+	uint8_t *dma_buf;		/* zero-copy host area, IOVA-mapped */
+	size_t dma_size;
+	uint64_t dma_iova;
 	char uuid[40];
 };
 
@@ -126,6 +130,16 @@ static void mdgpu_vfio_close(struct mdgpu *g)
 
 	if (!s)
 		return;
+	if (s->dma_buf) {
+		struct vfio_iommu_type1_dma_unmap um = {
+			.argsz = sizeof(um), .iova = s->dma_iova,
+			.size = s->dma_size,
+		};
+
+		if (s->container >= 0)
+			ioctl(s->container, VFIO_IOMMU_UNMAP_DMA, &um);
+		munmap(s->dma_buf, s->dma_size);
+	}
 	if (s->ring)
 		munmap(s->ring, s->ring_size);
 	if (s->ap)
@@ -267,6 +281,45 @@ static int mdgpu_vfio_sysfs_u32(const char *uuid, const char *attr,
 	return 0;
 }
 
+/*
+ * Zero-copy host memory (opts.host_bytes): anonymous memory mapped into
+ * the device's IOMMU domain with VFIO_IOMMU_MAP_DMA, as QEMU maps guest
+ * RAM.  Its IOVAs are [aperture size, + size): client.c's host allocator
+ * hands out pieces, and a copy from/to one is a single COPY command in
+ * MDGPU_SPACE_IOVA, which mdgpud serves with MDGPU_CTL_DMA.
+ */
+static int mdgpu_vfio_dma_area(struct mdgpu *g, struct mdgpu_vfio *s,
+			       uint64_t bytes)
+{
+	struct vfio_iommu_type1_dma_map map = {
+		.argsz = sizeof(map),
+		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+	};
+	size_t size = (size_t)((bytes + 4095) & ~4095ULL);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return mdgpu_set_error(g, -errno, "host_bytes: mmap");
+	map.vaddr = (uintptr_t)p;
+	map.iova = s->ap_size;
+	map.size = size;
+	if (ioctl(s->container, VFIO_IOMMU_MAP_DMA, &map)) {
+		int ret = -errno;
+
+		munmap(p, size);
+		return mdgpu_set_error(g, ret, "VFIO_IOMMU_MAP_DMA of %zu "
+				       "bytes", size);
+	}
+	s->dma_buf = p;
+	s->dma_size = size;
+	s->dma_iova = map.iova;
+	g->host_space = MDGPU_SPACE_IOVA;
+	g->host_mem = p;
+	g->host_end = g->host_off + size;	/* host_off = aperture size */
+	return 0;
+}
+
 static int mdgpu_vfio_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 {
 	struct vfio_region_info r0, r2, r4, rc;
@@ -274,9 +327,10 @@ static int mdgpu_vfio_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 	struct mdgpu_vfio *s;
 	int ret;
 
-	if (o->host_bytes)
-		return mdgpu_set_error(g, -EOPNOTSUPP, "host_bytes: the vfio "
-				       "transport has no zero-copy area");
+	if (o->host_bytes > MDGPU_DMA_MAX)
+		return mdgpu_set_error(g, -E2BIG, "host_bytes above %llu (one "
+				       "command's DMA limit)",
+				       (unsigned long long)MDGPU_DMA_MAX);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -373,6 +427,11 @@ static int mdgpu_vfio_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 		.sm_count = sm, .abi_version = ver,
 	};
 	mdgpu_vfio_sysfs_u32(s->uuid, "vgpu_id", &g->info.vgpu_id);
+	if (o->host_bytes) {
+		ret = mdgpu_vfio_dma_area(g, s, o->host_bytes);
+		if (ret)
+			goto err;
+	}
 	return 0;
 err:
 	mdgpu_vfio_close(g);

@@ -38,7 +38,9 @@ struct mdgpu_open_opts {
 	uint32_t ring_entries;	/* 0 = default; power of two */
 	uint32_t spin_us;	/* busy-wait before sleeping, 0 = default */
 	uint64_t host_bytes;	/* zero-copy host memory for mdgpu_host_alloc,
-				 * 0 = none (the daemon bounds it) */
+				 * 0 = none (socket: the daemon bounds it;
+				 * vfio: VFIO_IOMMU_MAP_DMA'd memory,
+				 * copies by IOVA, at most MDGPU_DMA_MAX) */
 };
 
 #define MDGPU_DEFAULT_SOCKET	"/run/mdgpud/mdgpud.sock"
