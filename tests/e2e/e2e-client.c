@@ -11,6 +11,10 @@
  *   mdgpu-e2e-client quota UUID              allocate until -ENOMEM
  *   mdgpu-e2e-client spin UUID SECONDS NS    keep the ring full of SPIN_NS
  *   mdgpu-e2e-client reset UUID              VFIO_DEVICE_RESET mid-work
+ *   mdgpu-e2e-client survive UUID FILE       keep the device open across a
+ *                                            daemon restart (FILE appears
+ *                                            when mdgpud is back), reset it
+ *                                            and work again
  *   mdgpu-e2e-client demo UUID SECONDS       the demo's workload
  *
  * Prints "ok: ..." lines and, on failure, "error: ..." with the errno and
@@ -344,6 +348,56 @@ static int cmd_reset(void)
 }
 
 /*
+ * What a VM does when mdgpud dies under it: the device stays open; once a
+ * daemon is back (the replayed OPEN leaves the vGPU unserved until the
+ * user resets it: the daemon cannot know the old ring position), the
+ * driver resets the device and carries on.
+ */
+static int cmd_survive(const char *back)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	uint64_t v = 0, sum;
+	mdgpu_devptr d;
+	struct mdgpu *g;
+	int ret, i;
+
+	ret = open_vgpu(&g);
+	if (ret)
+		return ret;
+	CHECK(g, mdgpu_mem_alloc(g, 1 << 20, &d));
+	do {
+		for (i = 0; i < 16; i++) {
+			ret = mdgpu_spin_ns(g, 1000000);
+			if (ret)
+				break;
+		}
+		if (!ret)
+			ret = mdgpu_synchronize(g);
+	} while (!ret);
+	EXPECT(ret == -ENODEV, "daemon death gave %d (%s)", ret,
+	       mdgpu_last_error(g));
+	printf("ok: daemon gone: %d (%s); keeping the device open\n", ret,
+	       mdgpu_last_error(g));
+	for (i = 0; i < 600 && access(back, F_OK); i++)
+		nanosleep(&ts, NULL);
+	EXPECT(i < 600, "no daemon came back");
+	CHECK(g, mdgpu_reset(g));
+	ret = mdgpu_query(g, MDGPU_QUERY_FB_USED, &v);
+	EXPECT(ret == -ECANCELED, "first call after reset gave %d", ret);
+	CHECK(g, mdgpu_query(g, MDGPU_QUERY_FB_USED, &v));
+	EXPECT(v == 0, "fb_used %" PRIu64 " after restart + reset", v);
+	CHECK(g, mdgpu_mem_alloc(g, 1 << 20, &d));
+	CHECK(g, mdgpu_fill_u32(g, d, 1 << 18, 7));
+	CHECK(g, mdgpu_checksum(g, d, 1 << 18, &sum));
+	EXPECT(sum == 7ULL * (1ULL << 18) * (1ULL << 18), "checksum %#" PRIx64,
+	       sum);
+	printf("ok: after the restart and a reset the same open device works "
+	       "(fb_used 0, fill + checksum verified)\n");
+	mdgpu_close(g);
+	return 0;
+}
+
+/*
  * The demo's tenant: the same loop in every vGPU.  A round copies 1 MiB
  * in, queues 200 kernels of 2 ms and checks a checksum against C, so the
  * tenant stays backlogged (its share is what the scheduler gives it).
@@ -402,12 +456,14 @@ int main(int argc, char **argv)
 		return cmd_quota();
 	if (!strcmp(argv[1], "spin") && argc == 5)
 		return cmd_spin(atof(argv[3]), strtoull(argv[4], NULL, 10));
+	if (!strcmp(argv[1], "survive") && argc == 4)
+		return cmd_survive(argv[3]);
 	if (!strcmp(argv[1], "reset"))
 		return cmd_reset();
 	if (!strcmp(argv[1], "demo") && argc == 4)
 		return cmd_demo(atof(argv[3]));
 usage:
 	fprintf(stderr, "usage: mdgpu-e2e-client roundtrip|iova|work|quota|spin|"
-		"reset|demo UUID [args] (see the source)\n");
+		"reset|survive|demo UUID [args] (see the source)\n");
 	return 2;
 }
