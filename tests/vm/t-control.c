@@ -211,6 +211,38 @@ TEST(event_uuid_byte_order, FX_MDEV)
 	EXPECT(uuid_is(ev.uuid, UUID0), "uuid not in RFC 4122 byte order");
 }
 
+/* Fill the GPU's memory: every type runs out, and comes back. */
+TEST(fill_gpu_memory, FX_PARENT)
+{
+	const struct vtype *t = vtype_by_name("1g");
+	char uuid[40], name[64];
+	long long n = FB_SIZE / vtype_quota(t), made = 0;
+	int r = 0;
+
+	ASSERT(n <= t->max_instances && n < 100, "table changed: %lld", n);
+	for (long long i = 0; i < n && !r; i++) {
+		snprintf(uuid, sizeof(uuid), "6d677075-0000-4000-8000-1000%08x",
+			 (unsigned int)i);
+		r = mdev_create(f, "mdgpu-1g", uuid);
+		made += !r;
+	}
+	EXPECT(made == n, "created %lld of %lld 1g vGPUs: %s", made, n,
+	       strerror(-r));
+	for (size_t i = 0; i < NR_VTYPES; i++) {
+		snprintf(name, sizeof(name), "mdgpu-%s", vtypes[i].name);
+		EXPECT(avail(f, name) == 0, "%s: %lld left", name, avail(f, name));
+	}
+	r = mdev_create(f, "mdgpu-quarter", UUID1);
+	EXPECT(r == -ENOSPC, "create in a full GPU: %d", r);
+	for (long long i = 0; i < made; i++) {
+		snprintf(uuid, sizeof(uuid), "6d677075-0000-4000-8000-1000%08x",
+			 (unsigned int)i);
+		EXPECT(mdev_remove(uuid) == 0, "remove %s", uuid);
+	}
+	EXPECT(avail(f, "mdgpu-1g") == n, "1g after: %lld", avail(f, "mdgpu-1g"));
+	EXPECT(avail(f, "mdgpu-full") == 1, "full after");
+}
+
 TEST(create_remove_events, FX_PARENT)
 {
 	struct mdgpu_ctl_event ev;

@@ -27,6 +27,14 @@ TEST(dma_to_and_from_guest, FX_VFIO)
 		/* The whole mapping comes back intact in one ioctl. */
 		EXPECT(dma(f, 0, DMA_IOVA, big, DMA_SIZE) == 0, "DMA read");
 		EXPECT(!memcmp(big, g, DMA_SIZE), "DMA read data differs");
+		/* Across the 1 MiB chunk boundaries, from an odd offset. */
+		for (i = 0; i < DMA_SIZE; i++)
+			big[i] = (uint8_t)(i * 13 + 5);
+		EXPECT(dma(f, 1, DMA_IOVA + 7, big, DMA_SIZE - 8) == 0,
+		       "DMA write of %llu bytes", (unsigned long long)DMA_SIZE - 8);
+		EXPECT(!memcmp(g + 7, big, DMA_SIZE - 8), "DMA write data differs");
+		EXPECT(g[DMA_SIZE - 1] == (uint8_t)((DMA_SIZE - 1) ^ ((DMA_SIZE - 1) >> 8)),
+		       "DMA wrote past its end");
 		free(big);
 	}
 	EXPECT(stat_value(UUID0, "dma_bytes") >= (long long)(sizeof(buf) + DMA_SIZE),

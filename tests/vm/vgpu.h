@@ -36,7 +36,7 @@
 #define UUID2		"6d677075-0000-4000-8000-000000000003"
 #define TYPE_1G		"mdgpu-1g"
 #define DMA_IOVA	0x100000ULL	/* guest buffer mapped by the fixture */
-#define DMA_SIZE	(1 * MIB)
+#define DMA_SIZE	(4 * MIB)	/* > the module's 1 MiB DMA chunk */
 #define UNMAPPED_IOVA	0x40000000ULL
 #define EV_TIMEOUT_MS	2000
 #define NO_EV_MS	300	/* how long "no event / no interrupt" waits */
