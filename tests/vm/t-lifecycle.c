@@ -401,6 +401,36 @@ TEST(mdevctl_types_start_stop, FX_PARENT)
 	EXPECT(!path_exists(mdev_path(UUID1, NULL)), "mdevctl stop left it");
 }
 
+/* A persistent definition whose attribute sets a knob when started. */
+TEST(mdevctl_define_attr_start, FX_PARENT)
+{
+	char out[8192], cmd[512];
+	int rc;
+
+	if (!path_exists("/usr/bin/mdevctl"))
+		SKIP("mdevctl is not in the initramfs");
+	snprintf(cmd, sizeof(cmd),
+		 "mdevctl define -u %s -p %s -t mdgpu-2g 2>&1 && "
+		 "mdevctl modify -u %s --addattr=mdgpu/weight --value=7 2>&1 && "
+		 "mdevctl list -d 2>&1", UUID2, f->parent, UUID2);
+	rc = run_cmd(cmd, out, sizeof(out));
+	EXPECT(rc == 0 && strstr(out, UUID2), "define/modify: rc %d: %s", rc, out);
+	EXPECT(!path_exists(mdev_path(UUID2, NULL)), "define created a device");
+	snprintf(cmd, sizeof(cmd), "mdevctl start -u %s 2>&1", UUID2);
+	rc = run_cmd(cmd, out, sizeof(out));
+	EXPECT(rc == 0, "%s: rc %d: %s", cmd, rc, out);
+	EXPECT(sysfs_num(mdev_path(UUID2, "mdgpu/weight")) == 7,
+	       "weight %lld after start with the attribute",
+	       sysfs_num(mdev_path(UUID2, "mdgpu/weight")));
+	snprintf(cmd, sizeof(cmd),
+		 "mdevctl stop -u %s 2>&1 && mdevctl undefine -u %s 2>&1 && "
+		 "mdevctl list -d 2>&1", UUID2, UUID2);
+	rc = run_cmd(cmd, out, sizeof(out));
+	EXPECT(rc == 0 && !strstr(out, UUID2), "stop/undefine: rc %d: %s", rc,
+	       out);
+	EXPECT(!path_exists(mdev_path(UUID2, NULL)), "stop left the device");
+}
+
 TEST(rmmod_busy_then_clean, FX_VFIO)
 {
 	char p[300];
