@@ -32,7 +32,11 @@ cp /bin/busybox "$stage/bin/busybox"
 cp "$here/init" "$stage/init"
 chmod 755 "$stage/init"
 for b in "$@"; do
-	cp "$b" "$stage/bin/"
+	if [ -f "$b" ]; then
+		cp "$b" "$stage/bin/"
+	else
+		echo "vm: $b not built; its tests will fail" >&2
+	fi
 done
 
 # Kernel modules, dependencies first.

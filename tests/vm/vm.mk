@@ -4,7 +4,7 @@
 #   make check-vm KVER=6.1|6.12 [VM_TEST=name]   one kernel (or one test)
 #   make check-vm-all                            both kernels
 #   make check-vm-qemu KVER=6.1|6.12             QEMU's vfio-pci on an mdev,
-#        nested in the TCG guest (about 2 minutes; not part of `check`)
+#        nested in the TCG guest (about 5 minutes; not part of `check`)
 #
 # The module is built with kmod.mk's `make modules KVER=<full release>`.  A
 # module that fails to build does not stop the run: the guest boots without
