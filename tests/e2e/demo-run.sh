@@ -48,14 +48,14 @@ echo "path: ${MDGPU_DEMO_PATH:-unknown}"
 "$vgpu" create "$P" 4g --uuid "$U2" --weight 3 >/dev/null || exit 1
 sleep 0.3
 A=$(dvid "$U1") B=$(dvid "$U2")
-echo "vGPU A: mdev $U1, type mdgpu-1g, weight $(cat $DEV/$U1/mdgpu/weight)"
-echo "vGPU B: mdev $U2, type mdgpu-4g, weight $(cat $DEV/$U2/mdgpu/weight)"
+echo "vGPU A: mdev $U1, type mdgpu-1g, weight $(cat "$DEV/$U1/mdgpu/weight")"
+echo "vGPU B: mdev $U2, type mdgpu-4g, weight $(cat "$DEV/$U2/mdgpu/weight")"
 echo "both tenants run the same workload at once, each as a VFIO client (as QEMU"
 echo "opens an mdev): copy 1 MiB in, 200 x 2 ms kernels, checksum verified vs C"
 echo "share(N s): GPU-time share over the last interval (mdgpud stats);"
 echo "share(phase): since the first table, or since the live weight change"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-demo.XXXXXX")
-export MDGPU_DEMO_STOP=$tmp/stop
+export MDGPU_DEMO_STOP="$tmp/stop"
 "$CLIENT" demo "$U1" 120 >"$tmp/a.log" 2>&1 &
 ca=$!
 "$CLIENT" demo "$U2" 120 >"$tmp/b.log" 2>&1 &
@@ -77,7 +77,7 @@ while [ $t -le $((SECS - 1)) ]; do
 	tp=$tn
 	for v in A B; do
 		if [ $v = A ]; then id=$A o=$B u=$U1 ty=1g; else id=$B o=$A u=$U2 ty=4g; fi
-		awk -v v="$v" -v ty="$ty" -v w="$(cat $DEV/$u/mdgpu/weight)" \
+		awk -v v="$v" -v ty="$ty" -v w="$(cat "$DEV/$u/mdgpu/weight")" \
 		    -v q="$(field "$tmp/s1" "$id" quota)" -v f="$(field "$tmp/s1" "$id" fb)" \
 		    -v g1="$(field "$tmp/s1" "$id" gpu)" -v g0="$(field "$tmp/s0" "$id" gpu)" \
 		    -v o1="$(field "$tmp/s1" "$o" gpu)" -v o0="$(field "$tmp/s0" "$o" gpu)" \
