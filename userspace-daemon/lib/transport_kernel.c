@@ -291,9 +291,21 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 	p.aperture_fd = -1;	/* the aperture is /dev/mdgpu memory */
 	p.tops = &mdgpud_kern_tops;
 	p.tpriv = k;
-	p.weight = ev->create.weight;
-	p.cap_pct = ev->create.cap;
-	p.priority = ev->create.priority;
+	/* Knobs in the sysfs ranges (the kernel checks them; so do we):
+	 * otherwise the type's defaults, and the KNOB path reports it. */
+	if (ev->create.weight >= MDGPU_WEIGHT_MIN &&
+	    ev->create.weight <= MDGPU_WEIGHT_MAX &&
+	    ev->create.cap >= MDGPU_CAP_MIN && ev->create.cap <= MDGPU_CAP_MAX &&
+	    ev->create.priority <= MDGPU_PRIORITY_MAX) {
+		p.weight = ev->create.weight;
+		p.cap_pct = ev->create.cap;
+		p.priority = ev->create.priority;
+	} else {
+		mdgpud_warn("vgpu %s: CREATE knobs weight %u cap %u priority "
+			    "%u out of range: type defaults", k->uuid_str,
+			    ev->create.weight, ev->create.cap,
+			    ev->create.priority);
+	}
 	ret = mdgpud_vgpu_create(t->core, &p, &k->v);
 	if (ret) {
 		k->v = NULL;
@@ -302,8 +314,9 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 		return;
 	}
 	/* params treat 0 as "default"; sysfs priority 0 is a real value. */
-	mdgpud_vgpu_set_knobs(k->v, ev->create.weight, ev->create.cap,
-			      ev->create.priority);
+	if (p.weight)
+		mdgpud_vgpu_set_knobs(k->v, ev->create.weight, ev->create.cap,
+				      ev->create.priority);
 	mdgpud_info("vgpu %u: mdev %s (kernel id %u, type %u), weight %u "
 		    "cap %u priority %u%s", mdgpud_vgpu_id(k->v), k->uuid_str,
 		    k->kid, k->type_id, ev->create.weight, ev->create.cap,
