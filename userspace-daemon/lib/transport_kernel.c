@@ -61,10 +61,16 @@ struct mdgpud_kvgpu {
 	struct mdgpud_vgpu *v;		/* NULL if the core refused it */
 	uint32_t tail;			/* last doorbell */
 	uint32_t head;			/* last head published */
+	uint32_t core_head;		/* the dispatcher's head (publish arg) */
 	bool open;
 	/* Replayed open across a daemon restart: the kernel's SQ_HEAD is
 	 * unknown, so the ring is not served until the user resets it. */
 	bool unsynced;
+	/* A COMPLETE was refused as out of range: the user reset the ring
+	 * and the RESET event is not read yet.  Until it is, nothing more is
+	 * read from or published to the ring (stale work must not look like
+	 * progress of the new ring). */
+	bool desync;
 	uint64_t complete_errors;
 };
 
@@ -84,13 +90,20 @@ static uint32_t mdgpud_kern_sq_tail(void *priv)
 {
 	struct mdgpud_kvgpu *k = priv;
 
+	if (k->desync)
+		return k->core_head;	/* nothing pending */
 	return k->unsynced ? k->head : k->tail;
 }
+
+/* What a desynchronised ring executes: nothing of the user's. */
+static const struct mdgpu_cmd mdgpud_kern_nop = { .opcode = MDGPU_OP_NOP };
 
 static const struct mdgpu_cmd *mdgpud_kern_sq_entry(void *priv, uint32_t idx)
 {
 	struct mdgpud_kvgpu *k = priv;
 
+	if (k->desync)
+		return &mdgpud_kern_nop;
 	return (const struct mdgpu_cmd *)(k->ring + MDGPU_RING_SQ_OFFSET +
 					  (size_t)idx * MDGPU_CMD_SIZE);
 }
@@ -100,6 +113,8 @@ static void mdgpud_kern_cq_write(void *priv, uint32_t idx,
 {
 	struct mdgpud_kvgpu *k = priv;
 
+	if (k->desync)
+		return;
 	memcpy(k->ring + MDGPU_RING_CQ_OFFSET(k->entries) +
 	       (size_t)idx * MDGPU_CPL_SIZE, cpl, sizeof(*cpl));
 }
@@ -113,12 +128,17 @@ static void mdgpud_kern_publish(void *priv, uint32_t head, uint64_t fence,
 		.fb_used = fb_used, .irq = irq,
 	};
 
+	k->core_head = head;
+	if (k->desync)
+		return;
 	k->head = head;
 	/* The completion (cq_write) is in the shared ring already; the
 	 * ioctl moves SQ_HEAD/FENCE and raises the interrupt.  It fails
 	 * -EINVAL for work of a ring the user reset meanwhile (the RESET
 	 * event is not read yet): that work is being cancelled anyway. */
 	if (ioctl(k->t->fd, MDGPU_CTL_COMPLETE, &c)) {
+		if (errno == EINVAL)
+			k->desync = true;
 		if (!k->complete_errors++)
 			mdgpud_info("vgpu %u (%s): COMPLETE head %u: %s "
 				    "(reset or removed meanwhile?)",
@@ -380,8 +400,9 @@ static void mdgpud_kern_event(struct mdgpud_transport *t,
 	case MDGPU_EV_RESET:
 		if (k->v)
 			mdgpud_vgpu_reset(k->v);
-		k->tail = k->head = 0;
+		k->tail = k->head = k->core_head = 0;
 		k->unsynced = false;
+		k->desync = false;
 		k->complete_errors = 0;
 		break;
 	default:
