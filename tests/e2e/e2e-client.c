@@ -15,6 +15,8 @@
  *                                            daemon restart (FILE appears
  *                                            when mdgpud is back), reset it
  *                                            and work again
+ *   mdgpu-e2e-client fuzz UUID ROUNDS        hostile ring: random
+ *                                            descriptors straight into BAR2
  *   mdgpu-e2e-client demo UUID SECONDS       the demo's workload
  *
  * Prints "ok: ..." lines and, on failure, "error: ..." with the errno and
@@ -23,11 +25,15 @@
  * fault test can tell that apart from a real failure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <linux/vfio.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -348,6 +354,154 @@ static int cmd_reset(void)
 }
 
 /*
+ * A hostile user of the device, without libmdgpu: random descriptors
+ * written straight into the SQ (BAR2) and rung through SQ_TAIL, as a
+ * malicious guest driver could.  Every one must complete with 0 or one of
+ * the ABI's errnos; unmapped IOVAs reach the kernel's DMA path.  SPIN_NS
+ * is kept short so the run stays short (it is not what is tested).
+ */
+static int fuzz_errno_ok(int32_t st)
+{
+	static const int ok[] = { 0, -EINVAL, -ERANGE, -ENOENT, -ENOMEM,
+				  -EFAULT, -E2BIG, -EOPNOTSUPP, -EIO,
+				  -ENOSPC };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (st == ok[i])
+			return 1;
+	return 0;
+}
+
+static int cmd_fuzz(unsigned int rounds)
+{
+	char link[256], path[512];
+	struct vfio_region_info r0 = { .argsz = sizeof(r0), .index = 0 };
+	struct vfio_region_info r2 = { .argsz = sizeof(r2), .index = 2 };
+	int cont, grp, dev, fails = 0;
+	uint32_t v, tail = 0, seed = 7, entries, hist[128] = { 0 };
+	uint64_t done = 0, devaddr = 0;
+	uint8_t *ring;
+	ssize_t n;
+
+	cont = open("/dev/vfio/vfio", O_RDWR);
+	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group",
+		 uuid);
+	n = readlink(path, link, sizeof(link) - 1);
+	EXPECT(cont >= 0 && n > 0, "container/group link");
+	link[n] = 0;
+	snprintf(path, sizeof(path), "/dev/vfio/%s", strrchr(link, '/') + 1);
+	grp = open(path, O_RDWR);
+	EXPECT(grp >= 0, "open %s", path);
+	EXPECT(!ioctl(grp, VFIO_GROUP_SET_CONTAINER, &cont) &&
+	       !ioctl(cont, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU), "iommu");
+	dev = ioctl(grp, VFIO_GROUP_GET_DEVICE_FD, uuid);
+	EXPECT(dev >= 0, "device fd");
+	EXPECT(!ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &r0) &&
+	       !ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &r2), "regions");
+#define RD(reg) (pread(dev, &v, 4, (off_t)(r0.offset + (reg))) == 4 ? v : 0)
+#define WR(reg, val) do { v = (val); \
+	EXPECT(pwrite(dev, &v, 4, (off_t)(r0.offset + (reg))) == 4, "wr"); \
+} while (0)
+	ring = mmap(NULL, r2.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev,
+		    (off_t)r2.offset);
+	EXPECT(ring != MAP_FAILED, "mmap BAR2");
+	entries = RD(MDGPU_REG_RING_ENTRIES);
+	WR(MDGPU_REG_CONTROL, MDGPU_CONTROL_RESET | MDGPU_CONTROL_ENABLE);
+	usleep(50000);
+	for (unsigned int r = 0; r < rounds; r++) {
+		uint32_t batch = entries / 2;
+		uint64_t t0 = now_ns();
+
+		for (uint32_t i = 0; i < batch; i++) {
+			uint32_t w[MDGPU_CMD_SIZE / 4];
+			struct mdgpu_cmd c;
+
+			for (size_t k = 0; k < MDGPU_CMD_SIZE / 4; k++)
+				w[k] = xorshift(&seed);
+			memcpy(&c, w, sizeof(c));
+			/* Mostly plausible headers, so the operand checks
+			 * are reached; sometimes anything at all. */
+			if (xorshift(&seed) % 8) {
+				c.opcode %= MDGPU_OP_COUNT;
+				c.flags &= 1;
+				c.reserved = 0;
+				if (xorshift(&seed) % 2)
+					memset(c.raw + 16, 0, 40);
+				if (xorshift(&seed) % 4 == 0 &&
+				    c.opcode == MDGPU_OP_COPY) {
+					c.copy.src_space = 1 + xorshift(&seed) % 3;
+					c.copy.dst_space = 1 + xorshift(&seed) % 3;
+				}
+			}
+			if (c.opcode == MDGPU_OP_BUILTIN &&
+			    c.builtin.kernel == MDGPU_BUILTIN_SPIN_NS)
+				c.builtin.arg[0] %= 100000;
+			switch (xorshift(&seed) % 8) {
+			case 0:	/* no operands: NOP, SYNC, EVENT_CREATE ok */
+				memset(c.raw, 0, sizeof(c.raw));
+				c.reserved = 0;
+				c.opcode %= MDGPU_OP_COUNT;
+				break;
+			case 1:	/* unmapped guest IOVA into real memory */
+				if (!devaddr)
+					break;
+				memset(&c, 0, sizeof(c));
+				c.opcode = MDGPU_OP_COPY;
+				c.copy.src = (uint64_t)xorshift(&seed) << 12;
+				c.copy.src_space = MDGPU_SPACE_IOVA;
+				c.copy.dst = devaddr;
+				c.copy.dst_space = MDGPU_SPACE_DEVICE;
+				c.copy.len = 1 + xorshift(&seed) % 4096;
+				break;
+			}
+			if (r == 0 && i == 0) {	/* one real allocation */
+				memset(&c, 0, sizeof(c));
+				c.opcode = MDGPU_OP_MEM_ALLOC;
+				c.alloc.size = 4096;
+			}
+			memcpy(ring + (size_t)((tail + i) % entries) *
+			       MDGPU_CMD_SIZE, &c, sizeof(c));
+		}
+		tail += batch;
+		WR(MDGPU_REG_SQ_TAIL, tail);
+		while (RD(MDGPU_REG_SQ_HEAD) != tail) {
+			EXPECT(now_ns() - t0 < 20000000000ULL, "round %u: head "
+			       "%u tail %u status %#x", r,
+			       RD(MDGPU_REG_SQ_HEAD), tail,
+			       RD(MDGPU_REG_STATUS));
+			usleep(1000);
+		}
+		for (uint32_t i = tail - batch; i != tail; i++) {
+			struct mdgpu_cpl cpl;
+
+			memcpy(&cpl, ring + MDGPU_RING_CQ_OFFSET(entries) +
+			       (size_t)(i % entries) * MDGPU_CPL_SIZE,
+			       sizeof(cpl));
+			if (!fuzz_errno_ok(cpl.status) || cpl.seq != i)
+				fails++;
+			if (i == 0 && !cpl.status)
+				devaddr = cpl.result;
+			hist[(uint32_t)-cpl.status & 127]++;
+			done++;
+		}
+	}
+	EXPECT(!fails, "%d completions with a status outside the ABI or a "
+	       "wrong seq", fails);
+	printf("ok: %" PRIu64 " random descriptors through BAR2: all completed "
+	       "with 0 or an ABI errno (ok %u, EINVAL %u, ENOENT %u, ERANGE "
+	       "%u, E2BIG %u, EFAULT %u, ENOMEM %u)\n", done, hist[0],
+	       hist[EINVAL], hist[ENOENT], hist[ERANGE], hist[E2BIG],
+	       hist[EFAULT], hist[ENOMEM]);
+#undef RD
+#undef WR
+	munmap(ring, r2.size);
+	close(dev);
+	close(grp);
+	close(cont);
+	return 0;
+}
+
+/*
  * What a VM does when mdgpud dies under it: the device stays open; once a
  * daemon is back (the replayed OPEN leaves the vGPU unserved until the
  * user resets it: the daemon cannot know the old ring position), the
@@ -450,6 +604,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "work") && argc == 5)
 		return cmd_work((unsigned int)atoi(argv[3]),
 				(unsigned int)atoi(argv[4]));
+	if (!strcmp(argv[1], "fuzz") && argc == 4)
+		return cmd_fuzz((unsigned int)atoi(argv[3]));
 	if (!strcmp(argv[1], "iova"))
 		return cmd_iova();
 	if (!strcmp(argv[1], "quota"))
@@ -464,6 +620,6 @@ int main(int argc, char **argv)
 		return cmd_demo(atof(argv[3]));
 usage:
 	fprintf(stderr, "usage: mdgpu-e2e-client roundtrip|iova|work|quota|spin|"
-		"reset|survive|demo UUID [args] (see the source)\n");
+		"reset|survive|fuzz|demo UUID [args] (see the source)\n");
 	return 2;
 }
