@@ -21,10 +21,12 @@ e2e-bins: $(E2E_BINS)
 # need the shared libraries at run time: the guest uses the sim backend.
 $(E2E_BUILD)/mdgpud: $(D_DIR)/main.c $(BUILD)/libmdgpud.a
 	@mkdir -p $(@D)
-	$(CC) $(D_CFLAGS) -static $< -Wl,--whole-archive $(BUILD)/libmdgpud.a \
-		-Wl,--no-whole-archive $(D_LIBS) -o $@ 2>&1 | \
-		{ grep -v "statically linked applications requires at runtime\|in function \`" || true; }
-	@test -x $@
+	@rm -f $@
+	@rc=0; $(CC) $(D_CFLAGS) -static $< -Wl,--whole-archive \
+		$(BUILD)/libmdgpud.a -Wl,--no-whole-archive $(D_LIBS) \
+		-o $@ 2>$@.log || rc=$$?; \
+	grep -v "statically linked applications requires at runtime\|in function \`" \
+		$@.log || true; rm -f $@.log; exit $$rc
 
 $(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a
 	@mkdir -p $(@D)
