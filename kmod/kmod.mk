@@ -14,9 +14,7 @@
 #       /usr/src/linux-headers-6.12.*-amd64, each in its own
 #       build/kmod-<release>/, and fails on any compiler warning; then runs
 #       scripts/checkpatch.sh (--strict) on kmod/ and fails on any finding.
-#   make check-kmod-vm KVER=6.1|6.12, check-kmod-vm-all
-#       The tests/vm guest suite plus kmod/tests/kmod-vmtest.c (the
-#       module's corner cases) in a QEMU TCG guest; part of `make check`.
+#   The module is tested in QEMU TCG guests by tests/vm (make check-vm).
 #
 # Sources are copied (Kbuild, kmod/, include/, mdev-types/) into the
 # per-release directory and built there with M=, so no build output ever
@@ -83,31 +81,3 @@ checkpatch:
 	@$(TOP)/scripts/checkpatch.sh
 
 check: check-kmod
-
-# make check-kmod-vm KVER=6.1|6.12: the tests/vm guest suite plus the
-# module's own corner cases (kmod/tests/kmod-vmtest.c, linked after the
-# suite's sources, VM_TEST_SRCS of tests/vm/vm.mk), booted with
-# tests/vm/run-vm.sh.  The binary is rebuilt every time (a few seconds):
-# its sources are listed by vm.mk, which is read after this file.
-KMOD_VM_BIN := $(BUILD)/kmod-tests/mdgpu-vmtest
-
-.PHONY: kmod-vm-bin
-kmod-vm-bin:
-	@mkdir -p $(dir $(KMOD_VM_BIN))
-	$(CC) $(VM_CFLAGS) -I$(TOP)/tests/vm -o $(KMOD_VM_BIN) \
-		$(VM_TEST_SRCS) $(TOP)/kmod/tests/kmod-vmtest.c
-
-.PHONY: check-kmod-vm
-check-kmod-vm: kmod-vm-bin
-	@test -n "$(KVER)" || { echo "usage: make check-kmod-vm KVER=6.1|6.12"; exit 2; }
-	@rel=$$($(TOP)/tests/vm/kver-release.sh $(KVER)) && \
-	$(MAKE) --no-print-directory modules KVER=$$rel && \
-	VM_BINS=$(KMOD_VM_BIN) $(TOP)/tests/vm/run-vm.sh $$rel
-
-.PHONY: check-kmod-vm-all
-check-kmod-vm-all: kmod-vm-bin
-	@rc=0; for k in 6.1 6.12; do \
-		$(MAKE) --no-print-directory check-kmod-vm KVER=$$k || rc=1; \
-	done; exit $$rc
-
-check: check-kmod-vm-all

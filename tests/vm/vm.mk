@@ -3,6 +3,8 @@
 #
 #   make check-vm KVER=6.1|6.12 [VM_TEST=name]   one kernel (or one test)
 #   make check-vm-all                            both kernels
+#   tests/vm/run-debug-vm.sh 6.1|6.12            the suite with slub_debug,
+#        page poisoning and KFENCE (after `make check-vm KVER=...`)
 #   make check-vm-qemu KVER=6.1|6.12             QEMU's vfio-pci on an mdev,
 #        nested in the TCG guest (about 5 minutes; not part of `check`)
 #
@@ -15,9 +17,11 @@ VM_BUILD := $(BUILD)/vm
 VM_KVERS ?= 6.1 6.12
 VM_TEST ?=
 VM_CFLAGS := $(CFLAGS_COMMON) -static
-# Tests run in link order: t-lifecycle.c ends with the module unloads.
+# Tests run in link order: t-lifecycle.c ends with the module unloads;
+# t-kmod-corners.c (the module author's corner cases) comes after it.
 VM_TEST_SRCS := $(addprefix $(VM_DIR)/,vmtest.c vgpu.c main.c t-control.c \
-	t-device.c t-irq.c t-ring.c t-daemon.c t-knobs.c t-lifecycle.c)
+	t-device.c t-irq.c t-ring.c t-daemon.c t-knobs.c t-lifecycle.c \
+	t-kmod-corners.c)
 VM_TEST_HDRS := $(VM_DIR)/vmtest.h $(VM_DIR)/vgpu.h \
 	$(TOP)/include/uapi/mdgpu.h $(TOP)/mdev-types/mdgpu-types.def
 

@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# kmod/tests/run-debug-vm.sh KVER
+# tests/vm/run-debug-vm.sh KVER
 #
-# The check-kmod-vm guest run with the allocator debugging Debian's stock
+# The check-vm guest run with the allocator debugging Debian's stock
 # kernels carry switched on at boot: slub_debug=FZPU (red zones, poisoning,
 # consistency checks, alloc/free tracking), page_poison=1 and, where built
 # in (6.12), KFENCE sampling every allocation interval of 1 ms; and two
 # vCPUs, so the concurrency tests really run in parallel.  Use-after-free,
 # double free or overflow in mdgpu.ko shows up as a "BUG ..." kernel
 # message, which fails the suite's dmesg-clean check.  Expects `make
-# check-kmod-vm KVER=...` (or `make modules` and the test binary) first.
+# check-vm KVER=...` (the module and the test binary) first.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -17,12 +17,12 @@ kver=${1:?usage: run-debug-vm.sh KVER}
 BUILD=${BUILD:-$top/build}
 rel=$("$top/tests/vm/kver-release.sh" "$kver")
 kroot=${VM_CACHE:-$top/.cache/vm}/$rel/root
-out=$BUILD/kmod-tests/$rel
+out=$BUILD/vm-debug/$rel
 mkdir -p "$out"
 
 "$top/tests/vm/fetch-kernel.sh" "$rel" "${VM_CACHE:-$top/.cache/vm}"
 "$top/tests/vm/mkinitramfs.sh" "$rel" "$kroot" "$out/initramfs.cpio" \
-	"$BUILD/kmod-$rel/mdgpu.ko" "$BUILD/kmod-tests/mdgpu-vmtest" >/dev/null
+	"$BUILD/kmod-$rel/mdgpu.ko" "$BUILD/vm/mdgpu-vmtest" >/dev/null
 rc=0
 timeout -k 5 "${VM_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg -m 1G -smp 2 \
 	-nographic -no-reboot -net none \

@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod-vmtest.c - corner cases of mdgpu.ko that Documentation/kmod.md
- * specifies, on top of the in-guest suite of tests/vm.
- *
- * Linked after the tests/vm suite's sources (its fixtures and helpers come
- * from tests/vm/vgpu.h), so the binary runs that whole suite first and then
- * the tests below, with the same result lines.  Built and booted by `make
- * check-kmod-vm KVER=6.1|6.12` (kmod/kmod.mk), which hands the binary to
- * tests/vm/run-vm.sh in place of the plain suite.
+ * t-kmod-corners.c - corner cases of mdgpu.ko that Documentation/kmod.md
+ * specifies, written by the module's author on top of the rest of the
+ * suite.  Linked last (VM_TEST_SRCS in vm.mk): tests run in link order, so
+ * these run after t-lifecycle.c and load the module again where needed.
  */
 #include "vgpu.h"
 
