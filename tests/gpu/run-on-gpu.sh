@@ -5,7 +5,9 @@
 # repository root on the GPU machine):
 #   1. build (make: libraries, mdgpud-worker, the sanitized cuda tests),
 #   2. the cuda tests (tests/test_cuda_api, tests/test_cuda_backend, the
-#      latter holding the forged-pointer isolation test),
+#      latter holding the forged-pointer isolation test), and the daemon's
+#      socket-transport integration tests (tests/test_socket) on the cuda
+#      backend (MDGPU_TEST_BACKEND=cuda),
 #   3. the micro-benchmark tests/gpu/bench_cuda_backend.c: backend ops
 #      next to native driver-API calls in the same process run.
 #
@@ -49,7 +51,8 @@ LIBA=$B/libmdgpud.a
 # compiling the few sources the cuda tests need with direct gcc lines.
 if [ -n "${MDGPU_GPU_DIRECT:-}" ] || ! make -j"$JOBS" "$B/mdgpud-worker" "$B/libmdgpud.a" \
 	"$B/daemon-san/tests/test_cuda_api" \
-	"$B/daemon-san/tests/test_cuda_backend" >"$OUT/build.log" 2>&1; then
+	"$B/daemon-san/tests/test_cuda_backend" \
+	"$B/daemon-san/tests/test_socket" >"$OUT/build.log" 2>&1; then
 	echo "== make failed (see build.log); direct build of the cuda pieces" |
 		tee -a "$OUT/tests.log"
 	make "$B/mdgpud-worker" >>"$OUT/build.log" 2>&1 || {
@@ -89,6 +92,12 @@ for t in test_cuda_api test_cuda_backend; do
 	timeout -k 5 240 "$B/daemon-san/tests/$t" 2>&1 | tee -a "$OUT/tests.log" ||
 		status=1
 done
+if [ -x "$B/daemon-san/tests/test_socket" ]; then
+	echo "== test_socket (cuda backend)" | tee -a "$OUT/tests.log"
+	MDGPU_TEST_BACKEND=cuda timeout -k 5 300 \
+		"$B/daemon-san/tests/test_socket" 2>&1 | tee -a "$OUT/tests.log" ||
+		status=1
+fi
 
 echo "== bench_cuda_backend" | tee "$OUT/bench.log"
 if gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -I"$TOP/include" \
