@@ -49,6 +49,8 @@ static const struct mdgpu_tops *mdgpu_tops_find(const char *name)
 		return &mdgpu_tops_socket;
 	if (!strcmp(name, "vfio"))
 		return &mdgpu_tops_vfio;
+	if (!strcmp(name, "guest"))
+		return &mdgpu_tops_guest;
 	return NULL;
 }
 
@@ -65,8 +67,6 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 		return -EINVAL;
 	*out = NULL;
 	mdgpu_open_err[0] = '\0';
-	if (o.transport && !strcmp(o.transport, "guest"))
-		return mdgpu_open_fail(NULL, -EOPNOTSUPP); /* reserved names */
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return mdgpu_open_fail(NULL, -ENOMEM);

@@ -78,6 +78,8 @@ struct mdgpu {
 
 extern const struct mdgpu_tops mdgpu_tops_socket;
 extern const struct mdgpu_tops mdgpu_tops_vfio;
+/* guest.c: /dev/mdgpu-vgpuN of mdgpu-guest.ko, inside a VM. */
+extern const struct mdgpu_tops mdgpu_tops_guest;
 
 int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

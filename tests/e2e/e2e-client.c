@@ -1,8 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mdgpu-e2e-client: a VFIO-transport libmdgpu client for the end-to-end
- * guest (tests/e2e/init).  Opens an mdev exactly as QEMU would (libmdgpu
- * "vfio" transport) and does real work through mdgpud.
+ * mdgpu-e2e-client: a libmdgpu client for the end-to-end guests.  In
+ * tests/e2e/init it opens an mdev exactly as QEMU would (libmdgpu "vfio"
+ * transport, DEV is the mdev UUID); in the nested e2e
+ * (tests/e2e/nested-inner-init) it runs inside the VM that QEMU gave the
+ * vGPU to, through mdgpu-guest.ko (libmdgpu "guest" transport, DEV is
+ * /dev/mdgpu-vgpuN).  Either way it does real work through mdgpud.
+ *
+ *   mdgpu-e2e-client [--transport=vfio|guest] COMMAND DEV [args]
+ *
+ * (default vfio; below, UUID stands for DEV).  iova needs the vfio
+ * transport (VFIO_IOMMU_MAP_DMA); fuzz speaks to the device without
+ * libmdgpu: BAR2 + SQ_TAIL over vfio, the driver's ring mapping + SUBMIT
+ * over guest.
  *
  *   mdgpu-e2e-client roundtrip UUID          QUERY/alloc/copy/free round trip
  *   mdgpu-e2e-client iova UUID               zero-copy copies by guest IOVA
@@ -39,8 +49,10 @@
 
 #include "mdgpu/mdgpu.h"
 #include "uapi/mdgpu.h"
+#include "guest/include/uapi/mdgpu-guest.h"
 
-static const char *uuid;
+static const char *uuid;		/* DEV: mdev UUID or /dev/mdgpu-vgpuN */
+static const char *transport = "vfio";
 
 static uint64_t now_ns(void)
 {
@@ -70,7 +82,7 @@ static uint64_t now_ns(void)
 
 static int open_vgpu(struct mdgpu **g)
 {
-	struct mdgpu_open_opts o = { .transport = "vfio", .path = uuid };
+	struct mdgpu_open_opts o = { .transport = transport, .path = uuid };
 
 	CHECK(NULL, mdgpu_open(&o, g));
 	return 0;
@@ -372,45 +384,159 @@ static int fuzz_errno_ok(int32_t st)
 	return 0;
 }
 
-static int cmd_fuzz(unsigned int rounds)
+/*
+ * The device side of the fuzzer: the ring mapping and how to ring it and
+ * wait for it.  vfio: BAR2 mmap, SQ_TAIL/SQ_HEAD in BAR0; guest: the
+ * driver's ring mapping, SUBMIT and WAIT_FENCE.
+ */
+struct fuzz_dev {
+	uint8_t *ring;
+	size_t ring_size;
+	uint32_t entries;
+	int dev;			/* vfio device fd or guest fd */
+	uint64_t regs_off;		/* vfio: BAR0 region offset */
+	uint64_t fence;			/* guest: fence of the last batch */
+	int (*ring_tail)(struct fuzz_dev *f, uint32_t tail);
+	int (*wait)(struct fuzz_dev *f, uint32_t tail);
+	int grp, cont;
+};
+
+static uint32_t fuzz_rd(struct fuzz_dev *f, uint32_t reg)
+{
+	uint32_t v = 0;
+
+	if (pread(f->dev, &v, 4, (off_t)(f->regs_off + reg)) != 4)
+		return 0;
+	return v;
+}
+
+static int fuzz_vfio_tail(struct fuzz_dev *f, uint32_t tail)
+{
+	return pwrite(f->dev, &tail, 4, (off_t)(f->regs_off +
+		      MDGPU_REG_SQ_TAIL)) == 4 ? 0 : -EIO;
+}
+
+static int fuzz_vfio_wait(struct fuzz_dev *f, uint32_t tail)
+{
+	uint64_t t0 = now_ns();
+
+	while (fuzz_rd(f, MDGPU_REG_SQ_HEAD) != tail) {
+		if (now_ns() - t0 > 20000000000ULL) {
+			printf("error: %s: head %u tail %u status %#x\n", uuid,
+			       fuzz_rd(f, MDGPU_REG_SQ_HEAD), tail,
+			       fuzz_rd(f, MDGPU_REG_STATUS));
+			return -ETIMEDOUT;
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+static int fuzz_open_vfio(struct fuzz_dev *f)
 {
 	char link[256], path[512];
 	struct vfio_region_info r0 = { .argsz = sizeof(r0), .index = 0 };
 	struct vfio_region_info r2 = { .argsz = sizeof(r2), .index = 2 };
-	int cont, grp, dev, fails = 0;
-	uint32_t v, tail = 0, seed = 7, entries, hist[128] = { 0 };
-	uint64_t done = 0, devaddr = 0;
-	uint8_t *ring;
+	uint32_t v;
 	ssize_t n;
 
-	cont = open("/dev/vfio/vfio", O_RDWR);
+	f->cont = open("/dev/vfio/vfio", O_RDWR);
 	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group",
 		 uuid);
 	n = readlink(path, link, sizeof(link) - 1);
-	EXPECT(cont >= 0 && n > 0, "container/group link");
+	EXPECT(f->cont >= 0 && n > 0, "container/group link");
 	link[n] = 0;
 	snprintf(path, sizeof(path), "/dev/vfio/%s", strrchr(link, '/') + 1);
-	grp = open(path, O_RDWR);
-	EXPECT(grp >= 0, "open %s", path);
-	EXPECT(!ioctl(grp, VFIO_GROUP_SET_CONTAINER, &cont) &&
-	       !ioctl(cont, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU), "iommu");
-	dev = ioctl(grp, VFIO_GROUP_GET_DEVICE_FD, uuid);
-	EXPECT(dev >= 0, "device fd");
-	EXPECT(!ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &r0) &&
-	       !ioctl(dev, VFIO_DEVICE_GET_REGION_INFO, &r2), "regions");
-#define RD(reg) (pread(dev, &v, 4, (off_t)(r0.offset + (reg))) == 4 ? v : 0)
-#define WR(reg, val) do { v = (val); \
-	EXPECT(pwrite(dev, &v, 4, (off_t)(r0.offset + (reg))) == 4, "wr"); \
-} while (0)
-	ring = mmap(NULL, r2.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev,
-		    (off_t)r2.offset);
-	EXPECT(ring != MAP_FAILED, "mmap BAR2");
-	entries = RD(MDGPU_REG_RING_ENTRIES);
-	WR(MDGPU_REG_CONTROL, MDGPU_CONTROL_RESET | MDGPU_CONTROL_ENABLE);
+	f->grp = open(path, O_RDWR);
+	EXPECT(f->grp >= 0, "open %s", path);
+	EXPECT(!ioctl(f->grp, VFIO_GROUP_SET_CONTAINER, &f->cont) &&
+	       !ioctl(f->cont, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU), "iommu");
+	f->dev = ioctl(f->grp, VFIO_GROUP_GET_DEVICE_FD, uuid);
+	EXPECT(f->dev >= 0, "device fd");
+	EXPECT(!ioctl(f->dev, VFIO_DEVICE_GET_REGION_INFO, &r0) &&
+	       !ioctl(f->dev, VFIO_DEVICE_GET_REGION_INFO, &r2), "regions");
+	f->regs_off = r0.offset;
+	f->ring = mmap(NULL, r2.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       f->dev, (off_t)r2.offset);
+	EXPECT(f->ring != MAP_FAILED, "mmap BAR2");
+	f->ring_size = r2.size;
+	f->entries = fuzz_rd(f, MDGPU_REG_RING_ENTRIES);
+	EXPECT(f->entries >= 2 && !(f->entries & (f->entries - 1)) &&
+	       MDGPU_RING_BYTES(f->entries) <= r2.size, "ring of %u entries",
+	       f->entries);
+	v = MDGPU_CONTROL_RESET | MDGPU_CONTROL_ENABLE;
+	EXPECT(pwrite(f->dev, &v, 4, (off_t)(f->regs_off + MDGPU_REG_CONTROL))
+	       == 4, "enable");
 	usleep(50000);
+	f->ring_tail = fuzz_vfio_tail;
+	f->wait = fuzz_vfio_wait;
+	return 0;
+}
+
+static int fuzz_guest_tail(struct fuzz_dev *f, uint32_t tail)
+{
+	struct mdgpu_guest_submit sub = { .tail = tail };
+
+	if (ioctl(f->dev, MDGPU_GUEST_SUBMIT, &sub))
+		return -errno;
+	f->fence = sub.fence;
+	return 0;
+}
+
+static int fuzz_guest_wait(struct fuzz_dev *f, uint32_t tail)
+{
+	struct mdgpu_guest_wait w = { .fence = f->fence, .timeout_ms = 20000 };
+
+	(void)tail;
+	if (ioctl(f->dev, MDGPU_GUEST_WAIT_FENCE, &w)) {
+		int ret = -errno;
+
+		printf("error: %s: WAIT_FENCE %" PRIu64 ": %d (completed %"
+		       PRIu64 ")\n", uuid, f->fence, ret,
+		       (uint64_t)w.completed);
+		return ret;
+	}
+	return 0;
+}
+
+static int fuzz_open_guest(struct fuzz_dev *f)
+{
+	struct mdgpu_guest_info in = { 0 };
+
+	f->dev = open(uuid, O_RDWR);
+	EXPECT(f->dev >= 0, "open %s: %s", uuid, strerror(errno));
+	EXPECT(!ioctl(f->dev, MDGPU_GUEST_GET_INFO, &in), "GET_INFO");
+	f->entries = in.ring_entries;
+	EXPECT(f->entries >= 2 && !(f->entries & (f->entries - 1)) &&
+	       MDGPU_RING_BYTES(f->entries) <= in.ring_size,
+	       "ring of %u entries", f->entries);
+	f->ring = mmap(NULL, in.ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       f->dev, (off_t)MDGPU_GUEST_MMAP_RING);
+	EXPECT(f->ring != MAP_FAILED, "mmap ring");
+	f->ring_size = in.ring_size;
+	EXPECT(!ioctl(f->dev, MDGPU_GUEST_RESET), "RESET");
+	usleep(50000);
+	f->ring_tail = fuzz_guest_tail;
+	f->wait = fuzz_guest_wait;
+	return 0;
+}
+
+static int cmd_fuzz(unsigned int rounds)
+{
+	struct fuzz_dev f = { .dev = -1, .grp = -1, .cont = -1 };
+	int fails = 0, ret;
+	uint32_t tail = 0, seed = 7, entries, hist[128] = { 0 };
+	uint64_t done = 0, devaddr = 0;
+	uint8_t *ring;
+
+	ret = strcmp(transport, "guest") ? fuzz_open_vfio(&f) :
+					   fuzz_open_guest(&f);
+	if (ret)
+		return ret;
+	ring = f.ring;
+	entries = f.entries;
 	for (unsigned int r = 0; r < rounds; r++) {
 		uint32_t batch = entries / 2;
-		uint64_t t0 = now_ns();
 
 		for (uint32_t i = 0; i < batch; i++) {
 			uint32_t w[MDGPU_CMD_SIZE / 4];
@@ -459,18 +585,18 @@ static int cmd_fuzz(unsigned int rounds)
 				c.opcode = MDGPU_OP_MEM_ALLOC;
 				c.alloc.size = 4096;
 			}
+			/* The guest driver waits on interrupts: the last
+			 * command of a batch asks for one. */
+			if (i == batch - 1)
+				c.flags |= MDGPU_CMD_F_IRQ;
 			memcpy(ring + (size_t)((tail + i) % entries) *
 			       MDGPU_CMD_SIZE, &c, sizeof(c));
 		}
 		tail += batch;
-		WR(MDGPU_REG_SQ_TAIL, tail);
-		while (RD(MDGPU_REG_SQ_HEAD) != tail) {
-			EXPECT(now_ns() - t0 < 20000000000ULL, "round %u: head "
-			       "%u tail %u status %#x", r,
-			       RD(MDGPU_REG_SQ_HEAD), tail,
-			       RD(MDGPU_REG_STATUS));
-			usleep(1000);
-		}
+		ret = f.ring_tail(&f, tail);
+		EXPECT(!ret, "round %u: ringing tail %u: %d", r, tail, ret);
+		ret = f.wait(&f, tail);
+		EXPECT(!ret, "round %u: waiting for tail %u: %d", r, tail, ret);
 		for (uint32_t i = tail - batch; i != tail; i++) {
 			struct mdgpu_cpl cpl;
 
@@ -487,17 +613,18 @@ static int cmd_fuzz(unsigned int rounds)
 	}
 	EXPECT(!fails, "%d completions with a status outside the ABI or a "
 	       "wrong seq", fails);
-	printf("ok: %" PRIu64 " random descriptors through BAR2: all completed "
+	printf("ok: %" PRIu64 " random descriptors through %s: all completed "
 	       "with 0 or an ABI errno (ok %u, EINVAL %u, ENOENT %u, ERANGE "
-	       "%u, E2BIG %u, EFAULT %u, ENOMEM %u)\n", done, hist[0],
-	       hist[EINVAL], hist[ENOENT], hist[ERANGE], hist[E2BIG],
+	       "%u, E2BIG %u, EFAULT %u, ENOMEM %u)\n", done,
+	       strcmp(transport, "guest") ? "BAR2" : "the guest driver's ring",
+	       hist[0], hist[EINVAL], hist[ENOENT], hist[ERANGE], hist[E2BIG],
 	       hist[EFAULT], hist[ENOMEM]);
-#undef RD
-#undef WR
-	munmap(ring, r2.size);
-	close(dev);
-	close(grp);
-	close(cont);
+	munmap(ring, f.ring_size);
+	close(f.dev);
+	if (f.grp >= 0)
+		close(f.grp);
+	if (f.cont >= 0)
+		close(f.cont);
 	return 0;
 }
 
@@ -596,6 +723,13 @@ static int cmd_demo(double secs)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && !strncmp(argv[1], "--transport=", 12)) {
+		transport = argv[1] + 12;
+		argc--;
+		argv++;
+		if (strcmp(transport, "vfio") && strcmp(transport, "guest"))
+			goto usage;
+	}
 	if (argc < 3)
 		goto usage;
 	uuid = argv[2];
@@ -606,7 +740,7 @@ int main(int argc, char **argv)
 				(unsigned int)atoi(argv[4]));
 	if (!strcmp(argv[1], "fuzz") && argc == 4)
 		return cmd_fuzz((unsigned int)atoi(argv[3]));
-	if (!strcmp(argv[1], "iova"))
+	if (!strcmp(argv[1], "iova") && strcmp(transport, "guest"))
 		return cmd_iova();
 	if (!strcmp(argv[1], "quota"))
 		return cmd_quota();
@@ -619,7 +753,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "demo") && argc == 4)
 		return cmd_demo(atof(argv[3]));
 usage:
-	fprintf(stderr, "usage: mdgpu-e2e-client roundtrip|iova|work|quota|spin|"
-		"reset|survive|fuzz|demo UUID [args] (see the source)\n");
+	fprintf(stderr, "usage: mdgpu-e2e-client [--transport=vfio|guest] "
+		"roundtrip|iova|work|quota|spin|reset|survive|fuzz|demo DEV "
+		"[args] (see the source)\n");
 	return 2;
 }

@@ -28,7 +28,8 @@ $(E2E_BUILD)/mdgpud: $(D_DIR)/main.c $(BUILD)/libmdgpud.a
 	grep -v "statically linked applications requires at runtime\|in function \`" \
 		$@.log || true; rm -f $@.log; exit $$rc
 
-$(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a
+$(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a \
+		$(TOP)/guest/include/uapi/mdgpu-guest.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -I$(L_DIR)/include -pthread -static $< \
 		$(BUILD)/libmdgpu.a -o $@

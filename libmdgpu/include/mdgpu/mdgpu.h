@@ -30,10 +30,13 @@ struct mdgpu;
 typedef uint64_t mdgpu_devptr;
 
 struct mdgpu_open_opts {
-	const char *transport;	/* "socket" (NULL = "socket") or "vfio" */
+	const char *transport;	/* "socket" (NULL = "socket"), "vfio" or
+				 * "guest" (inside a VM, mdgpu-guest.ko) */
 	const char *path;	/* socket: path, NULL = MDGPU_SOCKET or default;
 				 * vfio: mdev UUID or its sysfs path,
-				 * NULL = $MDGPU_VFIO_DEVICE */
+				 * NULL = $MDGPU_VFIO_DEVICE;
+				 * guest: /dev/mdgpu-vgpuN, NULL =
+				 * $MDGPU_GUEST_DEVICE or /dev/mdgpu-vgpu0 */
 	const char *type;	/* vGPU type name, e.g. "1g"; NULL = "1g" */
 	uint32_t ring_entries;	/* 0 = default; power of two */
 	uint32_t spin_us;	/* busy-wait before sleeping, 0 = default */
@@ -115,7 +118,8 @@ int mdgpu_event_elapsed_ns(struct mdgpu *g, uint32_t start, uint32_t end,
 int mdgpu_event_destroy(struct mdgpu *g, uint32_t event);
 
 /*
- * Device reset (vfio transport; -EOPNOTSUPP elsewhere): VFIO_DEVICE_RESET.
+ * Device reset (vfio transport: VFIO_DEVICE_RESET; guest transport:
+ * MDGPU_GUEST_RESET; -EOPNOTSUPP on the socket transport).
  * Safe to call from another thread than the one using the handle: the
  * call waiting on the vGPU (or the next one) fails -ECANCELED, queued
  * work is dropped, every allocation, module and event of the vGPU is
