@@ -41,10 +41,12 @@ $(BUILD)/mdgpud: $(D_DIR)/main.c $(BUILD)/libmdgpud.a
 	$(CC) $(D_CFLAGS) $< -Wl,--whole-archive $(BUILD)/libmdgpud.a \
 		-Wl,--no-whole-archive $(D_LIBS) -o $@
 
+# -u mdgpud_backend_cuda: the weakly referenced cuda backend is linked into
+# every test, so a test can run on it (MDGPU_TEST_BACKEND=cuda).
 $(D_SAN)/tests/%: $(D_DIR)/tests/%.c $(D_SAN)/libmdgpud.a $(L_SAN)/libmdgpu.a
 	@mkdir -p $(@D)
 	$(CC) $(D_CFLAGS) $(SAN_FLAGS) -DMDGPUD_SRCDIR='"$(TOP)"' \
-		$< $(D_SAN)/libmdgpud.a \
+		$< -Wl,-u,mdgpud_backend_cuda $(D_SAN)/libmdgpud.a \
 		$(L_SAN)/libmdgpu.a -lcmocka $(D_LIBS) -o $@
 
 # Each test binary runs on its own; cmocka prints its own summary.
