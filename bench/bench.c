@@ -45,7 +45,7 @@ enum goal_kind {
 };
 
 struct result {
-	char id[48];
+	char id[64];
 	char unit[16];
 	double v[NT];		/* NAN: not measured */
 	int goal_kind;
@@ -470,7 +470,7 @@ static void bench_bandwidth(void)
 			uint64_t reps = (512ULL << 20) / sizes[s];
 			int gk = G_NONE;
 			double goal = 0;
-			char id[48];
+			char id[64];
 
 			if (reps > (opt.quick ? 20 : 200))
 				reps = opt.quick ? 20 : 200;
@@ -658,7 +658,7 @@ static void bench_sharing(void)
 	if (isnan(alone[0]) && isnan(alone[1]))
 		bench_compute();
 	for (size_t k = 0; k < 2; k++) {
-		char id[48];
+		char id[64];
 		struct result *r;
 
 		snprintf(id, sizeof(id), "sharing.%u_tenants.efficiency",
@@ -689,7 +689,7 @@ static void bench_fairness(void)
 
 
 	for (int i = 0; i < 3; i++) {
-		char id[48];
+		char id[64];
 
 		snprintf(id, sizeof(id), "fairness.share_w%u", w[i]);
 		rs[i] = res_add(id, "fraction", G_NONE, 0);
@@ -698,7 +698,7 @@ static void bench_fairness(void)
 		re[i] = res_add(id, "fraction", G_MDGPU_LE, 0.03);
 	}
 	for (int i = 0; i < 3; i++) {
-		char id[48];
+		char id[64];
 
 		snprintf(id, sizeof(id), "fairness.daemon_gpu_share_w%u",
 			 w[i]);

@@ -19,10 +19,21 @@ mkdir -p "$out"
 	git log -1 --format='commit %H %s' 2>/dev/null
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
+# The project's flags (-Werror) first.  That machine's compiler is newer
+# than CI's: if it finds new warnings, say so and build again without
+# -Werror, so that the measurement still happens (and the warnings are in
+# build.log for whoever owns them).
 if ! make -j"$(nproc)" bench-build daemon >"$out/build.log" 2>&1; then
-	tail -40 "$out/build.log"
-	echo "run-gpu: build FAILED"
-	exit 1
+	grep -E 'error|warning' "$out/build.log" | grep -v '^[^ ]*gcc ' | head -20
+	echo "run-gpu: strict build FAILED (above); building without -Werror"
+	if ! make -j"$(nproc)" bench-build daemon CFLAGS_COMMON="-std=c11 \
+		-D_GNU_SOURCE -Wall -Wextra -g -O2 -I$PWD/include -I$PWD" \
+		>>"$out/build.log" 2>&1; then
+		tail -30 "$out/build.log"
+		echo "run-gpu: build FAILED"
+		[ -x build/mdgpu-bench ] || exit 1
+		echo "run-gpu: mdgpu-bench built; the daemon may be missing"
+	fi
 fi
 echo "run-gpu: built; running mdgpu-bench $*"
 timeout -k 15 "${BENCH_TIMEOUT:-540}" build/mdgpu-bench \

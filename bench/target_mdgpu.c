@@ -89,9 +89,12 @@ static int md_admin(const char *req)
 	}
 	/* Data lines, then exactly one final line: "ok" or "err ...". */
 	for (;;) {
-		ssize_t n = read(fd, buf + used, sizeof(buf) - 1 - used);
 		char *line, *nl;
+		ssize_t n;
 
+		if (used >= sizeof(buf) - 1)
+			used = 0;	/* a data line too long: drop it */
+		n = read(fd, buf + used, sizeof(buf) - 1 - used);
 		if (n <= 0)
 			break;
 		used += (size_t)n;
@@ -110,8 +113,6 @@ static int md_admin(const char *req)
 		}
 		used = strlen(line);
 		memmove(buf, line, used);
-		if (used == sizeof(buf) - 1)
-			used = 0;	/* a data line too long: drop it */
 	}
 out:
 	close(fd);

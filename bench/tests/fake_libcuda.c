@@ -7,7 +7,9 @@
  * GPU.  Its figures are meaningless and it never reaches a real GPU: only
  * check-bench.sh puts it on LD_LIBRARY_PATH.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
