@@ -5,6 +5,13 @@
 #                                  backend) + VFIO clients in a TCG guest
 #   make check-e2e-all             both kernels (part of `make check`)
 #   make demo                      scripts/demo.sh: the demo (6.12 guest)
+#   make check-e2e-nested KVER=6.1|6.12
+#                                  nested: mdgpud in the outer TCG guest, a
+#                                  VM with the vGPU (vfio-pci,sysfsdev=)
+#                                  inside it running the client over the
+#                                  guest transport (not part of `make check`:
+#                                  about 5 minutes per kernel)
+#   make check-e2e-nested-all      both kernels
 #
 # Static binaries for the guest, built with the common flags (no
 # sanitizers: the guest has no ASAN runtime): mdgpud and the client.
@@ -14,7 +21,8 @@ E2E_BUILD := $(BUILD)/e2e
 E2E_KVERS ?= 6.1 6.12
 E2E_BINS := $(E2E_BUILD)/mdgpud $(E2E_BUILD)/mdgpu-e2e-client
 
-.PHONY: check-e2e check-e2e-all e2e-bins demo
+.PHONY: check-e2e check-e2e-all e2e-bins demo check-e2e-nested \
+	check-e2e-nested-all
 e2e-bins: $(E2E_BINS)
 
 # Static glibc warns that the (weakly linked) cuda backend's dlopen would
@@ -48,6 +56,20 @@ check-e2e-all: e2e-bins
 	done; exit $$rc
 
 check: check-e2e-all
+
+# Nested: also needs mdgpu-guest.ko (guest.mk) for the same release.
+check-e2e-nested: e2e-bins
+	@test -n "$(KVER)" || { echo "usage: make check-e2e-nested KVER=6.1|6.12"; exit 2; }
+	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	  echo "e2e-nested: module build for $$rel failed; booting without it"; } && \
+	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) && \
+	$(E2E_DIR)/run-e2e-nested.sh $$rel
+
+check-e2e-nested-all: e2e-bins
+	@rc=0; for k in $(E2E_KVERS); do \
+		$(MAKE) --no-print-directory check-e2e-nested KVER=$$k || rc=1; \
+	done; exit $$rc
 
 demo: e2e-bins
 	@rel=$$($(VM_DIR)/kver-release.sh 6.12) && \

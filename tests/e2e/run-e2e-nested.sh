@@ -1,0 +1,111 @@
+#!/bin/bash
+# run-e2e-nested.sh RELEASE
+#
+# The nested end-to-end test (Documentation/e2e.md): an outer QEMU TCG
+# guest loads mdgpu.ko and runs mdgpud (kernel transport, sim backend),
+# creates a vGPU and runs an inner QEMU with
+# -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/$UUID; the inner guest
+# loads mdgpu-guest.ko and runs mdgpu-e2e-client over libmdgpu's "guest"
+# transport.  The last line printed is "N passed, N failed"; the exit
+# status is non-zero if a check failed, a guest crashed or the run timed
+# out.
+#
+# Packing is tests/nested/mkinitramfs-nested.sh's, called as it is, with
+# mdgpud in the place of its test responder and mdgpu-e2e-client in the
+# place of its client (installed as /bin/mdgpud and /bin/mdgpu-client).
+# Two cpio archives are then appended, later entries replacing earlier
+# ones: to the inner image, tests/e2e/nested-inner-init as /init; to the
+# outer image, tests/e2e/nested-outer-init as /init and the new inner
+# image as /nested/inner.cpio.
+#
+# Environment: BUILD, VM_CACHE, MDGPU_KO, GUEST_KO, E2E_NESTED_TIMEOUT
+# outer seconds (default 600), E2E_NESTED_INNER_TIMEOUT (default 540),
+# NESTED_CPU, NESTED_INNER_CPU (as tests/nested/run-nested.sh: inner
+# qemu64 for 6.1, max otherwise), NESTED_VERBOSE=1.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+BUILD=${BUILD:-$top/build}
+cache=${VM_CACHE:-$top/.cache/vm}
+timeout_s=${E2E_NESTED_TIMEOUT:-600}
+inner_timeout_s=${E2E_NESTED_INNER_TIMEOUT:-540}
+cpu=${NESTED_CPU:-qemu64}
+
+rel=$("$top/tests/vm/kver-release.sh" "${1:?usage: run-e2e-nested.sh RELEASE}")
+case $rel in
+6.1.*) inner_cpu=${NESTED_INNER_CPU:-qemu64} ;;
+*) inner_cpu=${NESTED_INNER_CPU:-max} ;;
+esac
+ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
+gko=${GUEST_KO:-$BUILD/guest-$rel/mdgpu-guest.ko}
+daemon=$BUILD/e2e/mdgpud
+client=$BUILD/e2e/mdgpu-e2e-client
+out=$BUILD/e2e-nested/$rel
+mkdir -p "$out"
+for f in "$gko" "$daemon" "$client"; do
+	[ -f "$f" ] || { echo "e2e-nested: $f not built"; echo "0 passed, 1 failed"; exit 1; }
+done
+[ -f "$ko" ] || echo "e2e-nested: $ko not built; the outer guest will fail" >&2
+"$top/tests/vm/fetch-kernel.sh" "$rel" "$cache"
+kroot=$cache/$rel/root
+
+# Files of this run carry its PID (several engineers share build/).
+work=$out/pack.$$
+stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-e2e-nested.XXXXXX")
+log=$out/serial.$$.log
+keep() {
+	rm -rf "$work" "$stage"
+	[ ! -f "$log" ] || mv -f "$log" "$out/serial.log"
+	[ ! -f "$log.txt" ] || mv -f "$log.txt" "$out/serial.log.txt"
+}
+trap keep EXIT
+mkdir -p "$work"
+"$top/tests/nested/mkinitramfs-nested.sh" "$rel" "$kroot" "$work" "$ko" \
+	"$gko" "$daemon" "$client"
+mkdir -p "$stage/inner" "$stage/outer/nested"
+cp "$here/nested-inner-init" "$stage/inner/init"
+chmod 755 "$stage/inner/init"
+cp "$work/inner.cpio" "$stage/outer/nested/inner.cpio"
+(cd "$stage/inner" && echo init | cpio -o -H newc --quiet) \
+	>>"$stage/outer/nested/inner.cpio"
+cp "$here/nested-outer-init" "$stage/outer/init"
+chmod 755 "$stage/outer/init"
+cp "$work/outer.cpio" "$work/outer-e2e.cpio"
+(cd "$stage/outer" && printf 'init\nnested/inner.cpio\n' | cpio -o -H newc --quiet) \
+	>>"$work/outer-e2e.cpio"
+
+echo "e2e-nested: booting $rel (TCG in TCG, inner -cpu $inner_cpu, timeout ${timeout_s}s), serial log $out/serial.log" >&2
+start=$(date +%s.%N)
+rc=0
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m 2G -smp 1 \
+	-nographic -no-reboot -net none \
+	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$work/outer-e2e.cpio" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 nested.timeout=$inner_timeout_s nested.cpu=$inner_cpu nested.verbose=${NESTED_VERBOSE:-0}" \
+	</dev/null >"$log" 2>&1 || rc=$?
+end=$(date +%s.%N)
+sed 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$log" >"$log.txt"
+
+grep -E '^(inner\| )?(PASS|FAIL): |^(inner\| )?    ' "$log.txt" |
+	grep -vE '^(inner\| )?    (dmesg|mdgpud): ' || true
+awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {
+	printf "e2e-nested: %s: outer qemu wall %.1f s\n", r, t1 - t0 }'
+grep -E '^nested-outer: (inner QEMU|booted)|^inner\| nested-inner: (booted|client)' \
+	"$log.txt" || true
+
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "e2e-nested: $rel: timed out after ${timeout_s}s (see $out/serial.log)" >&2
+elif [ -z "$summary" ]; then
+	echo "e2e-nested: $rel: outer guest crashed before the summary (see $out/serial.log):" >&2
+	tail -n 30 "$log.txt" >&2
+fi
+if [ -z "$summary" ]; then
+	pass=$(grep -cE '^(inner\| )?PASS: ' "$log.txt" || true)
+	fail=$(( $(grep -cE '^(inner\| )?FAIL: ' "$log.txt" || true) + 1 ))
+	summary="$pass passed, $fail failed"
+fi
+echo "$summary"
+case $summary in
+*" 0 failed") [ "$rc" -eq 0 ] ;;
+*) exit 1 ;;
+esac
