@@ -11,7 +11,7 @@
 #
 # Environment: BUILD (default <repo>/build), VM_CACHE (default
 # <repo>/.cache/vm), NESTED_TIMEOUT outer seconds (default 600),
-# NESTED_INNER_TIMEOUT inner seconds (default 480), NESTED_CPU and
+# NESTED_INNER_TIMEOUT inner seconds (default 540), NESTED_CPU and
 # NESTED_INNER_CPU the -cpu models (default qemu64; inner: qemu64 for 6.1,
 # max otherwise), NESTED_VERBOSE=1 (inner kernel not quiet), MDGPU_KO (default
 # $BUILD/kmod-<release>/mdgpu.ko), GUEST_KO (default
@@ -24,7 +24,7 @@ kver=${1:?usage: run-nested.sh KVER}
 BUILD=${BUILD:-$top/build}
 cache=${VM_CACHE:-$top/.cache/vm}
 timeout_s=${NESTED_TIMEOUT:-600}
-inner_timeout_s=${NESTED_INNER_TIMEOUT:-480}
+inner_timeout_s=${NESTED_INNER_TIMEOUT:-540}
 cpu=${NESTED_CPU:-qemu64}
 
 rel=$("$top/tests/vm/kver-release.sh" "$kver")
