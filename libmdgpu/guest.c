@@ -13,7 +13,8 @@
  *   client.c) get MDGPU_CMD_F_IRQ, then MDGPU_GUEST_SUBMIT with the new
  *   tail; the driver returns the fence of the last command;
  *   head / wait: MDGPU_GUEST_WAIT_FENCE (timeout 0 to read the completed
- *   fence, else sleeping on the completion interrupt).
+ *   fence, else sleeping on the completion interrupt);
+ *   close: MDGPU_GUEST_RESET (the vGPU's allocations go with the handle).
  *
  * Command numbers (client.c's 32-bit seq, restarting at 0 after a reset)
  * map to the driver's 64-bit fences: the command with seq s has fence
@@ -61,6 +62,7 @@ struct mdgpu_guest {
 	/* The handle's thread saw a reset the count may not show (a
 	 * canceled wait, a fence that skipped): resync before going on. */
 	bool stale;
+	bool armed;		/* open() completed: close() resets */
 };
 
 static void mdgpu_guest_resets_seen(struct mdgpu_guest *s, uint32_t n)
@@ -96,9 +98,14 @@ static void mdgpu_guest_close(struct mdgpu *g)
 		munmap(s->ring, s->ring_size);
 	if (s->ap)
 		munmap(s->ap, s->ap_size);
+	/* The driver keeps the ring and the vGPU's allocations across
+	 * close; a handle owns them, so they go with it (as a vfio close
+	 * resets the device and a socket close frees): RESET, and mdgpud
+	 * frees and scrubs.  Only for a handle that was opened. */
+	if (s->armed)
+		ioctl(s->fd, MDGPU_GUEST_RESET);
 	if (s->fd >= 0)
-		close(s->fd);	/* the driver keeps the state; the next
-				 * owner resets (as open below does) */
+		close(s->fd);
 	free(s);
 	g->tpriv = NULL;
 }
@@ -238,6 +245,7 @@ static int mdgpu_guest_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 		g->host_off = s->ap_size - want;
 	}
 	g->tail = g->reaped = 0;
+	s->armed = true;
 	g->info = (struct mdgpu_info){
 		.type_id = in.type_id, .fb_quota = in.fb_quota,
 		.aperture_size = s->ap_size, .ring_entries = entries,
