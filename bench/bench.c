@@ -4,7 +4,7 @@
  *
  *   mdgpu-bench [--quick] [--json FILE] [--only LIST] [--native-only]
  *               [--mdgpu-only] [--mdgpud PATH] [--daemon-log FILE]
- *               [--timeslice-us N]
+ *               [--timeslice-us N] [--depth N]
  *   mdgpu-bench --sim [--quick] ...   mdgpud on its sim backend (CI)
  *   mdgpu-bench --self-test
  *
@@ -62,7 +62,8 @@ static struct {
 	int sim, quick, native_only, mdgpu_only;
 	const char *json, *only, *mdgpud, *daemon_log;
 	uint32_t timeslice_us;
-} opt = { .timeslice_us = 10000 };
+	uint32_t depth;
+} opt = { .timeslice_us = 10000, .depth = 4 };
 
 static const struct bench_target_ops *targets[NT] = {
 	&bench_target_native, &bench_target_mdgpu,
@@ -186,7 +187,7 @@ static struct bench_run run_base(int kind, uint32_t ntenants)
 	for (uint32_t i = 0; i < ntenants; i++)
 		r.weight[i] = 1;
 	r.work = work;
-	r.depth = 4;
+	r.depth = opt.depth;
 	r.samples_per_tenant = 16;
 	return r;
 }
@@ -640,9 +641,9 @@ static void bench_compute(void)
 		w->v[tg] = o.agg_windows;
 		alone[tg] = o.agg;
 	}
-	res_note(r, "bench_work %.0f us each, %s, 4 queued; all kernels / "
+	res_note(r, "bench_work %.0f us each, %s, %u queued; all kernels / "
 		 "time to the end of the final sync", work_ns / 1e3,
-		 opt.quick ? "1 s" : "10 s");
+		 opt.quick ? "1 s" : "10 s", opt.depth);
 	res_note(c, "kernels seen finished by the deadline / duration (the "
 		 "basis of the sharing figures)");
 	res_note(w, "median over %s windows", opt.quick ? "100 ms" : "1 s");
@@ -872,6 +873,7 @@ static int write_json(const char *path, const char *cmdline)
 	json_str(f, gpu.gpu);
 	fprintf(f, ",\n  \"sm_count\": %u,\n", gpu.sm_count);
 	fprintf(f, "  \"timeslice_us\": %u,\n", opt.timeslice_us);
+	fprintf(f, "  \"depth\": %u,\n", opt.depth);
 	fprintf(f, "  \"work_kernel\": {\"grid\": %u, \"block\": %u, "
 		"\"iters\": %u, \"alone_us\": ", work.grid, work.block,
 		work.iters);
@@ -1058,7 +1060,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: mdgpu-bench [--sim] [--quick] [--json FILE] [--only LIST]\n"
 "                   [--native-only | --mdgpu-only] [--mdgpud PATH]\n"
-"                   [--daemon-log FILE] [--timeslice-us N]\n"
+"                   [--daemon-log FILE] [--timeslice-us N] [--depth N]\n"
 "  --sim           mdgpud runs its sim backend (no GPU needed); the\n"
 "                  native side runs only if a GPU is found\n"
 "  --quick         short runs (CI): 1 s instead of 5-10 s, fewer sizes\n"
@@ -1068,7 +1070,9 @@ static void usage(FILE *f)
 "  --mdgpud PATH   daemon binary (default %s)\n"
 "  --daemon-log F  the daemon's log goes to F (kept)\n"
 "  --timeslice-us  daemon's timeslice_us (default 10000)\n"
-"  --self-test     check the statistics and verdict arithmetic\n",
+"  --self-test     check the statistics and verdict arithmetic\n"
+"  --depth N       kernels each saturating tenant keeps queued (both\n"
+"                  sides; mdgpu: its ring size), 2..32, power of 2, default 4\n",
 		BENCH_MDGPUD_DEFAULT);
 }
 
@@ -1085,6 +1089,7 @@ int main(int argc, char **argv)
 		{ "daemon-log", required_argument, NULL, 'l' },
 		{ "timeslice-us", required_argument, NULL, 't' },
 		{ "self-test", no_argument, NULL, 'T' },
+		{ "depth", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1119,6 +1124,15 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'T': return self_test();
+		case 'D':
+			opt.depth = (uint32_t)strtoul(optarg, NULL, 0);
+			if (opt.depth < 2 || opt.depth > 32 ||
+			    (opt.depth & (opt.depth - 1))) {
+				fprintf(stderr, "mdgpu-bench: --depth must be "
+					"a power of two, 2..32\n");
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -36,6 +36,8 @@ struct bench_tenant_cfg {
 	int latency;		/* 1: waits spin (latency-sensitive tenant);
 				 * 0: waits block (saturating tenant) */
 	uint64_t pinned_bytes;	/* pinned host memory it will ask for */
+	uint32_t depth;		/* saturating: kernels queued behind the
+				 * running one (a power of two) */
 };
 
 struct bench_target_info {
@@ -90,7 +92,7 @@ struct bench_target_ops {
 	int (*nop)(struct bench_tenant *t);
 };
 
-#define BENCH_FENCES_MAX	16
+#define BENCH_FENCES_MAX	64
 
 extern const struct bench_target_ops bench_target_native;
 extern const struct bench_target_ops bench_target_mdgpu;

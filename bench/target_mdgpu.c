@@ -15,7 +15,8 @@
  *
  * Fences: libmdgpu has no asynchronous fence (mdgpu_synchronize waits
  * for everything).  A saturating tenant opens its vGPU with a ring of
- * BENCH_MDGPU_SAT_RING entries instead: a submit returns only once
+ * as many entries as it queues kernels (cfg->depth, --depth, default 4)
+ * instead: a submit returns only once
  * tail - head <= entries, so after submitting command n, the daemon has
  * consumed command n - entries.  fence() returns the command count;
  * fence_wait() of a token that old returns at once, anything newer is a
@@ -49,7 +50,6 @@
 #include "mdgpu/mdgpu.h"
 #include "uapi/mdgpu.h"
 
-#define BENCH_MDGPU_SAT_RING	4	/* saturating tenants' ring entries */
 #define BENCH_MDGPU_HOST_SLACK	(2U << 20)
 
 struct bench_mdgpu_env bench_mdgpu_env;
@@ -156,7 +156,7 @@ static int md_open(const struct bench_tenant_cfg *cfg,
 	opts.transport = "socket";
 	opts.path = bench_mdgpu_env.socket_path;
 	opts.type = t->type;
-	opts.ring_entries = cfg->latency ? 0 : BENCH_MDGPU_SAT_RING;
+	opts.ring_entries = cfg->latency ? 0 : cfg->depth;
 	/* Room for the buffer plus the library's alignment. */
 	opts.host_bytes = cfg->pinned_bytes ?
 			  cfg->pinned_bytes + BENCH_MDGPU_HOST_SLACK : 0;

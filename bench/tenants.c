@@ -355,6 +355,7 @@ static int tenant_main(const struct bench_target_ops *ops,
 	struct bench_tenant *t = NULL;
 	int ret;
 
+	cfg.depth = run->depth;
 	if (run->kind == BENCH_K_BANDWIDTH && run->pinned)
 		for (uint32_t s = 0; s < run->nsizes; s++)
 			if (run->size[s] > cfg.pinned_bytes)
