@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * A fake transport for core tests: one vGPU whose ring lives in test memory
+ * and whose "guest memory" is a buffer addressed by IOVA, driven through the
+ * same per-vGPU ops table (mdgpud_vgpu_tops) the socket and kernel
+ * transports implement.  setup()/teardown() start and stop a core (sim
+ * backend) with that vGPU; call() submits one command and waits for its
+ * completion, checking the ring contract (head, fence, seq).
+ *
+ * Define FAKE_TRANSPORT_NAME (a short string used in the socket path)
+ * before including this file.  Included by test_core_dma.c and
+ * test_core_reset.c.
+ */
+#ifndef MDGPUD_TEST_FAKE_TRANSPORT_H
+#define MDGPUD_TEST_FAKE_TRANSPORT_H
+
+#define ENTRIES 16
+#define GUEST_SIZE (8U << 20)
+#define MIB (1U << 20)
+
+struct fake {
+	uint8_t ring[MDGPU_RING_BYTES(ENTRIES)];
+	uint32_t tail, head;
+	uint64_t fence;
+	uint32_t sleeping, lost;
+	int efd;
+	uint8_t *guest;		/* "guest memory", by IOVA */
+	uint64_t dma_calls;
+};
+
+static uint32_t f_tail(void *p)
+{
+	return __atomic_load_n(&((struct fake *)p)->tail, __ATOMIC_ACQUIRE);
+}
+
+static const struct mdgpu_cmd *f_entry(void *p, uint32_t idx)
+{
+	return (const struct mdgpu_cmd *)(((struct fake *)p)->ring +
+					  idx * MDGPU_CMD_SIZE);
+}
+
+static void f_cq_write(void *p, uint32_t idx, const struct mdgpu_cpl *cpl)
+{
+	memcpy(((struct fake *)p)->ring + MDGPU_RING_CQ_OFFSET(ENTRIES) +
+	       idx * MDGPU_CPL_SIZE, cpl, sizeof(*cpl));
+}
+
+static void f_publish(void *p, uint32_t head, uint64_t fence, uint32_t irq,
+		      uint64_t fb_used)
+{
+	struct fake *f = p;
+
+	(void)irq;
+	(void)fb_used;
+	__atomic_store_n(&f->fence, fence, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->head, head, __ATOMIC_RELEASE);
+}
+
+static void f_arm(void *p, bool sleeping)
+{
+	__atomic_store_n(&((struct fake *)p)->sleeping, sleeping,
+			 __ATOMIC_SEQ_CST);
+}
+
+static void f_ring_error(void *p, int err)
+{
+	(void)p;
+	(void)err;
+}
+
+static void f_lost(void *p)
+{
+	((struct fake *)p)->lost = 1;
+}
+
+static int f_dma(void *p, uint64_t iova, void *buf, uint64_t len, bool write)
+{
+	struct fake *f = p;
+	uint64_t end;
+
+	f->dma_calls++;
+	if (__builtin_add_overflow(iova, len, &end) || end > GUEST_SIZE)
+		return -EFAULT;
+	if (write)
+		memcpy(f->guest + iova, buf, len);
+	else
+		memcpy(buf, f->guest + iova, len);
+	return 0;
+}
+
+static const struct mdgpud_vgpu_tops fake_tops = {
+	.sq_tail = f_tail, .sq_entry = f_entry, .cq_write = f_cq_write,
+	.publish = f_publish, .arm = f_arm, .ring_error = f_ring_error,
+	.lost = f_lost, .dma = f_dma,
+};
+
+static void f_doorbell_event(void *data, uint32_t events)
+{
+	struct fake *f = data;
+	uint64_t v;
+
+	(void)events;
+	while (read(f->efd, &v, sizeof(v)) == sizeof(v))
+		;
+}
+
+struct env {
+	struct mdgpud_core *core;
+	pthread_t thread;
+	struct fake f;
+	uint8_t *aperture;
+	struct mdgpud_vgpu *v;
+	char path[96];
+};
+
+static void *run(void *arg)
+{
+	mdgpud_core_run(((struct env *)arg)->core);
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct mdgpud_config cfg;
+	struct mdgpud_vgpu_params p = { 0 };
+
+	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
+	snprintf(e->path, sizeof(e->path), "/tmp/mdgpud-%s-%d.sock",
+		 FAKE_TRANSPORT_NAME, (int)getpid());
+	mdgpud_config_defaults(&cfg);
+	strcpy(cfg.socket_path, e->path);
+	cfg.sim_fb_mib = 1024;
+	cfg.dma_bounce_kib = 256;	/* 3 MiB copies take 12 chunks */
+	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
+
+	e->f.guest = calloc(1, GUEST_SIZE);
+	e->f.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	e->aperture = calloc(1, 8 * MIB);
+	assert_int_equal(mdgpud_core_watch(e->core, e->f.efd,
+					   f_doorbell_event, &e->f), 0);
+	p.type_name = "1g";
+	p.ring_entries = ENTRIES;
+	p.ring = e->f.ring;
+	p.aperture = e->aperture;
+	p.aperture_size = 8 * MIB;
+	p.aperture_fd = -1;
+	p.tops = &fake_tops;
+	p.tpriv = &e->f;
+	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &e->v), 0);
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	mdgpud_core_destroy(e->core);	/* destroys our vGPU, calls lost() */
+	assert_int_equal(e->f.lost, 1);
+	close(e->f.efd);
+	free(e->f.guest);
+	free(e->aperture);
+	free(e);
+	return 0;
+}
+
+static struct mdgpu_cpl call(struct env *e, const struct mdgpu_cmd *c)
+{
+	struct fake *f = &e->f;
+	uint32_t n = f->tail;
+	uint64_t one = 1;
+	struct mdgpu_cpl cpl;
+
+	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
+	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST))
+		assert_int_equal(write(f->efd, &one, sizeof(one)), 8);
+	for (int i = 0; i < 100000 &&
+	     __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) != n + 1; i++)
+		usleep(10);
+	assert_int_equal(f->head, n + 1);
+	assert_int_equal(f->fence, n + 1);
+	memcpy(&cpl, f->ring + MDGPU_RING_CQ_OFFSET(ENTRIES) +
+	       (n % ENTRIES) * MDGPU_CPL_SIZE, sizeof(cpl));
+	assert_int_equal(cpl.seq, n);
+	return cpl;
+}
+
+#endif /* MDGPUD_TEST_FAKE_TRANSPORT_H */
