@@ -13,9 +13,6 @@ GUEST_KVER_REL = $(shell $(TOP)/tests/vm/kver-release.sh $(1))
 GUEST_SRCS := $(wildcard $(TOP)/guest/*.c $(TOP)/guest/*.h) $(TOP)/guest/Kbuild
 GUEST_UAPI := $(TOP)/include/uapi/mdgpu.h \
 	$(TOP)/guest/include/uapi/mdgpu-guest.h
-GUEST_CHECKPATCH_DIR := $(TOP)/.cache/checkpatch
-GUEST_CHECKPATCH := $(GUEST_CHECKPATCH_DIR)/scripts/checkpatch.pl
-GUEST_LINUX_SOURCE := /usr/src/linux-source-6.1.tar.xz
 
 .PHONY: guest-modules check-guest check-guest-build check-guest-checkpatch
 
@@ -44,18 +41,10 @@ check-guest-build:
 		echo "check-guest: $$rel: W=1 build clean"; \
 	done
 
-$(GUEST_CHECKPATCH):
-	mkdir -p $(GUEST_CHECKPATCH_DIR)
-	tar -xJf $(GUEST_LINUX_SOURCE) -C $(GUEST_CHECKPATCH_DIR) \
-		--strip-components=1 linux-source-6.1/scripts/checkpatch.pl \
-		linux-source-6.1/scripts/spelling.txt \
-		linux-source-6.1/scripts/const_structs.checkpatch
-
-check-guest-checkpatch: $(GUEST_CHECKPATCH)
-	@$(GUEST_CHECKPATCH) --strict --no-tree --terse --show-types \
-		-f \
-		$(TOP)/guest/*.[ch] $(TOP)/guest/include/uapi/*.h
-	@echo "check-guest: checkpatch --strict clean"
+# The same checkpatch (Debian's linux-source-6.1) and rules as the host module.
+check-guest-checkpatch:
+	@$(TOP)/scripts/checkpatch.sh $(TOP)/guest/*.[ch] \
+		$(TOP)/guest/include/uapi/*.h
 
 check-guest: check-guest-build check-guest-checkpatch
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# scripts/checkpatch.sh - run the kernel's checkpatch.pl --strict on kmod/.
+# scripts/checkpatch.sh - run the kernel's checkpatch.pl --strict on kmod/
+# (default) or the files given (the guest driver uses it too).
 #
 # checkpatch.pl, spelling.txt and const_structs.checkpatch come from Debian's
 # /usr/src/linux-source-6.1.tar.xz (package linux-source-6.1); they are
