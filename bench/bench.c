@@ -545,7 +545,29 @@ struct sat_out {
 	double cpu_sup, cpu_workers;	/* daemon cores (mdgpu) */
 	double gpu_ns_by_tenant[BENCH_TENANTS_MAX]; /* mdgpud's accounting */
 	uint32_t ndump;
+	/* In (kept across saturate()'s reset): when tl_bucket_ns is set,
+	 * tl[b * n + i] receives the kernels tenant i was seen finishing in
+	 * [b, b + 1) * tl_bucket_ns after the common start, b < tl_n. */
+	uint64_t tl_bucket_ns;
+	uint32_t tl_n;
+	double *tl;
 };
+
+/*
+ * The fairness run's timeline (JSON "fairness"): kernels each tenant was
+ * seen finishing per bucket, for each target.  Every kernel is the same
+ * bench_work, so a tenant's share of the kernels finished in a bucket is
+ * its share of the work done (and, to the extent kernels take equal GPU
+ * time, of the GPU time) in that bucket.
+ */
+#define FTL_BUCKETS_MAX 128
+static struct {
+	uint64_t bucket_ns, duration_ns;
+	uint32_t nb;
+	uint32_t w[3];
+	int have[NT];
+	double k[NT][FTL_BUCKETS_MAX * 3];
+} ftl;
 
 static uint64_t sat_samples(uint64_t duration_ns)
 {
@@ -561,9 +583,16 @@ static int saturate(int tg, uint32_t n, const uint32_t *weights,
 	uint32_t nwin = (uint32_t)(duration_ns / window);
 	struct observe obs = { 0 };
 	struct bench_shm *sh;
-	double *wins;
+	double *wins, *tl = o->tl;
+	uint64_t tl_bucket = o->tl_bucket_ns;
+	uint32_t tl_n = o->tl_n;
 
 	memset(o, 0, sizeof(*o));
+	o->tl = tl;
+	o->tl_bucket_ns = tl_bucket;
+	o->tl_n = tl_n;
+	if (tl && tl_bucket)
+		memset(tl, 0, sizeof(*tl) * tl_n * n);
 	o->n = n;
 	o->cpu_sup = o->cpu_workers = NAN;
 	run.duration_ns = duration_ns;
@@ -600,6 +629,8 @@ static int saturate(int tg, uint32_t n, const uint32_t *weights,
 			o->count[i] += 1;
 			if (nwin && s[k] / window < nwin)
 				wins[s[k] / window] += 1;
+			if (tl && tl_bucket && s[k] / tl_bucket < tl_n)
+				tl[s[k] / tl_bucket * n + i] += 1;
 		}
 		o->agg += o->count[i];
 	}
@@ -709,12 +740,22 @@ static void bench_fairness(void)
 		 "per vGPU over its life, from its stats dump");
 	rmax = res_add("fairness.max_rel_err", "fraction", G_MDGPU_LE, 0.03);
 	rj = res_add("fairness.jain_weighted", "index", G_MDGPU_GE, 0.99);
+	/* Timeline: 250 ms buckets (100 ms with --quick). */
+	ftl.bucket_ns = opt.quick ? 100 * MS : 250 * MS;
+	ftl.duration_ns = d;
+	ftl.nb = (uint32_t)(d / ftl.bucket_ns);
+	if (ftl.nb > FTL_BUCKETS_MAX)
+		ftl.nb = FTL_BUCKETS_MAX;
+	memcpy(ftl.w, w, sizeof(ftl.w));
 	for (int tg = 0; tg < NT; tg++) {
-		struct sat_out o;
+		struct sat_out o = { .tl_bucket_ns = ftl.bucket_ns,
+				     .tl_n = ftl.nb, .tl = ftl.k[tg] };
 		double x[3], sum = 0, worst = 0;
 
+		ftl.have[tg] = 0;
 		if (saturate(tg, 3, w, d, "fairness 1:2:4", &o))
 			continue;
+		ftl.have[tg] = 1;
 		for (int i = 0; i < 3; i++)
 			sum += o.count[i];
 		if (sum <= 0)
@@ -849,6 +890,60 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/*
+ * "fairness": {"weights", "target_share", "bucket_ms", "duration_ms",
+ * "timeline": {TARGET: [{"t_ms", "kernels": [..], "share": [..]}, ..]}};
+ * t_ms is the bucket's start after the common start; share is null in a
+ * bucket where no kernel finished.  Only when the fairness benchmark ran;
+ * a target whose run failed has no timeline.
+ */
+static void write_json_fairness(FILE *f)
+{
+	int first = 1;
+
+	if (!ftl.nb)
+		return;
+	fprintf(f, ",\n  \"fairness\": {\"weights\": [%u, %u, %u], "
+		"\"target_share\": [", ftl.w[0], ftl.w[1], ftl.w[2]);
+	for (int i = 0; i < 3; i++) {
+		fputs(i ? ", " : "", f);
+		print_num(f, ftl.w[i] / (double)(ftl.w[0] + ftl.w[1] + ftl.w[2]));
+	}
+	fprintf(f, "], \"bucket_ms\": %.6g, \"duration_ms\": %.6g, "
+		"\"measure\": \"bench_work kernels each tenant was seen "
+		"finishing in the bucket, and their share\",\n"
+		"    \"timeline\": {", ftl.bucket_ns / 1e6,
+		ftl.duration_ns / 1e6);
+	for (int tg = 0; tg < NT; tg++) {
+		if (!ftl.have[tg])
+			continue;
+		fprintf(f, "%s\n      \"%s\": [", first ? "" : ",",
+			targets[tg]->name);
+		first = 0;
+		for (uint32_t b = 0; b < ftl.nb; b++) {
+			const double *k = &ftl.k[tg][b * 3];
+			double sum = k[0] + k[1] + k[2];
+
+			fprintf(f, "%s\n        {\"t_ms\": %.6g, \"kernels\": "
+				"[%.0f, %.0f, %.0f], \"share\": ",
+				b ? "," : "", b * (ftl.bucket_ns / 1e6), k[0],
+				k[1], k[2]);
+			if (sum > 0) {
+				fprintf(f, "[");
+				for (int i = 0; i < 3; i++) {
+					fputs(i ? ", " : "", f);
+					print_num(f, k[i] / sum);
+				}
+				fprintf(f, "]}");
+			} else {
+				fprintf(f, "null}");
+			}
+		}
+		fprintf(f, "\n      ]");
+	}
+	fprintf(f, "%s}}", first ? "" : "\n    ");
+}
+
 static int write_json(const char *path, const char *cmdline)
 {
 	FILE *f = fopen(path, "w");
@@ -908,7 +1003,9 @@ static int write_json(const char *path, const char *cmdline)
 		json_str(f, r->note);
 		fprintf(f, "}%s\n", i + 1 < nresults ? "," : "");
 	}
-	fprintf(f, "  ]\n}\n");
+	fprintf(f, "  ]");
+	write_json_fairness(f);
+	fprintf(f, "\n}\n");
 	if (fclose(f))
 		return -EIO;
 	return 0;

@@ -7,7 +7,9 @@
 #      (mdgpu: mdgpud's sim backend; native: the fake libcuda.so.1 of
 #      bench/tests, which exercises the native code without a GPU) and
 #      write well-formed JSON with a figure on each side for every
-#      benchmark.  The figures themselves mean nothing here.
+#      benchmark, and the fairness timeline (share vs time) on both
+#      sides, consistent with the fairness shares.  The figures
+#      themselves mean nothing here.
 # usage: check-bench.sh MDGPU_BENCH MDGPUD OUTDIR FAKE_LIBCUDA_DIR
 set -eu
 bench=$1 mdgpud=$2 out=$3 fake=$4
@@ -78,4 +80,30 @@ done
 jq -e 'all(.results[] | select(.goal | startswith("ratio"));
 	(.ratio == null) == (.met == null))' "$json" >/dev/null ||
 	fail "$json: verdicts inconsistent with ratios"
+# The fairness timeline (share vs time): both sides, every bucket in
+# order, kernel counts that sum to the fairness figures' own counts.
+jq -e '.fairness as $f |
+	($f.weights == [1, 2, 4]) and
+	($f.target_share | length == 3) and
+	($f.bucket_ms > 0) and ($f.duration_ms >= $f.bucket_ms) and
+	(($f.timeline | keys) == ["mdgpu", "native"]) and
+	all($f.timeline[]; length == ($f.duration_ms / $f.bucket_ms | floor)
+	  and ([.[].t_ms] == [range(0; length) | . * $f.bucket_ms]) and
+	  all(.[]; (.kernels | length == 3) and
+	    all(.kernels[]; type == "number" and . >= 0) and
+	    (if (.kernels | add) == 0 then .share == null else
+	     (.share | length == 3) and
+	     ((.share | add) - 1 | fabs) < 0.001 end)) and
+	  ([.[].kernels | add] | add) > 0)' "$json" >/dev/null ||
+	fail "$json: fairness.timeline missing or malformed"
+for side in native mdgpu; do
+	jq -e --arg s "$side" '
+		[range(3) as $i | [.fairness.timeline[$s][].kernels[$i]] | add]
+		as $k | ($k | add) as $sum |
+		[.results[] | select(.id | test("^fairness.share_w[124]$"))
+		 | .[$s]] as $share |
+		all(range(3); (($k[.] / $sum) - $share[.] | fabs) < 0.001)' \
+		"$json" >/dev/null ||
+		fail "$json: $side timeline does not add up to fairness.share_w*"
+done
 echo "check-bench: self-test, no-GPU skip and --sim --quick results ok ($json)"
