@@ -44,6 +44,7 @@ check-nested-all: nested-bins
 
 check-nested-lint:
 	shellcheck -s sh $(NESTED_DIR)/inner-init $(NESTED_DIR)/outer-init
-	shellcheck $(NESTED_DIR)/run-nested.sh $(NESTED_DIR)/mkinitramfs-nested.sh
+	cd $(TOP) && shellcheck -x $(NESTED_DIR)/run-nested.sh \
+		$(NESTED_DIR)/mkinitramfs-nested.sh
 
 check: check-nested-lint check-nested-all

@@ -20,6 +20,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/vm/verdict.sh
+. "$top/tests/vm/verdict.sh"
 kver=${1:?usage: run-nested.sh KVER}
 BUILD=${BUILD:-$top/build}
 cache=${VM_CACHE:-$top/.cache/vm}
@@ -67,20 +69,4 @@ awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {
 grep -E '^nested-outer: (inner QEMU|booted)|^inner\| nested-inner: (booted|client)' \
 	"$log.txt" || true
 
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	echo "nested: $rel: timed out after ${timeout_s}s (see $log)" >&2
-elif [ -z "$summary" ]; then
-	echo "nested: $rel: outer guest crashed before the summary (see $log):" >&2
-	tail -n 30 "$log.txt" >&2
-fi
-if [ -z "$summary" ]; then
-	pass=$(grep -cE '^(inner\| )?PASS: ' "$log.txt" || true)
-	fail=$(( $(grep -cE '^(inner\| )?FAIL: ' "$log.txt" || true) + 1 ))
-	summary="$pass passed, $fail failed"
-fi
-echo "$summary"
-case $summary in
-*" 0 failed") [ "$rc" -eq 0 ] ;;
-*) exit 1 ;;
-esac
+vm_verdict nested "$rel" "$log.txt" "$log" "$rc" "$timeout_s" '(inner\| )?'

@@ -19,6 +19,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/vm/verdict.sh
+. "$here/verdict.sh"
 kver=${1:?usage: run-vm.sh KVER [TEST]}
 only=${2:-}
 BUILD=${BUILD:-$top/build}
@@ -89,20 +91,4 @@ awk -v t0="$start" -v t1="$end" -v b="${boot:-?}" -v s0="${s0:-0}" \
 	printf "vm: %s: qemu wall %.1f s, guest uptime at init %s s, suite %.1f s\n",
 		r, t1 - t0, b, s1 - s0 }'
 
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	echo "vm: $rel: guest timed out after ${timeout_s}s (see $out/serial.log)" >&2
-elif [ -z "$summary" ]; then
-	echo "vm: $rel: guest crashed before the summary (see $out/serial.log):" >&2
-	tail -n 30 "$log.txt" >&2
-fi
-if [ -z "$summary" ]; then
-	pass=$(grep -c '^PASS: ' "$log.txt" || true)
-	fail=$(( $(grep -c '^FAIL: ' "$log.txt" || true) + 1 ))
-	summary="$pass passed, $fail failed"
-fi
-echo "$summary"
-case $summary in
-*" 0 failed") [ "$rc" -eq 0 ] ;;
-*) exit 1 ;;
-esac
+vm_verdict vm "$rel" "$log.txt" "$out/serial.log" "$rc" "$timeout_s"
