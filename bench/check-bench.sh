@@ -9,7 +9,8 @@
 #      write well-formed JSON with a figure on each side for every
 #      benchmark, and the fairness timeline (share vs time) on both
 #      sides, consistent with the fairness shares.  The figures
-#      themselves mean nothing here.
+#      themselves mean nothing here;
+#   4. bench/plot.sh makes both PNGs from that JSON.
 # usage: check-bench.sh MDGPU_BENCH MDGPUD OUTDIR FAKE_LIBCUDA_DIR
 set -eu
 bench=$1 mdgpud=$2 out=$3 fake=$4
@@ -106,4 +107,14 @@ for side in native mdgpu; do
 		"$json" >/dev/null ||
 		fail "$json: $side timeline does not add up to fairness.share_w*"
 done
-echo "check-bench: self-test, no-GPU skip and --sim --quick results ok ($json)"
+# The plots (bench/plot.sh) from that JSON: both PNGs written.
+command -v gnuplot >/dev/null ||
+	fail "gnuplot missing (scripts/debian-packages.txt: gnuplot-nox)"
+rm -f "$out/plots/check-sim-bandwidth.png" "$out/plots/check-sim-fairness.png"
+"$(dirname "$0")/plot.sh" "$json" "$out/plots" >/dev/null || fail "plot.sh"
+for p in bandwidth fairness; do
+	head -c 8 "$out/plots/check-sim-$p.png" 2>/dev/null | od -An -tx1 |
+		grep -q '89 50 4e 47 0d 0a 1a 0a' ||
+		fail "plot.sh wrote no PNG $out/plots/check-sim-$p.png"
+done
+echo "check-bench: self-test, no-GPU skip, --sim --quick results and plots ok ($json)"
