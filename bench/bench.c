@@ -663,7 +663,7 @@ static void bench_compute(void)
 				   "kernel/s", G_NONE, 0);
 
 	for (int tg = 0; tg < NT; tg++) {
-		struct sat_out o;
+		struct sat_out o = { 0 };
 
 		if (saturate(tg, 1, NULL, d, "compute, one tenant", &o))
 			continue;
@@ -697,7 +697,7 @@ static void bench_sharing(void)
 			 ns[k]);
 		r = res_add(id, "x alone", G_MDGPU_GE, 0.97);
 		for (int tg = 0; tg < NT; tg++) {
-			struct sat_out o;
+			struct sat_out o = { 0 };
 			char what[48];
 
 			snprintf(what, sizeof(what), "sharing, %u tenants",
@@ -850,7 +850,7 @@ static void bench_scale(void)
 		rw = res_add(id, "cores", G_NONE, 0);
 		snprintf(what, sizeof(what), "scale, %u tenants", ns[k]);
 		for (int tg = 0; tg < NT; tg++) {
-			struct sat_out o;
+			struct sat_out o = { 0 };
 
 			if (saturate(tg, ns[k], NULL, d, what, &o))
 				continue;
