@@ -9,9 +9,9 @@
 #                                  nested: mdgpud in the outer TCG guest, a
 #                                  VM with the vGPU (vfio-pci,sysfsdev=)
 #                                  inside it running the client over the
-#                                  guest transport (not part of `make check`:
-#                                  about 5 minutes per kernel)
-#   make check-e2e-nested-all      both kernels
+#                                  guest transport (3 to 5 minutes per
+#                                  kernel)
+#   make check-e2e-nested-all      both kernels (part of `make check`)
 #
 # Static binaries for the guest, built with the common flags (no
 # sanitizers: the guest has no ASAN runtime): mdgpud and the client.
@@ -55,7 +55,7 @@ check-e2e-all: e2e-bins
 		$(MAKE) --no-print-directory check-e2e KVER=$$k || rc=1; \
 	done; exit $$rc
 
-check: check-e2e-all
+check: check-e2e-all check-e2e-nested-all
 
 # Nested: also needs mdgpu-guest.ko (guest.mk) for the same release.
 check-e2e-nested: e2e-bins

@@ -25,6 +25,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/vm/verdict.sh
+. "$top/tests/vm/verdict.sh"
 BUILD=${BUILD:-$top/build}
 cache=${VM_CACHE:-$top/.cache/vm}
 timeout_s=${E2E_NESTED_TIMEOUT:-600}
@@ -92,20 +94,4 @@ awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {
 grep -E '^nested-outer: (inner QEMU|booted)|^inner\| nested-inner: (booted|client)' \
 	"$log.txt" || true
 
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	echo "e2e-nested: $rel: timed out after ${timeout_s}s (see $out/serial.log)" >&2
-elif [ -z "$summary" ]; then
-	echo "e2e-nested: $rel: outer guest crashed before the summary (see $out/serial.log):" >&2
-	tail -n 30 "$log.txt" >&2
-fi
-if [ -z "$summary" ]; then
-	pass=$(grep -cE '^(inner\| )?PASS: ' "$log.txt" || true)
-	fail=$(( $(grep -cE '^(inner\| )?FAIL: ' "$log.txt" || true) + 1 ))
-	summary="$pass passed, $fail failed"
-fi
-echo "$summary"
-case $summary in
-*" 0 failed") [ "$rc" -eq 0 ] ;;
-*) exit 1 ;;
-esac
+vm_verdict e2e-nested "$rel" "$log.txt" "$out/serial.log" "$rc" "$timeout_s" '(inner\| )?'

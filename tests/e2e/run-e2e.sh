@@ -17,6 +17,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/vm/verdict.sh
+. "$top/tests/vm/verdict.sh"
 rel=${1:?usage: run-e2e.sh RELEASE [test|demo]}
 mode=${2:-test}
 BUILD=${BUILD:-$top/build}
@@ -82,20 +84,4 @@ fi
 grep -E '^(PASS|FAIL|SKIP): |^    ' "$log.txt" || true
 awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {
 	printf "e2e: %s: qemu wall %.1f s\n", r, t1 - t0 }'
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log.txt" | tail -n1 || true)
-if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	echo "e2e: $rel: guest timed out after ${timeout_s}s (see $out/serial-$mode.log)" >&2
-elif [ -z "$summary" ]; then
-	echo "e2e: $rel: guest crashed before the summary (see $out/serial-$mode.log):" >&2
-	tail -n 30 "$log.txt" >&2
-fi
-if [ -z "$summary" ]; then
-	pass=$(grep -c '^PASS: ' "$log.txt" || true)
-	fail=$(( $(grep -c '^FAIL: ' "$log.txt" || true) + 1 ))
-	summary="$pass passed, $fail failed"
-fi
-echo "$summary"
-case $summary in
-*" 0 failed") [ "$rc" -eq 0 ] ;;
-*) exit 1 ;;
-esac
+vm_verdict e2e "$rel" "$log.txt" "$out/serial-$mode.log" "$rc" "$timeout_s"
