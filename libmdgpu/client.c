@@ -746,3 +746,14 @@ int mdgpu_synchronize(struct mdgpu *g)
 	}
 	return ret;
 }
+
+void mdgpu_ring_flag_irq(struct mdgpu *g, uint32_t *flagged, uint32_t tail)
+{
+	for (; *flagged != tail; (*flagged)++) {
+		struct mdgpu_cmd *c = (struct mdgpu_cmd *)
+			(g->sq + (size_t)(*flagged & (g->entries - 1)) *
+			 MDGPU_CMD_SIZE);
+
+		c->flags |= MDGPU_CMD_F_IRQ;
+	}
+}

@@ -268,13 +268,7 @@ static void mdgpu_guest_doorbell(struct mdgpu *g, uint32_t tail)
 		return;
 	/* Every command interrupts on completion: WAIT_FENCE sleeps on
 	 * the interrupt. */
-	for (; s->flagged != tail; s->flagged++) {
-		struct mdgpu_cmd *c = (struct mdgpu_cmd *)
-			(g->sq + (size_t)(s->flagged & (g->entries - 1)) *
-			 MDGPU_CMD_SIZE);
-
-		c->flags |= MDGPU_CMD_F_IRQ;
-	}
+	mdgpu_ring_flag_irq(g, &s->flagged, tail);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (ioctl(s->fd, MDGPU_GUEST_SUBMIT, &sub)) {
 		s->sub_err = -errno;	/* reported by the next wait */

@@ -84,4 +84,12 @@ extern const struct mdgpu_tops mdgpu_tops_guest;
 int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Interrupt-driven transports (vfio, guest): set MDGPU_CMD_F_IRQ on every
+ * descriptor from *flagged up to tail, so that a waiter that stopped
+ * spinning sleeps on the interrupt; *flagged advances to tail.  Call before
+ * the doorbell (the caller orders the stores before ringing it).
+ */
+void mdgpu_ring_flag_irq(struct mdgpu *g, uint32_t *flagged, uint32_t tail);
+
 #endif /* LIBMDGPU_PRIV_H */

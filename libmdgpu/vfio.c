@@ -445,13 +445,7 @@ static void mdgpu_vfio_doorbell(struct mdgpu *g, uint32_t tail)
 	/* Every command interrupts on completion: a waiter that stopped
 	 * spinning sleeps on the eventfd (an idle one costs only a
 	 * signal of an eventfd nobody polls). */
-	for (; s->flagged != tail; s->flagged++) {
-		struct mdgpu_cmd *c = (struct mdgpu_cmd *)
-			(g->sq + (size_t)(s->flagged & (g->entries - 1)) *
-			 MDGPU_CMD_SIZE);
-
-		c->flags |= MDGPU_CMD_F_IRQ;
-	}
+	mdgpu_ring_flag_irq(g, &s->flagged, tail);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	mdgpu_vfio_wr(s, MDGPU_REG_SQ_TAIL, tail);	/* refusals: STATUS */
 }
