@@ -890,20 +890,28 @@ static int mdgpud_cuda_mem_free(struct mdgpud_bctx *ctx, uint64_t addr,
 	return mdgpud_cuda_call(ctx, s);
 }
 
-static int mdgpud_cuda_memset8(struct mdgpud_bctx *ctx, uint64_t addr,
-			       uint8_t value, uint64_t len)
+/* Queue an asynchronous request (no answer awaited): errors surface at the
+ * next sync or slice_end. */
+static int mdgpud_cuda_post_simple(struct mdgpud_bctx *ctx, uint32_t op,
+				   uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	int ret;
-	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(
-		ctx, MDGPUD_CUDA_RPC_MEMSET8, &ret);
+	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(ctx, op, &ret);
 
 	if (!s)
 		return ret;
-	s->arg[0] = addr;
-	s->arg[1] = value;
-	s->arg[2] = len;
+	s->arg[0] = a0;
+	s->arg[1] = a1;
+	s->arg[2] = a2;
 	mdgpud_cuda_post(ctx);
 	return 0;
+}
+
+static int mdgpud_cuda_memset8(struct mdgpud_bctx *ctx, uint64_t addr,
+			       uint8_t value, uint64_t len)
+{
+	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_MEMSET8, addr, value,
+				       len);
 }
 
 /* One host<->device copy, zero-copy from a region or staged in chunks. */
@@ -969,17 +977,8 @@ static int mdgpud_cuda_copy_d2h(struct mdgpud_bctx *ctx, void *dst,
 static int mdgpud_cuda_copy_d2d(struct mdgpud_bctx *ctx, uint64_t dst,
 				uint64_t src, uint64_t len)
 {
-	int ret;
-	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(
-		ctx, MDGPUD_CUDA_RPC_COPY_D2D, &ret);
-
-	if (!s)
-		return ret;
-	s->arg[0] = dst;
-	s->arg[1] = src;
-	s->arg[2] = len;
-	mdgpud_cuda_post(ctx);
-	return 0;
+	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_COPY_D2D, dst, src,
+				       len);
 }
 
 static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
@@ -1028,19 +1027,6 @@ static int mdgpud_cuda_simple(struct mdgpud_bctx *ctx, uint32_t op,
 	if (!ret && result)
 		*result = s->result[0];
 	return ret;
-}
-
-static int mdgpud_cuda_post_simple(struct mdgpud_bctx *ctx, uint32_t op,
-				   uint64_t a0)
-{
-	int ret;
-	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(ctx, op, &ret);
-
-	if (!s)
-		return ret;
-	s->arg[0] = a0;
-	mdgpud_cuda_post(ctx);
-	return 0;
 }
 
 static int mdgpud_cuda_module_unload(struct mdgpud_bctx *ctx, uint64_t module)
@@ -1142,7 +1128,7 @@ static int mdgpud_cuda_event_create(struct mdgpud_bctx *ctx, uint64_t *event)
 static int mdgpud_cuda_event_record(struct mdgpud_bctx *ctx, uint64_t event)
 {
 	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_EVENT_RECORD,
-				       event);
+				       event, 0, 0);
 }
 
 static int mdgpud_cuda_event_elapsed(struct mdgpud_bctx *ctx, uint64_t start,
@@ -1165,7 +1151,7 @@ static int mdgpud_cuda_sync(struct mdgpud_bctx *ctx)
 
 static int mdgpud_cuda_slice_begin(struct mdgpud_bctx *ctx)
 {
-	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_SLICE_BEGIN, 0);
+	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_SLICE_BEGIN, 0, 0, 0);
 }
 
 static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t *gpu_ns)
