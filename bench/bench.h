@@ -117,5 +117,8 @@ void bench_daemon_stop(struct bench_daemon *d);
  * (workers), from /proc. */
 int bench_daemon_cpu(const struct bench_daemon *d, double *sup_s,
 		     double *workers_s);
+/* How many of the daemon's children (workers, one per open vGPU on the
+ * cuda backend) are still running; negative errno on error. */
+int bench_daemon_workers(const struct bench_daemon *d);
 
 #endif /* BENCH_BENCH_H */

@@ -143,8 +143,9 @@ void bench_daemon_stop(struct bench_daemon *d)
 	}
 }
 
-/* utime + stime of /proc/<pid>/stat in seconds; *ppid its parent. */
-static int proc_cpu(pid_t pid, double *s, pid_t *ppid)
+/* utime + stime of /proc/<pid>/stat in seconds; *ppid its parent,
+ * *state its state letter (Z: exited, not yet reaped). */
+static int proc_cpu(pid_t pid, double *s, pid_t *ppid, char *state)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long ut, st;
@@ -164,37 +165,63 @@ static int proc_cpu(pid_t pid, double *s, pid_t *ppid)
 		return -EINVAL;
 	/* fields 3.. : state ppid pgrp session tty tpgid flags minflt
 	 * cminflt majflt cmajflt utime stime */
-	if (sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-		   &pp, &ut, &st) != 3)
+	if (sscanf(p + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+		   state, &pp, &ut, &st) != 4)
 		return -EINVAL;
 	*s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 	*ppid = pp;
 	return 0;
 }
 
-int bench_daemon_cpu(const struct bench_daemon *d, double *sup_s,
-		     double *workers_s)
+/* The daemon's children (its workers): their CPU seconds in *cpu_s, and
+ * how many are still running (not zombies); negative errno on error. */
+static int daemon_children(const struct bench_daemon *d, double *cpu_s)
 {
 	struct dirent *de;
-	pid_t pp;
+	int running = 0;
 	DIR *dir;
-	int ret;
 
-	*workers_s = 0;
-	ret = proc_cpu(d->pid, sup_s, &pp);
-	if (ret)
-		return ret;
+	*cpu_s = 0;
 	dir = opendir("/proc");
 	if (!dir)
 		return -errno;
 	while ((de = readdir(dir))) {
 		double s;
+		pid_t pp;
+		char state;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		if (!proc_cpu(atoi(de->d_name), &s, &pp) && pp == d->pid)
-			*workers_s += s;
+		if (proc_cpu(atoi(de->d_name), &s, &pp, &state) ||
+		    pp != d->pid)
+			continue;
+		*cpu_s += s;
+		running += state != 'Z';
 	}
 	closedir(dir);
-	return 0;
+	return running;
+}
+
+int bench_daemon_cpu(const struct bench_daemon *d, double *sup_s,
+		     double *workers_s)
+{
+	pid_t pp;
+	char state;
+	int ret;
+
+	*workers_s = 0;
+	ret = proc_cpu(d->pid, sup_s, &pp, &state);
+	if (ret)
+		return ret;
+	ret = daemon_children(d, workers_s);
+	return ret < 0 ? ret : 0;
+}
+
+int bench_daemon_workers(const struct bench_daemon *d)
+{
+	double s;
+
+	if (d->pid <= 0)
+		return 0;
+	return daemon_children(d, &s);
 }

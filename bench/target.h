@@ -36,8 +36,10 @@ struct bench_tenant_cfg {
 	int latency;		/* 1: waits spin (latency-sensitive tenant);
 				 * 0: waits block (saturating tenant) */
 	uint64_t pinned_bytes;	/* pinned host memory it will ask for */
-	uint32_t depth;		/* saturating: kernels queued behind the
-				 * running one (a power of two) */
+	uint32_t depth;		/* saturating tenants: kernels queued
+				 * behind the running one (a power of two;
+				 * mdgpu: the ring's size); 0 for any other
+				 * tenant (mdgpu: the daemon's default ring) */
 };
 
 struct bench_target_info {

@@ -16,9 +16,10 @@
  * Fences: libmdgpu has no asynchronous fence (mdgpu_synchronize waits
  * for everything).  A saturating tenant opens its vGPU with a ring of
  * as many entries as it queues kernels (cfg->depth, --depth, default 4)
- * instead: a submit returns only once
- * tail - head <= entries, so after submitting command n, the daemon has
- * consumed command n - entries.  fence() returns the command count;
+ * instead (every other tenant keeps the daemon's default ring, so that
+ * async launches queue as deep as on a CUDA stream): a submit returns
+ * only once tail - head <= entries, so after submitting command n, the
+ * daemon has consumed command n - entries.  fence() returns the command count;
  * fence_wait() of a token that old returns at once, anything newer is a
  * full mdgpu_synchronize().  The saturating loop waits exactly that far
  * back.  Caveat, from mdgpud's dispatcher (core.c): a LAUNCH's completion
@@ -156,7 +157,9 @@ static int md_open(const struct bench_tenant_cfg *cfg,
 	opts.transport = "socket";
 	opts.path = bench_mdgpu_env.socket_path;
 	opts.type = t->type;
-	opts.ring_entries = cfg->latency ? 0 : cfg->depth;
+	/* Saturating tenants: a `depth` ring (fences, above); any other
+	 * tenant: 0, the daemon's default (ring_entries, 256). */
+	opts.ring_entries = cfg->depth;
 	/* Room for the buffer plus the library's alignment. */
 	opts.host_bytes = cfg->pinned_bytes ?
 			  cfg->pinned_bytes + BENCH_MDGPU_HOST_SLACK : 0;

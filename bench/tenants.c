@@ -355,7 +355,12 @@ static int tenant_main(const struct bench_target_ops *ops,
 	struct bench_tenant *t = NULL;
 	int ret;
 
-	cfg.depth = run->depth;
+	/* Only saturating tenants emulate fences with a `depth` ring; the
+	 * others (round trip, async launches, copies, the latency tenant)
+	 * get the default ring, as deep as a CUDA stream's queue. */
+	if (run->kind == BENCH_K_SATURATE ||
+	    (run->kind == BENCH_K_LATENCY && i > 0))
+		cfg.depth = run->depth;
 	if (run->kind == BENCH_K_BANDWIDTH && run->pinned)
 		for (uint32_t s = 0; s < run->nsizes; s++)
 			if (run->size[s] > cfg.pinned_bytes)
