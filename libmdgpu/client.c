@@ -76,6 +76,7 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 		return mdgpu_open_fail(NULL, -EINVAL);
 	}
 	g->spin_us = o.spin_us ? o.spin_us : 50;
+	mdgpu_copy_init(g, &o);
 	ret = g->tops->open(g, &o);
 	if (ret) {
 		mdgpu_open_fail(g, ret);
@@ -124,6 +125,7 @@ void mdgpu_close(struct mdgpu *g)
 {
 	if (!g)
 		return;
+	mdgpu_copy_fini(g);
 	g->tops->close(g);
 	free(g->slot_async);
 	free(g->blk);
@@ -451,6 +453,7 @@ int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
 	const uint8_t *s = src;
 	uint64_t done = 0, off;
 	int k = 0, ret = 0;
+	bool nt = mdgpu_stage_nt(g, MDGPU_NT_IN, len);
 
 	if (mdgpu_host_offset(g, src, len, &off))	/* zero-copy */
 		return mdgpu_copy_direct(g, off, g->host_space, dst,
@@ -465,7 +468,8 @@ int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
 		ret = mdgpu_stage_wait(g, k);
 		if (ret)
 			break;
-		memcpy(g->aperture + (uint64_t)k * g->stage_size, s + done, n);
+		mdgpu_stage_copy(g, g->aperture + (uint64_t)k * g->stage_size,
+				 s + done, n, nt);
 		c.copy.src_space = MDGPU_SPACE_APERTURE;
 		c.copy.src = (uint64_t)k * g->stage_size;
 		c.copy.dst_space = MDGPU_SPACE_DEVICE;
@@ -488,6 +492,7 @@ int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
 	uint64_t submitted = 0, consumed = 0, zoff;
 	int sub = 0, rd = 0, ret;
 	uint8_t *d = dst;
+	bool nt = mdgpu_stage_nt(g, MDGPU_NT_OUT, len);
 
 	if (mdgpu_host_offset(g, dst, len, &zoff))	/* zero-copy */
 		return mdgpu_copy_direct(g, src, MDGPU_SPACE_DEVICE, zoff,
@@ -519,8 +524,9 @@ int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
 		ret = mdgpu_stage_wait(g, rd);
 		if (ret)
 			return mdgpu_stage_drain(g, ret);
-		memcpy(d + off[rd], g->aperture + (uint64_t)rd * g->stage_size,
-		       nbytes[rd]);
+		mdgpu_stage_copy(g, d + off[rd],
+				 g->aperture + (uint64_t)rd * g->stage_size,
+				 nbytes[rd], nt);
 		consumed += nbytes[rd];
 		rd ^= 1;
 	}

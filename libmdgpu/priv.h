@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "uapi/mdgpu.h"
 #include "mdgpu/mdgpu.h"
@@ -73,6 +74,15 @@ struct mdgpu {
 	bool param_busy[MDGPU_PARAM_SLOTS];
 	uint32_t param_next;
 
+	/* Pageable copies (copy.c): threads sharing a staging chunk (1 =
+	 * the caller alone), directions with non-temporal stores
+	 * (MDGPU_NT_*), the helper pool (started by the first chunk of
+	 * MDGPU_PCOPY_MIN bytes; NULL if it could not start). */
+	uint32_t copy_threads;
+	uint32_t copy_nt;
+	bool pool_tried;
+	struct mdgpu_pool *pool;
+
 	char err[256];
 };
 
@@ -91,5 +101,42 @@ int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
  * the doorbell (the caller orders the stores before ringing it).
  */
 void mdgpu_ring_flag_irq(struct mdgpu *g, uint32_t *flagged, uint32_t tail);
+
+/* Busy-wait hint to the CPU. */
+static inline void mdgpu_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static inline uint64_t mdgpu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * copy.c: the staging copies of mdgpu_copy_htod/dtoh.  init: thread count
+ * (opts, $MDGPU_COPY_THREADS, else half the CPUs, 1..4) and
+ * $MDGPU_COPY_NT; fini: joins the helpers.  stage_nt: whether a transfer
+ * of `total` bytes in direction `dir` uses non-temporal stores;
+ * stage_copy: one chunk, shared with the helpers when large enough.
+ */
+#define MDGPU_NT_OUT	1U	/* aperture -> user memory (dtoh) */
+#define MDGPU_NT_IN	2U	/* user memory -> aperture (htod) */
+#define MDGPU_NT_MIN	(4ULL << 20)	/* smaller transfers: plain stores */
+
+void mdgpu_copy_init(struct mdgpu *g, const struct mdgpu_open_opts *o);
+void mdgpu_copy_fini(struct mdgpu *g);
+bool mdgpu_stage_nt(const struct mdgpu *g, uint32_t dir, uint64_t total);
+void mdgpu_stage_copy(struct mdgpu *g, void *dst, const void *src,
+		      uint64_t n, bool nt);
 
 #endif /* LIBMDGPU_PRIV_H */

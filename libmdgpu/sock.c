@@ -25,18 +25,6 @@
 
 #include "priv.h"
 
-/* Busy-wait hint to the CPU. */
-static inline void mdgpu_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /* Pure busy-wait before the spin starts yielding the CPU. */
 static const uint64_t mdgpu_sock_yield_after_ns = 20000;
 
@@ -254,14 +242,6 @@ static uint32_t mdgpu_sock_head(struct mdgpu *g)
 	return __atomic_load_n(&s->ctrl->sq_head, __ATOMIC_ACQUIRE);
 }
 
-static uint64_t mdgpu_sock_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static bool mdgpu_sock_done(uint32_t head, uint32_t target)
 {
 	return (int32_t)(head - target) >= 0;
@@ -287,17 +267,17 @@ static int mdgpu_sock_wait(struct mdgpu *g, uint32_t target)
 {
 	struct mdgpu_sock *s = g->tpriv;
 	uint32_t *head = &s->ctrl->sq_head;
-	uint64_t spin_until = mdgpu_sock_now_ns() + g->spin_us * 1000ULL;
+	uint64_t spin_until = mdgpu_now_ns() + g->spin_us * 1000ULL;
 	unsigned int iter = 0;
 	int ret = 0;
 
-	uint64_t yield_from = mdgpu_sock_now_ns() + mdgpu_sock_yield_after_ns;
+	uint64_t yield_from = mdgpu_now_ns() + mdgpu_sock_yield_after_ns;
 	bool yield = false;
 
 	while (!mdgpu_sock_done(__atomic_load_n(head, __ATOMIC_ACQUIRE),
 				target)) {
 		if ((++iter & 255) == 0 || yield) {
-			uint64_t now = mdgpu_sock_now_ns();
+			uint64_t now = mdgpu_now_ns();
 
 			ret = mdgpu_sock_health(s, false);
 			if (ret || now > spin_until)

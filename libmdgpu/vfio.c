@@ -461,14 +461,6 @@ static uint32_t mdgpu_vfio_head(struct mdgpu *g)
 	return h;
 }
 
-static uint64_t mdgpu_vfio_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* 0 while the vGPU is served, else the error the caller reports. */
 static int mdgpu_vfio_health(struct mdgpu_vfio *s)
 {
@@ -491,7 +483,7 @@ static int mdgpu_vfio_health(struct mdgpu_vfio *s)
 static int mdgpu_vfio_wait(struct mdgpu *g, uint32_t target)
 {
 	struct mdgpu_vfio *s = g->tpriv;
-	uint64_t spin_until = mdgpu_vfio_now_ns() + g->spin_us * 1000ULL;
+	uint64_t spin_until = mdgpu_now_ns() + g->spin_us * 1000ULL;
 	int ret;
 
 	for (;;) {
@@ -503,7 +495,7 @@ static int mdgpu_vfio_wait(struct mdgpu *g, uint32_t target)
 		ret = mdgpu_vfio_health(s);
 		if (ret)
 			break;
-		if (mdgpu_vfio_now_ns() < spin_until) {
+		if (mdgpu_now_ns() < spin_until) {
 			sched_yield();
 			continue;
 		}

@@ -14,7 +14,9 @@
  *
  * Device addresses (mdgpu_devptr) are the daemon's values; they are
  * meaningful only to this vGPU.  Host buffers of any size are copied in
- * aperture-sized chunks.
+ * aperture-sized chunks; a large chunk is copied by several threads
+ * (opts.copy_threads), out of the aperture with non-temporal stores on
+ * x86-64 ($MDGPU_COPY_NT: 0 never, 1 dtoh (default), 2 htod, 3 both).
  */
 #ifndef MDGPU_MDGPU_H
 #define MDGPU_MDGPU_H
@@ -44,6 +46,15 @@ struct mdgpu_open_opts {
 				 * 0 = none (socket: the daemon bounds it;
 				 * vfio: VFIO_IOMMU_MAP_DMA'd memory,
 				 * copies by IOVA, at most MDGPU_DMA_MAX) */
+	uint32_t copy_threads;	/* threads that copy a pageable buffer
+				 * to/from the aperture, the caller
+				 * included: 1 = the caller alone; 0 =
+				 * $MDGPU_COPY_THREADS, else half the CPUs
+				 * this thread may use, at least 1, at most
+				 * 4.  Helpers start at the first staged
+				 * chunk of >= 1 MiB and are joined by
+				 * mdgpu_close (Documentation/libmdgpu.md,
+				 * "Pageable copies") */
 };
 
 #define MDGPU_DEFAULT_SOCKET	"/run/mdgpud/mdgpud.sock"
