@@ -801,28 +801,36 @@ static int mdgpud_worker_async_op(uint32_t op, const struct mdgpud_cuda_rpc_slot
 
 /*
  * Waits for req_tail != head and returns the new tail in *tail, or -1 when
- * the supervisor is gone.
+ * the supervisor is gone.  Spins for worker_spin_ns, or until the
+ * supervisor's hint spin_until_ns if later (work expected: the next slice
+ * is ours), then sleeps on the futex; a hint that arrives while asleep
+ * wakes it into another spin.
  */
 static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head,
 			      uint32_t *tail)
 {
 	struct mdgpud_cuda_rpc_shm *shm = w->shm;
-	uint64_t start = mdgpud_cuda_now_ns();
 	struct timespec idle = { 0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
+	uint64_t until = mdgpud_cuda_now_ns() + shm->worker_spin_ns;
 
-	for (unsigned int n = 0;; n++) {
-		*tail = atomic_load_explicit(&shm->req_tail,
-					     memory_order_acquire);
-		if (*tail != head)
-			return 0;
-		mdgpud_cuda_cpu_relax();
-		if ((n & 63) == 63 &&
-		    mdgpud_cuda_now_ns() - start > shm->worker_spin_ns)
-			break;
-	}
 	for (;;) {
+		uint64_t hint = atomic_load_explicit(&shm->spin_until_ns,
+						     memory_order_relaxed);
+
+		if (hint > until)
+			until = hint;
+		for (unsigned int n = 0;; n++) {
+			*tail = atomic_load_explicit(&shm->req_tail,
+						     memory_order_acquire);
+			if (*tail != head)
+				return 0;
+			mdgpud_cuda_cpu_relax();
+			if ((n & 63) == 63 && mdgpud_cuda_now_ns() >= until)
+				break;
+		}
 		atomic_store(&shm->worker_sleeping, 1);
-		if (atomic_load(&shm->req_tail) == head)
+		if (atomic_load(&shm->req_tail) == head &&
+		    atomic_load(&shm->spin_until_ns) <= until)
 			mdgpud_cuda_futex_wait(&shm->req_tail, head, &idle);
 		atomic_store(&shm->worker_sleeping, 0);
 		*tail = atomic_load_explicit(&shm->req_tail,

@@ -39,6 +39,16 @@
 #define MDGPUD_CUDA_SPIN_COPY_MAX_NS	10000000u	/* 10 ms */
 /* Nap between polls while the ring is full (half a ring stays queued). */
 #define MDGPUD_CUDA_RING_NAP_NS		20000L
+/*
+ * Waiting for an answer expected in a while (slice_end after a slice of
+ * kernels): sleep until this long before the expected time, then spin.
+ * Covers the estimate's error and a futex timeout's overshoot (about
+ * 60 us on the GPU machine).  Hints beyond EXPECT_MAX are not trusted.
+ */
+#define MDGPUD_CUDA_EXPECT_MARGIN_NS	300000u
+#define MDGPUD_CUDA_EXPECT_MAX_NS	100000000u	/* 100 ms */
+/* expect_work: the longest a worker is asked to spin for coming work. */
+#define MDGPUD_CUDA_HINT_SPIN_MAX_NS	20000000u	/* 20 ms */
 /* How often a sleeping waiter checks that the worker still lives. */
 #define MDGPUD_CUDA_LIVENESS_POLL_NS	10000000L
 #define MDGPUD_CUDA_WORKER_NAME		"mdgpud-worker"
@@ -402,6 +412,46 @@ static int mdgpud_cuda_reached(struct mdgpud_bctx *ctx, uint32_t target)
 }
 
 /*
+ * Sleeps on the futex until request `target - 1` completed (0), the worker
+ * died (-ENODEV) or until_ns passed (1).  The worker wakes a sleeping
+ * supervisor when it publishes `done`; the sleep is cut into liveness
+ * polls so that a worker that died without answering is noticed.
+ */
+static int mdgpud_cuda_sleep(struct mdgpud_bctx *ctx, uint32_t target,
+			     uint64_t until_ns)
+{
+	struct mdgpud_cuda_rpc_shm *shm = ctx->shm;
+
+	for (;;) {
+		uint64_t now = mdgpud_cuda_now_ns(), left;
+		struct timespec ts;
+		uint32_t done;
+
+		if (now >= until_ns)
+			return 1;
+		left = until_ns - now;
+		if (left > MDGPUD_CUDA_LIVENESS_POLL_NS)
+			left = MDGPUD_CUDA_LIVENESS_POLL_NS;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)left;
+		atomic_store(&shm->sup_sleeping, 1);
+		done = atomic_load(&shm->done);
+		if ((int32_t)(done - target) < 0)
+			mdgpud_cuda_futex_wait(&shm->done, done, &ts);
+		atomic_store(&shm->sup_sleeping, 0);
+		if (mdgpud_cuda_reached(ctx, target))
+			return 0;
+		if (mdgpud_cuda_pid_exited(ctx->pidfd)) {
+			/* It may have answered just before exiting. */
+			if (mdgpud_cuda_reached(ctx, target))
+				return 0;
+			mdgpud_cuda_mark_dead(ctx);
+			return -ENODEV;
+		}
+	}
+}
+
+/*
  * Waits until request `target - 1` completed; -ENODEV if the worker died,
  * -ETIMEDOUT past deadline_ns (0: none).  Spins for spin_ns first (an
  * answer is due within microseconds), then sleeps on the futex.
@@ -409,9 +459,8 @@ static int mdgpud_cuda_reached(struct mdgpud_bctx *ctx, uint32_t target)
 static int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
 				  uint64_t spin_ns, uint64_t deadline_ns)
 {
-	struct mdgpud_cuda_rpc_shm *shm = ctx->shm;
-	struct timespec poll_ts = { 0, MDGPUD_CUDA_LIVENESS_POLL_NS };
 	uint64_t start = 0;
+	int ret;
 
 	for (unsigned int n = 0; spin_ns; n++) {
 		if (mdgpud_cuda_reached(ctx, target))
@@ -426,26 +475,9 @@ static int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
 				break;
 		}
 	}
-	for (;;) {
-		uint32_t done;
-
-		atomic_store(&shm->sup_sleeping, 1);
-		done = atomic_load(&shm->done);
-		if ((int32_t)(done - target) < 0)
-			mdgpud_cuda_futex_wait(&shm->done, done, &poll_ts);
-		atomic_store(&shm->sup_sleeping, 0);
-		if (mdgpud_cuda_reached(ctx, target))
-			return 0;
-		if (mdgpud_cuda_pid_exited(ctx->pidfd)) {
-			/* It may have answered just before exiting. */
-			if (mdgpud_cuda_reached(ctx, target))
-				return 0;
-			mdgpud_cuda_mark_dead(ctx);
-			return -ENODEV;
-		}
-		if (deadline_ns && mdgpud_cuda_now_ns() > deadline_ns)
-			return -ETIMEDOUT;
-	}
+	ret = mdgpud_cuda_sleep(ctx, target,
+				deadline_ns ? deadline_ns : UINT64_MAX);
+	return ret > 0 ? -ETIMEDOUT : ret;
 }
 
 static int mdgpud_cuda_wait(struct mdgpud_bctx *ctx, uint32_t target,
@@ -524,15 +556,12 @@ static void mdgpud_cuda_post(struct mdgpud_bctx *ctx)
 		mdgpud_cuda_futex_wake(&shm->req_tail);
 }
 
-/* Posts the request in `s` and waits for its answer. */
-static int mdgpud_cuda_call_spin(struct mdgpud_bctx *ctx,
-				 struct mdgpud_cuda_rpc_slot *s,
-				 uint64_t spin_ns)
+/* Waits for the answer to the request just posted from `s`. */
+static int mdgpud_cuda_answer(struct mdgpud_bctx *ctx,
+			      struct mdgpud_cuda_rpc_slot *s, uint64_t spin_ns)
 {
-	int ret;
+	int ret = mdgpud_cuda_wait(ctx, ctx->tail, spin_ns);
 
-	mdgpud_cuda_post(ctx);
-	ret = mdgpud_cuda_wait(ctx, ctx->tail, spin_ns);
 	if (ret)
 		return ret;
 	ctx->done_seen = ctx->tail;
@@ -544,10 +573,48 @@ static int mdgpud_cuda_call_spin(struct mdgpud_bctx *ctx,
 	return ret;
 }
 
+/* Posts the request in `s` and waits for its answer. */
+static int mdgpud_cuda_call_spin(struct mdgpud_bctx *ctx,
+				 struct mdgpud_cuda_rpc_slot *s,
+				 uint64_t spin_ns)
+{
+	mdgpud_cuda_post(ctx);
+	return mdgpud_cuda_answer(ctx, s, spin_ns);
+}
+
 static int mdgpud_cuda_call(struct mdgpud_bctx *ctx,
 			    struct mdgpud_cuda_rpc_slot *s)
 {
 	return mdgpud_cuda_call_spin(ctx, s, ctx->be->sup_spin_ns);
+}
+
+/*
+ * Posts the request in `s`, whose answer the caller expects in about
+ * expect_ns (the GPU work queued before it), and waits for it: asleep on
+ * the futex until MDGPUD_CUDA_EXPECT_MARGIN_NS before the expected time
+ * (an early answer still wakes us), then spinning across it, so that the
+ * usual answer does not pay a futex wake-up (45-70 us on the GPU machine)
+ * and a long wait does not burn a CPU.
+ */
+static int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
+				   struct mdgpud_cuda_rpc_slot *s,
+				   uint64_t expect_ns)
+{
+	uint64_t spin_ns = ctx->be->sup_spin_ns;
+
+	if (expect_ns > MDGPUD_CUDA_EXPECT_MAX_NS)
+		expect_ns = MDGPUD_CUDA_EXPECT_MAX_NS;
+	mdgpud_cuda_post(ctx);
+	if (expect_ns > MDGPUD_CUDA_EXPECT_MARGIN_NS) {
+		int ret = mdgpud_cuda_sleep(ctx, ctx->tail,
+					    mdgpud_cuda_now_ns() + expect_ns -
+					    MDGPUD_CUDA_EXPECT_MARGIN_NS);
+
+		if (ret < 0)
+			return ret;
+		spin_ns += 2 * MDGPUD_CUDA_EXPECT_MARGIN_NS;
+	}
+	return mdgpud_cuda_answer(ctx, s, spin_ns);
 }
 
 /*
@@ -1154,9 +1221,41 @@ static int mdgpud_cuda_slice_begin(struct mdgpud_bctx *ctx)
 	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_SLICE_BEGIN, 0, 0, 0);
 }
 
-static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t *gpu_ns)
+static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
+				 uint64_t *gpu_ns)
 {
-	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_SLICE_END, 0, 0, gpu_ns);
+	int ret;
+	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(
+		ctx, MDGPUD_CUDA_RPC_SLICE_END, &ret);
+
+	if (!s)
+		return ret;
+	ret = mdgpud_cuda_call_expect(ctx, s, expect_ns);
+	if (!ret)
+		*gpu_ns = s->result[0];
+	return ret;
+}
+
+/*
+ * Work for this context is expected within about within_ns (the running
+ * slice's drain): ask its worker to spin until shortly after, waking it if
+ * it sleeps, so that the next slice's first request is taken at once.  A
+ * hint only: a lost wake-up or a wrong guess costs latency, not
+ * correctness, and the spin is bounded (MDGPUD_CUDA_HINT_SPIN_MAX_NS).
+ */
+static void mdgpud_cuda_expect_work(struct mdgpud_bctx *ctx,
+				    uint64_t within_ns)
+{
+	struct mdgpud_cuda_rpc_shm *shm = ctx->shm;
+
+	if (ctx->dead)
+		return;
+	within_ns += MDGPUD_CUDA_EXPECT_MARGIN_NS;
+	if (within_ns > MDGPUD_CUDA_HINT_SPIN_MAX_NS)
+		within_ns = MDGPUD_CUDA_HINT_SPIN_MAX_NS;
+	atomic_store(&shm->spin_until_ns, mdgpud_cuda_now_ns() + within_ns);
+	if (atomic_load(&shm->worker_sleeping))
+		mdgpud_cuda_futex_wake(&shm->req_tail);
 }
 
 const struct mdgpud_backend_ops mdgpud_backend_cuda = {
@@ -1186,4 +1285,5 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.sync = mdgpud_cuda_sync,
 	.slice_begin = mdgpud_cuda_slice_begin,
 	.slice_end = mdgpud_cuda_slice_end,
+	.expect_work = mdgpud_cuda_expect_work,
 };

@@ -21,6 +21,9 @@
  * Wake-ups: both sides spin for a while, then sleep on a futex on the
  * other side's counter (req_tail or done), announcing it in *_sleeping so
  * that the other side issues FUTEX_WAKE only when someone sleeps.  The
+ * supervisor may announce work ahead (spin_until_ns, plus a FUTEX_WAKE if
+ * the worker sleeps): the worker then spins until that time, so that the
+ * first request of its next slice does not pay a futex wake-up.  The
  * sleeping flag is set before the counter is re-checked, and the counter
  * published before the flag is read (both sequentially consistent), so a
  * wake-up cannot be lost.  A supervisor waiting for ring space naps and
@@ -42,7 +45,7 @@
 #include <unistd.h>
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		1
+#define MDGPUD_CUDA_RPC_VERSION		2
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -138,6 +141,10 @@ struct mdgpud_cuda_rpc_shm {
 
 	_Alignas(64) _Atomic uint32_t req_tail;	/* supervisor -> worker */
 	_Atomic uint32_t worker_sleeping;
+	/* Supervisor's hint: requests are expected before this time
+	 * (CLOCK_MONOTONIC ns), so an idle worker spins until then instead
+	 * of sleeping (see mdgpud_cuda_expect_work). */
+	_Atomic uint64_t spin_until_ns;
 	_Alignas(64) _Atomic uint32_t done;	/* worker -> supervisor */
 	_Atomic uint32_t sup_sleeping;
 

@@ -106,13 +106,22 @@ static bool mdgpud_core_others_pending(struct mdgpud_core *c,
 /*
  * The running vGPU's queue is empty.  Ending the slice now would make the
  * backend wait for the GPU (slice_end), which turns a stream of
- * asynchronous launches into synchronous ones.  So, unless another vGPU
- * has work, keep the slice open for up to linger_us (and never past the
- * slice) in case the tenant rings again.  Returns the tail to run up to.
+ * asynchronous launches into synchronous ones.  So keep the slice open for
+ * up to linger_us (and never past the slice) in case the tenant rings
+ * again.  While another vGPU has work, linger only while the GPU should
+ * still be busy with this slice's commands (until busy_until: t0 plus the
+ * commands run so far at the vGPU's average GPU time per command; t0 for
+ * a vGPU not measured yet): waiting then costs no GPU time, and a tenant
+ * that keeps a few kernels queued and rings again as soon as one is taken
+ * gets its whole slice instead of a switch each time its queue runs dry.
+ * busy_until is an estimate, far off for a backend whose GPU time is not
+ * wall time (sim): the linger_us bound holds either way.  Returns the tail
+ * to run up to.
  */
 static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 				   struct mdgpud_vgpu *v, uint64_t t0,
-				   uint64_t slice_ns, uint64_t *now)
+				   uint64_t slice_ns, uint64_t busy_until,
+				   uint64_t *now)
 {
 	uint64_t end = t0 + slice_ns, linger = *now + c->linger_ns;
 	uint64_t yield_from = *now + mdgpud_yield_after_ns;
@@ -122,8 +131,9 @@ static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 		end = linger;
 	for (;;) {
 		t = v->tops->sq_tail(v->tpriv);
-		if (t != v->head || *now >= end || c->stop_req ||
-		    mdgpud_core_others_pending(c, v))
+		if (t != v->head || *now >= end || c->stop_req)
+			break;
+		if (*now >= busy_until && mdgpud_core_others_pending(c, v))
 			break;
 		mdgpud_spin_once(*now >= yield_from);
 		*now = mdgpud_now_ns();
@@ -134,11 +144,42 @@ static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 	return t;
 }
 
+/*
+ * The vGPU most likely to own the next slice after `self`: of the others
+ * with work queued, the one with the least virtual time (best-effort's
+ * pick; a cap or fixed share may choose otherwise: this only picks whom
+ * the backend gets ready, see expect_work).
+ */
+static struct mdgpud_vgpu *mdgpud_core_next_hint(struct mdgpud_core *c,
+						 const struct mdgpud_vgpu *self)
+{
+	struct mdgpud_vgpu *best = NULL;
+
+	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
+		struct mdgpud_vgpu *o = c->vgpus[i];
+
+		if (o == self || o->tops->sq_tail(o->tpriv) == o->head)
+			continue;
+		if (!best || o->entity.vtime < best->entity.vtime)
+			best = o;
+	}
+	return best;
+}
+
+/* t0 + n * ns, saturating: when n commands of ns each end on the GPU. */
+static uint64_t mdgpud_busy_until(uint64_t t0, uint64_t n, uint64_t ns)
+{
+	if (ns && n > (UINT64_MAX - t0) / ns)
+		return UINT64_MAX;
+	return t0 + n * ns;
+}
+
 static void mdgpud_core_run_slice(struct mdgpud_core *c,
 				  struct mdgpud_vgpu *v, uint64_t slice_ns)
 {
 	const struct mdgpud_backend_ops *b = c->bops;
 	uint64_t t0 = mdgpud_now_ns(), now = t0, gpu_ns = 0;
+	uint64_t busy_until, drain_ns;
 	uint32_t tail = v->observed_tail;
 	/*
 	 * Asynchronous work (launches) takes little wall time to submit but
@@ -195,9 +236,20 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 		done++;
 		now = mdgpud_now_ns();
 		if (v->head == tail)	/* pick up newly rung work */
-			tail = mdgpud_core_linger(c, v, t0, slice_ns, &now);
+			tail = mdgpud_core_linger(c, v, t0, slice_ns,
+						  mdgpud_busy_until(t0, done,
+								    v->ns_per_cmd),
+						  &now);
 	}
-	ret = b->slice_end(v->bctx, &gpu_ns);
+	busy_until = mdgpud_busy_until(t0, done, v->ns_per_cmd);
+	drain_ns = busy_until > now ? busy_until - now : 0;
+	if (b->expect_work) {
+		struct mdgpud_vgpu *next = mdgpud_core_next_hint(c, v);
+
+		if (next)
+			b->expect_work(next->bctx, drain_ns);
+	}
+	ret = b->slice_end(v->bctx, drain_ns, &gpu_ns);
 	if (ret)
 		mdgpud_warn("vgpu %u: slice_end: %s", v->id, strerror(-ret));
 	mdgpud_sched_charge(c->sched, &v->entity, t0, gpu_ns);

@@ -9,7 +9,8 @@
  *
  * Define FAKE_TRANSPORT_NAME (a short string used in the socket path)
  * before including this file.  Included by test_core_dma.c and
- * test_core_reset.c.
+ * test_core_reset.c; test_core_linger.c defines FAKE_TRANSPORT_OPS_ONLY
+ * to take only the ring and its ops (it builds a core of its own).
  */
 #ifndef MDGPUD_TEST_FAKE_TRANSPORT_H
 #define MDGPUD_TEST_FAKE_TRANSPORT_H
@@ -104,6 +105,7 @@ static void f_doorbell_event(void *data, uint32_t events)
 		;
 }
 
+#ifndef FAKE_TRANSPORT_OPS_ONLY
 struct env {
 	struct mdgpud_core *core;
 	pthread_t thread;
@@ -189,5 +191,7 @@ static struct mdgpu_cpl call(struct env *e, const struct mdgpu_cmd *c)
 	assert_int_equal(cpl.seq, n);
 	return cpl;
 }
+
+#endif /* !FAKE_TRANSPORT_OPS_ONLY */
 
 #endif /* MDGPUD_TEST_FAKE_TRANSPORT_H */

@@ -308,7 +308,7 @@ static void test_builtins(void **state)
 	assert_int_equal(ops->slice_begin(ctx), 0);
 	arg[0] = 2000000;
 	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
-	assert_int_equal(ops->slice_end(ctx, &res), 0);
+	assert_int_equal(ops->slice_end(ctx, 0, &res), 0);
 	fprintf(stderr, "slice with SPIN_NS 2 ms: %" PRIu64 " ns\n", res);
 	assert_true(res >= 1900000 && res < 200000000);
 	assert_int_equal(ops->builtin(ctx, 77, arg, NULL), -EINVAL);

@@ -159,7 +159,7 @@ static void test_clock_events(void **state)
 	assert_int_equal(f->ops->event_record(f->ctx, e1), 0);
 	assert_int_equal(f->ops->event_elapsed(f->ctx, e0, e1, &ns), 0);
 	assert_int_equal(ns, 5000000);		/* deterministic */
-	assert_int_equal(f->ops->slice_end(f->ctx, &slice), 0);
+	assert_int_equal(f->ops->slice_end(f->ctx, 0, &slice), 0);
 	assert_int_equal(slice, 5000000);
 	arg[0] = MDGPU_SPIN_NS_MAX + 1;
 	assert_int_equal(f->ops->builtin(f->ctx, MDGPU_BUILTIN_SPIN_NS, arg,

@@ -125,10 +125,19 @@ struct mdgpud_backend_ops {
 	 * Accounting for the scheduler: slice_begin() marks the start of a
 	 * batch, slice_end() waits for the batch to finish and returns the
 	 * GPU time it really used (device events on cuda, the simulated
-	 * clock on sim).
+	 * clock on sim).  expect_ns is the caller's estimate of how long
+	 * the batch still runs on the GPU (0: unknown or nothing queued),
+	 * a hint for how to wait (sleep most of it, spin at its end).
 	 */
 	int (*slice_begin)(struct mdgpud_bctx *ctx);
-	int (*slice_end)(struct mdgpud_bctx *ctx, uint64_t *gpu_ns);
+	int (*slice_end)(struct mdgpud_bctx *ctx, uint64_t expect_ns,
+			 uint64_t *gpu_ns);
+	/*
+	 * Optional (NULL: no-op).  A hint that work for this context is
+	 * likely to arrive within about within_ns (it is next in line behind
+	 * a slice that is draining): a backend may get ready for it.
+	 */
+	void (*expect_work)(struct mdgpud_bctx *ctx, uint64_t within_ns);
 };
 
 extern const struct mdgpud_backend_ops mdgpud_backend_sim;

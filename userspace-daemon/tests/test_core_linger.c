@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The dispatcher's linger (lib/dispatch.c) with two vGPUs on fake rings
+ * (the kernel transport's shape, tests/fake_transport.h) and the sim
+ * backend:
+ *
+ * - busy: tenant A keeps one 5 ms kernel queued and rings again a moment
+ *   after the daemon takes it (the pattern of a tenant with a few kernels
+ *   queued); tenant B always has work.  While A's kernels should still
+ *   keep the GPU busy, A's slice stays open for its next command, so its
+ *   slices carry many commands instead of one switch per command.
+ * - idle: A's commands take no GPU time; with B waiting, A's slice ends as
+ *   soon as its queue is empty (the GPU would idle while we wait).
+ *
+ * Timing-robust: linger_us and the slice are far longer than the moment
+ * the tenant takes to ring again, and the sim clock, not wall time, gives
+ * the GPU time (so A's 5 ms kernels cost no wall time).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/daemon.h"
+#include "mdgpud/log.h"
+
+#define FAKE_TRANSPORT_OPS_ONLY
+#include "fake_transport.h"
+
+#define A_COMMANDS	60
+#define KERNEL_NS	5000000ULL	/* sim GPU time of A's and B's kernels */
+
+struct tenant {
+	struct fake f;
+	struct mdgpud_vgpu *v;
+	uint8_t *aperture;
+	uint64_t spin_ns;	/* SPIN_NS argument of its kernels */
+};
+
+struct linger_env {
+	struct mdgpud_core *core;
+	pthread_t thread;
+	struct tenant a, b;
+	char path[96];
+	int stop_b;
+};
+
+static void *run(void *arg)
+{
+	mdgpud_core_run(((struct linger_env *)arg)->core);
+	return NULL;
+}
+
+static void tenant_init(struct linger_env *e, struct tenant *t,
+			uint64_t spin_ns)
+{
+	struct mdgpud_vgpu_params p = { 0 };
+
+	t->spin_ns = spin_ns;
+	t->f.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	t->aperture = calloc(1, 8 * MIB);
+	assert_non_null(t->aperture);
+	assert_int_equal(mdgpud_core_watch(e->core, t->f.efd,
+					   f_doorbell_event, &t->f), 0);
+	p.type_name = "1g";
+	p.ring_entries = ENTRIES;
+	p.ring = t->f.ring;
+	p.aperture = t->aperture;
+	p.aperture_size = 8 * MIB;
+	p.aperture_fd = -1;
+	p.tops = &fake_tops;
+	p.tpriv = &t->f;
+	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &t->v), 0);
+}
+
+static struct linger_env *env_start(uint64_t a_spin_ns)
+{
+	struct linger_env *e = calloc(1, sizeof(*e));
+	struct mdgpud_config cfg;
+
+	assert_non_null(e);
+	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
+	snprintf(e->path, sizeof(e->path), "/tmp/mdgpud-linger-%d.sock",
+		 (int)getpid());
+	mdgpud_config_defaults(&cfg);
+	strcpy(cfg.socket_path, e->path);
+	cfg.sim_fb_mib = 4096;		/* two 1 GiB vGPUs */
+	cfg.timeslice_us = 100000;	/* 100 ms: budget 20 kernels of 5 ms */
+	cfg.linger_us = 500000;
+	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
+	tenant_init(e, &e->a, a_spin_ns);
+	tenant_init(e, &e->b, KERNEL_NS);
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	return e;
+}
+
+static void env_stop(struct linger_env *e)
+{
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	mdgpud_core_destroy(e->core);
+	close(e->a.f.efd);
+	close(e->b.f.efd);
+	free(e->a.aperture);
+	free(e->b.aperture);
+	free(e);
+}
+
+/* Queue one SPIN_NS kernel and ring (eventfd only if the daemon sleeps). */
+static void submit(struct tenant *t)
+{
+	struct fake *f = &t->f;
+	uint32_t n = f->tail;
+	struct mdgpu_cmd c;
+	uint64_t one = 1;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = MDGPU_OP_BUILTIN;
+	c.builtin.kernel = MDGPU_BUILTIN_SPIN_NS;
+	c.builtin.arg[0] = t->spin_ns;
+	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, &c, sizeof(c));
+	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST))
+		assert_int_equal(write(f->efd, &one, sizeof(one)), 8);
+}
+
+static uint32_t head_of(struct tenant *t)
+{
+	return __atomic_load_n(&t->f.head, __ATOMIC_ACQUIRE);
+}
+
+/* B: always two commands queued, until told to stop. */
+static void *tenant_b(void *arg)
+{
+	struct linger_env *e = arg;
+
+	while (!__atomic_load_n(&e->stop_b, __ATOMIC_ACQUIRE)) {
+		while (e->b.f.tail - head_of(&e->b) < 2)
+			submit(&e->b);
+		usleep(20);
+	}
+	return NULL;
+}
+
+static void stats_of(struct linger_env *e, struct tenant *t,
+		     struct mdgpud_vgpu_stats *out)
+{
+	struct mdgpud_vgpu_stats s[4];
+	size_t n = mdgpud_core_stats(e->core, s, 4);
+
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++)
+		if (s[i].vgpu_id == mdgpud_vgpu_id(t->v)) {
+			*out = s[i];
+			return;
+		}
+	fail_msg("vgpu not in the stats");
+}
+
+/*
+ * A: one command at a time; the next is queued 200 us after the daemon
+ * took the previous one (and completed it: sim runs it at once).
+ */
+static void run_a(struct linger_env *e, struct mdgpud_vgpu_stats *a,
+		  struct mdgpud_vgpu_stats *b)
+{
+	pthread_t tb;
+
+	assert_int_equal(pthread_create(&tb, NULL, tenant_b, e), 0);
+	for (int i = 0; i < A_COMMANDS; i++) {
+		for (int k = 0; head_of(&e->a) != e->a.f.tail; k++) {
+			assert_true(k < 1000000);	/* 20 s */
+			usleep(20);
+		}
+		usleep(200);
+		submit(&e->a);
+	}
+	for (int k = 0; head_of(&e->a) != e->a.f.tail; k++) {
+		assert_true(k < 1000000);
+		usleep(20);
+	}
+	__atomic_store_n(&e->stop_b, 1, __ATOMIC_RELEASE);
+	pthread_join(tb, NULL);
+	stats_of(e, &e->a, a);
+	stats_of(e, &e->b, b);
+	assert_int_equal(a->commands, A_COMMANDS);
+	assert_int_equal(a->errors, 0);
+	assert_true(b->commands > 0);
+}
+
+static void test_linger_while_gpu_busy(void **state)
+{
+	struct linger_env *e = env_start(KERNEL_NS);
+	struct mdgpud_vgpu_stats a, b;
+
+	(void)state;
+	run_a(e, &a, &b);
+	print_message("busy: A %llu commands in %llu slices, B %llu in %llu\n",
+		      (unsigned long long)a.commands,
+		      (unsigned long long)a.slices,
+		      (unsigned long long)b.commands,
+		      (unsigned long long)b.slices);
+	/*
+	 * One probe slice (its GPU time per command unknown, so it ends at
+	 * once), then up to 20 commands (100 ms / 5 ms) a slice.  Ending on
+	 * every empty queue would give 60 slices.
+	 */
+	assert_true(a.slices * 4 <= a.commands);
+	env_stop(e);
+}
+
+static void test_no_linger_when_gpu_idle(void **state)
+{
+	struct linger_env *e = env_start(0);
+	struct mdgpud_vgpu_stats a, b;
+
+	(void)state;
+	run_a(e, &a, &b);
+	print_message("idle: A %llu commands in %llu slices, B %llu in %llu\n",
+		      (unsigned long long)a.commands,
+		      (unsigned long long)a.slices,
+		      (unsigned long long)b.commands,
+		      (unsigned long long)b.slices);
+	/*
+	 * B always waits and A's work is done at once: a slice per command,
+	 * although the tenant rings again 200 us later, well within
+	 * linger_us.  (A dispatcher preempted for 200 us between a command
+	 * and its linger may see the next one: allow a few.)
+	 */
+	assert_true(a.slices * 10 >= a.commands * 8);
+	env_stop(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_linger_while_gpu_busy),
+		cmocka_unit_test(test_no_linger_when_gpu_idle),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
