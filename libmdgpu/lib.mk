@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # libmdgpu: the client library (every libmdgpu/*.c), public header in
-# libmdgpu/include/mdgpu/.  Static and sanitized builds.
+# libmdgpu/include/mdgpu/.  Static and sanitized builds; mdgpu-copy-bench.
 
 L_DIR := $(TOP)/libmdgpu
 L_OUT := $(BUILD)/libmdgpu
@@ -25,5 +25,11 @@ $(BUILD)/libmdgpu.a: $(patsubst $(L_DIR)/%.c,$(L_OUT)/%.o,$(L_SRCS))
 $(L_SAN)/libmdgpu.a: $(patsubst $(L_DIR)/%.c,$(L_SAN)/%.o,$(L_SRCS))
 	@rm -f $@
 	$(AR) rcs $@ $^
+
+# The staging copy alone, on the CPU (Documentation/libmdgpu.md).
+libmdgpu: $(BUILD)/mdgpu-copy-bench
+$(BUILD)/mdgpu-copy-bench: $(L_DIR)/bench/mdgpu-copy-bench.c \
+		$(BUILD)/libmdgpu.a
+	$(CC) $(CFLAGS_COMMON) $< $(BUILD)/libmdgpu.a -pthread -o $@
 
 -include $(wildcard $(L_OUT)/*.d $(L_SAN)/*.d)
