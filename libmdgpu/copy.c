@@ -7,8 +7,9 @@
  * behind it, so a staging chunk is split over a per-handle pool of helper
  * threads: the caller copies share 0, helper i share i.  A job is handed
  * out by bumping a generation counter; each helper acknowledges every
- * generation.  Both sides spin for the handle's spin_us, then sleep on a
- * futex, so an idle handle's helpers sleep.  Copies out of the aperture
+ * generation.  Both sides spin for MDGPU_PCOPY_HELPER_SPIN_US (or the
+ * handle's spin_us if longer), then sleep on a futex, so an idle handle's
+ * helpers sleep.  Copies out of the aperture
  * can use non-temporal stores (x86-64), which avoid reading the cold
  * destination lines in first.
  */
@@ -246,7 +247,8 @@ struct mdgpu_pool *mdgpu_pool_create(unsigned int helpers, uint32_t spin_us)
 	if (!p)
 		return NULL;
 	memset(p, 0, size);
-	p->spin_ns = spin_us * 1000ULL;
+	p->spin_ns = (spin_us > MDGPU_PCOPY_HELPER_SPIN_US ?
+		      spin_us : MDGPU_PCOPY_HELPER_SPIN_US) * 1000ULL;
 	p->pid = getpid();
 	mdgpu_pool_start(p, helpers);
 	if (!p->nhelpers) {
