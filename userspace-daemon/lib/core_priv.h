@@ -57,8 +57,9 @@ struct mdgpud_vgpu {
 	uint32_t observed_tail;
 	uint64_t fence;			/* commands completed */
 	uint64_t *seen_ns;		/* per slot: when the doorbell was seen */
-	uint64_t ns_per_cmd;		/* GPU ns per command, moving average
-					 * over slices; 0 = not known yet */
+	uint64_t ns_per_work;		/* GPU ns per work command (dispatch.c:
+					 * mdgpud_is_work), moving average over
+					 * slices; 0 = not known yet */
 
 	void *bounce;			/* IOVA transports */
 	size_t bounce_size;

@@ -110,8 +110,8 @@ static bool mdgpud_core_others_pending(struct mdgpud_core *c,
  * up to linger_us (and never past the slice) in case the tenant rings
  * again.  While another vGPU has work, linger only while the GPU should
  * still be busy with this slice's commands (until busy_until: t0 plus the
- * commands run so far at the vGPU's average GPU time per command; t0 for
- * a vGPU not measured yet): waiting then costs no GPU time, and a tenant
+ * work commands run so far at the vGPU's average GPU time per work
+ * command; t0 for a vGPU not measured yet): waiting then costs no GPU time, and a tenant
  * that keeps a few kernels queued and rings again as soon as one is taken
  * gets its whole slice instead of a switch each time its queue runs dry.
  * busy_until is an estimate, far off for a backend whose GPU time is not
@@ -166,7 +166,32 @@ static struct mdgpud_vgpu *mdgpud_core_next_hint(struct mdgpud_core *c,
 	return best;
 }
 
-/* t0 + n * ns, saturating: when n commands of ns each end on the GPU. */
+/*
+ * Commands that put work on the GPU (kernels, copies, fills): the ones the
+ * slice budget and the busy estimate count.  Set-up and bookkeeping
+ * commands (allocations, module loads, events, queries, SYNC, which only
+ * waits for earlier work) take no GPU time of their own; counted, a
+ * tenant's set-up would make its first estimate of GPU time per command
+ * far too small, its next slice's budget far too large, and that slice
+ * (kept open by the linger while its kernels run) an overrun of several
+ * slices, paid back by idling (seen on the H100: a 1:2:4 tenant ran 93
+ * kernels in the first 250 ms and none in the next).
+ */
+static bool mdgpud_is_work(uint16_t opcode)
+{
+	switch (opcode) {
+	case MDGPU_OP_MEMSET:
+	case MDGPU_OP_COPY:
+	case MDGPU_OP_LAUNCH:
+	case MDGPU_OP_BUILTIN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* t0 + n * ns, saturating: when n work commands of ns each end on the
+ * GPU. */
 static uint64_t mdgpud_busy_until(uint64_t t0, uint64_t n, uint64_t ns)
 {
 	if (ns && n > (UINT64_MAX - t0) / ns)
@@ -184,20 +209,20 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	/*
 	 * Asynchronous work (launches) takes little wall time to submit but
 	 * a lot of GPU time later, so wall time alone would let a slice
-	 * queue a whole ring of kernels.  The slice also ends once the
-	 * commands submitted would, at this vGPU's average GPU time per
+	 * queue a whole ring of kernels.  The slice also ends once the work
+	 * commands submitted would, at this vGPU's average GPU time per work
 	 * command, fill it.  Overruns are still measured and charged.
 	 */
-	uint64_t budget = v->ns_per_cmd ? slice_ns / v->ns_per_cmd :
-					  mdgpud_probe_cmds;
-	uint64_t done = 0;
+	uint64_t budget = v->ns_per_work ? slice_ns / v->ns_per_work :
+					   mdgpud_probe_cmds;
+	uint64_t done = 0, work = 0;
 	int ret;
 
 	ret = b->slice_begin(v->bctx);
 	if (ret)
 		mdgpud_warn("vgpu %u: slice_begin: %s", v->id, strerror(-ret));
 	while (v->head != tail && now - t0 < slice_ns &&
-	       (done == 0 || done < budget)) {
+	       (work == 0 || work < budget)) {
 		uint32_t idx = v->head & (v->entries - 1);
 		struct mdgpu_cpl cpl = { .seq = v->fence };
 		uint64_t result = 0, result2 = 0, wait;
@@ -234,14 +259,15 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 				   strerror(-ret));
 
 		done++;
+		work += !cpl.status && mdgpud_is_work(c->vcmd.opcode);
 		now = mdgpud_now_ns();
 		if (v->head == tail)	/* pick up newly rung work */
 			tail = mdgpud_core_linger(c, v, t0, slice_ns,
-						  mdgpud_busy_until(t0, done,
-								    v->ns_per_cmd),
+						  mdgpud_busy_until(t0, work,
+								    v->ns_per_work),
 						  &now);
 	}
-	busy_until = mdgpud_busy_until(t0, done, v->ns_per_cmd);
+	busy_until = mdgpud_busy_until(t0, work, v->ns_per_work);
 	drain_ns = busy_until > now ? busy_until - now : 0;
 	if (b->expect_work) {
 		struct mdgpud_vgpu *next = mdgpud_core_next_hint(c, v);
@@ -253,13 +279,13 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	if (ret)
 		mdgpud_warn("vgpu %u: slice_end: %s", v->id, strerror(-ret));
 	mdgpud_sched_charge(c->sched, &v->entity, t0, gpu_ns);
-	if (done) {
-		uint64_t sample = gpu_ns / done;
+	if (work) {
+		uint64_t sample = gpu_ns / work;
 
-		v->ns_per_cmd = v->ns_per_cmd ?
-				(3 * v->ns_per_cmd + sample) / 4 : sample;
-		if (!v->ns_per_cmd)
-			v->ns_per_cmd = 1;	/* known: (almost) free */
+		v->ns_per_work = v->ns_per_work ?
+				 (3 * v->ns_per_work + sample) / 4 : sample;
+		if (!v->ns_per_work)
+			v->ns_per_work = 1;	/* known: (almost) free */
 	}
 	pthread_mutex_lock(&c->lock);
 	v->gpu_ns += gpu_ns;

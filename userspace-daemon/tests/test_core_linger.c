@@ -4,9 +4,10 @@
  * (the kernel transport's shape, tests/fake_transport.h) and the sim
  * backend:
  *
- * - busy: tenant A keeps one 5 ms kernel queued and rings again a moment
- *   after the daemon takes it (the pattern of a tenant with a few kernels
- *   queued); tenant B always has work.  While A's kernels should still
+ * - busy: tenant A, after a few set-up commands, keeps one 5 ms kernel
+ *   queued and rings again a moment after the daemon takes it (the
+ *   pattern of a tenant with a few kernels queued); tenant B always has
+ *   work.  While A's kernels should still
  *   keep the GPU busy, A's slice stays open for its next command, so its
  *   slices carry many commands instead of one switch per command.
  * - idle: A's commands take no GPU time; with B waiting, A's slice ends as
@@ -37,7 +38,8 @@
 #define FAKE_TRANSPORT_OPS_ONLY
 #include "fake_transport.h"
 
-#define A_COMMANDS	60
+#define A_COMMANDS	60	/* kernels */
+#define SETUP_COMMANDS	12	/* NOPs before them (ENTRIES - 4) */
 #define KERNEL_NS	5000000ULL	/* sim GPU time of A's and B's kernels */
 
 struct tenant {
@@ -53,6 +55,7 @@ struct linger_env {
 	struct tenant a, b;
 	char path[96];
 	int stop_b;
+	int halted;
 };
 
 static void *run(void *arg)
@@ -85,13 +88,15 @@ static void tenant_init(struct linger_env *e, struct tenant *t,
 
 static struct linger_env *env_start(uint64_t a_spin_ns)
 {
+	static int seq;
 	struct linger_env *e = calloc(1, sizeof(*e));
 	struct mdgpud_config cfg;
 
 	assert_non_null(e);
 	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
-	snprintf(e->path, sizeof(e->path), "/tmp/mdgpud-linger-%d.sock",
-		 (int)getpid());
+	/* One socket per test: a failed test leaves its core behind. */
+	snprintf(e->path, sizeof(e->path), "/tmp/mdgpud-linger-%d-%d.sock",
+		 (int)getpid(), seq++);
 	mdgpud_config_defaults(&cfg);
 	strcpy(cfg.socket_path, e->path);
 	cfg.sim_fb_mib = 4096;		/* two 1 GiB vGPUs */
@@ -104,10 +109,19 @@ static struct linger_env *env_start(uint64_t a_spin_ns)
 	return e;
 }
 
-static void env_stop(struct linger_env *e)
+/* Stop the dispatcher (its last slice counted), keep the vGPUs. */
+static void env_halt(struct linger_env *e)
 {
+	if (e->halted)
+		return;
 	mdgpud_core_stop(e->core);
 	pthread_join(e->thread, NULL);
+	e->halted = 1;
+}
+
+static void env_stop(struct linger_env *e)
+{
+	env_halt(e);
 	mdgpud_core_destroy(e->core);
 	close(e->a.f.efd);
 	close(e->b.f.efd);
@@ -116,22 +130,29 @@ static void env_stop(struct linger_env *e)
 	free(e);
 }
 
-/* Queue one SPIN_NS kernel and ring (eventfd only if the daemon sleeps). */
-static void submit(struct tenant *t)
+/* Queue one command and ring (eventfd only if the daemon sleeps). */
+static void submit_cmd(struct tenant *t, const struct mdgpu_cmd *c)
 {
 	struct fake *f = &t->f;
 	uint32_t n = f->tail;
-	struct mdgpu_cmd c;
 	uint64_t one = 1;
+
+	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
+	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST))
+		assert_int_equal(write(f->efd, &one, sizeof(one)), 8);
+}
+
+/* Queue one SPIN_NS kernel of the tenant's length. */
+static void submit(struct tenant *t)
+{
+	struct mdgpu_cmd c;
 
 	memset(&c, 0, sizeof(c));
 	c.opcode = MDGPU_OP_BUILTIN;
 	c.builtin.kernel = MDGPU_BUILTIN_SPIN_NS;
 	c.builtin.arg[0] = t->spin_ns;
-	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, &c, sizeof(c));
-	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST))
-		assert_int_equal(write(f->efd, &one, sizeof(one)), 8);
+	submit_cmd(t, &c);
 }
 
 static uint32_t head_of(struct tenant *t)
@@ -168,21 +189,33 @@ static void stats_of(struct linger_env *e, struct tenant *t,
 }
 
 /*
- * A: one command at a time; the next is queued 200 us after the daemon
+ * A: one command at a time; the next is queued refill_us after the daemon
  * took the previous one (and completed it: sim runs it at once).
  */
-static void run_a(struct linger_env *e, struct mdgpud_vgpu_stats *a,
-		  struct mdgpud_vgpu_stats *b)
+static void run_a(struct linger_env *e, unsigned int refill_us,
+		  struct mdgpud_vgpu_stats *a, struct mdgpud_vgpu_stats *b)
 {
+	struct mdgpu_cmd nop;
 	pthread_t tb;
 
+	/*
+	 * Set-up first, as a real tenant does (allocations, module loads):
+	 * commands without GPU work, in A's first slice with its first
+	 * kernel.  Counted as work, they would make A's GPU time per command
+	 * ~1/(SETUP + 1) of a kernel's and its next slices overrun.
+	 */
+	memset(&nop, 0, sizeof(nop));
+	nop.opcode = MDGPU_OP_NOP;
+	for (int i = 0; i < SETUP_COMMANDS; i++)
+		submit_cmd(&e->a, &nop);
+	submit(&e->a);
 	assert_int_equal(pthread_create(&tb, NULL, tenant_b, e), 0);
-	for (int i = 0; i < A_COMMANDS; i++) {
+	for (int i = 1; i < A_COMMANDS; i++) {
 		for (int k = 0; head_of(&e->a) != e->a.f.tail; k++) {
 			assert_true(k < 1000000);	/* 20 s */
 			usleep(20);
 		}
-		usleep(200);
+		usleep(refill_us);
 		submit(&e->a);
 	}
 	for (int k = 0; head_of(&e->a) != e->a.f.tail; k++) {
@@ -191,9 +224,11 @@ static void run_a(struct linger_env *e, struct mdgpud_vgpu_stats *a,
 	}
 	__atomic_store_n(&e->stop_b, 1, __ATOMIC_RELEASE);
 	pthread_join(tb, NULL);
+	/* A slice is counted after its commands complete: let it end. */
+	env_halt(e);
 	stats_of(e, &e->a, a);
 	stats_of(e, &e->b, b);
-	assert_int_equal(a->commands, A_COMMANDS);
+	assert_int_equal(a->commands, SETUP_COMMANDS + A_COMMANDS);
 	assert_int_equal(a->errors, 0);
 	assert_true(b->commands > 0);
 }
@@ -204,18 +239,23 @@ static void test_linger_while_gpu_busy(void **state)
 	struct mdgpud_vgpu_stats a, b;
 
 	(void)state;
-	run_a(e, &a, &b);
+	/* A quick tenant: it rings again well within the GPU time of one
+	 * kernel, even as a wrong estimate of it (below) would have it. */
+	run_a(e, 20, &a, &b);
 	print_message("busy: A %llu commands in %llu slices, B %llu in %llu\n",
 		      (unsigned long long)a.commands,
 		      (unsigned long long)a.slices,
 		      (unsigned long long)b.commands,
 		      (unsigned long long)b.slices);
 	/*
-	 * One probe slice (its GPU time per command unknown, so it ends at
-	 * once), then up to 20 commands (100 ms / 5 ms) a slice.  Ending on
-	 * every empty queue would give 60 slices.
+	 * One probe slice (set-up and the first kernel; its GPU time per
+	 * kernel unknown, so it ends at once), then up to 20 kernels
+	 * (100 ms / 5 ms) a slice.  Ending on every empty queue would give
+	 * 60 slices; counting the set-up NOPs as work would allow 260
+	 * kernels a slice (5 ms / 13 commands) and run the other 59 in one.
 	 */
-	assert_true(a.slices * 4 <= a.commands);
+	assert_true(a.slices * 4 <= A_COMMANDS);
+	assert_true(a.slices >= 1 + (A_COMMANDS - 1 + 19) / 20);
 	env_stop(e);
 }
 
@@ -225,7 +265,7 @@ static void test_no_linger_when_gpu_idle(void **state)
 	struct mdgpud_vgpu_stats a, b;
 
 	(void)state;
-	run_a(e, &a, &b);
+	run_a(e, 200, &a, &b);
 	print_message("idle: A %llu commands in %llu slices, B %llu in %llu\n",
 		      (unsigned long long)a.commands,
 		      (unsigned long long)a.slices,
@@ -237,7 +277,7 @@ static void test_no_linger_when_gpu_idle(void **state)
 	 * linger_us.  (A dispatcher preempted for 200 us between a command
 	 * and its linger may see the next one: allow a few.)
 	 */
-	assert_true(a.slices * 10 >= a.commands * 8);
+	assert_true(a.slices * 10 >= A_COMMANDS * 8);
 	env_stop(e);
 }
 
