@@ -111,9 +111,10 @@ static bool mdgpud_core_others_pending(struct mdgpud_core *c,
  * again.  While another vGPU has work, linger only while the GPU should
  * still be busy with this slice's commands (until busy_until: t0 plus the
  * work commands run so far at the vGPU's average GPU time per work
- * command; t0 for a vGPU not measured yet): waiting then costs no GPU time, and a tenant
- * that keeps a few kernels queued and rings again as soon as one is taken
- * gets its whole slice instead of a switch each time its queue runs dry.
+ * command; t0 for a vGPU not measured yet): waiting then costs no GPU
+ * time, and a tenant that keeps a few kernels queued and rings again as
+ * soon as one is taken gets its whole slice instead of a switch each time
+ * its queue runs dry.
  * busy_until is an estimate, far off for a backend whose GPU time is not
  * wall time (sim): the linger_us bound holds either way.  Returns the tail
  * to run up to.
@@ -215,7 +216,7 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	 */
 	uint64_t budget = v->ns_per_work ? slice_ns / v->ns_per_work :
 					   mdgpud_probe_cmds;
-	uint64_t done = 0, work = 0;
+	uint64_t work = 0;
 	int ret;
 
 	ret = b->slice_begin(v->bctx);
@@ -258,7 +259,6 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 				   v->id, (uint64_t)cpl.seq, cpl.opcode,
 				   strerror(-ret));
 
-		done++;
 		work += !cpl.status && mdgpud_is_work(c->vcmd.opcode);
 		now = mdgpud_now_ns();
 		if (v->head == tail)	/* pick up newly rung work */
