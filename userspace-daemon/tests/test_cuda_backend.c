@@ -21,6 +21,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -932,6 +933,86 @@ static void test_orphaned_worker_exits(void **state)
 }
 
 /* open() failures need no GPU: a missing worker; a driver without device. */
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* The scheduling state letter of a process (/proc/PID/stat), or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Polls until the process is in state `st`; false after timeout_ms. */
+static bool wait_state(pid_t pid, char st, unsigned int timeout_ms)
+{
+	uint64_t end = mono_ns() + (uint64_t)timeout_ms * 1000000;
+
+	do {
+		if (proc_state(pid) == st)
+			return true;
+		usleep(50);
+	} while (mono_ns() < end);
+	return false;
+}
+
+/*
+ * The dispatcher's hints (lib/dispatch.c): a slice_end told to expect a
+ * long drain still returns as soon as the worker answers (the supervisor
+ * sleeps on the futex the answer wakes, not a timer), and expect_work
+ * turns a worker asleep on its futex into one that spins (running, 'R' in
+ * /proc) for the hinted time, then sleeps again.
+ */
+static void test_slice_hints(void **state)
+{
+	uint64_t arg[5] = { 1000000 }, gpu = 0, t;
+	struct mdgpud_bctx *ctx;
+	pid_t pid;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(71);
+	pid = mdgpud_backend_cuda_worker_pid(ctx);
+	assert_true(pid > 0);
+
+	assert_int_equal(ops->slice_begin(ctx), 0);
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	t = mono_ns();
+	assert_int_equal(ops->slice_end(ctx, 80000000, &gpu), 0);
+	t = mono_ns() - t;
+	fprintf(stderr, "slice_end expecting 80 ms for 1 ms of work: %" PRIu64
+		" us, gpu %" PRIu64 " ns\n", t / 1000, gpu);
+	assert_true(gpu >= 900000);
+	assert_true(t < 40000000);
+
+	assert_non_null(ops->expect_work);
+	assert_true(wait_state(pid, 'S', 5000));	/* idle: asleep */
+	ops->expect_work(ctx, 15000000);
+	assert_true(wait_state(pid, 'R', 1000));
+	usleep(5000);		/* still spinning 5 ms on, idle wake-ups are us */
+	assert_int_equal(proc_state(pid), 'R');
+	assert_true(wait_state(pid, 'S', 5000));	/* hint over: asleep */
+	ops->ctx_destroy(ctx);
+}
+
 static void test_open_errors(void **state)
 {
 	struct mdgpud_backend_cfg cfg = { 0 };
@@ -976,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(test_hung_kernel_destroy),
 		cmocka_unit_test(test_worker_fds),
 		cmocka_unit_test(test_orphaned_worker_exits),
+		cmocka_unit_test(test_slice_hints),
 	};
 
 	/* Workers are our children: never let a test's exit orphan them. */
