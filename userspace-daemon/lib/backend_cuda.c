@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <mdgpud/backend.h>
+#include <mdgpud/cpu.h>
 #include <mdgpud/log.h>
 #include <uapi/mdgpu.h>
 
@@ -412,6 +413,25 @@ static int mdgpud_cuda_reached(struct mdgpud_bctx *ctx, uint32_t target)
 }
 
 /*
+ * After a wait: 0 if request `target - 1` completed, -ENODEV if the worker
+ * died without answering it (the context is marked dead), 1 to go on
+ * waiting.
+ */
+static int mdgpud_cuda_answered(struct mdgpud_bctx *ctx, uint32_t target)
+{
+	if (mdgpud_cuda_reached(ctx, target))
+		return 0;
+	if (mdgpud_cuda_pid_exited(ctx->pidfd)) {
+		/* It may have answered just before exiting. */
+		if (mdgpud_cuda_reached(ctx, target))
+			return 0;
+		mdgpud_cuda_mark_dead(ctx);
+		return -ENODEV;
+	}
+	return 1;
+}
+
+/*
  * Sleeps on the futex until request `target - 1` completed (0), the worker
  * died (-ENODEV) or until_ns passed (1).  The worker wakes a sleeping
  * supervisor when it publishes `done`; the sleep is cut into liveness
@@ -421,6 +441,7 @@ static int mdgpud_cuda_sleep(struct mdgpud_bctx *ctx, uint32_t target,
 			     uint64_t until_ns)
 {
 	struct mdgpud_cuda_rpc_shm *shm = ctx->shm;
+	int ret;
 
 	for (;;) {
 		uint64_t now = mdgpud_cuda_now_ns(), left;
@@ -439,15 +460,9 @@ static int mdgpud_cuda_sleep(struct mdgpud_bctx *ctx, uint32_t target,
 		if ((int32_t)(done - target) < 0)
 			mdgpud_cuda_futex_wait(&shm->done, done, &ts);
 		atomic_store(&shm->sup_sleeping, 0);
-		if (mdgpud_cuda_reached(ctx, target))
-			return 0;
-		if (mdgpud_cuda_pid_exited(ctx->pidfd)) {
-			/* It may have answered just before exiting. */
-			if (mdgpud_cuda_reached(ctx, target))
-				return 0;
-			mdgpud_cuda_mark_dead(ctx);
-			return -ENODEV;
-		}
+		ret = mdgpud_cuda_answered(ctx, target);
+		if (ret <= 0)
+			return ret;
 	}
 }
 
@@ -465,7 +480,7 @@ static int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
 	for (unsigned int n = 0; spin_ns; n++) {
 		if (mdgpud_cuda_reached(ctx, target))
 			return 0;
-		mdgpud_cuda_cpu_relax();
+		mdgpud_cpu_relax();
 		if ((n & 63) == 63) {
 			uint64_t now = mdgpud_cuda_now_ns();
 
@@ -498,14 +513,10 @@ static int mdgpud_cuda_wait_space(struct mdgpud_bctx *ctx, uint32_t target)
 	const struct timespec nap = { 0, MDGPUD_CUDA_RING_NAP_NS };
 
 	for (;;) {
-		if (mdgpud_cuda_reached(ctx, target))
-			return 0;
-		if (mdgpud_cuda_pid_exited(ctx->pidfd)) {
-			if (mdgpud_cuda_reached(ctx, target))
-				return 0;
-			mdgpud_cuda_mark_dead(ctx);
-			return -ENODEV;
-		}
+		int ret = mdgpud_cuda_answered(ctx, target);
+
+		if (ret <= 0)
+			return ret;
 		nanosleep(&nap, NULL);
 	}
 }
@@ -1080,8 +1091,11 @@ static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
 	return 0;
 }
 
-static int mdgpud_cuda_simple(struct mdgpud_bctx *ctx, uint32_t op,
-			      uint64_t a0, uint64_t a1, uint64_t *result)
+/* A synchronous request of two arguments and one result, answered in
+ * about expect_ns (0: at once, mdgpud_cuda_call_expect). */
+static int mdgpud_cuda_simple_expect(struct mdgpud_bctx *ctx, uint32_t op,
+				     uint64_t a0, uint64_t a1,
+				     uint64_t expect_ns, uint64_t *result)
 {
 	int ret;
 	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(ctx, op, &ret);
@@ -1090,10 +1104,16 @@ static int mdgpud_cuda_simple(struct mdgpud_bctx *ctx, uint32_t op,
 		return ret;
 	s->arg[0] = a0;
 	s->arg[1] = a1;
-	ret = mdgpud_cuda_call(ctx, s);
+	ret = mdgpud_cuda_call_expect(ctx, s, expect_ns);
 	if (!ret && result)
 		*result = s->result[0];
 	return ret;
+}
+
+static int mdgpud_cuda_simple(struct mdgpud_bctx *ctx, uint32_t op,
+			      uint64_t a0, uint64_t a1, uint64_t *result)
+{
+	return mdgpud_cuda_simple_expect(ctx, op, a0, a1, 0, result);
 }
 
 static int mdgpud_cuda_module_unload(struct mdgpud_bctx *ctx, uint64_t module)
@@ -1224,16 +1244,8 @@ static int mdgpud_cuda_slice_begin(struct mdgpud_bctx *ctx)
 static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
 				 uint64_t *gpu_ns)
 {
-	int ret;
-	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(
-		ctx, MDGPUD_CUDA_RPC_SLICE_END, &ret);
-
-	if (!s)
-		return ret;
-	ret = mdgpud_cuda_call_expect(ctx, s, expect_ns);
-	if (!ret)
-		*gpu_ns = s->result[0];
-	return ret;
+	return mdgpud_cuda_simple_expect(ctx, MDGPUD_CUDA_RPC_SLICE_END, 0, 0,
+					 expect_ns, gpu_ns);
 }
 
 /*
