@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mdgpud/cpu.h>
+
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
 #define MDGPUD_CUDA_RPC_VERSION		2
 #define MDGPUD_CUDA_RPC_SLOTS		256
@@ -170,15 +172,6 @@ static inline void mdgpud_cuda_futex_wake(_Atomic uint32_t *word)
 {
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE, INT32_MAX, NULL,
 		NULL, 0);
-}
-
-static inline void mdgpud_cuda_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
 }
 
 static inline uint64_t mdgpud_cuda_now_ns(void)
