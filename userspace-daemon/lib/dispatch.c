@@ -91,13 +91,19 @@ static void mdgpud_spin_once(bool yield)
 		mdgpud_cpu_relax();
 }
 
+/* Work rung and not yet taken (the doorbell as the tenant wrote it). */
+static bool mdgpud_vgpu_has_work(const struct mdgpud_vgpu *v)
+{
+	return v->tops->sq_tail(v->tpriv) != v->head;
+}
+
 static bool mdgpud_core_others_pending(struct mdgpud_core *c,
 				       const struct mdgpud_vgpu *self)
 {
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
 		struct mdgpud_vgpu *o = c->vgpus[i];
 
-		if (o != self && o->tops->sq_tail(o->tpriv) != o->head)
+		if (o != self && mdgpud_vgpu_has_work(o))
 			return true;
 	}
 	return false;
@@ -159,7 +165,7 @@ static struct mdgpud_vgpu *mdgpud_core_next_hint(struct mdgpud_core *c,
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
 		struct mdgpud_vgpu *o = c->vgpus[i];
 
-		if (o == self || o->tops->sq_tail(o->tpriv) == o->head)
+		if (o == self || !mdgpud_vgpu_has_work(o))
 			continue;
 		if (!best || o->entity.vtime < best->entity.vtime)
 			best = o;
