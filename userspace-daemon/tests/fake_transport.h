@@ -105,6 +105,34 @@ static void f_doorbell_event(void *data, uint32_t events)
 		;
 }
 
+/*
+ * Attaches fake ring f to a core (not running yet) as a vGPU of type 1g:
+ * an eventfd doorbell, watched by the core, and an 8 MiB aperture,
+ * returned in *aperture for the caller to free.
+ */
+static struct mdgpud_vgpu *fake_attach(struct mdgpud_core *core,
+				       struct fake *f, uint8_t **aperture)
+{
+	struct mdgpud_vgpu_params p = { 0 };
+	struct mdgpud_vgpu *v = NULL;
+
+	f->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*aperture = calloc(1, 8 * MIB);
+	assert_non_null(*aperture);
+	assert_int_equal(mdgpud_core_watch(core, f->efd, f_doorbell_event, f),
+			 0);
+	p.type_name = "1g";
+	p.ring_entries = ENTRIES;
+	p.ring = f->ring;
+	p.aperture = *aperture;
+	p.aperture_size = 8 * MIB;
+	p.aperture_fd = -1;
+	p.tops = &fake_tops;
+	p.tpriv = f;
+	assert_int_equal(mdgpud_vgpu_create(core, &p, &v), 0);
+	return v;
+}
+
 #ifndef FAKE_TRANSPORT_OPS_ONLY
 struct env {
 	struct mdgpud_core *core;
@@ -125,7 +153,6 @@ static int setup(void **state)
 {
 	struct env *e = calloc(1, sizeof(*e));
 	struct mdgpud_config cfg;
-	struct mdgpud_vgpu_params p = { 0 };
 
 	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
 	snprintf(e->path, sizeof(e->path), "/tmp/mdgpud-%s-%d.sock",
@@ -137,19 +164,7 @@ static int setup(void **state)
 	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
 
 	e->f.guest = calloc(1, GUEST_SIZE);
-	e->f.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	e->aperture = calloc(1, 8 * MIB);
-	assert_int_equal(mdgpud_core_watch(e->core, e->f.efd,
-					   f_doorbell_event, &e->f), 0);
-	p.type_name = "1g";
-	p.ring_entries = ENTRIES;
-	p.ring = e->f.ring;
-	p.aperture = e->aperture;
-	p.aperture_size = 8 * MIB;
-	p.aperture_fd = -1;
-	p.tops = &fake_tops;
-	p.tpriv = &e->f;
-	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &e->v), 0);
+	e->v = fake_attach(e->core, &e->f, &e->aperture);
 	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
 	*state = e;
 	return 0;

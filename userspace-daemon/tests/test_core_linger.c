@@ -67,23 +67,8 @@ static void *run(void *arg)
 static void tenant_init(struct linger_env *e, struct tenant *t,
 			uint64_t spin_ns)
 {
-	struct mdgpud_vgpu_params p = { 0 };
-
 	t->spin_ns = spin_ns;
-	t->f.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	t->aperture = calloc(1, 8 * MIB);
-	assert_non_null(t->aperture);
-	assert_int_equal(mdgpud_core_watch(e->core, t->f.efd,
-					   f_doorbell_event, &t->f), 0);
-	p.type_name = "1g";
-	p.ring_entries = ENTRIES;
-	p.ring = t->f.ring;
-	p.aperture = t->aperture;
-	p.aperture_size = 8 * MIB;
-	p.aperture_fd = -1;
-	p.tops = &fake_tops;
-	p.tpriv = &t->f;
-	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &t->v), 0);
+	t->v = fake_attach(e->core, &t->f, &t->aperture);
 }
 
 static struct linger_env *env_start(uint64_t a_spin_ns)
@@ -233,6 +218,16 @@ static void run_a(struct linger_env *e, unsigned int refill_us,
 	assert_true(b->commands > 0);
 }
 
+static void print_stats(const char *what, const struct mdgpud_vgpu_stats *a,
+			const struct mdgpud_vgpu_stats *b)
+{
+	print_message("%s: A %llu commands in %llu slices, B %llu in %llu\n",
+		      what, (unsigned long long)a->commands,
+		      (unsigned long long)a->slices,
+		      (unsigned long long)b->commands,
+		      (unsigned long long)b->slices);
+}
+
 static void test_linger_while_gpu_busy(void **state)
 {
 	struct linger_env *e = env_start(KERNEL_NS);
@@ -242,11 +237,7 @@ static void test_linger_while_gpu_busy(void **state)
 	/* A quick tenant: it rings again well within the GPU time of one
 	 * kernel, even as a wrong estimate of it (below) would have it. */
 	run_a(e, 20, &a, &b);
-	print_message("busy: A %llu commands in %llu slices, B %llu in %llu\n",
-		      (unsigned long long)a.commands,
-		      (unsigned long long)a.slices,
-		      (unsigned long long)b.commands,
-		      (unsigned long long)b.slices);
+	print_stats("busy", &a, &b);
 	/*
 	 * One probe slice (set-up and the first kernel; its GPU time per
 	 * kernel unknown, so it ends at once), then up to 20 kernels
@@ -266,11 +257,7 @@ static void test_no_linger_when_gpu_idle(void **state)
 
 	(void)state;
 	run_a(e, 200, &a, &b);
-	print_message("idle: A %llu commands in %llu slices, B %llu in %llu\n",
-		      (unsigned long long)a.commands,
-		      (unsigned long long)a.slices,
-		      (unsigned long long)b.commands,
-		      (unsigned long long)b.slices);
+	print_stats("idle", &a, &b);
 	/*
 	 * B always waits and A's work is done at once: a slice per command,
 	 * although the tenant rings again 200 us later, well within

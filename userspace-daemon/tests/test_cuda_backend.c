@@ -874,23 +874,34 @@ static void test_worker_fds(void **state)
 	ops->ctx_destroy(ctx);
 }
 
-static int pid_gone(pid_t pid)
+/*
+ * The scheduling state letter of a process (/proc/PID/stat: "pid (comm) S
+ * ..."), 0 if it cannot be read (gone), '?' if it cannot be parsed.
+ */
+static char proc_state(pid_t pid)
 {
-	char path[64], buf[512];
-	FILE *f;
-	char *p;
-	int gone;
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	gone = !fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (gone)
-		return 1;
-	p = strrchr(buf, ')');	/* "pid (comm) S ..." */
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+static int pid_gone(pid_t pid)
+{
+	char st = proc_state(pid);
+
+	return !st || st == 'Z' || st == 'X';
 }
 
 /*
@@ -939,26 +950,6 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* The scheduling state letter of a process (/proc/PID/stat), or 0. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
 }
 
 /* Polls until the process is in state `st`; false after timeout_ms. */

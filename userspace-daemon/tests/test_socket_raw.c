@@ -27,45 +27,17 @@
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
 
-struct daemon {
-	struct mdgpud_core *core;
-	pthread_t thread;
-	char dir[64], path[96];
-};
-
-static void *daemon_main(void *arg)
-{
-	mdgpud_core_run(((struct daemon *)arg)->core);
-	return NULL;
-}
+#include "sim_daemon.h"
 
 static int setup(void **state)
 {
-	struct daemon *d = calloc(1, sizeof(*d));
-	struct mdgpud_config cfg;
-
 	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
-	snprintf(d->dir, sizeof(d->dir), "/tmp/mdgpud-raw-%d", (int)getpid());
-	snprintf(d->path, sizeof(d->path), "%s/sock", d->dir);
-	mdgpud_config_defaults(&cfg);
-	strcpy(cfg.socket_path, d->path);
-	cfg.sim_fb_mib = 4096;
-	assert_int_equal(mdgpud_core_create(&cfg, &d->core), 0);
-	assert_int_equal(pthread_create(&d->thread, NULL, daemon_main, d), 0);
-	*state = d;
-	return 0;
+	return sim_daemon_setup(state, "raw", 4096, 0660);
 }
 
 static int teardown(void **state)
 {
-	struct daemon *d = *state;
-
-	mdgpud_core_stop(d->core);
-	pthread_join(d->thread, NULL);
-	mdgpud_core_destroy(d->core);
-	rmdir(d->dir);
-	free(d);
-	return 0;
+	return sim_daemon_teardown(state);
 }
 
 struct raw {
