@@ -511,11 +511,12 @@ static void bench_sync_rtt(void)
 	}
 	/* Each round's vGPU has its own histogram: the largest p50 bound
 	 * of the rounds bounds the p50 of all of them. */
-	for (uint32_t r = 0; o.d[1] && r < nr; r++)
-		if (o.obs[r].ndump == 1 &&
-		    (isnan(qw->v[1]) ||
-		     (double)(o.obs[r].dump[0].wait_p50 + 1) / 1e3 > qw->v[1]))
-			qw->v[1] = (double)(o.obs[r].dump[0].wait_p50 + 1) / 1e3;
+	for (uint32_t r = 0; o.d[1] && r < nr; r++) {
+		double bound = (double)(o.obs[r].dump[0].wait_p50 + 1) / 1e3;
+
+		if (o.obs[r].ndump == 1 && (isnan(qw->v[1]) || bound > qw->v[1]))
+			qw->v[1] = bound;
+	}
 	rounds_free(&o);
 	res_note(med, "empty kernel, launch + wait, median of %llu: %u rounds "
 		 "x %llu, sides alternating", (unsigned long long)(nr *
