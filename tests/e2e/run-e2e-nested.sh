@@ -20,6 +20,7 @@
 #
 # Environment: BUILD, VM_CACHE, MDGPU_KO, GUEST_KO, E2E_NESTED_TIMEOUT
 # outer seconds (default 600), E2E_NESTED_INNER_TIMEOUT (default 540),
+# NESTED_BOOT_TIMEOUT (tests/nested/boot-outer.sh, default 300),
 # NESTED_CPU, NESTED_INNER_CPU (as tests/nested/run-nested.sh: inner
 # qemu64 for 6.1, max otherwise), NESTED_VERBOSE=1.
 set -eu
@@ -27,11 +28,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/vm/verdict.sh
 . "$top/tests/vm/verdict.sh"
+# shellcheck source=tests/nested/boot-outer.sh
+. "$top/tests/nested/boot-outer.sh"
 BUILD=${BUILD:-$top/build}
 cache=${VM_CACHE:-$top/.cache/vm}
 timeout_s=${E2E_NESTED_TIMEOUT:-600}
 inner_timeout_s=${E2E_NESTED_INNER_TIMEOUT:-540}
-cpu=${NESTED_CPU:-qemu64}
 
 rel=$("$top/tests/vm/kver-release.sh" "${1:?usage: run-e2e-nested.sh RELEASE}")
 case $rel in
@@ -59,6 +61,8 @@ keep() {
 	rm -rf "$work" "$stage"
 	[ ! -f "$log" ] || mv -f "$log" "$out/serial.log"
 	[ ! -f "$log.txt" ] || mv -f "$log.txt" "$out/serial.log.txt"
+	[ ! -f "$log.attempt1.txt" ] ||
+		mv -f "$log.attempt1.txt" "$out/serial.log.attempt1.txt"
 }
 trap keep EXIT
 mkdir -p "$work"
@@ -77,24 +81,8 @@ cp "$work/outer.cpio" "$work/outer-e2e.cpio"
 	>>"$work/outer-e2e.cpio"
 
 echo "e2e-nested: booting $rel (TCG in TCG, inner -cpu $inner_cpu, timeout ${timeout_s}s), serial log $out/serial.log" >&2
-for attempt in 1 2; do
-	start=$(date +%s.%N)
-	rc=0
-	timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m 2G -smp 1 \
-		-nographic -no-reboot -net none \
-		-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$work/outer-e2e.cpio" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 nested.timeout=$inner_timeout_s nested.cpu=$inner_cpu nested.verbose=${NESTED_VERBOSE:-0}" \
-		</dev/null >"$log" 2>&1 || rc=$?
-	end=$(date +%s.%N)
-	sed 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$log" >"$log.txt"
-	if [ "$attempt" -eq 2 ] || ! nested_boot_crashed "$log.txt"; then
-		break
-	fi
-	echo "e2e-nested: $rel: the inner kernel panicked before its /init (TCG-in-TCG" \
-		"emulation fault, no mdgpu code loaded yet; see $log.attempt1.txt);" \
-		"booting once more" >&2
-	cp "$log.txt" "$log.attempt1.txt"
-done
+nested_boot_outer e2e-nested "$rel" "$kroot" "$work/outer-e2e.cpio" "$log" \
+	"$timeout_s" "$inner_timeout_s" "$inner_cpu"
 
 grep -E '^(inner\| )?(PASS|FAIL): |^(inner\| )?    ' "$log.txt" |
 	grep -vE '^(inner\| )?    (dmesg|mdgpud): ' || true

@@ -8,6 +8,7 @@
 #               RESPONDER in /bin) followed by a second cpio archive that adds
 #               outer-init as /init (replacing tests/vm/init: the kernel
 #               unpacks concatenated archives in order, later files win),
+#               run-inner (the inner QEMU with its boot watchdog) in /bin,
 #               qemu-system-x86_64 with the libraries ldd names, the accel-tcg
 #               module, /usr/share/qemu, seabios and ipxe firmware, and the
 #               inner kernel and initramfs under /nested.
@@ -46,9 +47,10 @@ mkcpio "$in" "$outdir/inner.cpio"
 "$top/tests/vm/mkinitramfs.sh" "$rel" "$kroot" "$outdir/outer-base.cpio" \
 	"$ko" "$responder"
 ov=$stage/outer
-mkdir -p "$ov/usr/bin" "$ov$qemu_mods" "$ov/usr/share" "$ov/usr/lib/ipxe" \
+mkdir -p "$ov/bin" "$ov/usr/bin" "$ov$qemu_mods" "$ov/usr/share" "$ov/usr/lib/ipxe" \
 	"$ov/nested"
 cp "$here/outer-init" "$ov/init"
+cp "$here/run-inner" "$ov/bin/run-inner"
 cp "$qemu" "$ov$qemu"
 cp "$qemu_mods/accel-tcg-x86_64.so" "$ov$qemu_mods/"
 copy_libs "$ov" "$qemu" "$qemu_mods/accel-tcg-x86_64.so"

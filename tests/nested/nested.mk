@@ -51,9 +51,11 @@ check-nested-all: nested-bins
 	done; exit $$rc
 
 check-nested-lint:
-	shellcheck -s sh $(NESTED_DIR)/inner-init $(NESTED_DIR)/outer-init
+	shellcheck -s sh $(NESTED_DIR)/inner-init $(NESTED_DIR)/outer-init \
+		$(NESTED_DIR)/run-inner
 	cd $(TOP) && shellcheck -x $(NESTED_DIR)/run-nested.sh \
-		$(NESTED_DIR)/mkinitramfs-nested.sh
+		$(NESTED_DIR)/mkinitramfs-nested.sh $(NESTED_DIR)/boot-outer.sh \
+		tests/e2e/run-e2e-nested.sh
 
 check-nested-ci:
 	@$(MAKE) --no-print-directory check-nested-all \

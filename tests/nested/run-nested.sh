@@ -11,7 +11,9 @@
 #
 # Environment: BUILD (default <repo>/build), VM_CACHE (default
 # <repo>/.cache/vm), NESTED_TIMEOUT outer seconds (default 600),
-# NESTED_INNER_TIMEOUT inner seconds (default 540), NESTED_CPU and
+# NESTED_INNER_TIMEOUT inner seconds (default 540), NESTED_BOOT_TIMEOUT
+# seconds for the inner kernel to reach its /init (default 300,
+# tests/nested/boot-outer.sh), NESTED_CPU and
 # NESTED_INNER_CPU the -cpu models (default qemu64; inner: qemu64 for 6.1,
 # max otherwise), NESTED_VERBOSE=1 (inner kernel not quiet), MDGPU_KO (default
 # $BUILD/kmod-<release>/mdgpu.ko), GUEST_KO (default
@@ -22,12 +24,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/vm/verdict.sh
 . "$top/tests/vm/verdict.sh"
+# shellcheck source=tests/nested/boot-outer.sh
+. "$here/boot-outer.sh"
 kver=${1:?usage: run-nested.sh KVER}
 BUILD=${BUILD:-$top/build}
 cache=${VM_CACHE:-$top/.cache/vm}
 timeout_s=${NESTED_TIMEOUT:-600}
 inner_timeout_s=${NESTED_INNER_TIMEOUT:-540}
-cpu=${NESTED_CPU:-qemu64}
 
 rel=$("$top/tests/vm/kver-release.sh" "$kver")
 # Inner CPU: 6.12 dies early nested on qemu64 (Documentation/guest-driver.md);
@@ -53,24 +56,8 @@ kroot=$cache/$rel/root
 
 log=$out/serial.log
 echo "nested: booting $rel (TCG in TCG, timeout ${timeout_s}s), serial log $log" >&2
-for attempt in 1 2; do
-	start=$(date +%s.%N)
-	rc=0
-	timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m 2G -smp 1 \
-		-nographic -no-reboot -net none \
-		-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$out/outer.cpio" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 nested.timeout=$inner_timeout_s nested.cpu=$inner_cpu nested.verbose=${NESTED_VERBOSE:-0}" \
-		</dev/null >"$log" 2>&1 || rc=$?
-	end=$(date +%s.%N)
-	tr -d '\r' <"$log" >"$log.txt"
-	if [ "$attempt" -eq 2 ] || ! nested_boot_crashed "$log.txt"; then
-		break
-	fi
-	echo "nested: $rel: the inner kernel panicked before its /init (TCG-in-TCG" \
-		"emulation fault, no mdgpu code loaded yet; see $log.attempt1.txt);" \
-		"booting once more" >&2
-	cp "$log.txt" "$log.attempt1.txt"
-done
+nested_boot_outer nested "$rel" "$kroot" "$out/outer.cpio" "$log" "$timeout_s" \
+	"$inner_timeout_s" "$inner_cpu"
 
 grep -E '^(inner\| )?(PASS|FAIL): |^(inner\| )?    ' "$log.txt" || true
 awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {

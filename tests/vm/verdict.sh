@@ -33,13 +33,3 @@ vm_verdict() {
 	esac
 }
 
-# nested_boot_crashed LOG_TXT
-#   True when the inner guest's kernel panicked before its /init ran (no
-#   "nested-inner: booted" line).  TCG inside TCG (QEMU 7.2) sometimes
-#   faults in the inner kernel's early boot (seen: a double fault on
-#   cmpxchg16b in SLUB, 1 run in about 6 on 6.12), before any mdgpu code is
-#   loaded; the nested runners then boot once more and say so.
-nested_boot_crashed() {
-	grep -q '^inner| .*Kernel panic' "$1" &&
-		! grep -q '^inner| nested-inner: booted' "$1"
-}
