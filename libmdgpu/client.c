@@ -97,8 +97,8 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 	}
 	g->params_off = g->host_off - params_bytes;
 	g->stage_size = (g->params_off / 2) & ~4095ULL;
-	g->slot_async = calloc(g->entries, 1);
-	if (!g->slot_async) {
+	g->slot_flags = calloc(g->entries, 1);
+	if (!g->slot_flags) {
 		ret = -ENOMEM;
 		goto err;
 	}
@@ -127,7 +127,7 @@ void mdgpu_close(struct mdgpu *g)
 		return;
 	mdgpu_copy_fini(g);
 	g->tops->close(g);
-	free(g->slot_async);
+	free(g->slot_flags);
 	free(g->blk);
 	free(g);
 }
@@ -151,16 +151,20 @@ static void mdgpu_reap(struct mdgpu *g)
 
 	while (g->reaped != head && (int32_t)(head - g->reaped) > 0) {
 		uint32_t slot = g->reaped & (g->entries - 1);
+		uint8_t f = g->slot_flags[slot];
 
-		if (g->slot_async[slot]) {
+		if (f) {
 			struct mdgpu_cpl cpl;
 
 			memcpy(&cpl, mdgpu_cpl_at(g, g->reaped), sizeof(cpl));
-			if (cpl.status < 0 && !g->async_err) {
+			if ((f & MDGPU_SLOT_ASYNC) && cpl.status < 0 &&
+			    !g->async_err) {
 				g->async_err = cpl.status;
 				g->async_op = cpl.opcode;
 			}
-			g->slot_async[slot] = 0;
+			if ((f & MDGPU_SLOT_DRAINS) && !cpl.status)
+				g->drained = g->reaped + 1;
+			g->slot_flags[slot] = 0;
 		}
 		g->reaped++;
 	}
@@ -172,8 +176,8 @@ static void mdgpu_resync(struct mdgpu *g)
 {
 	if (g->tops->rearm)
 		g->tops->rearm(g);
-	g->tail = g->reaped = 0;
-	memset(g->slot_async, 0, g->entries);
+	g->tail = g->reaped = g->drained = 0;
+	memset(g->slot_flags, 0, g->entries);
 	g->async_err = 0;
 	g->stage_busy[0] = g->stage_busy[1] = false;
 	memset(g->param_busy, 0, sizeof(g->param_busy));
@@ -206,6 +210,19 @@ int mdgpu_reset(struct mdgpu *g)
 	return 0;
 }
 
+/*
+ * Work runs in submission order, and a SYNC or a COPY that reads or writes
+ * host memory completes only once it is done (include/uapi/mdgpu.h): its
+ * completion without error means everything before it has finished too.
+ */
+static bool mdgpu_cmd_drains(const struct mdgpu_cmd *c)
+{
+	return c->opcode == MDGPU_OP_SYNC ||
+	       (c->opcode == MDGPU_OP_COPY &&
+		(c->copy.src_space != MDGPU_SPACE_DEVICE ||
+		 c->copy.dst_space != MDGPU_SPACE_DEVICE));
+}
+
 static int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c,
 			bool async, uint32_t *seq)
 {
@@ -220,7 +237,9 @@ static int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c,
 	mdgpu_reap(g);
 	memcpy(g->sq + (size_t)(g->tail & (g->entries - 1)) * MDGPU_CMD_SIZE,
 	       c, sizeof(*c));
-	g->slot_async[g->tail & (g->entries - 1)] = async;
+	g->slot_flags[g->tail & (g->entries - 1)] =
+		(async ? MDGPU_SLOT_ASYNC : 0) |
+		(mdgpu_cmd_drains(c) ? MDGPU_SLOT_DRAINS : 0);
 	*seq = g->tail++;
 	g->tops->doorbell(g, g->tail);
 	return 0;
@@ -739,11 +758,19 @@ int mdgpu_event_destroy(struct mdgpu *g, uint32_t event)
 
 int mdgpu_synchronize(struct mdgpu *g)
 {
-	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_SYNC);
-	int ret = mdgpu_call(g, &c, NULL, NULL);
+	int ret = 0;
 
-	if (!ret)
-		ret = mdgpu_drain(g);
+	/* Idle since the last draining command (a copy to or from host
+	 * memory, typically; libmdgpu waits for every one of them, so it is
+	 * reaped): no SYNC round trip, as cuCtxSynchronize on an idle context
+	 * makes none either. */
+	if (g->drained != g->tail) {
+		struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_SYNC);
+
+		ret = mdgpu_call(g, &c, NULL, NULL);
+		if (!ret)
+			ret = mdgpu_drain(g);
+	}
 	if (!ret && g->async_err) {
 		ret = mdgpu_set_error(g, g->async_err,
 				      "asynchronous %s",

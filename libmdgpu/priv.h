@@ -34,6 +34,10 @@ struct mdgpu_tops {
 
 #define MDGPU_PARAM_SLOTS	16	/* launch parameter slots */
 
+/* Per ring slot, what its completion means to the client. */
+#define MDGPU_SLOT_ASYNC	(1U << 0)	/* nobody waits: keep its error */
+#define MDGPU_SLOT_DRAINS	(1U << 1)	/* done means the queue is idle */
+
 struct mdgpu {
 	const struct mdgpu_tops *tops;
 	void *tpriv;
@@ -60,7 +64,11 @@ struct mdgpu {
 
 	uint32_t tail;			/* next command number */
 	uint32_t reaped;		/* completions examined up to here */
-	uint8_t *slot_async;		/* per slot: async, error to collect */
+	uint8_t *slot_flags;		/* per slot: MDGPU_SLOT_* */
+	/* Commands before `drained` have all finished executing: command
+	 * drained - 1 drains the queue (mdgpu_cmd_drains()) and completed
+	 * without error.  drained == tail: the vGPU is idle. */
+	uint32_t drained;
 	int async_err;			/* first error of an async command */
 	uint32_t async_op;
 

@@ -647,6 +647,102 @@ static void test_socket_perms(void **state)
 	assert_int_equal(access(cfg.socket_path, F_OK), -1);
 }
 
+static uint64_t vgpu_commands(struct daemon *d)
+{
+	struct mdgpud_vgpu_stats st;
+
+	assert_int_equal(mdgpud_core_stats(d->core, &st, 1), 1);
+	return st.commands;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * mdgpu_synchronize() sends a SYNC only while the vGPU may be busy: not
+ * after a SYNC or a copy to or from host memory completed without error
+ * with nothing submitted since (include/uapi/mdgpu.h: such commands
+ * complete once all work before them is done).  Counted in the daemon's
+ * commands; on the cuda backend a 50 ms kernel before a 4-byte copy shows
+ * that the copy did wait for it.
+ */
+static void test_sync_elided(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g");
+	const uint64_t n = 1024;
+	uint32_t *a = malloc(n * 4), *b = malloc(n * 4);
+	mdgpu_devptr x, y;
+	uint64_t c0, t0, sum;
+
+	for (uint64_t i = 0; i < n; i++)
+		a[i] = (uint32_t)(i * 3 + 1);
+	assert_int_equal(mdgpu_mem_alloc(g, n * 4, &x), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, n * 4, &y), 0);
+
+	/* After an allocation the vGPU may be busy for all the client
+	 * knows: one SYNC; right after it, none. */
+	c0 = vgpu_commands(d);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 1);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 1);
+
+	/* Copies with host memory drain: no SYNC after them. */
+	assert_int_equal(mdgpu_copy_htod(g, x, a, n * 4), 0);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 2);
+	assert_int_equal(mdgpu_copy_dtoh(g, b, x, n * 4), 0);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 3);
+	assert_memory_equal(a, b, n * 4);
+
+	/* Device to device, memset and kernels do not. */
+	assert_int_equal(mdgpu_copy_dtod(g, y, x, n * 4), 0);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 5);
+	assert_int_equal(mdgpu_memset(g, y, 0, 4), 0);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 7);
+
+	/* A kernel, then a host copy: the copy completes after the kernel,
+	 * and the synchronize after it needs no round trip. */
+	t0 = mono_ns();
+	assert_int_equal(mdgpu_spin_ns(g, 50000000), 0);
+	assert_int_equal(mdgpu_fill_u32(g, y, n, 9), 0);
+	assert_int_equal(mdgpu_copy_htod(g, x, a, 4), 0);
+	if (on_cuda())
+		assert_true(mono_ns() - t0 >= 50000000ULL);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 10);
+	assert_int_equal(mdgpu_checksum(g, y, 1, &sum), 0);
+	assert_int_equal(sum, 9);
+
+	/* A copy that failed drained nothing: SYNC again, and an async
+	 * error before a host copy is still reported by the synchronize. */
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	c0 = vgpu_commands(d);
+	assert_int_equal(mdgpu_copy_htod(g, x + n * 4 - 4, a, 8), -ERANGE);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 2);
+	assert_int_equal(mdgpu_fill_u32(g, 0xdead0000, 1, 0), 0);
+	assert_int_equal(mdgpu_copy_htod(g, x, a, 4), 0);
+	assert_int_equal(mdgpu_synchronize(g), -ENOENT);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(vgpu_commands(d), c0 + 4);
+
+	assert_int_equal(mdgpu_mem_free(g, x), 0);
+	assert_int_equal(mdgpu_mem_free(g, y), 0);
+	mdgpu_close(g);
+	free(a);
+	free(b);
+}
+
 /*
  * Slices are bounded by GPU time, not only wall time: 64 queued 1 ms
  * kernels (simulated, so submitting them takes no wall time) must not run
@@ -700,6 +796,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_handshake_errors, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_weighted_dispatch, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_sync_elided, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_slice_bound, setup,
 						teardown),
