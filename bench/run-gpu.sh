@@ -5,7 +5,10 @@
 # leave everything under $OUT (default build/bench/out):
 #   mdgpu-bench.json  results      mdgpu-bench.log  the program's output
 #   mdgpud.log        the daemon   machine.txt      GPU, driver, CPU
-# usage: bench/run-gpu.sh [mdgpu-bench options...]
+# usage: [MDGPU_COMMIT=<rev>] bench/run-gpu.sh [mdgpu-bench options...]
+# MDGPU_COMMIT: the commit the caller sent.  The device tool copies the
+# working tree, and its copy of .git may lag behind: the caller's word
+# comes first; `git log` here is recorded as what the copy's .git says.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-build/bench/out}
@@ -16,7 +19,8 @@ mkdir -p "$out"
 	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,compute_mode --format=csv
 	nproc
 	grep -m1 'model name' /proc/cpuinfo
-	git log -1 --format='commit %H %s' 2>/dev/null
+	[ -z "${MDGPU_COMMIT:-}" ] || echo "commit $MDGPU_COMMIT (from the caller)"
+	git log -1 --format='.git here: commit %H %s' 2>/dev/null
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 # The project's flags (-Werror) first.  That machine's compiler is newer
