@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "uapi/mdgpu.h"
+#include "common/cpu.h"
 #include "mdgpu/mdgpu.h"
 
 /*
@@ -109,18 +110,6 @@ int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
  * the doorbell (the caller orders the stores before ringing it).
  */
 void mdgpu_ring_flag_irq(struct mdgpu *g, uint32_t *flagged, uint32_t tail);
-
-/* Busy-wait hint to the CPU. */
-static inline void mdgpu_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 static inline uint64_t mdgpu_now_ns(void)
 {

@@ -66,7 +66,7 @@ check: check-daemon
 W_SRCS := $(D_DIR)/worker.c $(D_DIR)/lib/cuda_api.c \
 	$(D_DIR)/kernels/builtin_embed.c
 W_DEPS := $(W_SRCS) $(D_DIR)/lib/cuda_api.h $(D_DIR)/lib/cuda_rpc.h \
-	$(D_DIR)/include/mdgpud/cpu.h \
+	$(TOP)/include/common/cpu.h \
 	$(D_DIR)/kernels/builtin.ptx $(TOP)/include/uapi/mdgpu.h
 NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) \
 	$(shell command -v nvcc 2>/dev/null))

@@ -824,7 +824,7 @@ static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head,
 						     memory_order_acquire);
 			if (*tail != head)
 				return 0;
-			mdgpud_cpu_relax();
+			mdgpu_cpu_relax();
 			if ((n & 63) == 63 && mdgpud_cuda_now_ns() >= until)
 				break;
 		}

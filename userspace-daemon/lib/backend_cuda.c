@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include <mdgpud/backend.h>
-#include <mdgpud/cpu.h>
+#include "common/cpu.h"
 #include <mdgpud/log.h>
 #include <uapi/mdgpu.h>
 
@@ -480,7 +480,7 @@ static int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
 	for (unsigned int n = 0; spin_ns; n++) {
 		if (mdgpud_cuda_reached(ctx, target))
 			return 0;
-		mdgpud_cpu_relax();
+		mdgpu_cpu_relax();
 		if ((n & 63) == 63) {
 			uint64_t now = mdgpud_cuda_now_ns();
 

@@ -29,7 +29,7 @@
 
 #include "uapi/mdgpu.h"
 #include "mdgpud/backend.h"
-#include "mdgpud/cpu.h"
+#include "common/cpu.h"
 
 /* Cost model of the simulated clock. */
 static const uint64_t mdgpud_sim_op_ns = 2000;		/* any command */
@@ -435,7 +435,7 @@ static void mdgpud_sim_sleep_ns(uint64_t ns)
 			;
 	}
 	while (mdgpud_sim_mono_ns() < end)
-		mdgpud_cpu_relax();
+		mdgpu_cpu_relax();
 }
 
 static int mdgpud_sim_builtin(struct mdgpud_bctx *c, uint32_t kernel,

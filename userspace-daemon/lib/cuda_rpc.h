@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <mdgpud/cpu.h>
+#include "common/cpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
 #define MDGPUD_CUDA_RPC_VERSION		2

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core_priv.h"
-#include "mdgpud/cpu.h"
+#include "common/cpu.h"
 #include "mdgpud/log.h"
 
 static unsigned int mdgpud_log2(uint64_t v)
@@ -88,7 +88,7 @@ static void mdgpud_spin_once(bool yield)
 	if (yield)
 		sched_yield();
 	else
-		mdgpud_cpu_relax();
+		mdgpu_cpu_relax();
 }
 
 /* Work rung and not yet taken (the doorbell as the tenant wrote it). */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
-/* CPU helpers for spin loops. */
-#ifndef MDGPUD_CPU_H
-#define MDGPUD_CPU_H
+/*
+ * CPU helpers for spin loops, shared by libmdgpu and mdgpud (user space,
+ * not ABI: nothing under include/uapi includes it).
+ */
+#ifndef MDGPU_COMMON_CPU_H
+#define MDGPU_COMMON_CPU_H
 
 /* Busy-wait hint to the CPU (spin loops on shared-memory words). */
-static inline void mdgpud_cpu_relax(void)
+static inline void mdgpu_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
@@ -15,4 +18,4 @@ static inline void mdgpud_cpu_relax(void)
 #endif
 }
 
-#endif /* MDGPUD_CPU_H */
+#endif /* MDGPU_COMMON_CPU_H */
