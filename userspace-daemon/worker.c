@@ -66,6 +66,7 @@ struct mdgpud_worker {
 	mdgpud_cu_function fn_fill, fn_add, fn_checksum, fn_spin;
 	mdgpud_cu_deviceptr scratch;	/* 8 bytes: checksum result */
 	mdgpud_cu_event slice_ev[2];
+	mdgpud_cu_event drain_ev;	/* CU_EVENT_BLOCKING_SYNC, no timing */
 	int slice_open;
 	uint32_t sm_count;
 	int pending_err;		/* first error of an async request */
@@ -235,7 +236,10 @@ static int mdgpud_worker_init_serve(struct mdgpud_worker *w)
 	if ((res = w->cu.mem_alloc(&w->scratch, sizeof(uint64_t))))
 		return mdgpud_worker_err(w, res, "scratch alloc");
 	if ((res = w->cu.event_create(&w->slice_ev[0], MDGPUD_CU_EVENT_DEFAULT)) ||
-	    (res = w->cu.event_create(&w->slice_ev[1], MDGPUD_CU_EVENT_DEFAULT)))
+	    (res = w->cu.event_create(&w->slice_ev[1], MDGPUD_CU_EVENT_DEFAULT)) ||
+	    (res = w->cu.event_create(&w->drain_ev,
+				      MDGPUD_CU_EVENT_BLOCKING_SYNC |
+				      MDGPUD_CU_EVENT_DISABLE_TIMING)))
 		return mdgpud_worker_err(w, res, "cuEventCreate");
 	/* The staging area is region 0; pin it for DMA-speed bounces. */
 	w->regions = calloc(1, sizeof(*w->regions));
@@ -291,6 +295,62 @@ static ssize_t mdgpud_worker_alloc_find(struct mdgpud_worker *w,
 	return -1;
 }
 
+/* Polls between nanosleeps while a drain is far from its expected end. */
+#define MDGPUD_WORKER_DRAIN_POLL_NS	100000L
+
+/*
+ * Waits until the stream has drained; the driver's result (a sticky error
+ * of earlier work included).  The context keeps the driver's default
+ * scheduling (spinning cuStreamSynchronize), so the worker never calls
+ * that on a long wait:
+ *  - expect_ns (SLICE_END: the work the supervisor queued in the slice)
+ *    beyond the margin: nanosleep in MDGPUD_WORKER_DRAIN_POLL_NS steps,
+ *    polling the stream, until MDGPUD_CUDA_EXPECT_MARGIN_NS before the
+ *    expected end;
+ *  - then poll it without sleeping for worker_spin_ns (plus two margins
+ *    around an expected end): a short wait (launch + sync of a small
+ *    kernel) ends here, as quickly as a spinning synchronize;
+ *  - then block on drain_ev (CU_EVENT_BLOCKING_SYNC: the driver wakes the
+ *    thread by interrupt), so that a long kernel costs no CPU.
+ */
+static mdgpud_cu_result mdgpud_worker_drain(struct mdgpud_worker *w,
+					    uint64_t expect_ns)
+{
+	uint64_t now = mdgpud_cuda_now_ns(), spin_ns = w->shm->worker_spin_ns;
+	uint64_t until;
+	mdgpud_cu_result res;
+
+	if (expect_ns > MDGPUD_CUDA_EXPECT_MARGIN_NS) {
+		uint64_t from = now + expect_ns - MDGPUD_CUDA_EXPECT_MARGIN_NS;
+
+		while (now < from) {
+			struct timespec ts = { 0, MDGPUD_WORKER_DRAIN_POLL_NS };
+
+			res = w->cu.stream_query(w->stream);
+			if (res != MDGPUD_CUDA_ERROR_NOT_READY)
+				return res;
+			if (from - now < (uint64_t)ts.tv_nsec)
+				ts.tv_nsec = (long)(from - now);
+			nanosleep(&ts, NULL);
+			now = mdgpud_cuda_now_ns();
+		}
+		spin_ns += 2 * MDGPUD_CUDA_EXPECT_MARGIN_NS;
+	}
+	until = now + spin_ns;
+	for (unsigned int n = 0;; n++) {
+		res = w->cu.stream_query(w->stream);
+		if (res != MDGPUD_CUDA_ERROR_NOT_READY)
+			return res;
+		if ((n & 15) == 15 && mdgpud_cuda_now_ns() >= until)
+			break;
+		mdgpu_cpu_relax();
+	}
+	res = w->cu.event_record(w->drain_ev, w->stream);
+	if (!res)
+		res = w->cu.event_synchronize(w->drain_ev);
+	return res;
+}
+
 /* Scrub to zero, wait for it, free.  Used by MEM_FREE and shutdown. */
 static int mdgpud_worker_scrub_free(struct mdgpud_worker *w, size_t i)
 {
@@ -300,7 +360,7 @@ static int mdgpud_worker_scrub_free(struct mdgpud_worker *w, size_t i)
 	w->allocs[i] = w->allocs[--w->nr_allocs];
 	res = w->cu.memset_d8_async(a.addr, 0, a.size, w->stream);
 	if (!res)
-		res = w->cu.stream_synchronize(w->stream);
+		res = mdgpud_worker_drain(w, 0);
 	if (res)
 		/* Not freed: a memory we could not scrub stays ours. */
 		return mdgpud_worker_err(w, res, "scrub");
@@ -468,7 +528,7 @@ static int mdgpud_worker_builtin(struct mdgpud_worker *w,
 		res = w->cu.memcpy_dtoh_async(&sum, w->scratch, sizeof(sum),
 					      w->stream);
 		if (!res)
-			res = w->cu.stream_synchronize(w->stream);
+			res = mdgpud_worker_drain(w, 0);
 		if (res)
 			return mdgpud_worker_err(w, res, "checksum");
 		s->result[0] = sum;
@@ -522,10 +582,10 @@ static int mdgpud_worker_module_load(struct mdgpud_worker *w,
 	return 0;
 }
 
-static int mdgpud_worker_sync(struct mdgpud_worker *w)
+static int mdgpud_worker_sync(struct mdgpud_worker *w, uint64_t expect_ns)
 {
-	int ret = mdgpud_worker_err(w, w->cu.stream_synchronize(w->stream),
-				    "cuStreamSynchronize");
+	int ret = mdgpud_worker_err(w, mdgpud_worker_drain(w, expect_ns),
+				    "synchronize");
 
 	if (w->pending_err && ret != -EIO)
 		ret = w->pending_err;
@@ -594,7 +654,7 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 		res = w->cu.memcpy_htod_async(s->arg[0], h, s->arg[3],
 					      w->stream);
 		if (!res)
-			res = w->cu.stream_synchronize(w->stream);
+			res = mdgpud_worker_drain(w, 0);
 		return mdgpud_worker_err(w, res, "copy h2d");
 	}
 	case MDGPUD_CUDA_RPC_COPY_D2H: {
@@ -606,7 +666,7 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 		res = w->cu.memcpy_dtoh_async(h, s->arg[0], s->arg[3],
 					      w->stream);
 		if (!res)
-			res = w->cu.stream_synchronize(w->stream);
+			res = mdgpud_worker_drain(w, 0);
 		return mdgpud_worker_err(w, res, "copy d2h");
 	}
 	case MDGPUD_CUDA_RPC_COPY_D2D:
@@ -738,7 +798,7 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 			(mdgpud_cu_event)(uintptr_t)s->arg[0]),
 			"cuEventDestroy");
 	case MDGPUD_CUDA_RPC_SYNC:
-		return mdgpud_worker_sync(w);
+		return mdgpud_worker_sync(w, 0);
 	case MDGPUD_CUDA_RPC_SLICE_BEGIN:
 		w->slice_open = 1;
 		return mdgpud_worker_err(w, w->cu.event_record(w->slice_ev[0],
@@ -753,7 +813,7 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 		res = w->cu.event_record(w->slice_ev[1], w->stream);
 		if (res)
 			return mdgpud_worker_err(w, res, "slice end");
-		ret = mdgpud_worker_sync(w);
+		ret = mdgpud_worker_sync(w, s->arg[0]);
 		if (ret)
 			return ret;
 		res = w->cu.event_elapsed_time(&ms, w->slice_ev[0],
@@ -801,37 +861,54 @@ static int mdgpud_worker_async_op(uint32_t op, const struct mdgpud_cuda_rpc_slot
 
 /*
  * Waits for req_tail != head and returns the new tail in *tail, or -1 when
- * the supervisor is gone.  Spins for worker_spin_ns, or until the
- * supervisor's hint spin_until_ns if later (work expected: the next slice
- * is ours), then sleeps on the futex; a hint that arrives while asleep
- * wakes it into another spin.
+ * the supervisor is gone.  Spins for worker_spin_ns, then sleeps on the
+ * futex.  The supervisor's hint spin_until_ns (work expected: the next
+ * slice is ours, at about the hint minus one margin) makes it sleep until
+ * two margins before the hint and spin from there until the hint; a hint
+ * that arrives while it sleeps wakes it (a request posted earlier wakes
+ * it as any request does).
  */
 static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head,
 			      uint32_t *tail)
 {
 	struct mdgpud_cuda_rpc_shm *shm = w->shm;
-	struct timespec idle = { 0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
 	uint64_t until = mdgpud_cuda_now_ns() + shm->worker_spin_ns;
 
 	for (;;) {
 		uint64_t hint = atomic_load_explicit(&shm->spin_until_ns,
 						     memory_order_relaxed);
+		uint64_t now = mdgpud_cuda_now_ns(), wake = 0;
+		struct timespec nap = {
+			0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
 
-		if (hint > until)
+		if (hint > until) {
+			uint64_t from = hint > 2 * MDGPUD_CUDA_EXPECT_MARGIN_NS ?
+					hint - 2 * MDGPUD_CUDA_EXPECT_MARGIN_NS : 0;
+
+			if (from > now && from > until) {
+				/* Sleep until the spin window opens. */
+				wake = from;
+			}
 			until = hint;
-		for (unsigned int n = 0;; n++) {
-			*tail = atomic_load_explicit(&shm->req_tail,
-						     memory_order_acquire);
-			if (*tail != head)
-				return 0;
-			mdgpu_cpu_relax();
-			if ((n & 63) == 63 && mdgpud_cuda_now_ns() >= until)
-				break;
+		}
+		if (!wake) {
+			for (unsigned int n = 0;; n++) {
+				*tail = atomic_load_explicit(&shm->req_tail,
+							     memory_order_acquire);
+				if (*tail != head)
+					return 0;
+				mdgpu_cpu_relax();
+				if ((n & 63) == 63 &&
+				    mdgpud_cuda_now_ns() >= until)
+					break;
+			}
+		} else if (wake - now < (uint64_t)nap.tv_nsec) {
+			nap.tv_nsec = (long)(wake - now);
 		}
 		atomic_store(&shm->worker_sleeping, 1);
 		if (atomic_load(&shm->req_tail) == head &&
-		    atomic_load(&shm->spin_until_ns) <= until)
-			mdgpud_cuda_futex_wait(&shm->req_tail, head, &idle);
+		    atomic_load(&shm->spin_until_ns) <= hint)
+			mdgpud_cuda_futex_wait(&shm->req_tail, head, &nap);
 		atomic_store(&shm->worker_sleeping, 0);
 		*tail = atomic_load_explicit(&shm->req_tail,
 					     memory_order_acquire);

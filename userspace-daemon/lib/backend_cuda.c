@@ -42,13 +42,11 @@
 #define MDGPUD_CUDA_RING_NAP_NS		20000L
 /*
  * Waiting for an answer expected in a while (slice_end after a slice of
- * kernels): sleep until this long before the expected time, then spin.
- * Covers the estimate's error and a futex timeout's overshoot (about
- * 60 us on the GPU machine).  Hints beyond EXPECT_MAX are not trusted.
+ * kernels): sleep until MDGPUD_CUDA_EXPECT_MARGIN_NS (cuda_rpc.h) before
+ * the expected time, then spin.  Hints beyond EXPECT_MAX are not trusted.
  */
-#define MDGPUD_CUDA_EXPECT_MARGIN_NS	300000u
 #define MDGPUD_CUDA_EXPECT_MAX_NS	100000000u	/* 100 ms */
-/* expect_work: the longest a worker is asked to spin for coming work. */
+/* expect_work: the furthest ahead a worker is told to expect work. */
 #define MDGPUD_CUDA_HINT_SPIN_MAX_NS	20000000u	/* 20 ms */
 /* How often a sleeping waiter checks that the worker still lives. */
 #define MDGPUD_CUDA_LIVENESS_POLL_NS	10000000L
@@ -1244,8 +1242,8 @@ static int mdgpud_cuda_slice_begin(struct mdgpud_bctx *ctx)
 static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
 				 uint64_t *gpu_ns)
 {
-	return mdgpud_cuda_simple_expect(ctx, MDGPUD_CUDA_RPC_SLICE_END, 0, 0,
-					 expect_ns, gpu_ns);
+	return mdgpud_cuda_simple_expect(ctx, MDGPUD_CUDA_RPC_SLICE_END,
+					 expect_ns, 0, expect_ns, gpu_ns);
 }
 
 /*
@@ -1253,7 +1251,8 @@ static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
  * slice's drain): ask its worker to spin until shortly after, waking it if
  * it sleeps, so that the next slice's first request is taken at once.  A
  * hint only: a lost wake-up or a wrong guess costs latency, not
- * correctness, and the spin is bounded (MDGPUD_CUDA_HINT_SPIN_MAX_NS).
+ * correctness; the worker spins only across the expected time (cuda_rpc.h),
+ * and the hint reaches at most MDGPUD_CUDA_HINT_SPIN_MAX_NS ahead.
  */
 static void mdgpud_cuda_expect_work(struct mdgpud_bctx *ctx,
 				    uint64_t within_ns)

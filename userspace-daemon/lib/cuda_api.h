@@ -77,6 +77,8 @@ typedef unsigned int mdgpud_cu_device_attribute;
 #define MDGPUD_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT	16
 #define MDGPUD_CU_MEMHOSTREGISTER_PORTABLE		0x01
 #define MDGPUD_CU_EVENT_DEFAULT				0x0
+#define MDGPUD_CU_EVENT_BLOCKING_SYNC			0x1
+#define MDGPUD_CU_EVENT_DISABLE_TIMING			0x2
 #define MDGPUD_CU_STREAM_NON_BLOCKING			0x1
 #define MDGPUD_CU_JIT_INFO_LOG_BUFFER			3
 #define MDGPUD_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES	4
@@ -169,6 +171,8 @@ typedef unsigned int mdgpud_cu_device_attribute;
 	X(stream_destroy, cuStreamDestroy, "cuStreamDestroy_v2",	\
 	  (mdgpud_cu_stream stream))					\
 	X(stream_synchronize, cuStreamSynchronize, "cuStreamSynchronize", \
+	  (mdgpud_cu_stream stream))					\
+	X(stream_query, cuStreamQuery, "cuStreamQuery",			\
 	  (mdgpud_cu_stream stream))
 
 #define MDGPUD_CU_PFN_TYPEDEF(member, cuname, sym, params)		\

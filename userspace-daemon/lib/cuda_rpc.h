@@ -22,8 +22,13 @@
  * other side's counter (req_tail or done), announcing it in *_sleeping so
  * that the other side issues FUTEX_WAKE only when someone sleeps.  The
  * supervisor may announce work ahead (spin_until_ns, plus a FUTEX_WAKE if
- * the worker sleeps): the worker then spins until that time, so that the
- * first request of its next slice does not pay a futex wake-up.  The
+ * the worker sleeps): the worker then sleeps until two margins before that
+ * time and spins from there until it, so that the first request of its
+ * next slice does not pay a futex wake-up (a request posted earlier wakes
+ * it as usual).  Waiting for the GPU, the worker polls the stream for its
+ * spin budget (or, for SLICE_END, sleeps and polls until a margin before
+ * the expected drain and spins from there), then blocks on an event with
+ * CU_EVENT_BLOCKING_SYNC: long drains cost no CPU.  The
  * sleeping flag is set before the counter is re-checked, and the counter
  * published before the flag is read (both sequentially consistent), so a
  * wake-up cannot be lost.  A supervisor waiting for ring space naps and
@@ -47,13 +52,22 @@
 #include "common/cpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		2
+#define MDGPUD_CUDA_RPC_VERSION		3
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
 /* Module images and copies from unregistered host memory go through it. */
 #define MDGPUD_CUDA_RPC_STAGING_BYTES	((16u << 20) + 4096u)
 #define MDGPUD_CUDA_RPC_MSG_MAX		512
+
+/*
+ * Timing margin of an expected answer (SLICE_END's arg[0]) and of the
+ * spin_until_ns hint: the waiter spins from this much before the expected
+ * time to this much after it, and sleeps before.  It covers a futex or
+ * nanosleep waking late (timer slack, 50 us by default) and the error of
+ * the estimate.
+ */
+#define MDGPUD_CUDA_EXPECT_MARGIN_NS	300000u
 
 /* Worker fds (fixed numbers after exec). */
 #define MDGPUD_CUDA_WORKER_SHM_FD	3
@@ -89,7 +103,7 @@ enum mdgpud_cuda_rpc_op {
 	MDGPUD_CUDA_RPC_EVENT_DESTROY,	/* a0 event */
 	MDGPUD_CUDA_RPC_SYNC,
 	MDGPUD_CUDA_RPC_SLICE_BEGIN,
-	MDGPUD_CUDA_RPC_SLICE_END,	/* -> r0 GPU ns */
+	MDGPUD_CUDA_RPC_SLICE_END,	/* a0 expected drain ns -> r0 GPU ns */
 	MDGPUD_CUDA_RPC_SHUTDOWN,	/* scrub and free everything, exit */
 	MDGPUD_CUDA_RPC_OP_COUNT
 };

@@ -953,6 +953,15 @@ static uint64_t mono_ns(void)
 }
 
 /* Polls until the process is in state `st`; false after timeout_ms. */
+/* CPU time of another process (clock_getcpuclockid), ns. */
+static uint64_t cpu_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	assert_int_equal(clock_gettime(clk, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static bool wait_state(pid_t pid, char st, unsigned int timeout_ms)
 {
 	uint64_t end = mono_ns() + (uint64_t)timeout_ms * 1000000;
@@ -969,13 +978,16 @@ static bool wait_state(pid_t pid, char st, unsigned int timeout_ms)
  * The dispatcher's hints (lib/dispatch.c): a slice_end told to expect a
  * long drain still returns as soon as the worker answers (the supervisor
  * sleeps on the futex the answer wakes, not a timer), and expect_work
- * turns a worker asleep on its futex into one that spins (running, 'R' in
- * /proc) for the hinted time, then sleeps again.
+ * makes a worker asleep on its futex spin across the hinted time (it uses
+ * CPU), not before it (asleep, no CPU), then sleep again.  CPU time from
+ * clock_getcpuclockid(), not /proc states: a spin of 0.6 ms is easy to
+ * miss by polling on a loaded machine.
  */
 static void test_slice_hints(void **state)
 {
-	uint64_t arg[5] = { 1000000 }, gpu = 0, t;
+	uint64_t arg[5] = { 1000000 }, gpu = 0, t, c0, c1, c2;
 	struct mdgpud_bctx *ctx;
+	clockid_t cpu;
 	pid_t pid;
 
 	(void)state;
@@ -996,11 +1008,25 @@ static void test_slice_hints(void **state)
 
 	assert_non_null(ops->expect_work);
 	assert_true(wait_state(pid, 'S', 5000));	/* idle: asleep */
+	assert_int_equal(clock_getcpuclockid(pid, &cpu), 0);
+	t = mono_ns();
+	c0 = cpu_ns(cpu);
 	ops->expect_work(ctx, 15000000);
-	assert_true(wait_state(pid, 'R', 1000));
-	usleep(5000);		/* still spinning 5 ms on, idle wake-ups are us */
-	assert_int_equal(proc_state(pid), 'R');
-	assert_true(wait_state(pid, 'S', 5000));	/* hint over: asleep */
+	/* Work expected in 15 ms: asleep until 0.3 ms before it ... */
+	while (mono_ns() - t < 12000000)
+		usleep(500);
+	c1 = cpu_ns(cpu);
+	assert_int_equal(proc_state(pid), 'S');
+	/* ... then spinning across the expected time, 0.6 ms. */
+	while (mono_ns() - t < 25000000)
+		usleep(1000);
+	c2 = cpu_ns(cpu);
+	fprintf(stderr, "hint of 15 ms: worker CPU %" PRIu64 " us in the first "
+		"12 ms, %" PRIu64 " us in the next 13 ms\n", (c1 - c0) / 1000,
+		(c2 - c1) / 1000);
+	assert_true(c1 - c0 < 2000000);
+	assert_true(c2 - c1 >= 100000);
+	assert_true(wait_state(pid, 'S', 5000));	/* ... and asleep after */
 	ops->ctx_destroy(ctx);
 }
 

@@ -517,3 +517,10 @@ FAKE_EXPORT mdgpud_cu_result cuStreamSynchronize(mdgpud_cu_stream s)
 	(void)s;
 	return fake_sticky;
 }
+
+/* Work runs synchronously: the stream is always drained. */
+FAKE_EXPORT mdgpud_cu_result cuStreamQuery(mdgpud_cu_stream s)
+{
+	(void)s;
+	return fake_sticky;
+}
