@@ -307,17 +307,18 @@ static ssize_t mdgpud_worker_alloc_find(struct mdgpud_worker *w,
  *    beyond the margin: nanosleep in MDGPUD_WORKER_DRAIN_POLL_NS steps,
  *    polling the stream, until MDGPUD_CUDA_EXPECT_MARGIN_NS before the
  *    expected end;
- *  - then poll it without sleeping for worker_spin_ns (plus two margins
- *    around an expected end): a short wait (launch + sync of a small
- *    kernel) ends here, as quickly as a spinning synchronize;
+ *  - then poll it without sleeping for spin_ns (worker_spin_ns, or a
+ *    copy's expected transfer time, mdgpud_cuda_copy_spin; plus two
+ *    margins around an expected end): a short wait (launch + sync of a
+ *    small kernel, a copy) ends here, as quickly as a spinning
+ *    synchronize;
  *  - then block on drain_ev (CU_EVENT_BLOCKING_SYNC: the driver wakes the
  *    thread by interrupt), so that a long kernel costs no CPU.
  */
 static mdgpud_cu_result mdgpud_worker_drain(struct mdgpud_worker *w,
-					    uint64_t expect_ns)
+					    uint64_t expect_ns, uint64_t spin_ns)
 {
-	uint64_t now = mdgpud_cuda_now_ns(), spin_ns = w->shm->worker_spin_ns;
-	uint64_t until;
+	uint64_t now = mdgpud_cuda_now_ns(), until;
 	mdgpud_cu_result res;
 
 	if (expect_ns > MDGPUD_CUDA_EXPECT_MARGIN_NS) {
@@ -360,7 +361,7 @@ static int mdgpud_worker_scrub_free(struct mdgpud_worker *w, size_t i)
 	w->allocs[i] = w->allocs[--w->nr_allocs];
 	res = w->cu.memset_d8_async(a.addr, 0, a.size, w->stream);
 	if (!res)
-		res = mdgpud_worker_drain(w, 0);
+		res = mdgpud_worker_drain(w, 0, w->shm->worker_spin_ns);
 	if (res)
 		/* Not freed: a memory we could not scrub stays ours. */
 		return mdgpud_worker_err(w, res, "scrub");
@@ -528,7 +529,8 @@ static int mdgpud_worker_builtin(struct mdgpud_worker *w,
 		res = w->cu.memcpy_dtoh_async(&sum, w->scratch, sizeof(sum),
 					      w->stream);
 		if (!res)
-			res = mdgpud_worker_drain(w, 0);
+			res = mdgpud_worker_drain(w, 0,
+						  w->shm->worker_spin_ns);
 		if (res)
 			return mdgpud_worker_err(w, res, "checksum");
 		s->result[0] = sum;
@@ -584,7 +586,8 @@ static int mdgpud_worker_module_load(struct mdgpud_worker *w,
 
 static int mdgpud_worker_sync(struct mdgpud_worker *w, uint64_t expect_ns)
 {
-	int ret = mdgpud_worker_err(w, mdgpud_worker_drain(w, expect_ns),
+	int ret = mdgpud_worker_err(w, mdgpud_worker_drain(
+					w, expect_ns, w->shm->worker_spin_ns),
 				    "synchronize");
 
 	if (w->pending_err && ret != -EIO)
@@ -654,7 +657,8 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 		res = w->cu.memcpy_htod_async(s->arg[0], h, s->arg[3],
 					      w->stream);
 		if (!res)
-			res = mdgpud_worker_drain(w, 0);
+			res = mdgpud_worker_drain(w, 0, mdgpud_cuda_copy_spin(
+					s->arg[3], w->shm->worker_spin_ns));
 		return mdgpud_worker_err(w, res, "copy h2d");
 	}
 	case MDGPUD_CUDA_RPC_COPY_D2H: {
@@ -666,7 +670,8 @@ static int mdgpud_worker_exec(struct mdgpud_worker *w,
 		res = w->cu.memcpy_dtoh_async(h, s->arg[0], s->arg[3],
 					      w->stream);
 		if (!res)
-			res = mdgpud_worker_drain(w, 0);
+			res = mdgpud_worker_drain(w, 0, mdgpud_cuda_copy_spin(
+					s->arg[3], w->shm->worker_spin_ns));
 		return mdgpud_worker_err(w, res, "copy d2h");
 	}
 	case MDGPUD_CUDA_RPC_COPY_D2D:

@@ -35,9 +35,6 @@
 /* Spin budgets before sleeping on the futex (see docs: latency). */
 #define MDGPUD_CUDA_SUP_SPIN_NS_DEFAULT		200000u
 #define MDGPUD_CUDA_WORKER_SPIN_NS_DEFAULT	200000u
-/* Copies: spin about as long as the transfer should take (see below). */
-#define MDGPUD_CUDA_SPIN_BYTES_PER_US	20000u		/* 20 GB/s */
-#define MDGPUD_CUDA_SPIN_COPY_MAX_NS	10000000u	/* 10 ms */
 /* Nap between polls while the ring is full (half a ring stays queued). */
 #define MDGPUD_CUDA_RING_NAP_NS		20000L
 /*
@@ -626,20 +623,10 @@ static int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
 	return mdgpud_cuda_answer(ctx, s, spin_ns);
 }
 
-/*
- * Spin budget for a copy of `len` bytes: its expected transfer time at
- * MDGPUD_CUDA_SPIN_BYTES_PER_US, plus the usual budget, at most
- * MDGPUD_CUDA_SPIN_COPY_MAX_NS.  Waking from the futex costs 45-70 us on
- * the GPU machine: a 64 MiB copy (1.2 ms) lost 5-10% of its bandwidth
- * when the supervisor went to sleep after 200 us.
- */
+/* Spin budget for a copy of `len` bytes (mdgpud_cuda_copy_spin, cuda_rpc.h). */
 static uint64_t mdgpud_cuda_copy_spin_ns(struct mdgpud_bctx *ctx, uint64_t len)
 {
-	uint64_t ns = len / MDGPUD_CUDA_SPIN_BYTES_PER_US * 1000 +
-		      ctx->be->sup_spin_ns;
-
-	return ns < MDGPUD_CUDA_SPIN_COPY_MAX_NS ? ns
-						 : MDGPUD_CUDA_SPIN_COPY_MAX_NS;
+	return mdgpud_cuda_copy_spin(len, ctx->be->sup_spin_ns);
 }
 
 /* ------------------------------------------------------------------ */
