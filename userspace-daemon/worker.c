@@ -878,11 +878,18 @@ static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head,
 {
 	struct mdgpud_cuda_rpc_shm *shm = w->shm;
 	uint64_t until = mdgpud_cuda_now_ns() + shm->worker_spin_ns;
+	uint64_t slept_to = 0;	/* the hint whose window it sleeps for */
 
 	for (;;) {
 		uint64_t hint = atomic_load_explicit(&shm->spin_until_ns,
 						     memory_order_relaxed);
 		uint64_t now = mdgpud_cuda_now_ns(), wake = 0;
+
+		if (slept_to && hint == slept_to) {
+			/* The window of the hint we slept for is open. */
+			atomic_fetch_add(&shm->stat_hint_spins, 1);
+			slept_to = 0;
+		}
 		struct timespec nap = {
 			0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
 
@@ -893,6 +900,7 @@ static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head,
 			if (from > now && from > until) {
 				/* Sleep until the spin window opens. */
 				wake = from;
+				slept_to = hint;
 			}
 			until = hint;
 		}

@@ -761,6 +761,11 @@ pid_t mdgpud_backend_cuda_worker_pid(const struct mdgpud_bctx *ctx)
 	return ctx->dead ? -1 : ctx->pid;
 }
 
+uint64_t mdgpud_backend_cuda_hint_spins(const struct mdgpud_bctx *ctx)
+{
+	return atomic_load(&ctx->shm->stat_hint_spins);
+}
+
 int mdgpud_backend_cuda_worker_stats(const struct mdgpud_bctx *ctx,
 				     uint64_t *requests, uint64_t *exec_ns,
 				     uint64_t *busy_ns)

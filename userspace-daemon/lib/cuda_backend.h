@@ -25,4 +25,8 @@ int mdgpud_backend_cuda_worker_stats(const struct mdgpud_bctx *ctx,
 				     uint64_t *requests, uint64_t *exec_ns,
 				     uint64_t *busy_ns);
 
+/* How many expect_work hints the worker spun in, after sleeping to the
+ * window's start (cuda_rpc.h); for tests. */
+uint64_t mdgpud_backend_cuda_hint_spins(const struct mdgpud_bctx *ctx);
+
 #endif /* MDGPUD_CUDA_BACKEND_H */

@@ -174,6 +174,8 @@ struct mdgpud_cuda_rpc_shm {
 	uint64_t stat_exec_ns;		/* time inside their execution */
 	uint64_t stat_busy_ns;		/* from each request's start to the
 					 * next one's, while not waiting */
+	/* Hint windows the worker spun in (always counted). */
+	_Atomic uint64_t stat_hint_spins;
 
 	_Alignas(64) _Atomic uint32_t req_tail;	/* supervisor -> worker */
 	_Atomic uint32_t worker_sleeping;
