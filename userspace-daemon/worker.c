@@ -891,14 +891,14 @@ static int mdgpud_worker_wait(struct mdgpud_worker *w, uint32_t head,
 		uint64_t hint = atomic_load_explicit(&shm->spin_until_ns,
 						     memory_order_relaxed);
 		uint64_t now = mdgpud_cuda_now_ns(), wake = 0;
+		struct timespec nap = {
+			0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
 
 		if (slept_to && hint == slept_to) {
 			/* The window of the hint we slept for is open. */
 			atomic_fetch_add(&shm->stat_hint_spins, 1);
 			slept_to = 0;
 		}
-		struct timespec nap = {
-			0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
 
 		if (hint > until) {
 			uint64_t from = hint > 2 * MDGPUD_CUDA_EXPECT_MARGIN_NS ?

@@ -115,11 +115,12 @@
  *
  * A vGPU runs its work in submission order, on one queue.  LAUNCH,
  * MEMSET, device-to-device COPY and BUILTIN kernels may still be running
- * when they complete (their errors may surface later).  SYNC, and a COPY that reads or writes host memory (APERTURE, IOVA),
- * complete only once they are done, hence once all work before them is
- * done: a client that saw such a command complete with status 0, and
- * submitted nothing since, knows the vGPU is idle (libmdgpu then answers
- * mdgpu_synchronize() without a SYNC round trip).
+ * when they complete (their errors may surface later).  SYNC, and a COPY
+ * that reads or writes host memory (APERTURE, IOVA), complete only once
+ * they are done, hence once all work before them is done: a client that
+ * saw such a command complete with status 0, and submitted nothing since,
+ * knows the vGPU is idle (libmdgpu then answers mdgpu_synchronize()
+ * without a SYNC round trip).
  */
 #define MDGPU_RING_ENTRIES_DEFAULT	256
 #define MDGPU_CMD_SIZE			64

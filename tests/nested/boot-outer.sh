@@ -22,9 +22,10 @@
 #   watchdog found it hung.  Seen: a double fault on cmpxchg16b in SLUB (1
 #   run in about 6 on 6.12) and a silent hang of the 6.12 inner boot past
 #   540 s (CI, where the inner 6.1 /init started after 86 s).
+nested_fail_re='^inner\| .*Kernel panic|^nested-outer: inner kernel hung before its /init'
 nested_boot_failed() {
 	! grep -q '^inner| nested-inner: booted' "$1" &&
-		grep -qE '^inner\| .*Kernel panic|^nested-outer: inner kernel hung before its /init' "$1"
+		grep -qE "$nested_fail_re" "$1"
 }
 
 # nested_where_hung LOG_TXT
@@ -56,8 +57,7 @@ nested_boot_outer() {
 		echo "$tag: $rel: the inner kernel failed before its /init (TCG-in-TCG" \
 			"emulation fault or hang, no mdgpu code loaded yet; see" \
 			"$log.attempt1.txt); booting once more" >&2
-		grep -E '^nested-outer: inner kernel hung|^inner\| .*Kernel panic' \
-			"$log.txt" >&2 || true
+		grep -E "$nested_fail_re" "$log.txt" >&2 || true
 		nested_where_hung "$log.txt" >&2
 		cp "$log.txt" "$log.attempt1.txt"
 	done

@@ -44,7 +44,7 @@
  */
 #define MDGPUD_CUDA_EXPECT_MAX_NS	100000000u	/* 100 ms */
 /* expect_work: the furthest ahead a worker is told to expect work. */
-#define MDGPUD_CUDA_HINT_SPIN_MAX_NS	20000000u	/* 20 ms */
+#define MDGPUD_CUDA_HINT_AHEAD_MAX_NS	20000000u	/* 20 ms */
 /* How often a sleeping waiter checks that the worker still lives. */
 #define MDGPUD_CUDA_LIVENESS_POLL_NS	10000000L
 #define MDGPUD_CUDA_WORKER_NAME		"mdgpud-worker"
@@ -1244,7 +1244,7 @@ static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
  * it sleeps, so that the next slice's first request is taken at once.  A
  * hint only: a lost wake-up or a wrong guess costs latency, not
  * correctness; the worker spins only across the expected time (cuda_rpc.h),
- * and the hint reaches at most MDGPUD_CUDA_HINT_SPIN_MAX_NS ahead.
+ * and the hint reaches at most MDGPUD_CUDA_HINT_AHEAD_MAX_NS ahead.
  */
 static void mdgpud_cuda_expect_work(struct mdgpud_bctx *ctx,
 				    uint64_t within_ns)
@@ -1254,8 +1254,8 @@ static void mdgpud_cuda_expect_work(struct mdgpud_bctx *ctx,
 	if (ctx->dead)
 		return;
 	within_ns += MDGPUD_CUDA_EXPECT_MARGIN_NS;
-	if (within_ns > MDGPUD_CUDA_HINT_SPIN_MAX_NS)
-		within_ns = MDGPUD_CUDA_HINT_SPIN_MAX_NS;
+	if (within_ns > MDGPUD_CUDA_HINT_AHEAD_MAX_NS)
+		within_ns = MDGPUD_CUDA_HINT_AHEAD_MAX_NS;
 	atomic_store(&shm->spin_until_ns, mdgpud_cuda_now_ns() + within_ns);
 	if (atomic_load(&shm->worker_sleeping))
 		mdgpud_cuda_futex_wake(&shm->req_tail);
