@@ -15,7 +15,7 @@
  *
  * The backend's workers are forked before this process calls cuInit
  * (never fork after cuInit); the native side uses the same dlopen'd table
- * (lib/cuda_api.h).
+ * (backends/cuda/worker/cuda_api.h).
  *
  * usage: bench_cuda_backend [worker-path]
  */
@@ -32,8 +32,8 @@
 #include <mdgpud/log.h>
 #include <uapi/mdgpu.h>
 
-#include "userspace-daemon/lib/cuda_api.h"
-#include "userspace-daemon/lib/cuda_backend.h"
+#include "userspace-daemon/backends/cuda/worker/cuda_api.h"
+#include "userspace-daemon/backends/cuda/cuda_backend.h"
 
 #define REPS		11
 #define RT_ITERS	2000

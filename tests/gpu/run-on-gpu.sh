@@ -46,40 +46,11 @@ echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version \
 
 B=$TOP/build
 LIBA=$B/libmdgpud.a
-# The cuda test binaries and the worker, through make.  Other parts of the
-# tree are work in progress; if the library does not build, fall back to
-# compiling the few sources the cuda tests need with direct gcc lines.
-if [ -n "${MDGPU_GPU_DIRECT:-}" ] || ! make -j"$JOBS" "$B/mdgpud-worker" "$B/libmdgpud.a" \
+make -j"$JOBS" "$B/mdgpud-worker" "$LIBA" \
 	"$B/daemon-san/tests/test_cuda_api" \
 	"$B/daemon-san/tests/test_cuda_backend" \
-	"$B/daemon-san/tests/test_socket" >"$OUT/build.log" 2>&1; then
-	echo "== make failed (see build.log); direct build of the cuda pieces" |
-		tee -a "$OUT/tests.log"
-	make "$B/mdgpud-worker" >>"$OUT/build.log" 2>&1 || {
-		tail -30 "$OUT/build.log"; exit 1; }
-	L=userspace-daemon/lib
-	SRCS="$L/backend_cuda.c $L/cuda_api.c $L/cuda_abi_check.c $L/log.c \
-		$L/backend.c $L/backend_sim.c"
-	F="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -Iinclude -I. \
-		-Iuserspace-daemon/include -Ilibmdgpu/include -pthread"
-	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all \
-		-fno-omit-frame-pointer"
-	mkdir -p "$B/daemon-san/tests" "$B/direct"
-	for t in test_cuda_api test_cuda_backend; do
-		gcc $F $SAN userspace-daemon/tests/$t.c $SRCS -lcmocka -ldl \
-			-lrt -o "$B/daemon-san/tests/$t" >>"$OUT/build.log" \
-			2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-	done
-	rm -f "$B/direct/"*.o
-	for src in $SRCS; do
-		gcc $F -c "$src" -o "$B/direct/$(basename "$src" .c).o" \
-			>>"$OUT/build.log" 2>&1 || {
-			tail -30 "$OUT/build.log"; exit 1; }
-	done
-	LIBA=$B/direct/libcuda-direct.a
-	rm -f "$LIBA"
-	ar rcs "$LIBA" "$B/direct/"*.o
-fi
+	"$B/daemon-san/tests/test_socket" >"$OUT/build.log" 2>&1 || {
+	tail -30 "$OUT/build.log"; exit 1; }
 
 export MDGPUD_WORKER="$B/mdgpud-worker"
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
@@ -102,7 +73,8 @@ fi
 echo "== bench_cuda_backend" | tee "$OUT/bench.log"
 if gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -I"$TOP/include" \
 	-I"$TOP" -I"$TOP/userspace-daemon/include" \
-	tests/gpu/bench_cuda_backend.c "$LIBA" -ldl -lpthread -lrt \
+	tests/gpu/bench_cuda_backend.c \
+	userspace-daemon/backends/cuda/worker/cuda_api.c "$LIBA" -ldl -lpthread -lrt \
 	-o "$B/bench_cuda_backend" 2>&1 | tee -a "$OUT/bench.log"; then
 	timeout -k 5 180 "$B/bench_cuda_backend" "$B/mdgpud-worker" 2>&1 |
 		tee -a "$OUT/bench.log" || status=1

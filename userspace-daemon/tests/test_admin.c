@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The admin socket (lib/admin.c): mdgpud (sim backend) runs in a thread of
+ * The admin socket (core/admin.c): mdgpud (sim backend) runs in a thread of
  * this process with its admin socket; tenants are libmdgpu handles over
  * the socket transport.  Covers the protocol (list, set, policy,
  * timeslice_us, stats, version), that every bad request is refused with

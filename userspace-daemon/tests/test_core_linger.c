@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The dispatcher's linger (lib/dispatch.c) with two vGPUs on fake rings
+ * The dispatcher's linger (core/dispatch.c) with two vGPUs on fake rings
  * (the kernel transport's shape, tests/fake_transport.h) and the sim
  * backend:
  *

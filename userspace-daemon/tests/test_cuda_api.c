@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "../lib/cuda_api.h"
+#include "cuda_api.h"
 
 static void test_errno_map(void **state)
 {

@@ -39,7 +39,7 @@
 #include <mdgpud/log.h>
 #include <uapi/mdgpu.h>
 
-#include "../lib/cuda_backend.h"
+#include "../backends/cuda/cuda_backend.h"
 
 static const struct mdgpud_backend_ops *ops = &mdgpud_backend_cuda;
 static struct mdgpud_backend *be;
@@ -975,7 +975,7 @@ static bool wait_state(pid_t pid, char st, unsigned int timeout_ms)
 }
 
 /*
- * The dispatcher's hints (lib/dispatch.c): a slice_end told to expect a
+ * The dispatcher's hints (core/dispatch.c): a slice_end told to expect a
  * long drain still returns as soon as the worker answers (the supervisor
  * sleeps on the futex the answer wakes, not a timer), and expect_work
  * makes a worker asleep on its futex spin across the hinted time (it uses

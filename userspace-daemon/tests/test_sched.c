@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit tests of the scheduler policy (lib/sched*.c) against a simulated
+ * Unit tests of the scheduler policy (userspace-daemon/sched/) against a simulated
  * GPU: a simulated clock, tenants with queues of kernels of given
  * durations, and the dispatcher loop of the daemon reduced to its
  * essentials (pick, run whole kernels until the slice is used, the last

@@ -46,7 +46,7 @@ struct mdgpud_config {
 	uint32_t dma_bounce_kib;	/* dma_bounce_kib (IOVA transports) */
 	uint32_t host_mib_max;		/* host_mib_max: zero-copy host area
 					 * a socket client may ask for */
-	/* Admin socket (lib/admin.c, Documentation/mdgpuctl.md). */
+	/* Admin socket (core/admin.c, Documentation/mdgpuctl.md). */
 	char admin_socket_path[108];	/* admin_socket_path, "" = derived
 					 * from socket_path, "none" = off */
 	uint32_t admin_socket_mode;	/* admin_socket_mode, octal */

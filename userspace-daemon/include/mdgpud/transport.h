@@ -14,7 +14,7 @@
  *
  *   socket  Unix-domain socket; rings/aperture in memfds shared with the
  *           client; doorbell eventfd, completion futex (uapi section 4).
- *   kernel  /dev/mdgpu (lib/transport_kernel.c): CREATE/REMOVE events create/destroy
+ *   kernel  /dev/mdgpu (transports/kernel.c): CREATE/REMOVE events create/destroy
  *           vGPUs, DOORBELL events update the tail that sq_tail() returns,
  *           rings/apertures are mmap()ed from /dev/mdgpu, publish() is
  *           MDGPU_CTL_COMPLETE (fence, head, irq), dma() is MDGPU_CTL_DMA,
@@ -62,7 +62,7 @@ struct mdgpud_transport_ops {
 };
 
 extern const struct mdgpud_transport_ops mdgpud_transport_socket;
-/* /dev/mdgpu (lib/transport_kernel.c, Documentation/e2e.md). */
+/* /dev/mdgpu (transports/kernel.c, Documentation/e2e.md). */
 extern const struct mdgpud_transport_ops mdgpud_transport_kernel;
 
 const struct mdgpud_transport_ops *mdgpud_transport_find(const char *name);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * A fake libcuda.so.1 for CI, which has no GPU: the driver-API subset of
- * lib/cuda_api.h implemented on host memory, so that test_cuda_fake runs
+ * backends/cuda/worker/cuda_api.h implemented on host memory, so that test_cuda_fake runs
  * the whole cuda backend -- supervisor, worker processes, shared-memory
  * ring, fd passing, staging, crash detection, shutdown -- without a GPU.
  * It proves nothing about the GPU (no isolation, no real kernels); the GPU

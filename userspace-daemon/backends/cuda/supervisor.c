@@ -3,7 +3,7 @@
  * The cuda backend, supervisor side.  Every vGPU context is one
  * mdgpud-worker process with its own CUDA context (its own GPU address
  * space); this file never loads libcuda.  It spawns workers (fork+exec),
- * shares a memfd with each (lib/cuda_rpc.h), posts requests into its ring
+ * shares a memfd with each (backends/cuda/cuda_rpc.h), posts requests into its ring
  * and waits for the answers, and notices a worker's death through a pidfd.
  *
  * Documentation/cuda-backend.md describes the design and its decisions.

@@ -2,7 +2,7 @@
 /*
  * mdgpud core internals shared by core.c (event loop, lifetime), vgpu.c
  * (vGPU lifecycle), exec.c (command execution), dispatch.c (the
- * dispatcher) and stats.c.  Not an interface: include only from lib/.
+ * dispatcher) and stats.c.  Not an interface: include only from core/.
  *
  * Threading: everything runs in ONE thread, the one that calls
  * mdgpud_core_run() (the dispatcher).  Transports' fd callbacks run in it

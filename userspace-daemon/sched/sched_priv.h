@@ -2,7 +2,7 @@
 /*
  * mdgpud scheduler internals, shared by sched.c (entry points, virtual
  * time), sched_policy.c (the policy ops table) and sched_cap.c (the cap's
- * sliding window).  Not installed; nothing outside lib/sched*.c includes it.
+ * sliding window).  Not installed; nothing outside the sched/ sources includes it.
  */
 #ifndef MDGPUD_SCHED_PRIV_H
 #define MDGPUD_SCHED_PRIV_H

@@ -8,7 +8,7 @@
  *       fd 3: the shared memfd.  Fills shm->info, state PROBED, exits.
  *   mdgpud-worker serve <device-ordinal> <vgpu-id> <supervisor-pid>
  *       fd 3: the shared memfd, fd 4: unix socket for fd passing.
- *       Serves requests from the ring (lib/cuda_rpc.h) until SHUTDOWN,
+ *       Serves requests from the ring (backends/cuda/cuda_rpc.h) until SHUTDOWN,
  *       until the supervisor disappears, or until a sticky GPU error makes
  *       the context unusable.
  *
