@@ -105,9 +105,11 @@ endif
 # test_cuda_fake runs the cuda backend's tests with workers that load a
 # host-memory imitation of the driver API (tests/test_cuda_fake/libcuda.c).
 CUDA_FAKE := $(BUILD)/cuda-fake/libcuda.so.1
-$(CUDA_FAKE): $(D_DIR)/tests/test_cuda_fake/libcuda.c $(W_DIR)/cuda_api.h
+$(CUDA_FAKE): $(D_DIR)/tests/test_cuda_fake/libcuda.c $(W_DIR)/cuda_api.h \
+	$(D_DIR)/backends/cuda/cuda_rpc.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) -I$(W_DIR) -fPIC -shared -fvisibility=hidden \
+	$(CC) $(CFLAGS_COMMON) -I$(W_DIR) -I$(D_DIR)/backends/cuda -fPIC \
+		-shared -fvisibility=hidden \
 		-Wl,-soname,libcuda.so.1 $< -o $@
 $(D_SAN)/tests/test_cuda_fake: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
 	$(D_DIR)/tests/test_cuda_backend.c

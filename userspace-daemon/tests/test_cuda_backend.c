@@ -40,6 +40,10 @@
 #include <uapi/mdgpu.h>
 
 #include "../backends/cuda/cuda_backend.h"
+#include "../backends/cuda/cuda_rpc.h"
+
+/* The hang bound of the tests' backend (cfg.hang_timeout_ms). */
+#define TEST_HANG_MS	2000
 
 static const struct mdgpud_backend_ops *ops = &mdgpud_backend_cuda;
 static struct mdgpud_backend *be;
@@ -120,6 +124,7 @@ static int group_setup(void **state)
 #endif
 	cfg.device_ordinal = 0;
 	cfg.worker_path = worker_path;
+	cfg.hang_timeout_ms = TEST_HANG_MS;
 	ret = ops->open(&cfg, &be, &info);
 #ifdef MDGPUD_TEST_CUDA_FAKE
 	if (ret) {
@@ -827,6 +832,144 @@ static void test_hung_kernel_destroy(void **state)
 	ops->ctx_destroy(a);
 }
 
+static double secs_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	       (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+/* The worker has exited (not reaped: that is ctx_destroy's job). */
+static void assert_worker_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+}
+
+/*
+ * A kernel that never ends, found by the bound on every wait
+ * (hang_timeout_ms, TEST_HANG_MS here) where the dispatcher finds it, at
+ * the end of the slice that launched it: slice_end fails -ETIMEDOUT
+ * within the bound, the worker is killed, every later op of that context
+ * fails -ENODEV, destroy returns at once, and another tenant works before,
+ * during and after.
+ */
+static void test_hung_kernel_bound(void **state)
+{
+	static const char loop_ptx[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n"
+		".visible .entry forever()\n{\nLOOP:\n\tbra LOOP;\n}\n";
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *a, *h;
+	uint64_t mod, fn, d, res, sum, gpu_ns, arg[5] = { 0 };
+	struct timespec t0;
+	double secs;
+	pid_t pid;
+
+	(void)state;
+	REQUIRE_GPU();
+	a = ctx_new(15);
+	h = ctx_new(16);
+	assert_int_equal(ops->mem_alloc(a, 4096, &d, &res), 0);
+	arg[0] = d;
+	arg[1] = 1024;
+	arg[2] = 5;
+	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
+					  sizeof(loop_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	pid = mdgpud_backend_cuda_worker_pid(h);
+	assert_true(pid > 0);
+
+	assert_int_equal(ops->slice_begin(h), 0);
+	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->slice_end(h, 0, &gpu_ns), -ETIMEDOUT);
+	secs = secs_since(&t0);
+	fprintf(stderr, "a slice with an endless kernel ended after %.3f s "
+		"(bound %u ms)\n", secs, TEST_HANG_MS);
+	assert_true(secs >= TEST_HANG_MS * 1e-3);
+	assert_true(secs < TEST_HANG_MS * 1e-3 + 1.0);
+	assert_int_equal(mdgpud_backend_cuda_worker_pid(h), -1);
+	assert_worker_exited(pid);
+	assert_int_equal(ops->sync(h), -ENODEV);
+	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), -ENODEV);
+	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), -ENODEV);
+
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(sum, 5ull * 1024 * 1024);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ops->ctx_destroy(h);
+	secs = secs_since(&t0);
+	fprintf(stderr, "destroying the hung context took %.3f s\n", secs);
+	assert_true(secs < 1.5);
+	assert_int_equal(kill(pid, 0), -1);	/* reaped */
+	assert_int_equal(ops->sync(a), 0);
+	ops->ctx_destroy(a);
+}
+
+#ifdef MDGPUD_TEST_CUDA_FAKE
+/* A context whose worker misbehaves at its first cuMemAlloc (the fake's
+ * MDGPUD_FAKE_CUDA_ALLOC). */
+static struct mdgpud_bctx *ctx_misbehaving(uint32_t vgpu, const char *how)
+{
+	struct mdgpud_bctx *ctx;
+
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_ALLOC", how, 1), 0);
+	ctx = ctx_new(vgpu);
+	unsetenv("MDGPUD_FAKE_CUDA_ALLOC");
+	return ctx;
+}
+
+/* A driver call that never returns: the request fails -ETIMEDOUT within
+ * the bound, then the context is dead and destroy does not wait. */
+static void test_worker_call_hangs(void **state)
+{
+	struct mdgpud_bctx *h = ctx_misbehaving(17, "hang");
+	pid_t pid = mdgpud_backend_cuda_worker_pid(h);
+	struct timespec t0;
+	uint64_t d, res;
+	double secs;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), -ETIMEDOUT);
+	secs = secs_since(&t0);
+	assert_true(secs >= TEST_HANG_MS * 1e-3);
+	assert_true(secs < TEST_HANG_MS * 1e-3 + 1.0);
+	assert_worker_exited(pid);
+	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), -ENODEV);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ops->ctx_destroy(h);
+	assert_true(secs_since(&t0) < 1.5);
+}
+
+/*
+ * A hostile worker fills its message with no terminator and exits without
+ * answering: the request fails -ENODEV at once, and the supervisor logs a
+ * message cut at the message size (a copy, never the shared bytes).
+ */
+static void test_worker_scribbles(void **state)
+{
+	struct mdgpud_bctx *h = ctx_misbehaving(18, "scribble");
+	uint64_t d, res;
+	const char *lost;
+
+	(void)state;
+	skip_reason[0] = 0;
+	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), -ENODEV);
+	lost = strstr(skip_reason, "lost: AAAA");
+	assert_non_null(lost);
+	assert_int_equal(strspn(lost + 6, "A"), MDGPUD_CUDA_RPC_MSG_MAX - 1);
+	skip_reason[0] = 0;
+	ops->ctx_destroy(h);
+}
+#endif
+
 /* The worker inherits no descriptor of the supervisor but its own two. */
 static void test_worker_fds(void **state)
 {
@@ -1075,6 +1218,11 @@ int main(void)
 		cmocka_unit_test(test_map_shared),
 		cmocka_unit_test(test_cubin),
 		cmocka_unit_test(test_hung_kernel_destroy),
+		cmocka_unit_test(test_hung_kernel_bound),
+#ifdef MDGPUD_TEST_CUDA_FAKE
+		cmocka_unit_test(test_worker_call_hangs),
+		cmocka_unit_test(test_worker_scribbles),
+#endif
 		cmocka_unit_test(test_worker_fds),
 		cmocka_unit_test(test_orphaned_worker_exits),
 		cmocka_unit_test(test_slice_hints),

@@ -44,6 +44,9 @@ struct mdgpud_backend_cfg {
 	uint32_t sm_count;	/* sim: simulated SMs */
 	int sim_realtime;	/* sim: SPIN_NS also sleeps in real time */
 	const char *worker_path; /* cuda: mdgpud-worker binary, NULL = auto */
+	uint32_t hang_timeout_ms; /* cuda: bound of every wait for a worker
+				   * beyond the work's expected time; past
+				   * it the context is lost (0: 5000) */
 };
 
 struct mdgpud_dim3 {
@@ -60,8 +63,10 @@ struct mdgpud_backend_ops {
 
 	/*
 	 * vGPU context.  ctx_destroy() frees everything the context still
-	 * holds, scrubbing device memory first, and never fails.  A context
-	 * whose worker died returns -ENODEV from every op afterwards.
+	 * holds, scrubbing device memory first, and never fails, nor waits
+	 * longer than the hang bound.  A context whose worker died returns
+	 * -ENODEV from every op afterwards; the op that found its work hung
+	 * (not drained within the bound) returns -ETIMEDOUT.
 	 */
 	int (*ctx_create)(struct mdgpud_backend *be, uint32_t vgpu_id,
 			  struct mdgpud_bctx **out);

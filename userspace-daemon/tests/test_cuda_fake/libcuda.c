@@ -20,8 +20,19 @@
  *   forever: blocks the launching thread forever (a kernel that never ends)
  * A PTX text containing "this is not ptx" fails to JIT (INVALID_PTX with a
  * log).  cuInit fails with NO_DEVICE when MDGPUD_FAKE_CUDA_NODEV is set.
+ *
+ * A worker gone wrong, for the supervisor's bounds (read by the worker at
+ * each cuMemAlloc of 4 KiB or more, which its own start-up never makes, so
+ * a test sets it around the creation of the one context it concerns):
+ *   MDGPUD_FAKE_CUDA_ALLOC=hang      cuMemAlloc never returns (a driver
+ *                                    call that does not come back)
+ *   MDGPUD_FAKE_CUDA_ALLOC=scribble  the worker's message in the shared
+ *                                    memory is overwritten without a
+ *                                    terminator, and the worker exits
+ *                                    without answering (a hostile worker)
  */
 #include "cuda_api.h"
+#include "cuda_rpc.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -286,10 +297,51 @@ FAKE_EXPORT mdgpud_cu_result cuMemGetInfo_v2(size_t *free_b, size_t *total)
 	return 0;
 }
 
+/* The worker's mapping of the shared memfd, found by its name. */
+static struct mdgpud_cuda_rpc_shm *fake_find_shm(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	void *addr = NULL;
+
+	if (!f)
+		return NULL;
+	while (!addr && fgets(line, sizeof(line), f)) {
+		unsigned long lo;
+
+		if (strstr(line, "memfd:mdgpud-cuda-rpc") &&
+		    sscanf(line, "%lx-", &lo) == 1)
+			addr = (void *)lo;
+	}
+	fclose(f);
+	return addr;
+}
+
+/* MDGPUD_FAKE_CUDA_ALLOC (see the top of this file). */
+static void fake_alloc_misbehave(size_t n)
+{
+	const char *how = getenv("MDGPUD_FAKE_CUDA_ALLOC");
+	struct mdgpud_cuda_rpc_shm *shm;
+
+	if (!how || n < 4096)
+		return;
+	if (!strcmp(how, "hang")) {
+		for (;;)
+			pause();
+	}
+	if (strcmp(how, "scribble"))
+		return;
+	shm = fake_find_shm();
+	if (shm)
+		memset(shm->msg, 'A', sizeof(shm->msg));
+	_exit(3);
+}
+
 FAKE_EXPORT mdgpud_cu_result cuMemAlloc_v2(mdgpud_cu_deviceptr *p, size_t n)
 {
 	void *m;
 
+	fake_alloc_misbehave(n);
 	if (fake_sticky)
 		return fake_sticky;
 	if (n > (1ull << 30))

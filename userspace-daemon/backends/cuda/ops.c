@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The cuda backend's operations (struct mdgpud_backend_ops) on top of the
+ * request ring (rpc.c), and the host memory it shares with a worker:
+ * regions of memfds mapped into the worker, used for zero-copy transfers,
+ * and the ring's staging area for everything else.
+ */
+#include "priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mdgpud/log.h>
+#include <uapi/mdgpu.h>
+
+static int mdgpud_cuda_send_fd(struct mdgpud_bctx *ctx, int fd, uint32_t tag)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &tag, .iov_len = sizeof(tag) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	if (sendmsg(ctx->sock, &mh, MSG_NOSIGNAL) != sizeof(tag))
+		return errno == EPIPE ? -ENODEV : -errno;
+	return 0;
+}
+
+/* Maps [fd offset, +size) into the worker as a new region at `ptr`. */
+static int mdgpud_cuda_region_add(struct mdgpud_bctx *ctx, int fd,
+				  uint64_t offset, void *ptr, size_t size,
+				  int owned)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	uint32_t id;
+	int ret;
+
+	if (ctx->nr_regions == ctx->cap_regions) {
+		size_t ncap = ctx->cap_regions ? ctx->cap_regions * 2 : 8;
+		struct mdgpud_cuda_region *n =
+			realloc(ctx->regions, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		ctx->regions = n;
+		ctx->cap_regions = ncap;
+	}
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_MAP, &ret);
+	if (!s)
+		return ret;
+	id = ctx->next_region;
+	ret = mdgpud_cuda_send_fd(ctx, fd, id);
+	if (ret)
+		return ret;
+	s->arg[0] = id;
+	s->arg[1] = offset;
+	s->arg[2] = size;
+	ret = mdgpud_cuda_call(ctx, s);
+	if (ret)
+		return ret;
+	ctx->next_region++;
+	ctx->regions[ctx->nr_regions++] = (struct mdgpud_cuda_region){
+		.ptr = ptr, .size = size, .id = id, .owned = owned };
+	return 0;
+}
+
+static void *mdgpud_cuda_host_alloc(struct mdgpud_bctx *ctx, size_t size)
+{
+	int fd, ret;
+	void *p;
+
+	if (size == 0 || ctx->dead)
+		return NULL;
+	fd = memfd_create("mdgpud-host", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)size)) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	/*
+	 * Huge pages, where shmem allows them (shmem_enabled "advise"): fewer,
+	 * larger pages for the GPU's DMA.  Advisory; failure changes nothing.
+	 */
+	madvise(p, size, MADV_HUGEPAGE);
+	ret = mdgpud_cuda_region_add(ctx, fd, 0, p, size, 1);
+	close(fd);
+	if (ret) {
+		munmap(p, size);
+		errno = -ret;
+		return NULL;
+	}
+	return p;
+}
+
+static void mdgpud_cuda_host_free(struct mdgpud_bctx *ctx, void *ptr,
+				  size_t size)
+{
+	(void)size;
+	for (size_t i = 0; i < ctx->nr_regions; i++) {
+		struct mdgpud_cuda_region r = ctx->regions[i];
+		struct mdgpud_cuda_rpc_slot *s;
+		int err;
+
+		if (r.ptr != ptr)
+			continue;
+		s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_UNMAP, &err);
+		if (s) {
+			s->arg[0] = r.id;
+			mdgpud_cuda_call(ctx, s);
+		}
+		if (r.owned)
+			munmap(r.ptr, r.size);
+		ctx->regions[i] = ctx->regions[--ctx->nr_regions];
+		return;
+	}
+}
+
+static int mdgpud_cuda_map_shared(struct mdgpud_bctx *ctx, int fd,
+				  uint64_t offset, void *ptr, size_t size)
+{
+	if (!ptr || size == 0 || (offset & ((uint64_t)getpagesize() - 1)))
+		return -EINVAL;
+	return mdgpud_cuda_region_add(ctx, fd, offset, ptr, size, 0);
+}
+
+/* The region holding [p, p + len), or NULL (then the copy is staged). */
+static const struct mdgpud_cuda_region *
+mdgpud_cuda_region_find(struct mdgpud_bctx *ctx, const void *p, uint64_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (size_t i = 0; i < ctx->nr_regions; i++) {
+		const struct mdgpud_cuda_region *r = &ctx->regions[i];
+		uintptr_t b = (uintptr_t)r->ptr;
+
+		if (a >= b && a - b <= r->size && len <= r->size - (a - b))
+			return r;
+	}
+	return NULL;
+}
+
+
+
+static int mdgpud_cuda_mem_alloc(struct mdgpud_bctx *ctx, uint64_t size,
+				 uint64_t *addr, uint64_t *reserved)
+{
+	int ret;
+	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(
+		ctx, MDGPUD_CUDA_RPC_MEM_ALLOC, &ret);
+
+	if (!s)
+		return ret;
+	s->arg[0] = size;
+	ret = mdgpud_cuda_call(ctx, s);
+	if (ret)
+		return ret;
+	*addr = s->result[0];
+	if (reserved)
+		*reserved = s->result[1];
+	return 0;
+}
+
+static int mdgpud_cuda_mem_free(struct mdgpud_bctx *ctx, uint64_t addr,
+				uint64_t size)
+{
+	int ret;
+	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(
+		ctx, MDGPUD_CUDA_RPC_MEM_FREE, &ret);
+
+	if (!s)
+		return ret;
+	s->arg[0] = addr;
+	s->arg[1] = size;
+	return mdgpud_cuda_call(ctx, s);
+}
+
+/* Queue an asynchronous request (no answer awaited): errors surface at the
+ * next sync or slice_end. */
+static int mdgpud_cuda_post_simple(struct mdgpud_bctx *ctx, uint32_t op,
+				   uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	int ret;
+	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(ctx, op, &ret);
+
+	if (!s)
+		return ret;
+	s->arg[0] = a0;
+	s->arg[1] = a1;
+	s->arg[2] = a2;
+	mdgpud_cuda_post(ctx);
+	return 0;
+}
+
+static int mdgpud_cuda_memset8(struct mdgpud_bctx *ctx, uint64_t addr,
+			       uint8_t value, uint64_t len)
+{
+	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_MEMSET8, addr, value,
+				       len);
+}
+
+/* One host<->device copy, zero-copy from a region or staged in chunks. */
+static int mdgpud_cuda_copy_host(struct mdgpud_bctx *ctx, uint32_t op,
+				 uint64_t dev, uint8_t *host, uint64_t len)
+{
+	const struct mdgpud_cuda_region *r = mdgpud_cuda_region_find(ctx, host,
+								     len);
+	struct mdgpud_cuda_rpc_slot *s;
+	const uint64_t chunk = MDGPUD_CUDA_RPC_STAGING_BYTES - 4096;
+	int ret;
+
+	if (len == 0)
+		return ctx->dead ? -ENODEV : 0;
+	if (r) {
+		s = mdgpud_cuda_slot(ctx, op, &ret);
+		if (!s)
+			return ret;
+		s->arg[0] = dev;
+		s->arg[1] = r->id;
+		s->arg[2] = (uint64_t)(host - r->ptr);
+		s->arg[3] = len;
+		return mdgpud_cuda_call_copy(ctx, s, len);
+	}
+	for (uint64_t done = 0; done < len; done += chunk) {
+		uint64_t n = len - done < chunk ? len - done : chunk;
+
+		s = mdgpud_cuda_slot(ctx, op, &ret);
+		if (!s)
+			return ret;
+		/* Earlier requests never touch staging once answered. */
+		if (op == MDGPUD_CUDA_RPC_COPY_H2D)
+			memcpy(ctx->shm->staging, host + done, n);
+		s->arg[0] = dev + done;
+		s->arg[1] = MDGPUD_CUDA_RPC_REGION_STAGING;
+		s->arg[2] = 0;
+		s->arg[3] = n;
+		ret = mdgpud_cuda_call_copy(ctx, s, n);
+		if (ret)
+			return ret;
+		if (op == MDGPUD_CUDA_RPC_COPY_D2H)
+			memcpy(host + done, ctx->shm->staging, n);
+	}
+	return 0;
+}
+
+static int mdgpud_cuda_copy_h2d(struct mdgpud_bctx *ctx, uint64_t dst,
+				const void *src, uint64_t len)
+{
+	return mdgpud_cuda_copy_host(ctx, MDGPUD_CUDA_RPC_COPY_H2D, dst,
+				     (uint8_t *)(uintptr_t)src, len);
+}
+
+static int mdgpud_cuda_copy_d2h(struct mdgpud_bctx *ctx, void *dst,
+				uint64_t src, uint64_t len)
+{
+	return mdgpud_cuda_copy_host(ctx, MDGPUD_CUDA_RPC_COPY_D2H, src, dst,
+				     len);
+}
+
+static int mdgpud_cuda_copy_d2d(struct mdgpud_bctx *ctx, uint64_t dst,
+				uint64_t src, uint64_t len)
+{
+	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_COPY_D2D, dst, src,
+				       len);
+}
+
+static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
+				   const void *image, size_t len,
+				   uint64_t *module)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	if (kind != MDGPU_MODULE_PTX && kind != MDGPU_MODULE_CUBIN)
+		return -EINVAL;
+	if (len == 0)
+		return -EINVAL;
+	if (len > MDGPU_MODULE_MAX || len >= MDGPUD_CUDA_RPC_STAGING_BYTES)
+		return -E2BIG;
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_MODULE_LOAD, &ret);
+	if (!s)
+		return ret;
+	memcpy(ctx->shm->staging, image, len);
+	ctx->shm->staging[len] = 0;	/* PTX is text */
+	s->arg[0] = kind;
+	s->arg[1] = len;
+	ret = mdgpud_cuda_call(ctx, s);
+	if (ret) {
+		/* The worker's JIT log: its length read once, then bounded. */
+		uint32_t n = *(volatile uint32_t *)&s->inline_len;
+
+		if (n && n <= MDGPUD_CUDA_RPC_INLINE_MAX)
+			mdgpud_dbg("cuda: vgpu %u: module load failed (%d): %.*s",
+				   ctx->vgpu_id, ret, (int)n,
+				   (const char *)s->inline_data);
+		return ret;
+	}
+	*module = s->result[0];
+	return 0;
+}
+
+/* A synchronous request of two arguments and one result, answered in
+ * about expect_ns (0: at once, mdgpud_cuda_call_expect). */
+static int mdgpud_cuda_simple_expect(struct mdgpud_bctx *ctx, uint32_t op,
+				     uint64_t a0, uint64_t a1,
+				     uint64_t expect_ns, uint64_t *result)
+{
+	int ret;
+	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(ctx, op, &ret);
+
+	if (!s)
+		return ret;
+	s->arg[0] = a0;
+	s->arg[1] = a1;
+	ret = mdgpud_cuda_call_expect(ctx, s, expect_ns);
+	if (!ret && result)
+		*result = s->result[0];
+	return ret;
+}
+
+static int mdgpud_cuda_simple(struct mdgpud_bctx *ctx, uint32_t op,
+			      uint64_t a0, uint64_t a1, uint64_t *result)
+{
+	return mdgpud_cuda_simple_expect(ctx, op, a0, a1, 0, result);
+}
+
+static int mdgpud_cuda_module_unload(struct mdgpud_bctx *ctx, uint64_t module)
+{
+	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_MODULE_UNLOAD, module, 0,
+				  NULL);
+}
+
+static int mdgpud_cuda_func_get(struct mdgpud_bctx *ctx, uint64_t module,
+				const char *name, uint64_t *func)
+{
+	size_t n = strnlen(name, MDGPU_NAME_MAX + 1);
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	if (n == 0)
+		return -EINVAL;
+	if (n > MDGPU_NAME_MAX)
+		return -E2BIG;
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_FUNC_GET, &ret);
+	if (!s)
+		return ret;
+	s->arg[0] = module;
+	memcpy(s->inline_data, name, n);
+	s->inline_len = (uint32_t)n;
+	ret = mdgpud_cuda_call(ctx, s);
+	if (!ret)
+		*func = s->result[0];
+	return ret;
+}
+
+static int mdgpud_cuda_launch(struct mdgpud_bctx *ctx, uint64_t func,
+			      struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
+			      uint32_t shared_bytes, const void *params,
+			      uint32_t params_len)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	if (params_len > MDGPU_PARAMS_MAX ||
+	    params_len > MDGPUD_CUDA_RPC_INLINE_MAX)
+		return -E2BIG;
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_LAUNCH, &ret);
+	if (!s)
+		return ret;
+	s->arg[0] = func;
+	s->arg[1] = grid.x | (uint64_t)grid.y << 32;
+	s->arg[2] = grid.z | (uint64_t)block.x << 32;
+	s->arg[3] = block.y | (uint64_t)block.z << 32;
+	s->arg[4] = shared_bytes;
+	if (params_len)
+		memcpy(s->inline_data, params, params_len);
+	s->inline_len = params_len;
+	mdgpud_cuda_post(ctx);
+	return 0;
+}
+
+static int mdgpud_cuda_builtin(struct mdgpud_bctx *ctx, uint32_t kernel,
+			       const uint64_t arg[5], uint64_t *result)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	switch (kernel) {
+	case MDGPU_BUILTIN_FILL_U32:
+	case MDGPU_BUILTIN_ADD_U32:
+	case MDGPU_BUILTIN_CHECKSUM:
+		break;
+	case MDGPU_BUILTIN_SPIN_NS:
+		if (arg[0] > MDGPU_SPIN_NS_MAX)
+			return -E2BIG;
+		break;
+	default:
+		return -EINVAL;
+	}
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_BUILTIN, &ret);
+	if (!s)
+		return ret;
+	s->arg[0] = kernel;
+	memcpy(&s->arg[1], arg, 5 * sizeof(arg[0]));
+	if (kernel != MDGPU_BUILTIN_CHECKSUM) {
+		mdgpud_cuda_post(ctx);
+		if (result)
+			*result = 0;
+		return 0;
+	}
+	ret = mdgpud_cuda_call(ctx, s);
+	if (!ret && result)
+		*result = s->result[0];
+	return ret;
+}
+
+static int mdgpud_cuda_event_create(struct mdgpud_bctx *ctx, uint64_t *event)
+{
+	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_EVENT_CREATE, 0, 0,
+				  event);
+}
+
+static int mdgpud_cuda_event_record(struct mdgpud_bctx *ctx, uint64_t event)
+{
+	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_EVENT_RECORD,
+				       event, 0, 0);
+}
+
+static int mdgpud_cuda_event_elapsed(struct mdgpud_bctx *ctx, uint64_t start,
+				     uint64_t end, uint64_t *ns)
+{
+	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_EVENT_ELAPSED, start,
+				  end, ns);
+}
+
+static int mdgpud_cuda_event_destroy(struct mdgpud_bctx *ctx, uint64_t event)
+{
+	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_EVENT_DESTROY, event, 0,
+				  NULL);
+}
+
+static int mdgpud_cuda_sync(struct mdgpud_bctx *ctx)
+{
+	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_SYNC, 0, 0, NULL);
+}
+
+static int mdgpud_cuda_slice_begin(struct mdgpud_bctx *ctx)
+{
+	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_SLICE_BEGIN, 0, 0, 0);
+}
+
+static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
+				 uint64_t *gpu_ns)
+{
+	return mdgpud_cuda_simple_expect(ctx, MDGPUD_CUDA_RPC_SLICE_END,
+					 expect_ns, 0, expect_ns, gpu_ns);
+}
+
+/*
+ * Work for this context is expected within about within_ns (the running
+ * slice's drain): ask its worker to spin until shortly after, waking it if
+ * it sleeps, so that the next slice's first request is taken at once.  A
+ * hint only: a lost wake-up or a wrong guess costs latency, not
+ * correctness; the worker spins only across the expected time (cuda_rpc.h),
+ * and the hint reaches at most MDGPUD_CUDA_HINT_AHEAD_MAX_NS ahead.
+ */
+static void mdgpud_cuda_expect_work(struct mdgpud_bctx *ctx,
+				    uint64_t within_ns)
+{
+	struct mdgpud_cuda_rpc_shm *shm = ctx->shm;
+
+	if (ctx->dead)
+		return;
+	within_ns += MDGPUD_CUDA_EXPECT_MARGIN_NS;
+	if (within_ns > MDGPUD_CUDA_HINT_AHEAD_MAX_NS)
+		within_ns = MDGPUD_CUDA_HINT_AHEAD_MAX_NS;
+	atomic_store(&shm->spin_until_ns, mdgpud_cuda_now_ns() + within_ns);
+	if (atomic_load(&shm->worker_sleeping))
+		mdgpud_cuda_futex_wake(&shm->req_tail);
+}
+
+const struct mdgpud_backend_ops mdgpud_backend_cuda = {
+	.name = "cuda",
+	.open = mdgpud_cuda_open,
+	.close = mdgpud_cuda_close,
+	.ctx_create = mdgpud_cuda_ctx_create,
+	.ctx_destroy = mdgpud_cuda_ctx_destroy,
+	.host_alloc = mdgpud_cuda_host_alloc,
+	.host_free = mdgpud_cuda_host_free,
+	.map_shared = mdgpud_cuda_map_shared,
+	.mem_alloc = mdgpud_cuda_mem_alloc,
+	.mem_free = mdgpud_cuda_mem_free,
+	.memset8 = mdgpud_cuda_memset8,
+	.copy_h2d = mdgpud_cuda_copy_h2d,
+	.copy_d2h = mdgpud_cuda_copy_d2h,
+	.copy_d2d = mdgpud_cuda_copy_d2d,
+	.module_load = mdgpud_cuda_module_load,
+	.module_unload = mdgpud_cuda_module_unload,
+	.func_get = mdgpud_cuda_func_get,
+	.launch = mdgpud_cuda_launch,
+	.builtin = mdgpud_cuda_builtin,
+	.event_create = mdgpud_cuda_event_create,
+	.event_record = mdgpud_cuda_event_record,
+	.event_elapsed = mdgpud_cuda_event_elapsed,
+	.event_destroy = mdgpud_cuda_event_destroy,
+	.sync = mdgpud_cuda_sync,
+	.slice_begin = mdgpud_cuda_slice_begin,
+	.slice_end = mdgpud_cuda_slice_end,
+	.expect_work = mdgpud_cuda_expect_work,
+};

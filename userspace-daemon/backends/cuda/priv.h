@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The cuda backend's supervisor side, shared by its three files:
+ *
+ *   spawn.c  worker processes: finding, spawning, probing the GPU
+ *            (open), one worker per context (ctx_create/ctx_destroy),
+ *            reaping
+ *   rpc.c    the request ring (cuda_rpc.h): slots, posting, bounded waits
+ *            for answers, the death and the hang of a worker
+ *   ops.c    the backend operations on top of the ring, host memory
+ *            shared with the worker, and the ops table
+ *
+ * The supervisor never loads libcuda.  Everything here runs in the
+ * daemon's dispatcher thread; a context is never used from two threads.
+ * Not an interface: include only from backends/cuda/.
+ */
+#ifndef MDGPUD_CUDA_PRIV_H
+#define MDGPUD_CUDA_PRIV_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <mdgpud/backend.h>
+
+#include "cuda_rpc.h"
+
+#define MDGPUD_CUDA_FB_RESERVE_DEFAULT	(2ull << 30)
+/* Spin budgets before sleeping on the futex (see docs: latency). */
+#define MDGPUD_CUDA_SUP_SPIN_NS_DEFAULT		200000u
+#define MDGPUD_CUDA_WORKER_SPIN_NS_DEFAULT	200000u
+/* Nap between polls while the ring is full (half a ring stays queued). */
+#define MDGPUD_CUDA_RING_NAP_NS		20000L
+/*
+ * Waiting for an answer expected in a while (slice_end after a slice of
+ * kernels): sleep until MDGPUD_CUDA_EXPECT_MARGIN_NS (cuda_rpc.h) before
+ * the expected time, then spin.  Hints beyond EXPECT_MAX are not trusted.
+ */
+#define MDGPUD_CUDA_EXPECT_MAX_NS	100000000u	/* 100 ms */
+/* expect_work: the furthest ahead a worker is told to expect work. */
+#define MDGPUD_CUDA_HINT_AHEAD_MAX_NS	20000000u	/* 20 ms */
+/* How often a sleeping waiter checks that the worker still lives. */
+#define MDGPUD_CUDA_LIVENESS_POLL_NS	10000000L
+#define MDGPUD_CUDA_WORKER_NAME		"mdgpud-worker"
+/* open(): how long cuInit and the device queries may take. */
+#define MDGPUD_CUDA_PROBE_TIMEOUT_MS	120000u
+/* ctx_create: how long a worker may take to create its context (the
+ * driver is initialised already: open() probed it). */
+#define MDGPUD_CUDA_START_TIMEOUT_MS	30000u
+/*
+ * The bound on every wait for a worker (struct mdgpud_backend_cfg's
+ * hang_timeout_ms when it is 0): a request not answered this long after
+ * it was due (after its expected drain or transfer time) means work that
+ * does not drain, and the worker is killed (rpc.c, mdgpud_cuda_hung).
+ */
+#define MDGPUD_CUDA_HANG_TIMEOUT_MS_DEFAULT	5000u
+/* ctx_destroy: how long a worker told to exit or killed may take to be
+ * gone before a background thread reaps it (spawn.c). */
+#define MDGPUD_CUDA_REAP_WAIT_MS		1000
+/*
+ * Transfer-time allowance of a copy before its bound starts: 1 ns per
+ * byte (1 GB/s, far below any PCIe link), so that only a stalled copy
+ * reaches the bound.
+ */
+#define MDGPUD_CUDA_COPY_ALLOW_NS_PER_BYTE	1u
+
+struct mdgpud_backend {
+	int device_ordinal;
+	char worker_path[PATH_MAX];
+	uint32_t sup_spin_ns;
+	uint32_t worker_spin_ns;
+	uint64_t hang_timeout_ns;	/* bound of a wait for an answer */
+	uint64_t shutdown_timeout_ns;	/* ctx_destroy: scrub, free, exit */
+	uint32_t stats_enabled;
+	struct mdgpud_gpu_info info;
+};
+
+struct mdgpud_cuda_region {
+	uint8_t *ptr;
+	size_t size;
+	uint32_t id;
+	int owned;		/* host_alloc'd: munmap on free */
+};
+
+struct mdgpud_bctx {
+	struct mdgpud_backend *be;
+	uint32_t vgpu_id;
+	struct mdgpud_cuda_rpc_shm *shm;
+	int sock;		/* fd passing to the worker */
+	pid_t pid;		/* -1 once reaped */
+	int pidfd;
+	uint32_t tail;		/* requests posted */
+	uint32_t done_seen;	/* last value of shm->done read */
+	int dead;		/* worker gone: every request -ENODEV */
+	int hung;		/* killed for not answering in time */
+	struct mdgpud_cuda_region *regions;
+	size_t nr_regions, cap_regions;
+	uint32_t next_region;
+};
+
+/* spawn.c */
+int mdgpud_cuda_pid_exited(int pidfd);
+int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
+		     struct mdgpud_backend **out, struct mdgpud_gpu_info *info);
+void mdgpud_cuda_close(struct mdgpud_backend *be);
+int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
+			   struct mdgpud_bctx **out);
+void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx);
+
+/* rpc.c */
+void mdgpud_cuda_worker_msg(const struct mdgpud_cuda_rpc_shm *shm, char *buf,
+			    size_t len);
+void mdgpud_cuda_mark_dead(struct mdgpud_bctx *ctx);
+int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
+			   uint64_t spin_ns, uint64_t deadline_ns);
+struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
+					      uint32_t op, int *err);
+void mdgpud_cuda_post(struct mdgpud_bctx *ctx);
+int mdgpud_cuda_call(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s);
+int mdgpud_cuda_call_copy(struct mdgpud_bctx *ctx,
+			  struct mdgpud_cuda_rpc_slot *s, uint64_t len);
+int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
+			    struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns);
+
+#endif /* MDGPUD_CUDA_PRIV_H */

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The cuda backend's worker processes: each vGPU context is one
+ * mdgpud-worker process with its own CUDA context (its own GPU address
+ * space).  This file finds the worker binary, probes the GPU in a
+ * throw-away worker (open), spawns a worker per context (fork+exec, a
+ * shared memfd for the ring of cuda_rpc.h, a unix socket for fds),
+ * watches it through a pidfd, and shuts it down and reaps it without
+ * ever waiting on it beyond a bound.
+ *
+ * Documentation/cuda-backend.md describes the design and its decisions.
+ */
+#include "priv.h"
+#include "cuda_backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mdgpud/log.h>
+#include <uapi/mdgpu.h>
+
+static int mdgpud_cuda_find_worker(const char *cfg_path, char *out,
+				   size_t out_len)
+{
+	char self[PATH_MAX];
+	const char *env;
+	ssize_t n;
+
+	if (cfg_path) {
+		if (access(cfg_path, X_OK))
+			return -errno;
+		snprintf(out, out_len, "%s", cfg_path);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = 0;
+		slash = strrchr(self, '/');
+		if (slash) {
+			slash[1] = 0;
+			if ((size_t)snprintf(out, out_len, "%s%s", self,
+					     MDGPUD_CUDA_WORKER_NAME) < out_len &&
+			    !access(out, X_OK))
+				return 0;
+		}
+	}
+	env = getenv("MDGPUD_WORKER");
+	if (env && *env && !access(env, X_OK)) {
+		snprintf(out, out_len, "%s", env);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * fork+exec the worker with shm_fd as fd 3 and sock (or nothing) as fd 4;
+ * every other descriptor but stderr is closed, stdin/stdout are /dev/null.
+ * The child only makes async-signal-safe calls before execv().
+ */
+static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
+			     struct mdgpud_cuda_rpc_shm *shm, int shm_fd,
+			     int sock, pid_t *pid_out, int *pidfd_out)
+{
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	pid_t pid;
+	int pidfd;
+
+	if (devnull < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(devnull);
+		return err;
+	}
+	if (pid == 0) {
+		int a = fcntl(shm_fd, F_DUPFD, 10);
+		int b = sock >= 0 ? fcntl(sock, F_DUPFD, 10) : -1;
+		sigset_t none;
+
+		/*
+		 * Own process group: a terminal's ^C reaches the daemon, which
+		 * tears its contexts down, not the workers directly (a worker
+		 * whose supervisor died scrubs its memory and exits).  Signal
+		 * mask cleared: the daemon may block signals it reads through
+		 * signalfd, and exec would pass that mask on.
+		 */
+		setpgid(0, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+
+		if (a < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
+		    dup2(a, MDGPUD_CUDA_WORKER_SHM_FD) < 0)
+			_exit(126);
+		if (b >= 0 && dup2(b, MDGPUD_CUDA_WORKER_SOCK_FD) < 0)
+			_exit(126);
+		close_range(b >= 0 ? MDGPUD_CUDA_WORKER_SOCK_FD + 1
+				   : MDGPUD_CUDA_WORKER_SHM_FD + 1, ~0u, 0);
+		execv(be->worker_path, argv);
+		{
+			/* Tell the supervisor why (plain stores: safe here). */
+			static const char why[] = "exec of the worker failed: ";
+			size_t n = 0;
+
+			for (size_t i = 0; why[i] && n < sizeof(shm->msg) - 1;)
+				shm->msg[n++] = why[i++];
+			for (size_t i = 0; be->worker_path[i] &&
+			     n < sizeof(shm->msg) - 1;)
+				shm->msg[n++] = be->worker_path[i++];
+			shm->msg[n] = 0;
+		}
+		_exit(127);
+	}
+	close(devnull);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		int err = -errno;
+
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return err;
+	}
+	*pid_out = pid;
+	*pidfd_out = pidfd;
+	return 0;
+}
+
+int mdgpud_cuda_pid_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+static struct mdgpud_cuda_rpc_shm *mdgpud_cuda_shm_new(struct mdgpud_backend *be,
+						       int *fd_out)
+{
+	struct mdgpud_cuda_rpc_shm *shm;
+	int fd = memfd_create("mdgpud-cuda-rpc", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, sizeof(*shm))) {
+		close(fd);
+		return NULL;
+	}
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	if (shm == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	shm->magic = MDGPUD_CUDA_RPC_MAGIC;
+	shm->version = MDGPUD_CUDA_RPC_VERSION;
+	shm->worker_spin_ns = be->worker_spin_ns;
+	shm->stats_enabled = be->stats_enabled;
+	*fd_out = fd;
+	return shm;
+}
+
+/*
+ * Waits until the worker leaves STARTING or exits, at most
+ * MDGPUD_CUDA_START_TIMEOUT_MS (then it is killed).  Returns the state.
+ */
+static uint32_t mdgpud_cuda_wait_started(struct mdgpud_cuda_rpc_shm *shm,
+					 pid_t pid, int pidfd)
+{
+	struct timespec poll_ts = { 0, MDGPUD_CUDA_LIVENESS_POLL_NS };
+	uint64_t deadline = mdgpud_cuda_now_ns() +
+			    MDGPUD_CUDA_START_TIMEOUT_MS * 1000000ull;
+	uint32_t st;
+
+	while ((st = atomic_load(&shm->state)) == MDGPUD_CUDA_WORKER_STARTING) {
+		if (mdgpud_cuda_pid_exited(pidfd)) {
+			st = atomic_load(&shm->state);
+			return st == MDGPUD_CUDA_WORKER_STARTING ?
+			       MDGPUD_CUDA_WORKER_FAILED : st;
+		}
+		if (mdgpud_cuda_now_ns() >= deadline) {
+			snprintf(shm->msg, sizeof(shm->msg),
+				 "did not start within %u ms",
+				 MDGPUD_CUDA_START_TIMEOUT_MS);
+			kill(pid, SIGKILL);
+			return MDGPUD_CUDA_WORKER_FAILED;
+		}
+		mdgpud_cuda_futex_wait(&shm->state, st, &poll_ts);
+	}
+	return st;
+}
+
+static uint32_t mdgpud_cuda_env_u32(const char *name, uint32_t def)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > UINT32_MAX)
+		return def;
+	return (uint32_t)v;
+}
+
+
+
+int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
+			    struct mdgpud_backend **out,
+			    struct mdgpud_gpu_info *info)
+{
+	struct mdgpud_backend *be = calloc(1, sizeof(*be));
+	struct mdgpud_cuda_rpc_shm *shm;
+	char ordinal[16];
+	char *argv[4];
+	uint64_t reserve;
+	pid_t pid;
+	int fd, pidfd, ret;
+	uint32_t st;
+
+	if (!be)
+		return -ENOMEM;
+	be->device_ordinal = cfg->device_ordinal;
+	be->sup_spin_ns = mdgpud_cuda_env_u32("MDGPUD_CUDA_SPIN_NS",
+					      MDGPUD_CUDA_SUP_SPIN_NS_DEFAULT);
+	be->worker_spin_ns = mdgpud_cuda_env_u32(
+		"MDGPUD_CUDA_WORKER_SPIN_NS", MDGPUD_CUDA_WORKER_SPIN_NS_DEFAULT);
+	be->stats_enabled = mdgpud_cuda_env_u32("MDGPUD_CUDA_STATS", 0) != 0;
+	be->hang_timeout_ns = (uint64_t)(cfg->hang_timeout_ms ?
+		cfg->hang_timeout_ms : MDGPUD_CUDA_HANG_TIMEOUT_MS_DEFAULT) *
+		1000000ull;
+	/* A worker's shutdown (scrub, free, exit) has the same bound. */
+	be->shutdown_timeout_ns = (uint64_t)mdgpud_cuda_env_u32(
+		"MDGPUD_CUDA_SHUTDOWN_MS",
+		(uint32_t)(be->hang_timeout_ns / 1000000)) * 1000000ull;
+	ret = mdgpud_cuda_find_worker(cfg->worker_path, be->worker_path,
+				      sizeof(be->worker_path));
+	if (ret) {
+		mdgpud_warn("cuda: %s not found (cfg worker_path, next to the "
+			    "executable, $MDGPUD_WORKER)",
+			    MDGPUD_CUDA_WORKER_NAME);
+		free(be);
+		return ret;
+	}
+
+	/* Probe the device in a throw-away worker: cuInit never runs here. */
+	shm = mdgpud_cuda_shm_new(be, &fd);
+	if (!shm) {
+		ret = -errno;
+		free(be);
+		return ret ? ret : -ENOMEM;
+	}
+	snprintf(ordinal, sizeof(ordinal), "%d", cfg->device_ordinal);
+	argv[0] = (char *)MDGPUD_CUDA_WORKER_NAME;
+	argv[1] = (char *)"probe";
+	argv[2] = ordinal;
+	argv[3] = NULL;
+	ret = mdgpud_cuda_spawn(be, argv, shm, fd, -1, &pid, &pidfd);
+	close(fd);
+	if (ret) {
+		munmap(shm, sizeof(*shm));
+		free(be);
+		return ret;
+	}
+	/*
+	 * Wait on the pidfd, not waitpid(): a SIGCHLD handler elsewhere in the
+	 * daemon may reap the child first.  A probe that hangs is killed.
+	 */
+	{
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+		int n;
+
+		do
+			n = poll(&p, 1, MDGPUD_CUDA_PROBE_TIMEOUT_MS);
+		while (n < 0 && errno == EINTR);
+		if (n == 0) {
+			snprintf(shm->msg, sizeof(shm->msg),
+				 "probe did not finish in %u ms",
+				 MDGPUD_CUDA_PROBE_TIMEOUT_MS);
+			kill(pid, SIGKILL);
+		}
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(pidfd);
+	st = atomic_load(&shm->state);
+	if (st != MDGPUD_CUDA_WORKER_PROBED) {
+		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
+
+		mdgpud_cuda_worker_msg(shm, msg, sizeof(msg));
+		mdgpud_info("cuda: no usable GPU: %s",
+			    msg[0] ? msg : "worker failed to start");
+		munmap(shm, sizeof(*shm));
+		free(be);
+		return -ENODEV;
+	}
+
+	memset(&be->info, 0, sizeof(be->info));
+	memcpy(be->info.name, shm->info.name, sizeof(be->info.name) - 1);
+	memcpy(be->info.bus_id, shm->info.bus_id, sizeof(be->info.bus_id) - 1);
+	be->info.sm_count = shm->info.sm_count;
+	be->info.kind = MDGPU_BACKEND_CUDA;
+	reserve = cfg->fb_reserve ? cfg->fb_reserve
+				  : MDGPUD_CUDA_FB_RESERVE_DEFAULT;
+	if (cfg->fb_size)
+		be->info.fb_size = cfg->fb_size;
+	else
+		be->info.fb_size = shm->info.mem_free_bytes > reserve ?
+				   shm->info.mem_free_bytes - reserve : 0;
+	if (be->info.fb_size > shm->info.mem_total_bytes)
+		be->info.fb_size = shm->info.mem_total_bytes;
+	mdgpud_info("cuda: %s (%s), %u SMs, driver %d, %" PRIu64
+		    " MiB free of %" PRIu64 " MiB, partitioning %" PRIu64
+		    " MiB", be->info.name, be->info.bus_id, be->info.sm_count,
+		    shm->info.driver_version, shm->info.mem_free_bytes >> 20,
+		    shm->info.mem_total_bytes >> 20, be->info.fb_size >> 20);
+	munmap(shm, sizeof(*shm));
+	if (info)
+		*info = be->info;
+	*out = be;
+	return 0;
+}
+
+void mdgpud_cuda_close(struct mdgpud_backend *be)
+{
+	free(be);
+}
+
+
+
+struct mdgpud_cuda_zombie {
+	pid_t pid;
+	int pidfd;
+};
+
+static void *mdgpud_cuda_reaper(void *arg)
+{
+	struct mdgpud_cuda_zombie *z = arg;
+
+	while (waitpid(z->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	close(z->pidfd);
+	free(z);
+	return NULL;
+}
+
+/*
+ * Reaps a worker that was told to exit or killed.  A killed worker may
+ * take a while to go: the driver tears its context down first, a context
+ * with a running kernel included.  The supervisor waits
+ * MDGPUD_CUDA_REAP_WAIT_MS for that and then leaves the zombie to a
+ * detached thread, so that destroy, reset and shutdown never wait on a
+ * context the driver is still tearing down.
+ */
+static void mdgpud_cuda_reap(struct mdgpud_bctx *ctx)
+{
+	struct pollfd p = { .fd = ctx->pidfd, .events = POLLIN };
+	struct mdgpud_cuda_zombie *z;
+	pthread_attr_t attr;
+	pthread_t t;
+	int n;
+
+	if (ctx->pid <= 0)
+		goto out;
+	do
+		n = poll(&p, 1, MDGPUD_CUDA_REAP_WAIT_MS);
+	while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		while (waitpid(ctx->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		goto out;
+	}
+	z = malloc(sizeof(*z));
+	if (z && !pthread_attr_init(&attr)) {
+		z->pid = ctx->pid;
+		z->pidfd = ctx->pidfd;
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		n = pthread_create(&t, &attr, mdgpud_cuda_reaper, z);
+		pthread_attr_destroy(&attr);
+		if (!n) {
+			mdgpud_info("cuda: vgpu %u: worker %d still exiting, "
+				    "reaped in the background", ctx->vgpu_id,
+				    (int)ctx->pid);
+			ctx->pid = -1;
+			ctx->pidfd = -1;
+			return;
+		}
+	}
+	free(z);
+	/* No thread: a zombie the kernel keeps until the daemon exits
+	 * beats a dispatcher blocked on the driver. */
+	mdgpud_warn("cuda: vgpu %u: worker %d still exiting, left unreaped",
+		    ctx->vgpu_id, (int)ctx->pid);
+out:
+	ctx->pid = -1;
+	if (ctx->pidfd >= 0) {
+		close(ctx->pidfd);
+		ctx->pidfd = -1;
+	}
+}
+
+int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
+				  struct mdgpud_bctx **out)
+{
+	struct mdgpud_bctx *ctx = calloc(1, sizeof(*ctx));
+	char ordinal[16], vgpu[16], ppid[16];
+	char *argv[6];
+	int sv[2], fd, ret;
+	uint32_t st;
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->be = be;
+	ctx->vgpu_id = vgpu_id;
+	ctx->pid = -1;
+	ctx->pidfd = -1;
+	ctx->sock = -1;
+	ctx->next_region = MDGPUD_CUDA_RPC_REGION_STAGING + 1;
+	ctx->shm = mdgpud_cuda_shm_new(be, &fd);
+	if (!ctx->shm) {
+		free(ctx);
+		return -ENOMEM;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		ret = -errno;
+		goto err_shm;
+	}
+	snprintf(ordinal, sizeof(ordinal), "%d", be->device_ordinal);
+	snprintf(vgpu, sizeof(vgpu), "%u", vgpu_id);
+	snprintf(ppid, sizeof(ppid), "%d", (int)getpid());
+	argv[0] = (char *)MDGPUD_CUDA_WORKER_NAME;
+	argv[1] = (char *)"serve";
+	argv[2] = ordinal;
+	argv[3] = vgpu;
+	argv[4] = ppid;
+	argv[5] = NULL;
+	ret = mdgpud_cuda_spawn(be, argv, ctx->shm, fd, sv[1], &ctx->pid,
+				&ctx->pidfd);
+	close(sv[1]);
+	close(fd);
+	fd = -1;
+	ctx->sock = sv[0];
+	if (ret)
+		goto err_sock;
+	st = mdgpud_cuda_wait_started(ctx->shm, ctx->pid, ctx->pidfd);
+	if (st != MDGPUD_CUDA_WORKER_READY) {
+		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
+
+		mdgpud_cuda_worker_msg(ctx->shm, msg, sizeof(msg));
+		mdgpud_err("cuda: vgpu %u: worker failed to start: %s", vgpu_id,
+			   msg[0] ? msg : "no reason given");
+		if (ctx->pid > 0)
+			kill(ctx->pid, SIGKILL);
+		ret = -ENODEV;
+		goto err_reap;
+	}
+	mdgpud_dbg("cuda: vgpu %u: worker %d ready", vgpu_id, (int)ctx->pid);
+	*out = ctx;
+	return 0;
+
+err_reap:
+	mdgpud_cuda_reap(ctx);
+err_sock:
+	close(ctx->sock);
+err_shm:
+	if (fd >= 0)
+		close(fd);
+	munmap(ctx->shm, sizeof(*ctx->shm));
+	free(ctx);
+	return ret;
+}
+
+void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int err;
+
+	if (!ctx)
+		return;
+	/*
+	 * The worker scrubs and frees everything, then exits.  A tenant's
+	 * kernel may never end (an endless loop): after shutdown_timeout_ns
+	 * (or at once if the ring is full or the worker is already dead or
+	 * hung) the worker is killed, and the driver reclaims its memory
+	 * (test_crash_leaves_no_data checks that a killed tenant's data does
+	 * not reach the next one).  Reaping is bounded too.
+	 */
+	s = NULL;
+	err = -EBUSY;
+	if (ctx->tail - atomic_load(&ctx->shm->done) < MDGPUD_CUDA_RPC_SLOTS)
+		s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_SHUTDOWN, &err);
+	if (s) {
+		mdgpud_cuda_post(ctx);
+		err = mdgpud_cuda_wait_until(ctx, ctx->tail,
+					     ctx->be->sup_spin_ns,
+					     mdgpud_cuda_now_ns() +
+					     ctx->be->shutdown_timeout_ns);
+		if (err)
+			mdgpud_warn("cuda: vgpu %u: worker %d did not shut down "
+				    "(%d), killing it", ctx->vgpu_id,
+				    (int)ctx->pid, err);
+	}
+	if ((!s || err) && ctx->pid > 0)
+		kill(ctx->pid, SIGKILL);
+	mdgpud_cuda_reap(ctx);
+	for (size_t i = 0; i < ctx->nr_regions; i++)
+		if (ctx->regions[i].owned)
+			munmap(ctx->regions[i].ptr, ctx->regions[i].size);
+	free(ctx->regions);
+	close(ctx->sock);
+	munmap(ctx->shm, sizeof(*ctx->shm));
+	free(ctx);
+}
+
+pid_t mdgpud_backend_cuda_worker_pid(const struct mdgpud_bctx *ctx)
+{
+	return ctx->dead ? -1 : ctx->pid;
+}
+
+uint64_t mdgpud_backend_cuda_hint_spins(const struct mdgpud_bctx *ctx)
+{
+	return atomic_load(&ctx->shm->stat_hint_spins);
+}
+
+int mdgpud_backend_cuda_worker_stats(const struct mdgpud_bctx *ctx,
+				     uint64_t *requests, uint64_t *exec_ns,
+				     uint64_t *busy_ns)
+{
+	if (!ctx->shm->stats_enabled)
+		return -ENODATA;
+	/* Racy snapshot of counters the worker updates: diagnostics only. */
+	*requests = ctx->shm->stat_requests;
+	*exec_ns = ctx->shm->stat_exec_ns;
+	*busy_ns = ctx->shm->stat_busy_ns;
+	return 0;
+}
