@@ -151,26 +151,39 @@ static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 	return t;
 }
 
-/*
- * The vGPU most likely to own the next slice after `self`: of the others
- * with work queued, the one with the least virtual time (best-effort's
- * pick; a cap or fixed share may choose otherwise: this only picks whom
- * the backend gets ready, see expect_work).
- */
-static struct mdgpud_vgpu *mdgpud_core_next_hint(struct mdgpud_core *c,
-						 const struct mdgpud_vgpu *self)
+static struct mdgpud_vgpu *
+mdgpud_vgpu_of_entity(const struct mdgpud_sched_entity *e)
 {
-	struct mdgpud_vgpu *best = NULL;
+	return (struct mdgpud_vgpu *)((char *)e -
+				      offsetof(struct mdgpud_vgpu, entity));
+}
 
-	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
-		struct mdgpud_vgpu *o = c->vgpus[i];
+/*
+ * peek_next()'s ready: work rung, whether or not the last scan saw it
+ * (the scheduler learns of it at the next scan, after this slice).
+ */
+static bool mdgpud_core_hint_ready(const struct mdgpud_sched_entity *e,
+				   void *arg)
+{
+	(void)arg;
+	return mdgpud_vgpu_has_work(mdgpud_vgpu_of_entity(e));
+}
 
-		if (o == self || !mdgpud_vgpu_has_work(o))
-			continue;
-		if (!best || o->entity.vtime < best->entity.vtime)
-			best = o;
-	}
-	return best;
+/*
+ * The vGPU most likely to own the next slice after `self`, as the
+ * scheduler's policy sees it, of the others with work queued; NULL when
+ * none would run.  A hint only: it picks whom the backend gets ready (see
+ * expect_work), the scheduler's pick still decides.
+ */
+static struct mdgpud_vgpu *
+mdgpud_core_next_hint(struct mdgpud_core *c, const struct mdgpud_vgpu *self,
+		      uint64_t now)
+{
+	struct mdgpud_sched_entity *e;
+
+	e = mdgpud_sched_peek_next(c->sched, now, &self->entity,
+				   mdgpud_core_hint_ready, NULL);
+	return e ? mdgpud_vgpu_of_entity(e) : NULL;
 }
 
 /*
@@ -276,8 +289,9 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	busy_until = mdgpud_busy_until(t0, work, v->ns_per_work);
 	drain_ns = busy_until > now ? busy_until - now : 0;
 	if (b->expect_work) {
-		struct mdgpud_vgpu *next = mdgpud_core_next_hint(c, v);
+		struct mdgpud_vgpu *next;
 
+		next = mdgpud_core_next_hint(c, v, now);
 		if (next)
 			b->expect_work(next->bctx, drain_ns);
 	}
