@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mdgpud core: the event loop (epoll, fd watches, stop/dump requests) and
- * the core's lifetime.  See core_priv.h for the threading rules.
+ * mdgpud core: the event loop (epoll, fd watches, stop/dump requests),
+ * GPU-wide settings (type lookup, policy) and the core's lifetime (create,
+ * run, destroy).  See core_priv.h for the threading rules.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -136,6 +137,43 @@ const struct mdgpud_config *mdgpud_core_config(const struct mdgpud_core *c)
 }
 
 /* ---------------------------------------------------------------- */
+/* GPU-wide settings                                                */
+
+int mdgpud_core_type_lookup(const struct mdgpud_core *c, const char *name,
+			    uint32_t *type_id, uint64_t *fb_quota,
+			    uint64_t *aperture_size)
+{
+	const struct mdgpud_vtype *t = mdgpud_vtype_by_name(name);
+
+	if (!t)
+		return -ENOENT;
+	*type_id = t->id;
+	*fb_quota = mdgpud_vtype_fb_quota(t, c->gpu.fb_size);
+	*aperture_size = t->aperture_mib << 20;
+	return 0;
+}
+
+int mdgpud_core_set_policy(struct mdgpud_core *c, uint32_t policy,
+			   uint32_t timeslice_us)
+{
+	struct mdgpud_sched_cfg scfg = {
+		.policy = policy,
+		.timeslice_ns = (uint64_t)timeslice_us * 1000,
+		.cap_window_ns = c->cfg.cap_window_us * 1000,
+	};
+	int ret = mdgpud_sched_configure(c->sched, &scfg);
+
+	if (ret) {
+		mdgpud_warn("policy %u timeslice_us %u refused: %s", policy,
+			    timeslice_us, strerror(-ret));
+		return ret;
+	}
+	c->cfg.policy = policy;
+	c->cfg.timeslice_us = timeslice_us;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
 /* Lifetime                                                         */
 
 int mdgpud_core_create(const struct mdgpud_config *cfg,
@@ -225,6 +263,15 @@ err:
 	return ret;
 }
 
+/*
+ * The event loop and the dispatcher are one loop, in dispatch.c; it runs
+ * in the calling thread (core_priv.h: threading).
+ */
+int mdgpud_core_run(struct mdgpud_core *c)
+{
+	return mdgpud_dispatch_run(c);
+}
+
 void mdgpud_core_destroy(struct mdgpud_core *c)
 {
 	if (!c)
@@ -251,65 +298,4 @@ void mdgpud_core_destroy(struct mdgpud_core *c)
 	free(c->vgpus);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
-}
-
-/* ---------------------------------------------------------------- */
-/* Device reset (appended for the kernel transport)                 */
-
-/*
- * The device was reset (VFIO_DEVICE_RESET, CONTROL.RESET, close): the
- * kernel zeroed the ring and set SQ_HEAD = SQ_TAIL = FENCE = 0.  Commands
- * queued but not started are dropped (the client sees -ECANCELED), every
- * event, module and allocation is released through the backend (memory is
- * scrubbed), and the ring restarts at command 0.  Statistics are kept.
- * Called between slices, from the dispatcher thread (a transport's fd
- * callback), like every vGPU lifecycle call.
- */
-void mdgpud_vgpu_reset(struct mdgpud_vgpu *v)
-{
-	const struct mdgpud_backend_ops *b = v->core->bops;
-	struct mdgpud_core *c = v->core;
-	struct mdgpud_mem_entry e;
-	uint32_t cur = 0, h;
-	uint64_t val, freed = 0;
-
-	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h,
-				    &val)) {
-		b->event_destroy(v->bctx, val);
-		mdgpud_handles_del(v->handles, h, MDGPUD_H_EVENT);
-	}
-	cur = 0;
-	while (!mdgpud_handles_next(v->handles, MDGPUD_H_MODULE, &cur, &h,
-				    &val)) {
-		b->module_unload(v->bctx, val);
-		mdgpud_handles_del_children(v->handles, h);
-		mdgpud_handles_del(v->handles, h, MDGPUD_H_MODULE);
-	}
-	b->sync(v->bctx);
-	for (;;) {
-		int r;
-
-		pthread_mutex_lock(&c->lock);
-		r = mdgpud_memtab_pop(v->mem, &e);
-		pthread_mutex_unlock(&c->lock);
-		if (r)
-			break;
-		freed += e.size;
-		r = b->mem_free(v->bctx, e.addr, e.size);
-		if (r)
-			mdgpud_warn("vgpu %u: reset: free of %#" PRIx64
-				    " failed: %s", v->id, e.addr,
-				    strerror(-r));
-	}
-	if (v->runnable) {
-		mdgpud_sched_set_runnable(c->sched, &v->entity, false,
-					  mdgpud_now_ns());
-		v->runnable = false;
-	}
-	mdgpud_info("vgpu %u: reset: %u queued commands cancelled, %" PRIu64
-		    " bytes freed and scrubbed", v->id,
-		    v->observed_tail - v->head, freed);
-	v->head = v->observed_tail = 0;
-	v->fence = 0;
-	v->ring_broken = false;
 }

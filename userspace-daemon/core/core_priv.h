@@ -7,9 +7,10 @@
  * Threading: everything runs in ONE thread, the one that calls
  * mdgpud_core_run() (the dispatcher).  Transports' fd callbacks run in it
  * too, so vGPUs are created and destroyed between slices, never during one.
- * core->lock only makes the statistics and the vGPU list readable from
- * other threads (mdgpud_core_stats(), tests); the dispatcher takes it
- * around every change of those.
+ * The scheduler (core->sched), which is not thread-safe, is called from
+ * this thread only.  core->lock only makes the statistics and the vGPU
+ * list readable from other threads (mdgpud_core_stats(), tests); the
+ * dispatcher takes it around every change of those.
  */
 #ifndef MDGPUD_CORE_PRIV_H
 #define MDGPUD_CORE_PRIV_H
@@ -57,9 +58,9 @@ struct mdgpud_vgpu {
 	uint32_t observed_tail;
 	uint64_t fence;			/* commands completed */
 	uint64_t *seen_ns;		/* per slot: when the doorbell was seen */
-	uint64_t ns_per_work;		/* GPU ns per work command (dispatch.c:
-					 * mdgpud_is_work), moving average over
-					 * slices; 0 = not known yet */
+	uint64_t ns_per_work;		/* GPU ns per work command
+					 * (mdgpud_dispatch_is_work), moving
+					 * average over slices; 0 = unknown */
 
 	void *bounce;			/* IOVA transports */
 	size_t bounce_size;
@@ -103,6 +104,11 @@ static inline uint64_t mdgpud_now_ns(void)
 
 /* core.c: wait up to timeout_ms (-1: forever) for fd events, run them. */
 void mdgpud_core_poll(struct mdgpud_core *c, int timeout_ms);
+/*
+ * dispatch.c: the dispatcher loop behind mdgpud_core_run(), until a stop
+ * request (which it consumes).
+ */
+int mdgpud_dispatch_run(struct mdgpud_core *c);
 /* exec.c: execute one validated command of v. */
 int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		uint64_t *result, uint64_t *result2);

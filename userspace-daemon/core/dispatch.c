@@ -16,7 +16,7 @@
 #include "common/cpu.h"
 #include "mdgpud/log.h"
 
-static unsigned int mdgpud_log2(uint64_t v)
+static unsigned int mdgpud_dispatch_log2(uint64_t v)
 {
 	return v ? 63 - (unsigned int)__builtin_clzll(v) : 0;
 }
@@ -27,8 +27,8 @@ static unsigned int mdgpud_log2(uint64_t v)
  * back (withdrawing commands not yet started): then nothing is stamped.
  * Both distances are <= entries, so the loop is bounded by the ring size.
  */
-static void mdgpud_vgpu_observe(struct mdgpud_vgpu *v, uint32_t tail,
-				uint64_t now)
+static void mdgpud_dispatch_observe(struct mdgpud_vgpu *v, uint32_t tail,
+				    uint64_t now)
 {
 	if (tail - v->head > v->observed_tail - v->head)
 		for (uint32_t n = v->observed_tail; n != tail; n++)
@@ -37,7 +37,7 @@ static void mdgpud_vgpu_observe(struct mdgpud_vgpu *v, uint32_t tail,
 }
 
 /* Refresh every vGPU's doorbell; returns true if any has work. */
-static bool mdgpud_core_scan(struct mdgpud_core *c, uint64_t now)
+static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 {
 	bool any = false;
 
@@ -57,7 +57,7 @@ static bool mdgpud_core_scan(struct mdgpud_core *c, uint64_t now)
 			pending = 0;
 		} else {
 			v->ring_broken = false;
-			mdgpud_vgpu_observe(v, tail, now);
+			mdgpud_dispatch_observe(v, tail, now);
 		}
 		runnable = pending > 0;
 		if (runnable != v->runnable) {
@@ -70,20 +70,20 @@ static bool mdgpud_core_scan(struct mdgpud_core *c, uint64_t now)
 	return any;
 }
 
-static void mdgpud_core_arm(struct mdgpud_core *c, bool sleeping)
+static void mdgpud_dispatch_arm(struct mdgpud_core *c, bool sleeping)
 {
 	for (uint32_t i = 0; i < c->nr_vgpus; i++)
 		c->vgpus[i]->tops->arm(c->vgpus[i]->tpriv, sleeping);
 }
 
 /* Commands a vGPU's first slice runs, to learn its GPU time per command. */
-static const uint64_t mdgpud_probe_cmds = 16;
+static const uint64_t mdgpud_dispatch_probe_cmds = 16;
 
 /* Pure busy-wait before a spin starts yielding the CPU to others (a
  * client on an oversubscribed machine may need this core to ring). */
-static const uint64_t mdgpud_yield_after_ns = 20000;
+static const uint64_t mdgpud_dispatch_yield_after_ns = 20000;
 
-static void mdgpud_spin_once(bool yield)
+static void mdgpud_dispatch_spin_once(bool yield)
 {
 	if (yield)
 		sched_yield();
@@ -92,18 +92,18 @@ static void mdgpud_spin_once(bool yield)
 }
 
 /* Work rung and not yet taken (the doorbell as the tenant wrote it). */
-static bool mdgpud_vgpu_has_work(const struct mdgpud_vgpu *v)
+static bool mdgpud_dispatch_has_work(const struct mdgpud_vgpu *v)
 {
 	return v->tops->sq_tail(v->tpriv) != v->head;
 }
 
-static bool mdgpud_core_others_pending(struct mdgpud_core *c,
-				       const struct mdgpud_vgpu *self)
+static bool mdgpud_dispatch_others_pending(struct mdgpud_core *c,
+					   const struct mdgpud_vgpu *self)
 {
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
 		struct mdgpud_vgpu *o = c->vgpus[i];
 
-		if (o != self && mdgpud_vgpu_has_work(o))
+		if (o != self && mdgpud_dispatch_has_work(o))
 			return true;
 	}
 	return false;
@@ -125,13 +125,13 @@ static bool mdgpud_core_others_pending(struct mdgpud_core *c,
  * wall time (sim): the linger_us bound holds either way.  Returns the tail
  * to run up to.
  */
-static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
-				   struct mdgpud_vgpu *v, uint64_t t0,
-				   uint64_t slice_ns, uint64_t busy_until,
-				   uint64_t *now)
+static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
+				       struct mdgpud_vgpu *v, uint64_t t0,
+				       uint64_t slice_ns, uint64_t busy_until,
+				       uint64_t *now)
 {
 	uint64_t end = t0 + slice_ns, linger = *now + c->linger_ns;
-	uint64_t yield_from = *now + mdgpud_yield_after_ns;
+	uint64_t yield_from = *now + mdgpud_dispatch_yield_after_ns;
 	uint32_t t;
 
 	if (linger < end)
@@ -140,37 +140,50 @@ static uint32_t mdgpud_core_linger(struct mdgpud_core *c,
 		t = v->tops->sq_tail(v->tpriv);
 		if (t != v->head || *now >= end || c->stop_req)
 			break;
-		if (*now >= busy_until && mdgpud_core_others_pending(c, v))
+		if (*now >= busy_until && mdgpud_dispatch_others_pending(c, v))
 			break;
-		mdgpud_spin_once(*now >= yield_from);
+		mdgpud_dispatch_spin_once(*now >= yield_from);
 		*now = mdgpud_now_ns();
 	}
 	if (t - v->head > v->entries)
 		return v->head;	/* bad doorbell: the scan reports it */
-	mdgpud_vgpu_observe(v, t, *now);
+	mdgpud_dispatch_observe(v, t, *now);
 	return t;
 }
 
-/*
- * The vGPU most likely to own the next slice after `self`: of the others
- * with work queued, the one with the least virtual time (best-effort's
- * pick; a cap or fixed share may choose otherwise: this only picks whom
- * the backend gets ready, see expect_work).
- */
-static struct mdgpud_vgpu *mdgpud_core_next_hint(struct mdgpud_core *c,
-						 const struct mdgpud_vgpu *self)
+static struct mdgpud_vgpu *
+mdgpud_dispatch_vgpu_of(const struct mdgpud_sched_entity *e)
 {
-	struct mdgpud_vgpu *best = NULL;
+	return (struct mdgpud_vgpu *)((char *)e -
+				      offsetof(struct mdgpud_vgpu, entity));
+}
 
-	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
-		struct mdgpud_vgpu *o = c->vgpus[i];
+/*
+ * peek_next()'s ready: work rung, whether or not the last scan saw it
+ * (the scheduler learns of it at the next scan, after this slice).
+ */
+static bool mdgpud_dispatch_ready(const struct mdgpud_sched_entity *e,
+				  void *arg)
+{
+	(void)arg;
+	return mdgpud_dispatch_has_work(mdgpud_dispatch_vgpu_of(e));
+}
 
-		if (o == self || !mdgpud_vgpu_has_work(o))
-			continue;
-		if (!best || o->entity.vtime < best->entity.vtime)
-			best = o;
-	}
-	return best;
+/*
+ * The vGPU most likely to own the next slice after `self`, as the
+ * scheduler's policy sees it, of the others with work queued; NULL when
+ * none would run.  A hint only: it picks whom the backend gets ready (see
+ * expect_work), the scheduler's pick still decides.
+ */
+static struct mdgpud_vgpu *
+mdgpud_dispatch_next_hint(struct mdgpud_core *c,
+			  const struct mdgpud_vgpu *self, uint64_t now)
+{
+	struct mdgpud_sched_entity *e;
+
+	e = mdgpud_sched_peek_next(c->sched, now, &self->entity,
+				   mdgpud_dispatch_ready, NULL);
+	return e ? mdgpud_dispatch_vgpu_of(e) : NULL;
 }
 
 /*
@@ -184,7 +197,7 @@ static struct mdgpud_vgpu *mdgpud_core_next_hint(struct mdgpud_core *c,
  * slices, paid back by idling (seen on the H100: a 1:2:4 tenant ran 93
  * kernels in the first 250 ms and none in the next).
  */
-static bool mdgpud_is_work(uint16_t opcode)
+static bool mdgpud_dispatch_is_work(uint16_t opcode)
 {
 	switch (opcode) {
 	case MDGPU_OP_MEMSET:
@@ -199,15 +212,16 @@ static bool mdgpud_is_work(uint16_t opcode)
 
 /* t0 + n * ns, saturating: when n work commands of ns each end on the
  * GPU. */
-static uint64_t mdgpud_busy_until(uint64_t t0, uint64_t n, uint64_t ns)
+static uint64_t mdgpud_dispatch_busy_until(uint64_t t0, uint64_t n,
+					   uint64_t ns)
 {
 	if (ns && n > (UINT64_MAX - t0) / ns)
 		return UINT64_MAX;
 	return t0 + n * ns;
 }
 
-static void mdgpud_core_run_slice(struct mdgpud_core *c,
-				  struct mdgpud_vgpu *v, uint64_t slice_ns)
+static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
+				      struct mdgpud_vgpu *v, uint64_t slice_ns)
 {
 	const struct mdgpud_backend_ops *b = c->bops;
 	uint64_t t0 = mdgpud_now_ns(), now = t0, gpu_ns = 0;
@@ -221,7 +235,7 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	 * command, fill it.  Overruns are still measured and charged.
 	 */
 	uint64_t budget = v->ns_per_work ? slice_ns / v->ns_per_work :
-					   mdgpud_probe_cmds;
+					   mdgpud_dispatch_probe_cmds;
 	uint64_t work = 0;
 	int ret;
 
@@ -246,7 +260,7 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 		cpl.result2 = ret ? 0 : result2;
 		/* Statistics first: a client that saw its completion sees
 		 * the command counted. */
-		bucket = mdgpud_log2(wait);
+		bucket = mdgpud_dispatch_log2(wait);
 		pthread_mutex_lock(&c->lock);
 		v->commands++;
 		v->errors += ret != 0;
@@ -265,19 +279,22 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 				   v->id, (uint64_t)cpl.seq, cpl.opcode,
 				   strerror(-ret));
 
-		work += !cpl.status && mdgpud_is_work(c->vcmd.opcode);
+		work += !cpl.status &&
+			mdgpud_dispatch_is_work(c->vcmd.opcode);
 		now = mdgpud_now_ns();
-		if (v->head == tail)	/* pick up newly rung work */
-			tail = mdgpud_core_linger(c, v, t0, slice_ns,
-						  mdgpud_busy_until(t0, work,
-								    v->ns_per_work),
-						  &now);
+		if (v->head == tail) {	/* pick up newly rung work */
+			busy_until = mdgpud_dispatch_busy_until(t0, work,
+								v->ns_per_work);
+			tail = mdgpud_dispatch_linger(c, v, t0, slice_ns,
+						      busy_until, &now);
+		}
 	}
-	busy_until = mdgpud_busy_until(t0, work, v->ns_per_work);
+	busy_until = mdgpud_dispatch_busy_until(t0, work, v->ns_per_work);
 	drain_ns = busy_until > now ? busy_until - now : 0;
 	if (b->expect_work) {
-		struct mdgpud_vgpu *next = mdgpud_core_next_hint(c, v);
+		struct mdgpud_vgpu *next;
 
+		next = mdgpud_dispatch_next_hint(c, v, now);
 		if (next)
 			b->expect_work(next->bctx, drain_ns);
 	}
@@ -299,14 +316,20 @@ static void mdgpud_core_run_slice(struct mdgpud_core *c,
 	pthread_mutex_unlock(&c->lock);
 }
 
-static int mdgpud_ns_to_ms(uint64_t ns)
+/*
+ * Milliseconds from now to until_ns, rounded up, at most 1000 (also for
+ * UINT64_MAX, nothing scheduled): a timeout for mdgpud_core_poll().
+ */
+static int mdgpud_dispatch_wait_ms(uint64_t until_ns, uint64_t now)
 {
-	uint64_t ms = (ns + 999999) / 1000000;
-
-	return ms > 1000 ? 1000 : (int)ms;
+	if (until_ns <= now)
+		return 0;
+	if (until_ns - now >= 1000 * 1000000ULL)
+		return 1000;
+	return (int)((until_ns - now + 999999) / 1000000);
 }
 
-int mdgpud_core_run(struct mdgpud_core *c)
+int mdgpud_dispatch_run(struct mdgpud_core *c)
 {
 	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000;
 	uint64_t busy_since = mdgpud_now_ns(), last_poll = busy_since;
@@ -321,6 +344,7 @@ int mdgpud_core_run(struct mdgpud_core *c)
 		struct mdgpud_sched_decision d;
 		uint64_t now;
 		bool any;
+		int ms;
 
 		if (c->dump_req) {
 			c->dump_req = 0;
@@ -331,43 +355,39 @@ int mdgpud_core_run(struct mdgpud_core *c)
 			mdgpud_core_poll(c, 0);
 			last_poll = now = mdgpud_now_ns();
 		}
-		any = mdgpud_core_scan(c, now);
+		any = mdgpud_dispatch_scan(c, now);
 		if (any) {
 			mdgpud_sched_pick(c->sched, now, &d);
 			if (d.entity) {
-				struct mdgpud_vgpu *v = (struct mdgpud_vgpu *)
-					((char *)d.entity -
-					 offsetof(struct mdgpud_vgpu, entity));
+				struct mdgpud_vgpu *v =
+					mdgpud_dispatch_vgpu_of(d.entity);
 
-				mdgpud_core_run_slice(c, v, d.slice_ns);
+				mdgpud_dispatch_run_slice(c, v, d.slice_ns);
 				busy_since = mdgpud_now_ns();
 				continue;
 			}
 			/* Runnable but held back (cap, fixed share): sleep
 			 * until the scheduler's next event or a doorbell. */
-			mdgpud_core_arm(c, true);
+			mdgpud_dispatch_arm(c, true);
 			atomic_thread_fence(memory_order_seq_cst);
-			mdgpud_core_poll(c, d.idle_until_ns == UINT64_MAX ?
-					 1000 :
-					 mdgpud_ns_to_ms(d.idle_until_ns > now ?
-							 d.idle_until_ns - now :
-							 0));
-			mdgpud_core_arm(c, false);
+			ms = mdgpud_dispatch_wait_ms(d.idle_until_ns, now);
+			mdgpud_core_poll(c, ms);
+			mdgpud_dispatch_arm(c, false);
 			last_poll = mdgpud_now_ns();
 			continue;
 		}
 		if (now - busy_since < spin_ns) {
-			mdgpud_spin_once(now - busy_since >=
-					 mdgpud_yield_after_ns);
+			mdgpud_dispatch_spin_once(now - busy_since >=
+					mdgpud_dispatch_yield_after_ns);
 			continue;
 		}
 		/* Sleep: arm the doorbells, then re-check (no lost wake-up). */
-		mdgpud_core_arm(c, true);
+		mdgpud_dispatch_arm(c, true);
 		atomic_thread_fence(memory_order_seq_cst);
-		if (!mdgpud_core_scan(c, mdgpud_now_ns()) && !c->stop_req &&
+		if (!mdgpud_dispatch_scan(c, mdgpud_now_ns()) && !c->stop_req &&
 		    !c->dump_req)
 			mdgpud_core_poll(c, -1);
-		mdgpud_core_arm(c, false);
+		mdgpud_dispatch_arm(c, false);
 		busy_since = last_poll = mdgpud_now_ns();
 	}
 	mdgpud_info("dispatcher stopping");

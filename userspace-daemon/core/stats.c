@@ -8,8 +8,8 @@
 #include "core_priv.h"
 #include "mdgpud/log.h"
 
-static uint64_t mdgpud_hist_pct(const uint64_t *h, uint64_t total,
-				unsigned int pct)
+static uint64_t mdgpud_stats_hist_pct(const uint64_t *h, uint64_t total,
+				      unsigned int pct)
 {
 	uint64_t want = (total * pct + 99) / 100, acc = 0;
 
@@ -21,7 +21,7 @@ static uint64_t mdgpud_hist_pct(const uint64_t *h, uint64_t total,
 	return 0;
 }
 
-static void mdgpud_vgpu_stats_locked(const struct mdgpud_vgpu *v,
+static void mdgpud_stats_fill_locked(const struct mdgpud_vgpu *v,
 				     struct mdgpud_vgpu_stats *s)
 {
 	uint64_t total = 0;
@@ -33,8 +33,8 @@ static void mdgpud_vgpu_stats_locked(const struct mdgpud_vgpu *v,
 		.gpu_ns = v->gpu_ns, .slices = v->slices,
 		.commands = v->commands,
 		.errors = v->errors, .bytes_copied = v->bytes_copied,
-		.wait_p50_ns = mdgpud_hist_pct(v->hist, total, 50),
-		.wait_p99_ns = mdgpud_hist_pct(v->hist, total, 99),
+		.wait_p50_ns = mdgpud_stats_hist_pct(v->hist, total, 50),
+		.wait_p99_ns = mdgpud_stats_hist_pct(v->hist, total, 99),
 		.fb_quota = mdgpud_memtab_quota(v->mem),
 		.fb_used = mdgpud_memtab_used(v->mem),
 		.fb_requested = mdgpud_memtab_requested(v->mem),
@@ -52,7 +52,7 @@ size_t mdgpud_core_stats(struct mdgpud_core *c, struct mdgpud_vgpu_stats *out,
 
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t i = 0; i < c->nr_vgpus && n < max; i++)
-		mdgpud_vgpu_stats_locked(c->vgpus[i], &out[n++]);
+		mdgpud_stats_fill_locked(c->vgpus[i], &out[n++]);
 	pthread_mutex_unlock(&c->lock);
 	return n;
 }
@@ -87,7 +87,7 @@ void mdgpud_core_dump(struct mdgpud_core *c)
 		   " MiB", c->gpu.name, c->bops->name, c->nr_vgpus,
 		   c->gpu.fb_size >> 20);
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
-		mdgpud_vgpu_stats_locked(c->vgpus[i], &s);
+		mdgpud_stats_fill_locked(c->vgpus[i], &s);
 		mdgpud_log(MDGPUD_LOG_INFO,
 			   "vgpu %u type %u: gpu %" PRIu64 " ns in %" PRIu64
 			   " slices, %" PRIu64

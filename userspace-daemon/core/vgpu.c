@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * vGPU lifecycle: admission (type instances, quota sum), creation of its
- * tables and backend context, and destruction, which frees and so scrubs
- * everything it still holds.
+ * tables and backend context, device reset and destruction, which both
+ * free and so scrub everything it holds, and its scheduling knobs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,21 +13,7 @@
 #include "core_priv.h"
 #include "mdgpud/log.h"
 
-int mdgpud_core_type_lookup(const struct mdgpud_core *c, const char *name,
-			    uint32_t *type_id, uint64_t *fb_quota,
-			    uint64_t *aperture_size)
-{
-	const struct mdgpud_vtype *t = mdgpud_vtype_by_name(name);
-
-	if (!t)
-		return -ENOENT;
-	*type_id = t->id;
-	*fb_quota = mdgpud_vtype_fb_quota(t, c->gpu.fb_size);
-	*aperture_size = t->aperture_mib << 20;
-	return 0;
-}
-
-static uint32_t mdgpud_core_count_type(struct mdgpud_core *c, uint32_t id)
+static uint32_t mdgpud_vgpu_count_type(struct mdgpud_core *c, uint32_t id)
 {
 	uint32_t n = 0;
 
@@ -37,7 +23,7 @@ static uint32_t mdgpud_core_count_type(struct mdgpud_core *c, uint32_t id)
 }
 
 /* Quota of live vGPUs together: the GPU is never overcommitted. */
-static uint64_t mdgpud_core_quota_sum(struct mdgpud_core *c)
+static uint64_t mdgpud_vgpu_quota_sum(struct mdgpud_core *c)
 {
 	uint64_t s = 0;
 
@@ -73,9 +59,9 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	pthread_mutex_lock(&c->lock);
 	ret = 0;
 	if (c->nr_vgpus >= c->cfg.max_vgpus ||
-	    mdgpud_core_count_type(c, t->id) >= t->max_instances)
+	    mdgpud_vgpu_count_type(c, t->id) >= t->max_instances)
 		ret = -EBUSY;
-	else if (__builtin_add_overflow(mdgpud_core_quota_sum(c), quota,
+	else if (__builtin_add_overflow(mdgpud_vgpu_quota_sum(c), quota,
 					&sum) || sum > c->gpu.fb_size)
 		ret = -ENOSPC;
 	pthread_mutex_unlock(&c->lock);
@@ -221,6 +207,64 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
 	free(v);
 }
 
+/*
+ * The device was reset (VFIO_DEVICE_RESET, CONTROL.RESET, close): the
+ * kernel zeroed the ring and set SQ_HEAD = SQ_TAIL = FENCE = 0.  Commands
+ * queued but not started are dropped (the client sees -ECANCELED), every
+ * event, module and allocation is released through the backend (memory is
+ * scrubbed), and the ring restarts at command 0.  Statistics are kept.
+ * Called between slices, from the dispatcher thread (a transport's fd
+ * callback), like every vGPU lifecycle call.
+ */
+void mdgpud_vgpu_reset(struct mdgpud_vgpu *v)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	struct mdgpud_core *c = v->core;
+	struct mdgpud_mem_entry e;
+	uint32_t cur = 0, h;
+	uint64_t val, freed = 0;
+
+	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h,
+				    &val)) {
+		b->event_destroy(v->bctx, val);
+		mdgpud_handles_del(v->handles, h, MDGPUD_H_EVENT);
+	}
+	cur = 0;
+	while (!mdgpud_handles_next(v->handles, MDGPUD_H_MODULE, &cur, &h,
+				    &val)) {
+		b->module_unload(v->bctx, val);
+		mdgpud_handles_del_children(v->handles, h);
+		mdgpud_handles_del(v->handles, h, MDGPUD_H_MODULE);
+	}
+	b->sync(v->bctx);
+	for (;;) {
+		int r;
+
+		pthread_mutex_lock(&c->lock);
+		r = mdgpud_memtab_pop(v->mem, &e);
+		pthread_mutex_unlock(&c->lock);
+		if (r)
+			break;
+		freed += e.size;
+		r = b->mem_free(v->bctx, e.addr, e.size);
+		if (r)
+			mdgpud_warn("vgpu %u: reset: free of %#" PRIx64
+				    " failed: %s", v->id, e.addr,
+				    strerror(-r));
+	}
+	if (v->runnable) {
+		mdgpud_sched_set_runnable(c->sched, &v->entity, false,
+					  mdgpud_now_ns());
+		v->runnable = false;
+	}
+	mdgpud_info("vgpu %u: reset: %u queued commands cancelled, %" PRIu64
+		    " bytes freed and scrubbed", v->id,
+		    v->observed_tail - v->head, freed);
+	v->head = v->observed_tail = 0;
+	v->fence = 0;
+	v->ring_broken = false;
+}
+
 int mdgpud_vgpu_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,
 			  uint32_t cap_pct, uint32_t priority)
 {
@@ -236,26 +280,6 @@ int mdgpud_vgpu_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,
 			    "refused: %s", v->id, weight, cap_pct, priority,
 			    strerror(-ret));
 	return ret;
-}
-
-int mdgpud_core_set_policy(struct mdgpud_core *c, uint32_t policy,
-			   uint32_t timeslice_us)
-{
-	struct mdgpud_sched_cfg scfg = {
-		.policy = policy,
-		.timeslice_ns = (uint64_t)timeslice_us * 1000,
-		.cap_window_ns = c->cfg.cap_window_us * 1000,
-	};
-	int ret = mdgpud_sched_configure(c->sched, &scfg);
-
-	if (ret) {
-		mdgpud_warn("policy %u timeslice_us %u refused: %s", policy,
-			    timeslice_us, strerror(-ret));
-		return ret;
-	}
-	c->cfg.policy = policy;
-	c->cfg.timeslice_us = timeslice_us;
-	return 0;
 }
 
 uint32_t mdgpud_vgpu_id(const struct mdgpud_vgpu *v)

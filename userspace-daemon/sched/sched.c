@@ -109,10 +109,35 @@ void mdgpud_sched_update_min_vtime(struct mdgpud_sched *s)
 }
 
 /* An entity coming back keeps any debt but no credit. */
-void mdgpud_sched_place(struct mdgpud_sched *s, struct mdgpud_sched_entity *e)
+uint64_t mdgpud_sched_placed_vtime(const struct mdgpud_sched *s,
+				   const struct mdgpud_sched_entity *e)
 {
 	if (mdgpud_sched_vt_before(e->vtime, s->min_vtime))
-		e->vtime = s->min_vtime;
+		return s->min_vtime;
+	return e->vtime;
+}
+
+void mdgpud_sched_place(struct mdgpud_sched *s, struct mdgpud_sched_entity *e)
+{
+	e->vtime = mdgpud_sched_placed_vtime(s, e);
+}
+
+/*
+ * vtime and woken as select() compares them: the entity's own, or for
+ * peek_next() its peek_* scratch.
+ */
+static uint64_t mdgpud_sched_key_vtime(const struct mdgpud_sched_entity *e,
+				       bool peek)
+{
+	return peek ? mdgpud_sched_estate(e)->peek_vtime : e->vtime;
+}
+
+static bool mdgpud_sched_key_woken(const struct mdgpud_sched_entity *e,
+				   bool peek)
+{
+	const struct mdgpud_sched_estate *st = mdgpud_sched_estate(e);
+
+	return peek ? st->peek_woken : st->woken;
 }
 
 /*
@@ -132,33 +157,39 @@ void mdgpud_sched_place(struct mdgpud_sched *s, struct mdgpud_sched_entity *e)
  * ago, then add() order.
  */
 static bool mdgpud_sched_better(const struct mdgpud_sched_entity *a,
-				const struct mdgpud_sched_entity *b)
+				const struct mdgpud_sched_entity *b, bool peek)
 {
-	const struct mdgpud_sched_estate *sa = mdgpud_sched_estate(a);
-	const struct mdgpud_sched_estate *sb = mdgpud_sched_estate(b);
+	uint64_t va = mdgpud_sched_key_vtime(a, peek);
+	uint64_t vb = mdgpud_sched_key_vtime(b, peek);
+	bool wa = mdgpud_sched_key_woken(a, peek);
 
 	if (a->priority != b->priority)
 		return a->priority > b->priority;
-	if (a->vtime != b->vtime)
-		return mdgpud_sched_vt_before(a->vtime, b->vtime);
-	if (sa->woken != sb->woken)
-		return sa->woken;
-	return sa->last_pick_ns < sb->last_pick_ns;
+	if (va != vb)
+		return mdgpud_sched_vt_before(va, vb);
+	if (wa != mdgpud_sched_key_woken(b, peek))
+		return wa;
+	return mdgpud_sched_estate(a)->last_pick_ns <
+	       mdgpud_sched_estate(b)->last_pick_ns;
 }
 
+/* peek: compare the entities' peek_* scratch instead of their state. */
 struct mdgpud_sched_entity *
 mdgpud_sched_select(struct mdgpud_sched *s,
-		    bool (*eligible)(const struct mdgpud_sched_entity *e))
+		    bool (*eligible)(const struct mdgpud_sched_entity *e),
+		    bool peek)
 {
 	struct mdgpud_sched_entity *e, *best = NULL;
 	uint64_t v0 = 0;
 	bool found = false;
 
 	for (e = s->head; e; e = e->next) {
+		uint64_t v = mdgpud_sched_key_vtime(e, peek);
+
 		if (!eligible(e))
 			continue;
-		if (!found || mdgpud_sched_vt_before(e->vtime, v0))
-			v0 = e->vtime;
+		if (!found || mdgpud_sched_vt_before(v, v0))
+			v0 = v;
 		found = true;
 	}
 	if (!found)
@@ -170,9 +201,10 @@ mdgpud_sched_select(struct mdgpud_sched *s,
 			continue;
 		window = mdgpud_sched_vtime_delta(s->cfg.timeslice_ns,
 						  s->ops->vweight(e));
-		if (e->vtime - v0 >= window)	/* vtime >= v0 here */
+		/* vtime >= v0 here */
+		if (mdgpud_sched_key_vtime(e, peek) - v0 >= window)
 			continue;
-		if (!best || mdgpud_sched_better(e, best))
+		if (!best || mdgpud_sched_better(e, best, peek))
 			best = e;
 	}
 	return best;
@@ -439,6 +471,31 @@ void mdgpud_sched_pick(struct mdgpud_sched *s, uint64_t now_ns,
 		mdgpud_sched_estate(d->entity)->last_pick_ns = now_ns;
 		mdgpud_sched_estate(d->entity)->woken = false;
 	}
+}
+
+struct mdgpud_sched_entity *
+mdgpud_sched_peek_next(struct mdgpud_sched *s, uint64_t now_ns,
+		       const struct mdgpud_sched_entity *exclude,
+		       mdgpud_sched_ready_fn ready, void *arg)
+{
+	struct mdgpud_sched_entity *e;
+
+	if (!s)
+		return NULL;
+	for (e = s->head; e; e = e->next) {
+		struct mdgpud_sched_estate *st = mdgpud_sched_estate(e);
+		bool runs = ready ? ready(e, arg) : e->runnable;
+
+		st->peek_skip = e == exclude;
+		st->peek_ok = !st->peek_skip && runs &&
+			      mdgpud_sched_cap_allows(s, e, now_ns);
+		st->peek_vtime = e->vtime;
+		/* Waking, or let run by its cap: pick() would mark it woken. */
+		st->peek_woken = st->woken ||
+				 (st->peek_ok &&
+				  (!e->runnable || st->throttled));
+	}
+	return s->ops->peek(s);
 }
 
 void mdgpud_sched_charge(struct mdgpud_sched *s,

@@ -89,7 +89,7 @@ static void mdgpud_sched_pick_conserving(struct mdgpud_sched *s,
 {
 	struct mdgpud_sched_entity *e;
 
-	e = mdgpud_sched_select(s, mdgpud_sched_can_run);
+	e = mdgpud_sched_select(s, mdgpud_sched_can_run, false);
 	if (!e) {
 		d->idle_until_ns = mdgpud_sched_next_unthrottle(s, now_ns);
 		return;
@@ -136,7 +136,7 @@ static void mdgpud_sched_pick_reserved(struct mdgpud_sched *s,
 	if (!any)
 		return;		/* nothing to protect or run: idle, no charge */
 
-	e = mdgpud_sched_select(s, mdgpud_sched_always);
+	e = mdgpud_sched_select(s, mdgpud_sched_always, false);
 	if (mdgpud_sched_can_run(e)) {
 		d->entity = e;
 		d->slice_ns = mdgpud_sched_cap_slice_ns(s, e);
@@ -158,6 +158,43 @@ static void mdgpud_sched_pick_reserved(struct mdgpud_sched *s,
 	}
 }
 
+/* peek_next()'s counterparts of can_run and always. */
+static bool mdgpud_sched_peek_can_run(const struct mdgpud_sched_entity *e)
+{
+	return mdgpud_sched_estate(e)->peek_ok;
+}
+
+static bool mdgpud_sched_peek_competes(const struct mdgpud_sched_entity *e)
+{
+	return !mdgpud_sched_estate(e)->peek_skip;
+}
+
+/* As pick_conserving, with the entities that would come back placed. */
+static struct mdgpud_sched_entity *
+mdgpud_sched_peek_conserving(struct mdgpud_sched *s)
+{
+	for (struct mdgpud_sched_entity *e = s->head; e; e = e->next) {
+		struct mdgpud_sched_estate *st = mdgpud_sched_estate(e);
+
+		if (st->peek_ok && !mdgpud_sched_can_run(e))
+			st->peek_vtime = mdgpud_sched_placed_vtime(s, e);
+	}
+	return mdgpud_sched_select(s, mdgpud_sched_peek_can_run, true);
+}
+
+/*
+ * As pick_reserved: every entity but the one left out competes, where it
+ * is; none runs when the turn is one that cannot use it.
+ */
+static struct mdgpud_sched_entity *
+mdgpud_sched_peek_reserved(struct mdgpud_sched *s)
+{
+	struct mdgpud_sched_entity *e;
+
+	e = mdgpud_sched_select(s, mdgpud_sched_peek_competes, true);
+	return e && mdgpud_sched_estate(e)->peek_ok ? e : NULL;
+}
+
 static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
 	[MDGPU_POLICY_BEST_EFFORT] = {
 		.name = "best-effort",
@@ -165,6 +202,7 @@ static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
 		.competes = mdgpud_sched_can_run,
 		.enqueue = mdgpud_sched_enqueue_waker,
 		.pick = mdgpud_sched_pick_conserving,
+		.peek = mdgpud_sched_peek_conserving,
 	},
 	[MDGPU_POLICY_EQUAL_SHARE] = {
 		.name = "equal-share",
@@ -172,6 +210,7 @@ static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
 		.competes = mdgpud_sched_can_run,
 		.enqueue = mdgpud_sched_enqueue_waker,
 		.pick = mdgpud_sched_pick_conserving,
+		.peek = mdgpud_sched_peek_conserving,
 	},
 	[MDGPU_POLICY_FIXED_SHARE] = {
 		.name = "fixed-share",
@@ -179,6 +218,7 @@ static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
 		.competes = mdgpud_sched_always,
 		.enqueue = mdgpud_sched_enqueue_keep,
 		.pick = mdgpud_sched_pick_reserved,
+		.peek = mdgpud_sched_peek_reserved,
 	},
 };
 

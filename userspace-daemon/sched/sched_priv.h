@@ -55,6 +55,11 @@ struct mdgpud_sched_estate {
 	bool woken;			/* placed since its last slice */
 	bool throttled;			/* runnable but over its cap */
 	bool cap_ok;			/* scratch of pick(): cap allows now */
+	/* Scratch of peek_next(): e as the next pick would find it. */
+	bool peek_skip;			/* the entity left out */
+	bool peek_ok;			/* would be runnable, cap allowing */
+	bool peek_woken;		/* would count as woken */
+	uint64_t peek_vtime;		/* vtime it would compete with */
 };
 
 struct mdgpud_sched;
@@ -81,6 +86,13 @@ struct mdgpud_sched_policy_ops {
 	/* Fill *d; caps are up to date and min_vtime is current. */
 	void (*pick)(struct mdgpud_sched *s, uint64_t now_ns,
 		     struct mdgpud_sched_decision *d);
+	/*
+	 * The entity pick() would choose if every entity's state were its
+	 * peek_* scratch (filled by mdgpud_sched_peek_next(), vtimes as they
+	 * are now; the policy places the entities that would come back), or
+	 * NULL for none.  Changes nothing outside the scratch.
+	 */
+	struct mdgpud_sched_entity *(*peek)(struct mdgpud_sched *s);
 };
 
 struct mdgpud_sched {
@@ -112,10 +124,13 @@ static inline bool mdgpud_sched_vt_before(uint64_t a, uint64_t b)
 /* sched.c */
 uint64_t mdgpud_sched_vtime_delta(uint64_t ns, uint32_t weight);
 void mdgpud_sched_update_min_vtime(struct mdgpud_sched *s);
+uint64_t mdgpud_sched_placed_vtime(const struct mdgpud_sched *s,
+				   const struct mdgpud_sched_entity *e);
 void mdgpud_sched_place(struct mdgpud_sched *s, struct mdgpud_sched_entity *e);
 struct mdgpud_sched_entity *
 mdgpud_sched_select(struct mdgpud_sched *s,
-		    bool (*eligible)(const struct mdgpud_sched_entity *e));
+		    bool (*eligible)(const struct mdgpud_sched_entity *e),
+		    bool peek);
 uint64_t mdgpud_sched_sat_add(uint64_t a, uint64_t b);
 uint64_t mdgpud_sched_mul_div(uint64_t a, uint64_t b, uint64_t c);
 

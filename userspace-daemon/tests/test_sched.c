@@ -1252,12 +1252,205 @@ static void test_cap_long_overrun(void **state)
 	mdgpud_sched_destroy(s);
 }
 
+/*
+ * mdgpud_sched_peek_next(), the dispatcher's hint of who runs after the
+ * entity now running.  Each case drives two schedulers with the same
+ * calls and peeks only at the first: both must go on deciding alike
+ * (peeking changes nothing).  Entities 0, 1, 2 of equal weight.
+ */
+#define TWIN_N		3
+
+struct twin {
+	struct mdgpud_sched *s[2];
+	struct mdgpud_sched_entity e[2][TWIN_N];
+};
+
+static void twin_init(struct twin *t, uint32_t policy,
+		      const uint32_t cap_pct[TWIN_N])
+{
+	struct mdgpud_sched_cfg cfg;
+
+	mdgpud_sched_cfg_default(&cfg);
+	cfg.policy = policy;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(mdgpud_sched_create(&cfg, &t->s[k]), 0);
+		for (int i = 0; i < TWIN_N; i++) {
+			t->e[k][i] = (struct mdgpud_sched_entity){
+				.id = i + 1, .weight = 50,
+				.cap_pct = cap_pct[i],
+				.priority = MDGPU_PRIORITY_DEFAULT,
+			};
+			assert_int_equal(mdgpud_sched_add(t->s[k], &t->e[k][i],
+							  0), 0);
+		}
+	}
+}
+
+static void twin_runnable(struct twin *t, int i, bool runnable,
+			  uint64_t now)
+{
+	for (int k = 0; k < 2; k++)
+		mdgpud_sched_set_runnable(t->s[k], &t->e[k][i], runnable, now);
+}
+
+/* The index both pick (asserted equal), -1 when both stay idle. */
+static int twin_pick(struct twin *t, uint64_t now)
+{
+	struct mdgpud_sched_decision d;
+	int got[2];
+
+	for (int k = 0; k < 2; k++) {
+		mdgpud_sched_pick(t->s[k], now, &d);
+		got[k] = d.entity ? (int)(d.entity - t->e[k]) : -1;
+	}
+	assert_int_equal(got[0], got[1]);
+	return got[0];
+}
+
+static void twin_charge(struct twin *t, int i, uint64_t start_ns,
+			uint64_t ns)
+{
+	for (int k = 0; k < 2; k++)
+		mdgpud_sched_charge(t->s[k], &t->e[k][i], start_ns, ns);
+}
+
+/* Bit i of *arg: entity i has work. */
+static bool peek_ready(const struct mdgpud_sched_entity *e, void *arg)
+{
+	return *(const unsigned int *)arg & (1u << (e->id - 1));
+}
+
+/*
+ * Peek at the first scheduler: exclude -1 for none, ready -1 for the
+ * entities' runnable flags, else a mask for peek_ready.  Returns the
+ * index peeked, -1 for none.
+ */
+static int twin_peek(struct twin *t, uint64_t now, int exclude, int ready)
+{
+	unsigned int mask = (unsigned int)ready;
+	struct mdgpud_sched_entity *e;
+
+	e = mdgpud_sched_peek_next(t->s[0], now,
+				   exclude < 0 ? NULL : &t->e[0][exclude],
+				   ready < 0 ? NULL : peek_ready, &mask);
+	return e ? (int)(e - t->e[0]) : -1;
+}
+
+/* Every entity saturating for a while: same picks, same vtimes. */
+static void twin_finish(struct twin *t, uint64_t now)
+{
+	for (int i = 0; i < TWIN_N; i++)
+		twin_runnable(t, i, true, now);
+	for (int n = 0; n < 30; n++) {
+		int i = twin_pick(t, now);
+
+		if (i >= 0)
+			twin_charge(t, i, now, SLICE_NS);
+		now += SLICE_NS;
+	}
+	for (int i = 0; i < TWIN_N; i++) {
+		assert_int_equal(t->e[0][i].vtime, t->e[1][i].vtime);
+		assert_int_equal(t->e[0][i].gpu_ns, t->e[1][i].gpu_ns);
+		assert_int_equal(t->e[0][i].slices, t->e[1][i].slices);
+	}
+	for (int k = 0; k < 2; k++)
+		mdgpud_sched_destroy(t->s[k]);
+}
+
+static void test_peek_next(void **state)
+{
+	const uint32_t uncapped[TWIN_N] = { 100, 100, 100 };
+	const uint32_t b_capped[TWIN_N] = { 100, 10, 100 };
+	struct twin t;
+	uint64_t now = 0;
+
+	(void)state;
+	assert_null(mdgpud_sched_peek_next(NULL, 0, NULL, NULL, NULL));
+
+	/*
+	 * Best-effort: 0 and 1 saturate, 2 is idle (its vtime left behind).
+	 * Peeking while 0 runs: 1 of the runnable ones; 2 once it has work,
+	 * placed at min_vtime level with 1 and first as a waker; none when
+	 * nobody else has work.
+	 */
+	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, uncapped);
+	twin_runnable(&t, 0, true, now);
+	twin_runnable(&t, 1, true, now);
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_int_equal(twin_peek(&t, now, 0, -1), 1);
+	twin_charge(&t, 0, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(&t, now), 1);
+	twin_charge(&t, 1, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_int_equal(twin_peek(&t, now, 0, -1), 1);
+	assert_int_equal(twin_peek(&t, now, 0, 0x6), 2);
+	assert_int_equal(twin_peek(&t, now, 0, 0x4), 2);
+	assert_int_equal(twin_peek(&t, now, 0, 0x2), 1);
+	assert_int_equal(twin_peek(&t, now, 0, 0x1), -1);
+	assert_int_equal(twin_peek(&t, now, 0, 0x0), -1);
+	/* Without exclusion: 1, granted a slice longer ago than 0. */
+	assert_int_equal(twin_peek(&t, now, -1, -1), 1);
+	twin_charge(&t, 0, now, SLICE_NS);
+	now += SLICE_NS;
+	twin_finish(&t, now);
+
+	/*
+	 * Best-effort, 1 capped at 10% (one 10 ms slice per 100 ms): after
+	 * its slice it is not the next one, though runnable, until its
+	 * window lets it run again: a slice from just after 110 ms (its
+	 * usage, [10, 20) ms, out of the window when that slice ends).
+	 */
+	now = 0;
+	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, b_capped);
+	twin_runnable(&t, 0, true, now);
+	twin_runnable(&t, 1, true, now);
+	assert_int_equal(twin_pick(&t, now), 0);
+	twin_charge(&t, 0, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(&t, now), 1);
+	twin_charge(&t, 1, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_int_equal(twin_peek(&t, now, 0, -1), -1);
+	assert_int_equal(twin_peek(&t, now, 0, 0x6), 2);
+	assert_int_equal(twin_peek(&t, 105 * MS, 0, -1), -1);
+	assert_int_equal(twin_peek(&t, 115 * MS, 0, -1), 1);
+	twin_charge(&t, 0, now, SLICE_NS);
+	now += SLICE_NS;
+	twin_finish(&t, now);
+
+	/*
+	 * Fixed-share: 2 is idle and its share reserved.  While 1 runs, 0
+	 * has work but the next turn is 2's: none runs next unless 2 has
+	 * work.
+	 */
+	now = 0;
+	twin_init(&t, MDGPU_POLICY_FIXED_SHARE, uncapped);
+	twin_runnable(&t, 0, true, now);
+	twin_runnable(&t, 1, true, now);
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_int_equal(twin_peek(&t, now, 0, -1), 1);
+	twin_charge(&t, 0, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(&t, now), 1);
+	assert_int_equal(twin_peek(&t, now, 1, -1), -1);
+	assert_int_equal(twin_peek(&t, now, 1, 0x5), 2);
+	twin_charge(&t, 1, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(&t, now), -1);	/* held for 2 */
+	now += SLICE_NS;
+	twin_finish(&t, now);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_idle_decisions),
+		cmocka_unit_test(test_peek_next),
 		cmocka_unit_test(test_cap_long_overrun),
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test_setup_teardown(test_weights_converge, sim_setup,

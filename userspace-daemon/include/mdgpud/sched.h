@@ -112,6 +112,24 @@ void mdgpud_sched_set_runnable(struct mdgpud_sched *s,
  */
 void mdgpud_sched_pick(struct mdgpud_sched *s, uint64_t now_ns,
 		       struct mdgpud_sched_decision *d);
+/*
+ * A hint for a dispatcher that gets the next entity ready while the
+ * current slice drains: the entity the next pick() would most likely
+ * choose if `exclude` (the entity running now, or NULL) had no work left
+ * and every other entity were runnable exactly when ready(e, arg) is true
+ * (ready NULL: as set_runnable() left it).  The policy answers: an entity
+ * that would become runnable, or that its cap lets run again, is placed
+ * as a wake places it; one its cap holds back is not chosen; fixed-share
+ * chooses none when the turn is reserved for an entity not ready.  vtimes
+ * are taken as they are (exclude's slice not yet charged).  NULL when
+ * none would run.  Changes no state: pick() decides as it would have.
+ */
+typedef bool (*mdgpud_sched_ready_fn)(const struct mdgpud_sched_entity *e,
+				      void *arg);
+struct mdgpud_sched_entity *
+mdgpud_sched_peek_next(struct mdgpud_sched *s, uint64_t now_ns,
+		       const struct mdgpud_sched_entity *exclude,
+		       mdgpud_sched_ready_fn ready, void *arg);
 /* The entity ran from start_ns and really used gpu_ns of GPU time. */
 void mdgpud_sched_charge(struct mdgpud_sched *s,
 			 struct mdgpud_sched_entity *e, uint64_t start_ns,
