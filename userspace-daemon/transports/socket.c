@@ -564,12 +564,3 @@ const struct mdgpud_transport_ops mdgpud_transport_socket = {
 	.create = mdgpud_sock_create,
 	.destroy = mdgpud_sock_destroy,
 };
-
-const struct mdgpud_transport_ops *mdgpud_transport_find(const char *name)
-{
-	if (name && !strcmp(name, mdgpud_transport_socket.name))
-		return &mdgpud_transport_socket;
-	if (name && !strcmp(name, mdgpud_transport_kernel.name))
-		return &mdgpud_transport_kernel;
-	return NULL;
-}
