@@ -27,13 +27,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "core_priv.h"
 #include "mdgpud/admin.h"
 #include "mdgpud/log.h"
+#include "mdgpud/unix_listen.h"
 
 /* A response larger than this is a bug (list of 4096 vGPUs is ~1.5 MiB). */
 #define MDGPUD_ADMIN_OUT_MAX	(8u << 20)
@@ -57,7 +57,7 @@ struct mdgpud_admin_conn {
 struct mdgpud_admin {
 	struct mdgpud_core *core;
 	int listen_fd;
-	char path[108];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	unsigned int nr_conns;
 	struct mdgpud_admin_conn *conns;
 	uint64_t evict_idle_ns;
@@ -770,64 +770,14 @@ int mdgpud_admin_socket_path(const struct mdgpud_config *cfg, char *buf,
 	return 0;
 }
 
-static int mdgpud_admin_listen(struct mdgpud_admin *a, uint32_t mode)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[sizeof(sa.sun_path)], *slash;
-	struct stat st;
-	int fd, ret;
-
-	strcpy(sa.sun_path, a->path);
-	/* Like the client socket: the parent directory is created 0755. */
-	strcpy(dir, a->path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			mdgpud_warn("admin: mkdir %s: %s", dir, strerror(errno));
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* A live daemon answers on the path: refuse to steal it. */
-	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		mdgpud_err("admin: %s: another daemon is listening", a->path);
-		return -EADDRINUSE;
-	}
-	close(fd);
-	/* A stale socket is removed; anything else is left alone. */
-	if (!lstat(a->path, &st)) {
-		if (!S_ISSOCK(st.st_mode)) {
-			mdgpud_err("admin: %s exists and is not a socket",
-				   a->path);
-			return -EEXIST;
-		}
-		unlink(a->path);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = -errno;
-		mdgpud_err("admin: bind %s: %s", a->path, strerror(errno));
-		close(fd);
-		return ret;
-	}
-	if (chmod(a->path, mode) || listen(fd, MDGPUD_ADMIN_CONN_MAX)) {
-		ret = -errno;
-		mdgpud_err("admin: %s: %s", a->path, strerror(errno));
-		unlink(a->path);
-		close(fd);
-		return ret;
-	}
-	a->listen_fd = fd;
-	return 0;
-}
-
 int mdgpud_admin_create(struct mdgpud_core *c, const struct mdgpud_config *cfg,
 			struct mdgpud_admin **out)
 {
+	const struct mdgpud_unix_listen_opts opts = {
+		.mode = cfg->admin_socket_mode,
+		.backlog = MDGPUD_ADMIN_CONN_MAX,
+		.log_prefix = "admin: ",
+	};
 	struct mdgpud_admin *a;
 	int ret;
 
@@ -851,11 +801,12 @@ int mdgpud_admin_create(struct mdgpud_core *c, const struct mdgpud_config *cfg,
 		free(a);
 		return ret;
 	}
-	ret = mdgpud_admin_listen(a, cfg->admin_socket_mode);
-	if (ret) {
+	ret = mdgpud_unix_listen(a->path, &opts);
+	if (ret < 0) {
 		free(a);
 		return ret;
 	}
+	a->listen_fd = ret;
 	ret = mdgpud_core_watch(c, a->listen_fd, mdgpud_admin_accept, a);
 	if (ret) {
 		unlink(a->path);

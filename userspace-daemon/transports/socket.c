@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -19,7 +18,6 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -27,6 +25,7 @@
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
 #include "mdgpud/transport.h"
+#include "mdgpud/unix_listen.h"
 
 struct mdgpud_transport {
 	struct mdgpud_core *core;
@@ -39,6 +38,8 @@ struct mdgpud_transport {
 
 /* Connections beyond max_vgpus that may sit in the handshake at once. */
 static const uint32_t mdgpud_sock_pending_max = 16;
+/* Connections the kernel queues before accept(). */
+static const int mdgpud_sock_backlog = 64;
 
 struct mdgpud_sock_client {
 	struct mdgpud_transport *t;
@@ -436,84 +437,20 @@ static void mdgpud_sock_accept(void *data, uint32_t events)
 static int mdgpud_sock_listen(struct mdgpud_transport *t)
 {
 	const struct mdgpud_config *cfg = t->cfg;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[sizeof(sa.sun_path)], *slash;
-	struct stat st;
-	int fd, ret;
+	const struct mdgpud_unix_listen_opts opts = {
+		.mode = cfg->socket_mode,
+		.group = cfg->socket_group,
+		.backlog = mdgpud_sock_backlog,
+		.log_prefix = "",
+	};
+	int fd = mdgpud_unix_listen(cfg->socket_path, &opts);
 
-	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, cfg->socket_path);
+	if (fd < 0)
+		return fd;
+	/* mdgpud_unix_listen() refuses a path longer than t->path. */
 	strcpy(t->path, cfg->socket_path);
-	strcpy(dir, cfg->socket_path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			mdgpud_warn("mkdir %s: %s", dir, strerror(errno));
-	}
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* A live daemon answers on the path: refuse to steal it. */
-	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
-		mdgpud_err("%s: another mdgpud is listening", sa.sun_path);
-		return -EADDRINUSE;
-	}
-	close(fd);
-	/* A stale socket of a dead daemon is removed; anything else at the
-	 * path is left alone. */
-	if (!lstat(sa.sun_path, &st)) {
-		if (!S_ISSOCK(st.st_mode)) {
-			mdgpud_err("%s exists and is not a socket",
-				   sa.sun_path);
-			return -EEXIST;
-		}
-		unlink(sa.sun_path);
-	}
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = -errno;
-		mdgpud_err("bind %s: %s", sa.sun_path, strerror(errno));
-		goto err;
-	}
-	if (chmod(sa.sun_path, cfg->socket_mode)) {
-		ret = -errno;
-		mdgpud_err("chmod %s: %s", sa.sun_path, strerror(errno));
-		goto err_unlink;
-	}
-	if (cfg->socket_group[0]) {
-		struct group *gr = getgrnam(cfg->socket_group);
-
-		if (!gr) {
-			ret = -ENOENT;
-			mdgpud_err("socket_group '%s': no such group",
-				   cfg->socket_group);
-			goto err_unlink;
-		}
-		if (chown(sa.sun_path, (uid_t)-1, gr->gr_gid)) {
-			ret = -errno;
-			mdgpud_err("chown %s: %s", sa.sun_path,
-				   strerror(errno));
-			goto err_unlink;
-		}
-	}
-	if (listen(fd, 64)) {
-		ret = -errno;
-		goto err_unlink;
-	}
 	t->listen_fd = fd;
 	return 0;
-err_unlink:
-	unlink(sa.sun_path);
-err:
-	close(fd);
-	return ret;
 }
 
 static void mdgpud_sock_destroy(struct mdgpud_transport *t)
@@ -564,12 +501,3 @@ const struct mdgpud_transport_ops mdgpud_transport_socket = {
 	.create = mdgpud_sock_create,
 	.destroy = mdgpud_sock_destroy,
 };
-
-const struct mdgpud_transport_ops *mdgpud_transport_find(const char *name)
-{
-	if (name && !strcmp(name, mdgpud_transport_socket.name))
-		return &mdgpud_transport_socket;
-	if (name && !strcmp(name, mdgpud_transport_kernel.name))
-		return &mdgpud_transport_kernel;
-	return NULL;
-}

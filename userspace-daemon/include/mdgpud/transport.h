@@ -12,13 +12,15 @@
  * write a completion, publish head/fence (+ interrupt), arm the doorbell
  * wake-up before the dispatcher sleeps, DMA guest memory by IOVA.
  *
- *   socket  Unix-domain socket; rings/aperture in memfds shared with the
- *           client; doorbell eventfd, completion futex (uapi section 4).
- *   kernel  /dev/mdgpu (transports/kernel.c): CREATE/REMOVE events create/destroy
- *           vGPUs, DOORBELL events update the tail that sq_tail() returns,
- *           rings/apertures are mmap()ed from /dev/mdgpu, publish() is
- *           MDGPU_CTL_COMPLETE (fence, head, irq), dma() is MDGPU_CTL_DMA,
- *           arm() is a no-op (the control fd is always watched).
+ *   socket  Unix-domain socket (transports/socket.c); rings/aperture in
+ *           memfds shared with the client; doorbell eventfd, completion
+ *           futex (uapi section 4).
+ *   kernel  /dev/mdgpu (transports/kernel.c): CREATE/REMOVE events
+ *           create/destroy vGPUs, DOORBELL events update the tail that
+ *           sq_tail() returns, rings/apertures are mmap()ed from
+ *           /dev/mdgpu, publish() is MDGPU_CTL_COMPLETE (fence, head,
+ *           irq), dma() is MDGPU_CTL_DMA, arm() is a no-op (the control
+ *           fd is always watched).
  */
 #ifndef MDGPUD_TRANSPORT_H
 #define MDGPUD_TRANSPORT_H
@@ -61,10 +63,13 @@ struct mdgpud_transport_ops {
 	void (*destroy)(struct mdgpud_transport *t);
 };
 
+/* Unix-domain socket (transports/socket.c, uapi section 4). */
 extern const struct mdgpud_transport_ops mdgpud_transport_socket;
 /* /dev/mdgpu (transports/kernel.c, Documentation/e2e.md). */
 extern const struct mdgpud_transport_ops mdgpud_transport_kernel;
 
+/* The transport called `name` (config key `transport`), or NULL when none
+ * is (transports/transport.c). */
 const struct mdgpud_transport_ops *mdgpud_transport_find(const char *name);
 
 #endif /* MDGPUD_TRANSPORT_H */
