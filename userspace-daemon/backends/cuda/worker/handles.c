@@ -92,6 +92,21 @@ int mdgpud_worker_handles_insert(struct mdgpud_worker_handles *t, void *obj,
 	return 0;
 }
 
+int mdgpud_worker_handles_find(const struct mdgpud_worker_handles *t,
+			       const void *obj, uint64_t parent,
+			       uint64_t *handle)
+{
+	for (uint32_t i = 0; i < t->nr_slots; i++) {
+		const struct mdgpud_worker_handle_slot *s = &t->slot[i];
+
+		if (s->used && s->obj == obj && s->parent == parent) {
+			*handle = mdgpud_worker_handles_encode(t, i);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int mdgpud_worker_handles_get(const struct mdgpud_worker_handles *t,
 			      uint64_t handle, void **obj)
 {

@@ -54,6 +54,13 @@ void mdgpud_worker_handles_fini(struct mdgpud_worker_handles *t);
  */
 int mdgpud_worker_handles_insert(struct mdgpud_worker_handles *t, void *obj,
 				 uint64_t parent, uint64_t *handle);
+/*
+ * The handle of obj stored with `parent`: 0, or -ENOENT.  A linear scan,
+ * for requests off the hot path.
+ */
+int mdgpud_worker_handles_find(const struct mdgpud_worker_handles *t,
+			       const void *obj, uint64_t parent,
+			       uint64_t *handle);
 /* 0 and the object of `handle`, or -ENOENT. */
 int mdgpud_worker_handles_get(const struct mdgpud_worker_handles *t,
 			      uint64_t handle, void **obj);

@@ -167,7 +167,13 @@ static int mdgpud_worker_op_module_unload(struct mdgpud_worker *w,
 				 "cuModuleUnload");
 }
 
-/* a0 module, inline data the function's name. */
+/*
+ * a0 module, inline data the function's name.  The driver answers the
+ * same function for the same name, and the worker the same handle: a
+ * function is stored once per module, so that FUNC_GETs repeated (the
+ * core's handle table full, say: it drops the answer) never grow the
+ * table.  A function that cannot be stored needs no release.
+ */
 static int mdgpud_worker_op_func_get(struct mdgpud_worker *w,
 				     struct mdgpud_cuda_rpc_slot *s)
 {
@@ -185,6 +191,9 @@ static int mdgpud_worker_op_func_get(struct mdgpud_worker *w,
 	res = w->cu.module_get_function(&f, mod, name);
 	if (res)
 		return mdgpud_worker_err(w, res, "cuModuleGetFunction");
+	if (!mdgpud_worker_handles_find(&w->funcs, f, s->arg[0],
+					&s->result[0]))
+		return 0;
 	return mdgpud_worker_handles_insert(&w->funcs, f, s->arg[0],
 					    &s->result[0]);
 }
