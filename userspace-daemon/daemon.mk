@@ -75,6 +75,11 @@ $(D_SAN)/tests/%: $(D_DIR)/tests/%.c $(D_SAN)/libmdgpud.a $(L_SAN)/libmdgpu.a
 # of libmdgpud.a (the supervisor never loads libcuda).
 D_TEST_EXTRA_test_cuda_api := -I$(W_DIR) $(W_API_SRCS)
 $(D_SAN)/tests/test_cuda_api: $(W_API_SRCS) $(W_DIR)/cuda_api.h
+# test_worker_handles checks the worker's handle table the same way.
+W_HANDLES_SRCS := $(W_DIR)/handles.c $(W_DIR)/array.c
+D_TEST_EXTRA_test_worker_handles := -I$(W_DIR) $(W_HANDLES_SRCS)
+$(D_SAN)/tests/test_worker_handles: $(W_HANDLES_SRCS) $(W_DIR)/handles.h \
+	$(W_DIR)/array.h
 
 # Each test binary runs on its own; cmocka prints its own summary.
 check-daemon: $(D_TESTS) $(BUILD)/mdgpud $(BUILD)/mdgpud-worker

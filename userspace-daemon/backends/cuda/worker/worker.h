@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mdgpud-worker's private header: the worker's state and the functions its
+ * files share.
+ *
+ *   main.c      arguments, the shared area, start-up and exit states
+ *   context.c   the CUDA context: open, serve set-up, drain, teardown
+ *   serve.c     the request loop: ring wait, async-error latch, wake-ups
+ *   requests.c  one function per request op, dispatched through a table
+ *   builtins.c  the builtin kernels (fill, add, checksum, spin)
+ *   memory.c    device allocations and their scrub, host regions
+ *   handles.c   modules, functions and events behind opaque handles
+ *   err.c       CUresult to errno, the message to the supervisor
+ */
+#ifndef MDGPUD_WORKER_H
+#define MDGPUD_WORKER_H
+
+#include "cuda_api.h"
+#include "cuda_rpc.h"
+#include "handles.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MDGPUD_WORKER_JIT_LOG_BYTES	4096
+
+/* Handle tags (handles.h): one per table, never 0. */
+#define MDGPUD_WORKER_TAG_MODULE	1
+#define MDGPUD_WORKER_TAG_FUNC		2
+#define MDGPUD_WORKER_TAG_EVENT		3
+
+/* Host memory the supervisor shared, by region number. */
+struct mdgpud_worker_region {
+	uint8_t *ptr;
+	uint64_t size;
+	int registered;
+};
+
+struct mdgpud_worker_alloc {
+	mdgpud_cu_deviceptr addr;
+	uint64_t size;
+};
+
+struct mdgpud_worker {
+	struct mdgpud_cuda_api cu;
+	struct mdgpud_cuda_rpc_shm *shm;
+	int sock;
+	pid_t sup_pid;
+	uint32_t vgpu_id;
+	mdgpud_cu_device dev;
+	mdgpud_cu_context ctx;
+	mdgpud_cu_stream stream;
+	mdgpud_cu_module builtin_mod;
+	mdgpud_cu_function fn_fill, fn_add, fn_checksum, fn_spin;
+	mdgpud_cu_deviceptr scratch;	/* 8 bytes: checksum result */
+	mdgpud_cu_event slice_ev[2];
+	mdgpud_cu_event drain_ev;	/* CU_EVENT_BLOCKING_SYNC, no timing */
+	int slice_open;
+	uint32_t sm_count;
+	int pending_err;		/* first error of an async request */
+
+	/* regions[0 .. nr_regions) addressable; cap_regions allocated. */
+	struct mdgpud_worker_region *regions;
+	size_t nr_regions, cap_regions;
+	struct mdgpud_worker_alloc *allocs;
+	size_t nr_allocs, cap_allocs;
+	/*
+	 * Objects the context created, the only ones a request may name.
+	 * A function's parent is its module's handle.
+	 */
+	struct mdgpud_worker_handles modules, funcs, events;
+};
+
+/* err.c */
+void mdgpud_worker_err_msg(struct mdgpud_worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int mdgpud_worker_err(struct mdgpud_worker *w, mdgpud_cu_result res,
+		      const char *what);
+
+/* context.c */
+int mdgpud_worker_context_open(struct mdgpud_worker *w, int ordinal);
+int mdgpud_worker_context_setup(struct mdgpud_worker *w);
+void mdgpud_worker_context_teardown(struct mdgpud_worker *w);
+mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
+					     uint64_t expect_ns,
+					     uint64_t spin_ns);
+int mdgpud_worker_context_sync(struct mdgpud_worker *w, uint64_t expect_ns);
+
+/* memory.c */
+int mdgpud_worker_mem_init(struct mdgpud_worker *w);
+uint8_t *mdgpud_worker_mem_host(struct mdgpud_worker *w, uint64_t region,
+				uint64_t off, uint64_t len);
+int mdgpud_worker_mem_map(struct mdgpud_worker *w, uint64_t region,
+			  uint64_t off, uint64_t size);
+int mdgpud_worker_mem_unmap(struct mdgpud_worker *w, uint64_t region);
+void mdgpud_worker_mem_unmap_all(struct mdgpud_worker *w);
+int mdgpud_worker_mem_alloc(struct mdgpud_worker *w, uint64_t size,
+			    mdgpud_cu_deviceptr *addr, uint64_t *reserved);
+int mdgpud_worker_mem_free(struct mdgpud_worker *w, mdgpud_cu_deviceptr addr);
+void mdgpud_worker_mem_free_all(struct mdgpud_worker *w);
+
+/* builtins.c */
+int mdgpud_worker_builtins_run(struct mdgpud_worker *w,
+			       struct mdgpud_cuda_rpc_slot *s);
+
+/* requests.c */
+int mdgpud_worker_requests_exec(struct mdgpud_worker *w, uint32_t op,
+				struct mdgpud_cuda_rpc_slot *s);
+bool mdgpud_worker_requests_async(uint32_t op,
+				  const struct mdgpud_cuda_rpc_slot *s);
+
+/* serve.c */
+int mdgpud_worker_serve(struct mdgpud_worker *w);
+
+#endif /* MDGPUD_WORKER_H */
