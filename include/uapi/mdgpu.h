@@ -5,7 +5,8 @@
  *
  *   1. the vGPU as a PCI device: IDs, BAR layout, BAR0 register map;
  *   2. the ring protocol: command descriptors, completions, error codes;
- *   3. the control channel /dev/mdgpu between mdgpu.ko and mdgpud.
+ *   3. the control channel /dev/mdgpu between mdgpu.ko and mdgpud;
+ *   4. the socket transport between mdgpud and host processes.
  *
  * Every structure has fixed-width members, explicit padding and a size
  * checked at compile time.  All multi-byte values are little-endian.
