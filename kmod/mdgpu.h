@@ -29,6 +29,7 @@
 #include <linux/device.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/mdev.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
@@ -234,7 +235,6 @@ void mdgpu_vgpu_post(struct mdgpu_vgpu *vgpu, u32 type);
 void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu);
 void mdgpu_vgpu_backend_lost(struct mdgpu_vgpu *vgpu);
 void mdgpu_vgpu_backend_back(struct mdgpu_vgpu *vgpu);
-u32 mdgpu_vgpu_status(struct mdgpu_vgpu *vgpu);
 
 /* ---- PCI config space (mdgpu_cfg.c) ------------------------------------- */
 
@@ -250,6 +250,40 @@ int mdgpu_regs_access(struct mdgpu_vgpu *vgpu, u64 off, size_t size,
 		      u32 *val, bool write);
 int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
 			const struct mdgpu_ctl_complete *c);
+
+/* Index in vgpu->regs of the register at BAR0 offset @off. */
+#define MDGPU_REG(off)		((off) / 4)
+
+/*
+ * mdgpu_reg_read(), mdgpu_reg_write(), mdgpu_reg_update() - the module's
+ * own access to the stored value of register @reg (an MDGPU_REG_* offset):
+ * no access-kind check, no write side effect.  Guest accesses go through
+ * mdgpu_regs_access().  Caller must hold vgpu->lock.
+ */
+static inline u32 mdgpu_reg_read(struct mdgpu_vgpu *vgpu, u32 reg)
+{
+	lockdep_assert_held(&vgpu->lock);
+
+	return vgpu->regs[MDGPU_REG(reg)];
+}
+
+static inline void mdgpu_reg_write(struct mdgpu_vgpu *vgpu, u32 reg, u32 val)
+{
+	lockdep_assert_held(&vgpu->lock);
+
+	vgpu->regs[MDGPU_REG(reg)] = val;
+}
+
+/* Clear the bits of @clear, then set those of @set. */
+static inline void mdgpu_reg_update(struct mdgpu_vgpu *vgpu, u32 reg,
+				    u32 clear, u32 set)
+{
+	u32 *r = &vgpu->regs[MDGPU_REG(reg)];
+
+	lockdep_assert_held(&vgpu->lock);
+
+	*r = (*r & ~clear) | set;
+}
 
 /* ---- interrupts (mdgpu_irq.c) ------------------------------------------- */
 

@@ -291,12 +291,12 @@ static int mdgpu_ctl_mmap(struct file *filp, struct vm_area_struct *vma)
 	if (vma->vm_pgoff > (U64_MAX >> PAGE_SHIFT))
 		return -EINVAL;
 	pos = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	region = (pos >> 36) & 0xf;
-	off = pos & ((1ULL << 36) - 1);
+	region = MDGPU_CTL_MMAP_REGION(pos);
+	off = MDGPU_CTL_MMAP_POS(pos);
 	if (region != MDGPU_CTL_MMAP_RING && region != MDGPU_CTL_MMAP_APERTURE)
 		return -EINVAL;
 
-	vgpu = mdgpu_ctl_vgpu_get(file, pos >> 40);
+	vgpu = mdgpu_ctl_vgpu_get(file, MDGPU_CTL_MMAP_VGPU(pos));
 	if (!vgpu)
 		return -ENOENT;
 	mem = region == MDGPU_CTL_MMAP_RING ? vgpu->ring : vgpu->aperture;

@@ -48,12 +48,10 @@ static void mdgpu_irq_signal(struct mdgpu_vgpu *vgpu)
  */
 void mdgpu_irq_raise(struct mdgpu_vgpu *vgpu, u32 bits)
 {
-	u32 *status = &vgpu->regs[MDGPU_REG_IRQ_STATUS / 4];
-
 	lockdep_assert_held(&vgpu->lock);
 
-	*status |= bits;
-	if (bits & vgpu->regs[MDGPU_REG_IRQ_MASK / 4])
+	mdgpu_reg_update(vgpu, MDGPU_REG_IRQ_STATUS, 0, bits);
+	if (bits & mdgpu_reg_read(vgpu, MDGPU_REG_IRQ_MASK))
 		mdgpu_irq_signal(vgpu);
 }
 
@@ -67,8 +65,8 @@ void mdgpu_irq_update(struct mdgpu_vgpu *vgpu)
 	lockdep_assert_held(&vgpu->lock);
 
 	if (!vgpu->msi_trigger &&
-	    (vgpu->regs[MDGPU_REG_IRQ_STATUS / 4] &
-	     vgpu->regs[MDGPU_REG_IRQ_MASK / 4]))
+	    (mdgpu_reg_read(vgpu, MDGPU_REG_IRQ_STATUS) &
+	     mdgpu_reg_read(vgpu, MDGPU_REG_IRQ_MASK)))
 		mdgpu_irq_signal(vgpu);
 }
 

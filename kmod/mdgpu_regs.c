@@ -15,8 +15,6 @@
 
 #include "mdgpu.h"
 
-#define MDGPU_REG(r)		((r) / 4)
-
 enum mdgpu_reg_access {
 	MDGPU_REG_RO,		/* writes are ignored and counted */
 	MDGPU_REG_RW,		/* value & wmask is stored, then .write */

@@ -95,7 +95,7 @@ static ssize_t mdgpu_knob_store(struct device *dev,
 	mutex_lock(&vgpu->lock);
 	*mdgpu_knob_field(vgpu, knob) = val;
 	if (knob == MDGPU_KNOB_WEIGHT)
-		vgpu->regs[MDGPU_REG_WEIGHT / 4] = val;
+		mdgpu_reg_write(vgpu, MDGPU_REG_WEIGHT, val);
 	mdgpu_vgpu_post(vgpu, MDGPU_EV_KNOB);
 	mutex_unlock(&vgpu->lock);
 	return count;
@@ -123,7 +123,7 @@ static ssize_t status_show(struct device *dev, struct device_attribute *attr,
 	u32 status;
 
 	mutex_lock(&vgpu->lock);
-	status = mdgpu_vgpu_status(vgpu);
+	status = mdgpu_reg_read(vgpu, MDGPU_REG_STATUS);
 	mutex_unlock(&vgpu->lock);
 	if (status & MDGPU_STATUS_BACKEND_LOST)
 		return sysfs_emit(buf, "backend-lost\n");

@@ -28,7 +28,7 @@
 #define MDGPU_VFIO_OFFSET_SHIFT		40
 #define MDGPU_VFIO_OFFSET_MASK		((1ULL << MDGPU_VFIO_OFFSET_SHIFT) - 1)
 /* vGPU ids fit in the 24 bits MDGPU_CTL_MMAP_OFFSET() leaves them. */
-#define MDGPU_VGPU_ID_MAX		((1U << 24) - 1)
+#define MDGPU_VGPU_ID_MAX		((1U << (64 - MDGPU_CTL_MMAP_VGPU_SHIFT)) - 1)
 
 /* id -> vGPU; NULL (reserved) from .init until published, after unpublish */
 static DEFINE_XARRAY_ALLOC1(mdgpu_vgpus);
@@ -80,13 +80,6 @@ static void mdgpu_vgpu_uuid(struct mdgpu_vgpu *vgpu, u8 out[16])
 		out[i] = vgpu->mdev->uuid.b[guid_byte[i]];
 }
 
-u32 mdgpu_vgpu_status(struct mdgpu_vgpu *vgpu)
-{
-	lockdep_assert_held(&vgpu->lock);
-
-	return vgpu->regs[MDGPU_REG_STATUS / 4];
-}
-
 /*
  * mdgpu_vgpu_post() - queue event @type about @vgpu to the owning daemon.
  *
@@ -115,7 +108,7 @@ void mdgpu_vgpu_post(struct mdgpu_vgpu *vgpu, u32 type)
 		ev.create.priority = vgpu->priority;
 		break;
 	case MDGPU_EV_DOORBELL:
-		ev.doorbell.sq_tail = vgpu->regs[MDGPU_REG_SQ_TAIL / 4];
+		ev.doorbell.sq_tail = mdgpu_reg_read(vgpu, MDGPU_REG_SQ_TAIL);
 		break;
 	case MDGPU_EV_KNOB:
 		ev.knob.weight = vgpu->weight;
@@ -148,22 +141,20 @@ void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu)
 /* The daemon is gone.  Caller must hold vgpu->lock. */
 void mdgpu_vgpu_backend_lost(struct mdgpu_vgpu *vgpu)
 {
-	u32 *status = &vgpu->regs[MDGPU_REG_STATUS / 4];
-
 	lockdep_assert_held(&vgpu->lock);
 
-	*status = (*status & ~MDGPU_STATUS_READY) | MDGPU_STATUS_BACKEND_LOST;
+	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS, MDGPU_STATUS_READY,
+			 MDGPU_STATUS_BACKEND_LOST);
 	mdgpu_irq_raise(vgpu, MDGPU_IRQ_BACKEND_LOST);
 }
 
 /* A daemon (re-)attached: tell it about @vgpu.  Caller holds vgpu->lock. */
 void mdgpu_vgpu_backend_back(struct mdgpu_vgpu *vgpu)
 {
-	u32 *status = &vgpu->regs[MDGPU_REG_STATUS / 4];
-
 	lockdep_assert_held(&vgpu->lock);
 
-	*status = (*status & ~MDGPU_STATUS_BACKEND_LOST) | MDGPU_STATUS_READY;
+	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS, MDGPU_STATUS_BACKEND_LOST,
+			 MDGPU_STATUS_READY);
 	mdgpu_vgpu_post(vgpu, MDGPU_EV_CREATE);
 	if (vgpu->open)
 		mdgpu_vgpu_post(vgpu, MDGPU_EV_OPEN);

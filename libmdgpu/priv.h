@@ -13,9 +13,9 @@
 
 /*
  * A client transport maps the vGPU's ring and aperture and provides the
- * doorbell and the completion wait.  socket: mdgpud's Unix socket.  Future
- * "vfio" (BAR2/BAR4 mmap, BAR0 SQ_TAIL write, eventfd IRQ) and "guest"
- * (the PCI device in a VM) fill in the same fields.
+ * doorbell and the completion wait.  "socket": mdgpud's Unix socket;
+ * "vfio": an mdev through VFIO (BAR2/BAR4 mmap, BAR0 SQ_TAIL write,
+ * eventfd IRQ); "guest": /dev/mdgpu-vgpuN of mdgpu-guest.ko in a VM.
  */
 struct mdgpu_tops {
 	const char *name;

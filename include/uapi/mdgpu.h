@@ -5,7 +5,8 @@
  *
  *   1. the vGPU as a PCI device: IDs, BAR layout, BAR0 register map;
  *   2. the ring protocol: command descriptors, completions, error codes;
- *   3. the control channel /dev/mdgpu between mdgpu.ko and mdgpud.
+ *   3. the control channel /dev/mdgpu between mdgpu.ko and mdgpud;
+ *   4. the socket transport between mdgpud and host processes.
  *
  * Every structure has fixed-width members, explicit padding and a size
  * checked at compile time.  All multi-byte values are little-endian.
@@ -382,13 +383,26 @@ struct mdgpu_ctl_dma {
 
 /*
  * mmap() of /dev/mdgpu maps one vGPU's ring or aperture into the daemon.
- * The offset names the vGPU and the region; the length is at most the
- * region's size.
+ * The offset names the vGPU (bits 63..40) and the region (bits 39..36);
+ * bits 35..0 are the byte offset inside the region.  The length is at most
+ * the region's size.  MDGPU_CTL_MMAP_OFFSET() builds an offset, the
+ * MDGPU_CTL_MMAP_*() accessors below it take one apart.
  */
 #define MDGPU_CTL_MMAP_RING		0
 #define MDGPU_CTL_MMAP_APERTURE		1
+#define MDGPU_CTL_MMAP_VGPU_SHIFT	40
+#define MDGPU_CTL_MMAP_REGION_SHIFT	36
+#define MDGPU_CTL_MMAP_REGION_MASK	0xfULL
 #define MDGPU_CTL_MMAP_OFFSET(vgpu_id, region) \
-	(((__u64)(vgpu_id) << 40) | ((__u64)(region) << 36))
+	(((__u64)(vgpu_id) << MDGPU_CTL_MMAP_VGPU_SHIFT) | \
+	 ((__u64)(region) << MDGPU_CTL_MMAP_REGION_SHIFT))
+#define MDGPU_CTL_MMAP_VGPU(off) \
+	((__u32)((__u64)(off) >> MDGPU_CTL_MMAP_VGPU_SHIFT))
+#define MDGPU_CTL_MMAP_REGION(off) \
+	((__u32)(((__u64)(off) >> MDGPU_CTL_MMAP_REGION_SHIFT) & \
+		 MDGPU_CTL_MMAP_REGION_MASK))
+#define MDGPU_CTL_MMAP_POS(off) \
+	((__u64)(off) & ((1ULL << MDGPU_CTL_MMAP_REGION_SHIFT) - 1))
 
 /* Events, read() in whole records of struct mdgpu_ctl_event. */
 enum mdgpu_ctl_event_type {

@@ -53,7 +53,7 @@ done
 "$top/tests/vm/fetch-kernel.sh" "$rel" "$cache"
 kroot=$cache/$rel/root
 
-# Files of this run carry its PID (several engineers share build/).
+# Files of this run carry its PID (several runs may share build/).
 work=$out/pack.$$
 stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-e2e-nested.XXXXXX")
 log=$out/serial.$$.log

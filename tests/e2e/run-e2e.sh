@@ -38,7 +38,7 @@ done
 kroot=$cache/$rel/root
 [ -f "$ko" ] || echo "e2e: $ko not built; every check will fail" >&2
 
-# Files of this run carry its PID (several engineers share build/).
+# Files of this run carry its PID (several runs may share build/).
 initrd=$out/initramfs.$$.cpio
 log=$out/serial-$mode.$$.log
 stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-e2e.XXXXXX")

@@ -49,7 +49,7 @@ if [ "$mode" = qemu ]; then
 	# it, slower.  Cause not investigated.
 	cpu=max
 fi
-# Runs from several engineers may share this build directory: every file
+# Several runs may share this build directory at once: every file
 # of this run carries its PID and is renamed to its stable name at the end.
 initrd=$out/initramfs.$$.cpio
 log=$out/serial.$$.log

@@ -235,8 +235,8 @@ TEST(kmod_close_resets_for_next_user, FX_VFIO)
 
 /*
  * The daemon's mapping holds the memory: touching it after the mdev was
- * removed is safe (no crash, no kernel warning), and the removed vGPU can
- * no longer be mapped.  (A VFIO user's mapping keeps the device file, and
+ * removed is safe (no crash, no kernel warning), and a new mmap of the
+ * removed vGPU fails.  (A VFIO user's mapping keeps the device file, and
  * so the device, open: removal waits for it.)
  */
 TEST(kmod_ctl_mapping_outlives_vgpu, FX_VFIO)
