@@ -90,6 +90,8 @@
 #define MDGPU_STATUS_ENABLED		(1U << 1)	/* CONTROL.ENABLE set */
 #define MDGPU_STATUS_BACKEND_LOST	(1U << 2)	/* daemon gone */
 #define MDGPU_STATUS_RING_ERROR		(1U << 3)	/* bad doorbell seen */
+#define MDGPU_STATUS_CONTEXT_LOST	(1U << 4)	/* GPU context gone, reset
+							 * restores it */
 
 #define MDGPU_CONTROL_ENABLE		(1U << 0)	/* accept doorbells */
 #define MDGPU_CONTROL_RESET		(1U << 1)	/* write 1: device reset */
@@ -98,6 +100,18 @@
 #define MDGPU_IRQ_COMPLETION		(1U << 0)
 #define MDGPU_IRQ_BACKEND_LOST		(1U << 1)
 #define MDGPU_IRQ_ERROR			(1U << 2)
+/*
+ * Events of a vGPU's GPU context, reported by the daemon (the kernel
+ * transport's MDGPU_CTL_VGPU_EVENT, the socket's ctrl status): HANG, its
+ * work did not drain within the daemon's hang bound and the context was
+ * destroyed; LOST, the context died otherwise (a fault, its worker gone);
+ * RESTORED, a reset gave the vGPU a fresh context.  HANG and LOST set
+ * MDGPU_STATUS_CONTEXT_LOST and raise MDGPU_IRQ_ERROR; RESTORED clears it.
+ */
+#define MDGPU_VGPU_EVENT_HANG		1
+#define MDGPU_VGPU_EVENT_LOST		2
+#define MDGPU_VGPU_EVENT_RESTORED	3
+
 #define MDGPU_IRQ_ALL			(MDGPU_IRQ_COMPLETION | \
 					 MDGPU_IRQ_BACKEND_LOST | \
 					 MDGPU_IRQ_ERROR)

@@ -50,6 +50,12 @@ struct mdgpud_vgpu_tops {
 	void (*ring_error)(void *priv, int err);
 	/* The daemon is going away: tell the client (-ENODEV). */
 	void (*lost)(void *priv);
+	/*
+	 * The vGPU's GPU context changed state: MDGPU_VGPU_EVENT_* (uapi).
+	 * Called by the dispatcher thread; NULL when the transport has no
+	 * way to tell.
+	 */
+	void (*context_event)(void *priv, uint32_t event);
 	/* Guest memory by IOVA; NULL when the transport has none. */
 	int (*dma)(void *priv, uint64_t iova, void *buf, uint64_t len,
 		   bool write);
