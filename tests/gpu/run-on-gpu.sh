@@ -49,7 +49,8 @@ LIBA=$B/libmdgpud.a
 make -j"$JOBS" "$B/mdgpud-worker" "$LIBA" \
 	"$B/daemon-san/tests/test_cuda_api" \
 	"$B/daemon-san/tests/test_cuda_backend" \
-	"$B/daemon-san/tests/test_socket" >"$OUT/build.log" 2>&1 || {
+	"$B/daemon-san/tests/test_socket" \
+	"$B/daemon-san/tests/test_core_hang" >"$OUT/build.log" 2>&1 || {
 	tail -30 "$OUT/build.log"; exit 1; }
 
 export MDGPUD_WORKER="$B/mdgpud-worker"
@@ -63,6 +64,9 @@ for t in test_cuda_api test_cuda_backend; do
 	timeout -k 5 240 "$B/daemon-san/tests/$t" 2>&1 | tee -a "$OUT/tests.log" ||
 		status=1
 done
+echo "== test_core_hang (real driver)" | tee -a "$OUT/tests.log"
+MDGPUD_TEST_REAL_CUDA=1 timeout -k 5 120 "$B/daemon-san/tests/test_core_hang" \
+	2>&1 | tee -a "$OUT/tests.log" || status=1
 if [ -x "$B/daemon-san/tests/test_socket" ]; then
 	echo "== test_socket (cuda backend)" | tee -a "$OUT/tests.log"
 	MDGPU_TEST_BACKEND=cuda timeout -k 5 300 \

@@ -262,13 +262,16 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 			" bytes_copied=%" PRIu64 " fb_quota=%" PRIu64
 			" fb_used=%" PRIu64 " fb_requested=%" PRIu64
 			" allocations=%u wait_p50_ns=%" PRIu64
-			" wait_p99_ns=%" PRIu64 "\n",
+			" wait_p99_ns=%" PRIu64 " context=%s hangs=%" PRIu64
+			" contexts_lost=%" PRIu64 "\n",
 			st[i].vgpu_id, t ? t->name : "unknown", st[i].type_id,
 			st[i].weight, st[i].cap_pct, st[i].priority,
 			st[i].gpu_ns, st[i].slices, st[i].commands,
 			st[i].errors, st[i].bytes_copied, st[i].fb_quota,
 			st[i].fb_used, st[i].fb_requested, st[i].allocations,
-			st[i].wait_p50_ns, st[i].wait_p99_ns);
+			st[i].wait_p50_ns, st[i].wait_p99_ns,
+			st[i].ctx_lost ? "lost" : "ok", st[i].hangs,
+			st[i].ctx_losses);
 	}
 	free(st);
 	if (ret)

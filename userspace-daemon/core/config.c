@@ -27,6 +27,7 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->sim_fb_mib = 16384;
 	cfg->sim_sm_count = 132;
 	cfg->cuda_fb_reserve_mib = 1024;
+	cfg->hang_timeout_ms = 5000;
 	cfg->timeslice_us = MDGPU_TIMESLICE_US_DEFAULT;
 	cfg->policy = MDGPU_POLICY_BEST_EFFORT;
 	cfg->cap_window_us = 100000;
@@ -129,6 +130,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("sim_realtime", 0, 1, sim_realtime)
 	U("cuda_device", 0, 255, cuda_device)
 	U("cuda_fb_reserve_mib", 0, 1ULL << 24, cuda_fb_reserve_mib)
+	U("hang_timeout_ms", 100, 600000, hang_timeout_ms)
 	U("timeslice_us", MDGPU_TIMESLICE_US_MIN, MDGPU_TIMESLICE_US_MAX,
 	  timeslice_us)
 	/* The scheduler checks its own range at mdgpud_core_create(). */

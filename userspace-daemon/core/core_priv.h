@@ -53,6 +53,13 @@ struct mdgpud_vgpu {
 	struct mdgpud_sched_entity entity;
 	bool runnable;
 	bool ring_broken;
+	/*
+	 * The backend context is gone (bops->ctx_status): every command
+	 * fails with ctx_err (-ETIMEDOUT after a hang, -ENODEV after a loss)
+	 * without reaching the backend, until a reset opens a new context.
+	 */
+	int ctx_err;
+	int aperture_fd;		/* dup of the transport's, or -1 */
 
 	uint32_t head;			/* next command to execute */
 	uint32_t observed_tail;
@@ -67,6 +74,7 @@ struct mdgpud_vgpu {
 
 	/* Statistics (written under core->lock). */
 	uint64_t gpu_ns, slices, commands, errors, bytes_copied;
+	uint64_t hangs, ctx_losses;	/* contexts lost, by cause */
 	uint64_t hist[MDGPUD_HIST_BUCKETS];
 };
 
@@ -109,6 +117,8 @@ void mdgpud_core_poll(struct mdgpud_core *c, int timeout_ms);
  * request (which it consumes).
  */
 int mdgpud_dispatch_run(struct mdgpud_core *c);
+/* vgpu.c: after a backend error of v, see whether its context is lost. */
+void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v);
 /* exec.c: execute one validated command of v. */
 int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		uint64_t *result, uint64_t *result2);

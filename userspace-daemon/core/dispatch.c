@@ -239,9 +239,12 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 	uint64_t work = 0;
 	int ret;
 
-	ret = b->slice_begin(v->bctx);
-	if (ret)
-		mdgpud_warn("vgpu %u: slice_begin: %s", v->id, strerror(-ret));
+	if (!v->ctx_err) {
+		ret = b->slice_begin(v->bctx);
+		if (ret)
+			mdgpud_warn("vgpu %u: slice_begin: %s", v->id,
+				    strerror(-ret));
+	}
 	while (v->head != tail && now - t0 < slice_ns &&
 	       (work == 0 || work < budget)) {
 		uint32_t idx = v->head & (v->entries - 1);
@@ -253,7 +256,10 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		ret = mdgpud_validate(&v->vctx, v->tops->sq_entry(v->tpriv, idx),
 				      &c->vcmd);
 		if (!ret)
-			ret = mdgpud_exec(v, &c->vcmd, &result, &result2);
+			ret = v->ctx_err ? v->ctx_err :
+			      mdgpud_exec(v, &c->vcmd, &result, &result2);
+		if (ret && !v->ctx_err)
+			mdgpud_vgpu_check_ctx(v);
 		cpl.status = ret;
 		cpl.opcode = c->vcmd.opcode;
 		cpl.result = ret ? 0 : result;
@@ -298,9 +304,18 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		if (next)
 			b->expect_work(next->bctx, drain_ns);
 	}
-	ret = b->slice_end(v->bctx, drain_ns, &gpu_ns);
-	if (ret)
-		mdgpud_warn("vgpu %u: slice_end: %s", v->id, strerror(-ret));
+	if (!v->ctx_err) {
+		ret = b->slice_end(v->bctx, drain_ns, &gpu_ns);
+		if (ret) {
+			mdgpud_warn("vgpu %u: slice_end: %s", v->id,
+				    strerror(-ret));
+			mdgpud_vgpu_check_ctx(v);
+		}
+	}
+	/* A context lost in this slice held the GPU until it was found
+	 * lost (the hang bound): charged as GPU time, paid back later. */
+	if (v->ctx_err && !gpu_ns)
+		gpu_ns = mdgpud_now_ns() - t0;
 	mdgpud_sched_charge(c->sched, &v->entity, t0, gpu_ns);
 	if (work) {
 		uint64_t sample = gpu_ns / work;

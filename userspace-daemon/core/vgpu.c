@@ -5,10 +5,12 @@
  * free and so scrub everything it holds, and its scheduling knobs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core_priv.h"
 #include "mdgpud/log.h"
@@ -30,6 +32,45 @@ static uint64_t mdgpud_vgpu_quota_sum(struct mdgpud_core *c)
 	for (uint32_t i = 0; i < c->nr_vgpus; i++)
 		s += mdgpud_memtab_quota(c->vgpus[i]->mem);
 	return s;
+}
+
+/*
+ * A backend context for v with what it needs from the start: the
+ * transport's aperture mapped into it (zero-copy) and, on IOVA
+ * transports, the DMA bounce buffer.  v->vctx.aperture, aperture_size and
+ * v->aperture_fd say what to map.
+ */
+static int mdgpud_vgpu_ctx_open(struct mdgpud_vgpu *v,
+				struct mdgpud_bctx **ctx_out, void **bounce_out)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	struct mdgpud_bctx *ctx;
+	void *bounce = NULL;
+	int ret;
+
+	ret = b->ctx_create(v->core->be, v->id, &ctx);
+	if (ret)
+		return ret;
+	if (v->aperture_fd >= 0) {
+		ret = b->map_shared(ctx, v->aperture_fd, 0, v->vctx.aperture,
+				    v->vctx.aperture_size);
+		if (ret)
+			goto err_ctx;
+	}
+	if (v->bounce_size) {
+		bounce = b->host_alloc(ctx, v->bounce_size);
+		if (!bounce) {
+			ret = -ENOMEM;
+			goto err_ctx;
+		}
+	}
+	*ctx_out = ctx;
+	*bounce_out = bounce;
+	return 0;
+
+err_ctx:
+	b->ctx_destroy(ctx);
+	return ret;
 }
 
 int mdgpud_vgpu_create(struct mdgpud_core *c,
@@ -92,29 +133,26 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	pthread_mutex_lock(&c->lock);
 	v->id = ++c->next_id;
 	pthread_mutex_unlock(&c->lock);
-	ret = c->bops->ctx_create(c->be, v->id, &v->bctx);
-	if (ret)
-		goto err_handles;
-	if (p->aperture_fd >= 0) {
-		ret = c->bops->map_shared(v->bctx, p->aperture_fd, 0,
-					  p->aperture, p->aperture_size);
-		if (ret)
-			goto err_ctx;
-	}
-	if (p->tops->dma) {
-		v->bounce_size = (size_t)c->cfg.dma_bounce_kib << 10;
-		v->bounce = c->bops->host_alloc(v->bctx, v->bounce_size);
-		if (!v->bounce) {
-			ret = -ENOMEM;
-			goto err_ctx;
-		}
-	}
 	v->vctx = (struct mdgpud_vctx){
 		.mem = v->mem, .handles = v->handles,
 		.aperture = p->aperture, .aperture_size = p->aperture_size,
 		.iova_ok = p->tops->dma != NULL,
 		.shared_bytes_max = c->cfg.shared_bytes_max,
 	};
+	v->aperture_fd = -1;
+	if (p->aperture_fd >= 0) {
+		/* Kept: a reset after a lost context maps it again. */
+		v->aperture_fd = fcntl(p->aperture_fd, F_DUPFD_CLOEXEC, 0);
+		if (v->aperture_fd < 0) {
+			ret = -errno;
+			goto err_handles;
+		}
+	}
+	if (p->tops->dma)
+		v->bounce_size = (size_t)c->cfg.dma_bounce_kib << 10;
+	ret = mdgpud_vgpu_ctx_open(v, &v->bctx, &v->bounce);
+	if (ret)
+		goto err_fd;
 	v->entity.id = v->id;
 	v->entity.weight = p->weight ? p->weight : t->default_weight;
 	v->entity.cap_pct = p->cap_pct ? p->cap_pct : MDGPU_CAP_MAX;
@@ -136,8 +174,10 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 err_bounce:
 	if (v->bounce)
 		c->bops->host_free(v->bctx, v->bounce, v->bounce_size);
-err_ctx:
 	c->bops->ctx_destroy(v->bctx);
+err_fd:
+	if (v->aperture_fd >= 0)
+		close(v->aperture_fd);
 err_handles:
 	mdgpud_handles_destroy(v->handles);
 err_mem:
@@ -148,35 +188,55 @@ err_free:
 	return ret;
 }
 
-/* Release everything the vGPU holds on the backend; memory is scrubbed. */
-static void mdgpud_vgpu_release_all(struct mdgpud_vgpu *v)
+/*
+ * Releases everything v holds: events, modules and their functions, then,
+ * once the GPU finished what still runs, memory (scrubbed by the
+ * backend).  With the context lost only the bookkeeping goes: the backend
+ * has nothing left (the driver freed the memory with the context and
+ * hands it to the next process zeroed).  Returns the bytes freed.
+ */
+static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
+	bool live = !v->ctx_err;
 	struct mdgpud_mem_entry e;
 	uint32_t cur = 0, h;
-	uint64_t val;
+	uint64_t val, freed = 0;
 
-	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h, &val))
-		b->event_destroy(v->bctx, val);
+	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h,
+				    &val)) {
+		if (live)
+			b->event_destroy(v->bctx, val);
+		mdgpud_handles_del(v->handles, h, MDGPUD_H_EVENT);
+	}
 	cur = 0;
 	while (!mdgpud_handles_next(v->handles, MDGPUD_H_MODULE, &cur, &h,
-				    &val))
-		b->module_unload(v->bctx, val);
-	/* Finish whatever is still running before memory goes away. */
-	b->sync(v->bctx);
+				    &val)) {
+		if (live)
+			b->module_unload(v->bctx, val);
+		mdgpud_handles_del_children(v->handles, h);
+		mdgpud_handles_del(v->handles, h, MDGPUD_H_MODULE);
+	}
+	if (live)
+		b->sync(v->bctx);
 	for (;;) {
-		pthread_mutex_lock(&v->core->lock);
-		int r = mdgpud_memtab_pop(v->mem, &e);
-		pthread_mutex_unlock(&v->core->lock);
+		int r;
 
+		pthread_mutex_lock(&v->core->lock);
+		r = mdgpud_memtab_pop(v->mem, &e);
+		pthread_mutex_unlock(&v->core->lock);
 		if (r)
 			break;
+		freed += e.size;
+		if (!live)
+			continue;
 		r = b->mem_free(v->bctx, e.addr, e.size);
 		if (r)
 			mdgpud_warn("vgpu %u: free of %#" PRIx64 " failed: %s "
 				    "(context teardown scrubs it)", v->id,
 				    e.addr, strerror(-r));
 	}
+	return freed;
 }
 
 void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
@@ -187,7 +247,7 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
 		return;
 	c = v->core;
 	mdgpud_sched_remove(c->sched, &v->entity);
-	mdgpud_vgpu_release_all(v);
+	mdgpud_vgpu_release(v);
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
 		if (c->vgpus[i] == v) {
@@ -199,12 +259,79 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
 	if (v->bounce)
 		c->bops->host_free(v->bctx, v->bounce, v->bounce_size);
 	c->bops->ctx_destroy(v->bctx);
+	if (v->aperture_fd >= 0)
+		close(v->aperture_fd);
 	mdgpud_info("vgpu %u: destroyed after %" PRIu64 " commands, %" PRIu64
 		    " ns GPU time", v->id, v->commands, v->gpu_ns);
 	mdgpud_handles_destroy(v->handles);
 	mdgpud_memtab_destroy(v->mem);
 	free(v->seen_ns);
 	free(v);
+}
+
+/* Tells v's transport, when it has a way to tell. */
+static void mdgpud_vgpu_event(struct mdgpud_vgpu *v, uint32_t event)
+{
+	if (v->tops->context_event)
+		v->tops->context_event(v->tpriv, event);
+}
+
+/*
+ * After a backend error of v: if its context is lost (a hang or a death,
+ * bops->ctx_status), every later command fails with that error without
+ * reaching the backend, the loss is counted, and the transport told.
+ * Dispatcher thread.
+ */
+void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	int st;
+
+	if (v->ctx_err || !b->ctx_status)
+		return;
+	st = b->ctx_status(v->bctx);
+	if (!st)
+		return;
+	pthread_mutex_lock(&v->core->lock);
+	v->ctx_err = st;
+	if (st == -ETIMEDOUT)
+		v->hangs++;
+	else
+		v->ctx_losses++;
+	pthread_mutex_unlock(&v->core->lock);
+	mdgpud_warn("vgpu %u: GPU context %s: commands fail (%s) until a "
+		    "reset", v->id, st == -ETIMEDOUT ? "hung and destroyed" :
+		    "lost", strerror(-st));
+	mdgpud_vgpu_event(v, st == -ETIMEDOUT ? MDGPU_VGPU_EVENT_HANG :
+						MDGPU_VGPU_EVENT_LOST);
+}
+
+/*
+ * Reset of a vGPU whose context was lost: a new context takes its place
+ * (the old one is destroyed, within the backend's bounds).  If the new
+ * one cannot be had, the vGPU stays lost and a later reset tries again.
+ */
+static void mdgpud_vgpu_ctx_restore(struct mdgpud_vgpu *v)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	struct mdgpud_bctx *ctx;
+	void *bounce;
+	int ret;
+
+	ret = mdgpud_vgpu_ctx_open(v, &ctx, &bounce);
+	if (ret) {
+		mdgpud_err("vgpu %u: reset: no new GPU context: %s", v->id,
+			   strerror(-ret));
+		return;
+	}
+	b->ctx_destroy(v->bctx);
+	v->bctx = ctx;
+	v->bounce = bounce;
+	pthread_mutex_lock(&v->core->lock);
+	v->ctx_err = 0;
+	pthread_mutex_unlock(&v->core->lock);
+	mdgpud_info("vgpu %u: reset: new GPU context", v->id);
+	mdgpud_vgpu_event(v, MDGPU_VGPU_EVENT_RESTORED);
 }
 
 /*
@@ -218,40 +345,13 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
  */
 void mdgpud_vgpu_reset(struct mdgpud_vgpu *v)
 {
-	const struct mdgpud_backend_ops *b = v->core->bops;
 	struct mdgpud_core *c = v->core;
-	struct mdgpud_mem_entry e;
-	uint32_t cur = 0, h;
-	uint64_t val, freed = 0;
+	uint64_t freed = mdgpud_vgpu_release(v);
 
-	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h,
-				    &val)) {
-		b->event_destroy(v->bctx, val);
-		mdgpud_handles_del(v->handles, h, MDGPUD_H_EVENT);
-	}
-	cur = 0;
-	while (!mdgpud_handles_next(v->handles, MDGPUD_H_MODULE, &cur, &h,
-				    &val)) {
-		b->module_unload(v->bctx, val);
-		mdgpud_handles_del_children(v->handles, h);
-		mdgpud_handles_del(v->handles, h, MDGPUD_H_MODULE);
-	}
-	b->sync(v->bctx);
-	for (;;) {
-		int r;
-
-		pthread_mutex_lock(&c->lock);
-		r = mdgpud_memtab_pop(v->mem, &e);
-		pthread_mutex_unlock(&c->lock);
-		if (r)
-			break;
-		freed += e.size;
-		r = b->mem_free(v->bctx, e.addr, e.size);
-		if (r)
-			mdgpud_warn("vgpu %u: reset: free of %#" PRIx64
-				    " failed: %s", v->id, e.addr,
-				    strerror(-r));
-	}
+	/* The release itself may find the context hung (its sync). */
+	mdgpud_vgpu_check_ctx(v);
+	if (v->ctx_err)
+		mdgpud_vgpu_ctx_restore(v);
 	if (v->runnable) {
 		mdgpud_sched_set_runnable(c->sched, &v->entity, false,
 					  mdgpud_now_ns());

@@ -27,6 +27,7 @@ struct fake {
 	int efd;
 	uint8_t *guest;		/* "guest memory", by IOVA */
 	uint64_t dma_calls;
+	uint32_t events[4];	/* context_event() calls, by event */
 };
 
 static uint32_t f_tail(void *p)
@@ -74,6 +75,14 @@ static void f_lost(void *p)
 	((struct fake *)p)->lost = 1;
 }
 
+static void f_context_event(void *p, uint32_t event)
+{
+	struct fake *f = p;
+
+	if (event < sizeof(f->events) / sizeof(f->events[0]))
+		__atomic_add_fetch(&f->events[event], 1, __ATOMIC_SEQ_CST);
+}
+
 static int f_dma(void *p, uint64_t iova, void *buf, uint64_t len, bool write)
 {
 	struct fake *f = p;
@@ -92,7 +101,7 @@ static int f_dma(void *p, uint64_t iova, void *buf, uint64_t len, bool write)
 static const struct mdgpud_vgpu_tops fake_tops = {
 	.sq_tail = f_tail, .sq_entry = f_entry, .cq_write = f_cq_write,
 	.publish = f_publish, .arm = f_arm, .ring_error = f_ring_error,
-	.lost = f_lost, .dma = f_dma,
+	.lost = f_lost, .dma = f_dma, .context_event = f_context_event,
 };
 
 static void f_doorbell_event(void *data, uint32_t events)

@@ -494,12 +494,20 @@ static void mdgpud_cuda_expect_work(struct mdgpud_bctx *ctx,
 		mdgpud_cuda_futex_wake(&shm->req_tail);
 }
 
+static int mdgpud_cuda_ctx_status(const struct mdgpud_bctx *ctx)
+{
+	if (ctx->hung)
+		return -ETIMEDOUT;
+	return ctx->dead ? -ENODEV : 0;
+}
+
 const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.name = "cuda",
 	.open = mdgpud_cuda_open,
 	.close = mdgpud_cuda_close,
 	.ctx_create = mdgpud_cuda_ctx_create,
 	.ctx_destroy = mdgpud_cuda_ctx_destroy,
+	.ctx_status = mdgpud_cuda_ctx_status,
 	.host_alloc = mdgpud_cuda_host_alloc,
 	.host_free = mdgpud_cuda_host_free,
 	.map_shared = mdgpud_cuda_map_shared,

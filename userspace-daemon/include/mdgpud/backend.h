@@ -71,6 +71,14 @@ struct mdgpud_backend_ops {
 	int (*ctx_create)(struct mdgpud_backend *be, uint32_t vgpu_id,
 			  struct mdgpud_bctx **out);
 	void (*ctx_destroy)(struct mdgpud_bctx *ctx);
+	/*
+	 * 0 while the context is usable; -ETIMEDOUT once it was destroyed
+	 * for work that did not drain within the hang bound; -ENODEV once
+	 * it died otherwise (a GPU fault, its worker gone).  A lost context
+	 * stays lost: a new one takes its place (ctx_create).  NULL: the
+	 * backend's contexts cannot be lost.
+	 */
+	int (*ctx_status)(const struct mdgpud_bctx *ctx);
 
 	/*
 	 * Shared host memory visible to the context: `size` bytes, page

@@ -28,6 +28,8 @@ struct mdgpud_config {
 	int sim_realtime;		/* sim_realtime = 0 | 1 */
 	int cuda_device;		/* cuda_device */
 	uint64_t cuda_fb_reserve_mib;	/* cuda_fb_reserve_mib */
+	uint32_t hang_timeout_ms;	/* hang_timeout_ms: bound of a wait
+					 * on GPU work past its expected end */
 	char cuda_worker[256];		/* cuda_worker, "" = auto */
 	uint32_t timeslice_us;		/* timeslice_us */
 	uint32_t policy;		/* policy = best-effort | equal-share |
@@ -74,6 +76,9 @@ struct mdgpud_vgpu_stats {
 	uint64_t commands;
 	uint64_t errors;		/* commands completed with status < 0 */
 	uint64_t bytes_copied;
+	uint64_t hangs;			/* contexts lost to the hang bound */
+	uint64_t ctx_losses;		/* contexts lost otherwise */
+	uint32_t ctx_lost;		/* 1 until a reset restores it */
 	uint64_t wait_p50_ns;		/* queue wait, doorbell -> start */
 	uint64_t wait_p99_ns;
 	uint64_t fb_quota;

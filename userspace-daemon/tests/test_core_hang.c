@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * One tenant's GPU work that never ends does not stop the others: the
+ * whole daemon (core, dispatcher, cuda backend, workers) with two vGPUs on
+ * fake rings (fake_transport.h), the cuda backend's workers loading the
+ * fake libcuda of tests/test_cuda_fake/ (its "forever" kernel blocks the
+ * worker the way an endless kernel blocks a real one), hang_timeout_ms
+ * HANG_MS.
+ *
+ *   tenant A launches "forever" and synchronizes: the SYNC fails
+ *   -ETIMEDOUT after the bound, every later command of A fails
+ *   -ETIMEDOUT, the transport is told HANG, the statistics count it;
+ *   tenant B, working all along, waits for no command longer than the
+ *   bound plus a margin, and every result of B is right;
+ *   a reset gives A a new context (RESTORED), and A works again;
+ *   with A hung once more, stopping and destroying the daemon return
+ *   within the bound.
+ *
+ * The same binary runs on the GPU machine against the real driver with
+ * MDGPUD_TEST_REAL_CUDA=1 (tests/gpu/run-on-gpu.sh), where "forever" is
+ * the PTX loop below.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/daemon.h"
+#include "mdgpud/log.h"
+
+#define FAKE_TRANSPORT_NAME "hang"
+#define FAKE_TRANSPORT_OPS_ONLY
+#include "fake_transport.h"
+
+#define HANG_MS		1000
+/* What a well-behaved tenant may wait for one command, at most: the
+ * bound (the dispatcher is stuck in the hung tenant's slice that long)
+ * plus a margin for a loaded 2-core CI machine. */
+#define B_WAIT_MAX_NS	((HANG_MS + 700) * 1000000ull)
+
+static const char forever_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .entry forever()\n{\nLOOP:\n\tbra LOOP;\n}\n";
+
+struct env {
+	struct mdgpud_core *core;
+	pthread_t thread;
+	struct fake a, b;
+	uint8_t *ap_a, *ap_b;
+	struct mdgpud_vgpu *va, *vb;
+	bool running;			/* the dispatcher thread */
+	char path[96];
+};
+
+/* Tenant B's loop, on its own thread (no cmocka asserts there). */
+struct tenant_b {
+	struct env *e;
+	uint64_t dev;
+	volatile int stop;
+	uint64_t rounds, bad, max_wait_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *run(void *arg)
+{
+	mdgpud_core_run(((struct env *)arg)->core);
+	return NULL;
+}
+
+/*
+ * Submits c on f's ring and waits (10 s at most) for its completion;
+ * returns 0 with *cpl filled, or -1 if it never came.
+ */
+static int submit(struct fake *f, const struct mdgpu_cmd *c,
+		  struct mdgpu_cpl *cpl)
+{
+	uint32_t n = f->tail;
+	uint64_t one = 1, deadline = now_ns() + 10000000000ull;
+
+	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
+	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST) &&
+	    write(f->efd, &one, sizeof(one)) != sizeof(one))
+		return -1;
+	while (__atomic_load_n(&f->head, __ATOMIC_ACQUIRE) != n + 1) {
+		if (now_ns() > deadline)
+			return -1;
+		usleep(50);
+	}
+	memcpy(cpl, f->ring + MDGPU_RING_CQ_OFFSET(ENTRIES) +
+	       (n % ENTRIES) * MDGPU_CPL_SIZE, sizeof(*cpl));
+	return cpl->seq == n ? 0 : -1;
+}
+
+static struct mdgpu_cpl call(struct fake *f, const struct mdgpu_cmd *c)
+{
+	struct mdgpu_cpl cpl;
+
+	assert_int_equal(submit(f, c, &cpl), 0);
+	return cpl;
+}
+
+static struct mdgpu_cmd cmd(uint16_t op)
+{
+	struct mdgpu_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = op;
+	return c;
+}
+
+static uint64_t alloc(struct fake *f, uint64_t size)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MEM_ALLOC);
+	struct mdgpu_cpl cpl;
+
+	c.alloc.size = size;
+	cpl = call(f, &c);
+	assert_int_equal(cpl.status, 0);
+	return cpl.result;
+}
+
+static struct mdgpu_cmd builtin(uint32_t kernel, uint64_t a0, uint64_t a1,
+				uint64_t a2)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_BUILTIN);
+
+	c.builtin.kernel = kernel;
+	c.builtin.arg[0] = a0;
+	c.builtin.arg[1] = a1;
+	c.builtin.arg[2] = a2;
+	return c;
+}
+
+/* Fills `words` words at dev with v and checks the sum on f. */
+static int fill_check(struct fake *f, uint64_t dev, uint64_t words,
+		      uint32_t v, uint64_t *max_wait)
+{
+	struct mdgpu_cmd fill = builtin(MDGPU_BUILTIN_FILL_U32, dev, words, v);
+	struct mdgpu_cmd sum = builtin(MDGPU_BUILTIN_CHECKSUM, dev, words, 0);
+	struct mdgpu_cpl cpl;
+	uint64_t t0 = now_ns(), w;
+
+	if (submit(f, &fill, &cpl) || cpl.status)
+		return -1;
+	if (submit(f, &sum, &cpl) || cpl.status)
+		return -1;
+	w = now_ns() - t0;
+	if (max_wait && w > *max_wait)
+		*max_wait = w;
+	return cpl.result == (uint64_t)v * words * words ? 0 : -1;
+}
+
+static void *tenant_b_main(void *arg)
+{
+	struct tenant_b *t = arg;
+
+	while (!t->stop) {
+		if (fill_check(&t->e->b, t->dev, 4096, (uint32_t)t->rounds + 1,
+			       &t->max_wait_ns))
+			t->bad++;
+		t->rounds++;
+	}
+	return NULL;
+}
+
+/* Loads "forever" on A: returns its function handle. */
+static uint32_t load_forever(struct env *e)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LOAD);
+	struct mdgpu_cpl cpl;
+	uint32_t mod;
+
+	memcpy(e->ap_a, forever_ptx, sizeof(forever_ptx));
+	memcpy(e->ap_a + 4096, "forever", 7);
+	c.module_load.addr = 0;
+	c.module_load.len = sizeof(forever_ptx);
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	cpl = call(&e->a, &c);
+	assert_int_equal(cpl.status, 0);
+	mod = (uint32_t)cpl.result;
+	c = cmd(MDGPU_OP_FUNC_GET);
+	c.func_get.name_addr = 4096;
+	c.func_get.name_len = 7;
+	c.func_get.name_space = MDGPU_SPACE_APERTURE;
+	c.func_get.module = mod;
+	cpl = call(&e->a, &c);
+	assert_int_equal(cpl.status, 0);
+	return (uint32_t)cpl.result;
+}
+
+static void launch(struct env *e, uint32_t fn)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_LAUNCH);
+
+	c.launch.func = fn;
+	for (int i = 0; i < 3; i++)
+		c.launch.grid[i] = c.launch.block[i] = 1;
+	assert_int_equal(call(&e->a, &c).status, 0);	/* asynchronous */
+}
+
+static struct mdgpud_vgpu_stats stats_of(struct env *e, struct mdgpud_vgpu *v)
+{
+	struct mdgpud_vgpu_stats s[4];
+	size_t n = mdgpud_core_stats(e->core, s, 4);
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i].vgpu_id == mdgpud_vgpu_id(v))
+			return s[i];
+	fail_msg("vgpu %u not in the statistics", mdgpud_vgpu_id(v));
+	return s[0];
+}
+
+/* The worker and the fake libcuda sit next to this test's build dir. */
+static void use_built_worker(struct mdgpud_config *cfg)
+{
+	char self[PATH_MAX], dir[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	assert_true(n > 0);
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	assert_non_null(slash);
+	*slash = 0;
+	assert_true((size_t)snprintf(cfg->cuda_worker,
+				     sizeof(cfg->cuda_worker),
+				     "%s/../../mdgpud-worker", self) <
+		    sizeof(cfg->cuda_worker));
+	if (getenv("MDGPUD_TEST_REAL_CUDA"))
+		return;
+	snprintf(dir, sizeof(dir), "%s/../../cuda-fake", self);
+	assert_int_equal(setenv("LD_LIBRARY_PATH", dir, 1), 0);
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct mdgpud_config cfg;
+
+	assert_non_null(e);
+	mdgpud_log_set(MDGPUD_LOG_WARN, NULL, NULL);
+	snprintf(e->path, sizeof(e->path), "/tmp/mdgpud-%s-%d.sock",
+		 FAKE_TRANSPORT_NAME, (int)getpid());
+	mdgpud_config_defaults(&cfg);
+	strcpy(cfg.socket_path, e->path);
+	strcpy(cfg.backend, "cuda");
+	cfg.cuda_fb_reserve_mib = 1;
+	cfg.hang_timeout_ms = HANG_MS;
+	use_built_worker(&cfg);
+	if (mdgpud_core_create(&cfg, &e->core)) {
+		if (getenv("MDGPUD_TEST_REAL_CUDA"))
+			return -1;
+		fail_msg("the cuda backend on the fake libcuda did not open");
+	}
+	e->a.guest = calloc(1, GUEST_SIZE);
+	e->b.guest = calloc(1, GUEST_SIZE);
+	e->va = fake_attach(e->core, &e->a, &e->ap_a);
+	e->vb = fake_attach(e->core, &e->b, &e->ap_b);
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	e->running = true;
+	*state = e;
+	return 0;
+}
+
+/* Stops the dispatcher; returns how long that took. */
+static double stop_dispatcher(struct env *e)
+{
+	uint64_t t0 = now_ns();
+
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	e->running = false;
+	return (double)(now_ns() - t0) * 1e-9;
+}
+
+/* What the kernel does on a device reset, then the daemon's reset. */
+static void reset_a(struct env *e)
+{
+	double s = stop_dispatcher(e);
+
+	assert_true(s < 1.0);
+	memset(e->a.ring, 0, sizeof(e->a.ring));
+	e->a.tail = e->a.head = 0;
+	e->a.fence = 0;
+	mdgpud_vgpu_reset(e->va);
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	e->running = true;
+}
+
+static void test_hang_contained(void **state)
+{
+	struct env *e = *state;
+	struct tenant_b tb = { .e = e };
+	struct mdgpud_vgpu_stats sa, sb;
+	struct mdgpu_cmd c;
+	struct mdgpu_cpl cpl;
+	pthread_t tid;
+	uint64_t t0, rounds_at_hang, dev;
+	double secs;
+	uint32_t fn;
+
+	tb.dev = alloc(&e->b, 1u << 20);
+	fn = load_forever(e);
+	assert_int_equal(fill_check(&e->b, tb.dev, 4096, 9, NULL), 0);
+	assert_int_equal(pthread_create(&tid, NULL, tenant_b_main, &tb), 0);
+	usleep(100000);
+
+	launch(e, fn);
+	c = cmd(MDGPU_OP_SYNC);
+	t0 = now_ns();
+	cpl = call(&e->a, &c);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	rounds_at_hang = tb.rounds;
+	fprintf(stderr, "tenant A's SYNC after an endless kernel: %d after "
+		"%.3f s (bound %u ms)\n", cpl.status, secs, HANG_MS);
+	assert_int_equal(cpl.status, -ETIMEDOUT);
+	assert_true(secs >= HANG_MS * 1e-3);
+	assert_true(secs < HANG_MS * 1e-3 + 1.5);
+
+	usleep(300000);
+	tb.stop = 1;
+	pthread_join(tid, NULL);
+	fprintf(stderr, "tenant B: %lu rounds (%lu after A's hang), %lu bad, "
+		"longest wait %.3f s\n", (unsigned long)tb.rounds,
+		(unsigned long)(tb.rounds - rounds_at_hang),
+		(unsigned long)tb.bad, (double)tb.max_wait_ns * 1e-9);
+	assert_int_equal(tb.bad, 0);
+	assert_true(tb.rounds > rounds_at_hang);
+	assert_true(tb.max_wait_ns < B_WAIT_MAX_NS);
+
+	/* A's context is gone: its commands fail with the hang's error. */
+	c = cmd(MDGPU_OP_QUERY);
+	c.query.what = MDGPU_QUERY_FB_USED;
+	assert_int_equal(call(&e->a, &c).status, -ETIMEDOUT);
+	c = cmd(MDGPU_OP_MEM_ALLOC);
+	c.alloc.size = 4096;
+	assert_int_equal(call(&e->a, &c).status, -ETIMEDOUT);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_HANG], 1);
+	assert_int_equal(e->b.events[MDGPU_VGPU_EVENT_HANG], 0);
+	sa = stats_of(e, e->va);
+	sb = stats_of(e, e->vb);
+	assert_int_equal(sa.hangs, 1);
+	assert_int_equal(sa.ctx_lost, 1);
+	assert_int_equal(sb.hangs, 0);
+	assert_int_equal(sb.ctx_lost, 0);
+	/* The hung slice was charged to A: it held the GPU that long. */
+	assert_true(sa.gpu_ns >= HANG_MS * 1000000ull);
+
+	/* A reset gives A a new context. */
+	reset_a(e);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_RESTORED], 1);
+	assert_int_equal(stats_of(e, e->va).ctx_lost, 0);
+	dev = alloc(&e->a, 1u << 20);
+	assert_int_equal(fill_check(&e->a, dev, 4096, 3, NULL), 0);
+	assert_int_equal(fill_check(&e->b, tb.dev, 4096, 4, NULL), 0);
+
+	/* Hung again, with no SYNC: stopping the daemon does not wait on
+	 * it longer than the bound (its slice ends at the bound). */
+	fn = load_forever(e);
+	launch(e, fn);
+	usleep(50000);
+	secs = stop_dispatcher(e);
+	fprintf(stderr, "stopping the dispatcher with a tenant hung: %.3f s\n",
+		secs);
+	assert_true(secs < HANG_MS * 1e-3 + 1.0);
+	t0 = now_ns();
+	mdgpud_core_destroy(e->core);
+	e->core = NULL;
+	secs = (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "destroying the daemon afterwards: %.3f s\n", secs);
+	assert_true(secs < HANG_MS * 1e-3 + 1.0);
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+	struct fake *f[2] = { &e->a, &e->b };
+
+	if (e->running)
+		stop_dispatcher(e);
+	if (e->core)
+		mdgpud_core_destroy(e->core);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(f[i]->lost, 1);
+		close(f[i]->efd);
+		free(f[i]->guest);
+	}
+	free(e->ap_a);
+	free(e->ap_b);
+	free(e);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hang_contained, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests_name("core_hang", tests, NULL, NULL);
+}
