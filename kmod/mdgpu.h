@@ -189,6 +189,8 @@ struct mdgpu_vgpu_stats {
 	u64 bad_accesses;
 	u64 dma_bytes;
 	u64 resets;
+	u64 hangs;			/* MDGPU_VGPU_EVENT_HANG received */
+	u64 contexts_lost;		/* MDGPU_VGPU_EVENT_LOST received */
 };
 
 struct mdgpu_vgpu {
@@ -235,6 +237,7 @@ void mdgpu_vgpu_post(struct mdgpu_vgpu *vgpu, u32 type);
 void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu);
 void mdgpu_vgpu_backend_lost(struct mdgpu_vgpu *vgpu);
 void mdgpu_vgpu_backend_back(struct mdgpu_vgpu *vgpu);
+int mdgpu_vgpu_context_event(struct mdgpu_vgpu *vgpu, u32 event);
 
 /* ---- PCI config space (mdgpu_cfg.c) ------------------------------------- */
 

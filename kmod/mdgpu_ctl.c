@@ -2,7 +2,8 @@
 /*
  * mdgpu_ctl.c - /dev/mdgpu, the control channel to the daemon.
  *
- * ioctl: register/unregister GPUs, report completions, DMA.  read/poll:
+ * ioctl: register/unregister GPUs, report completions, DMA, report a
+ * vGPU's GPU context lost or restored.  read/poll:
  * events.  mmap: a vGPU's ring or aperture.  Every number the daemon passes
  * is checked here or in the one function this file hands it to.
  *
@@ -255,6 +256,27 @@ static long mdgpu_ctl_dma(struct mdgpu_ctl_file *file, void __user *arg)
 	return ret;
 }
 
+static long mdgpu_ctl_vgpu_event(struct mdgpu_ctl_file *file,
+				 void __user *arg)
+{
+	struct mdgpu_ctl_vgpu_event req;
+	struct mdgpu_vgpu *vgpu;
+	int ret;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved[0] || req.reserved[1])
+		return -EINVAL;
+	vgpu = mdgpu_ctl_vgpu_get(file, req.vgpu_id);
+	if (!vgpu)
+		return -ENOENT;
+	mutex_lock(&vgpu->lock);
+	ret = mdgpu_vgpu_context_event(vgpu, req.event);
+	mutex_unlock(&vgpu->lock);
+	mdgpu_vgpu_put(vgpu);
+	return ret;
+}
+
 static long mdgpu_ctl_ioctl(struct file *filp, unsigned int cmd,
 			    unsigned long arg)
 {
@@ -270,6 +292,8 @@ static long mdgpu_ctl_ioctl(struct file *filp, unsigned int cmd,
 		return mdgpu_ctl_complete(file, uarg);
 	case MDGPU_CTL_DMA:
 		return mdgpu_ctl_dma(file, uarg);
+	case MDGPU_CTL_VGPU_EVENT:
+		return mdgpu_ctl_vgpu_event(file, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -97,7 +97,9 @@ void mdgpu_regs_init(struct mdgpu_vgpu *vgpu)
 /*
  * mdgpu_regs_reset() - the device-reset state of the guest-writable and
  * progress registers.  STATUS keeps READY and BACKEND_LOST, which describe
- * the daemon, not the device.  Caller must hold vgpu->lock.
+ * the daemon, not the device, and CONTEXT_LOST: only the daemon knows when
+ * the reset has given the vGPU a new GPU context, and says so with
+ * MDGPU_VGPU_EVENT_RESTORED.  Caller must hold vgpu->lock.
  */
 void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu)
 {
@@ -105,7 +107,8 @@ void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu)
 
 	lockdep_assert_held(&vgpu->lock);
 
-	*status &= MDGPU_STATUS_READY | MDGPU_STATUS_BACKEND_LOST;
+	*status &= MDGPU_STATUS_READY | MDGPU_STATUS_BACKEND_LOST |
+		   MDGPU_STATUS_CONTEXT_LOST;
 	*mdgpu_reg(vgpu, MDGPU_REG_CONTROL) = 0;
 	*mdgpu_reg(vgpu, MDGPU_REG_IRQ_STATUS) = 0;
 	*mdgpu_reg(vgpu, MDGPU_REG_IRQ_MASK) = 0;

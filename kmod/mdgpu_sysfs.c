@@ -127,6 +127,8 @@ static ssize_t status_show(struct device *dev, struct device_attribute *attr,
 	mutex_unlock(&vgpu->lock);
 	if (status & MDGPU_STATUS_BACKEND_LOST)
 		return sysfs_emit(buf, "backend-lost\n");
+	if (status & MDGPU_STATUS_CONTEXT_LOST)
+		return sysfs_emit(buf, "context-lost\n");
 	if (status & MDGPU_STATUS_READY)
 		return sysfs_emit(buf, "ready\n");
 	return sysfs_emit(buf, "idle\n");
@@ -143,9 +145,10 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr,
 	s = vgpu->stats;
 	mutex_unlock(&vgpu->lock);
 	return sysfs_emit(buf,
-			  "doorbells: %llu\ncompletions: %llu\ninterrupts: %llu\nbad_accesses: %llu\ndma_bytes: %llu\nresets: %llu\n",
+			  "doorbells: %llu\ncompletions: %llu\ninterrupts: %llu\nbad_accesses: %llu\ndma_bytes: %llu\nresets: %llu\nhangs: %llu\ncontexts_lost: %llu\n",
 			  s.doorbells, s.completions, s.interrupts,
-			  s.bad_accesses, s.dma_bytes, s.resets);
+			  s.bad_accesses, s.dma_bytes, s.resets, s.hangs,
+			  s.contexts_lost);
 }
 static DEVICE_ATTR_RO(stats);
 

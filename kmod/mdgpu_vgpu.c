@@ -148,16 +148,52 @@ void mdgpu_vgpu_backend_lost(struct mdgpu_vgpu *vgpu)
 	mdgpu_irq_raise(vgpu, MDGPU_IRQ_BACKEND_LOST);
 }
 
-/* A daemon (re-)attached: tell it about @vgpu.  Caller holds vgpu->lock. */
+/*
+ * A daemon (re-)attached: tell it about @vgpu.  It creates the vGPU afresh,
+ * with a new GPU context, so a CONTEXT_LOST the previous daemon reported
+ * no longer holds.  Caller holds vgpu->lock.
+ */
 void mdgpu_vgpu_backend_back(struct mdgpu_vgpu *vgpu)
 {
 	lockdep_assert_held(&vgpu->lock);
 
-	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS, MDGPU_STATUS_BACKEND_LOST,
+	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS,
+			 MDGPU_STATUS_BACKEND_LOST | MDGPU_STATUS_CONTEXT_LOST,
 			 MDGPU_STATUS_READY);
 	mdgpu_vgpu_post(vgpu, MDGPU_EV_CREATE);
 	if (vgpu->open)
 		mdgpu_vgpu_post(vgpu, MDGPU_EV_OPEN);
+}
+
+/*
+ * mdgpu_vgpu_context_event() - the daemon reports an event of @vgpu's GPU
+ * context (MDGPU_CTL_VGPU_EVENT).  HANG and LOST set STATUS.CONTEXT_LOST,
+ * count in the stats and raise IRQ_ERROR; RESTORED clears CONTEXT_LOST.
+ * Each event is applied as it comes, also when the bit already has that
+ * value.  @event is daemon-supplied: -EINVAL for any other value.  Caller
+ * must hold vgpu->lock.
+ */
+int mdgpu_vgpu_context_event(struct mdgpu_vgpu *vgpu, u32 event)
+{
+	lockdep_assert_held(&vgpu->lock);
+
+	switch (event) {
+	case MDGPU_VGPU_EVENT_HANG:
+		vgpu->stats.hangs++;
+		break;
+	case MDGPU_VGPU_EVENT_LOST:
+		vgpu->stats.contexts_lost++;
+		break;
+	case MDGPU_VGPU_EVENT_RESTORED:
+		mdgpu_reg_update(vgpu, MDGPU_REG_STATUS,
+				 MDGPU_STATUS_CONTEXT_LOST, 0);
+		return 0;
+	default:
+		return -EINVAL;
+	}
+	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS, 0, MDGPU_STATUS_CONTEXT_LOST);
+	mdgpu_irq_raise(vgpu, MDGPU_IRQ_ERROR);
+	return 0;
 }
 
 /* ---- vfio_device_ops ---------------------------------------------------- */

@@ -24,6 +24,22 @@ int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
 	return err;
 }
 
+/*
+ * A command of an open handle failed with err.  Where the transport can
+ * read the vGPU's status, the message also says when its GPU context is
+ * lost (a hang or a fault, STATUS.CONTEXT_LOST), the cause behind the
+ * -ETIMEDOUT, -EIO or -ENODEV of every command until the daemon restores
+ * the context.
+ */
+static int mdgpu_cmd_error(struct mdgpu *g, int err, const char *what)
+{
+	if (g->tops->status &&
+	    (g->tops->status(g) & MDGPU_STATUS_CONTEXT_LOST))
+		return mdgpu_set_error(g, err, "%s: GPU context lost (hang or "
+				       "fault)", what);
+	return mdgpu_set_error(g, err, "%s", what);
+}
+
 /* Why the calling thread's last mdgpu_open() failed (no handle to keep
  * it in). */
 static _Thread_local char mdgpu_open_err[256];
@@ -284,8 +300,7 @@ static int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c,
 	if (ret)
 		return ret;
 	if (cpl.status)
-		return mdgpu_set_error(g, cpl.status, "%s",
-				       mdgpu_op_name(c->opcode));
+		return mdgpu_cmd_error(g, cpl.status, mdgpu_op_name(c->opcode));
 	if (result)
 		*result = cpl.result;
 	if (result2)
@@ -369,7 +384,7 @@ static int mdgpu_stage_wait(struct mdgpu *g, int k)
 	if (ret)
 		return ret;
 	if (cpl.status)
-		return mdgpu_set_error(g, cpl.status, "copy");
+		return mdgpu_cmd_error(g, cpl.status, "copy");
 	return 0;
 }
 
@@ -772,9 +787,11 @@ int mdgpu_synchronize(struct mdgpu *g)
 			ret = mdgpu_drain(g);
 	}
 	if (!ret && g->async_err) {
-		ret = mdgpu_set_error(g, g->async_err,
-				      "asynchronous %s",
-				      mdgpu_op_name(g->async_op));
+		char what[64];
+
+		snprintf(what, sizeof(what), "asynchronous %s",
+			 mdgpu_op_name(g->async_op));
+		ret = mdgpu_cmd_error(g, g->async_err, what);
 		g->async_err = 0;
 	}
 	return ret;

@@ -31,6 +31,9 @@ struct mdgpu_tops {
 	 * re-enable after one, from the handle's thread. */
 	int (*reset)(struct mdgpu *g);
 	int (*rearm)(struct mdgpu *g);
+	/* Optional (socket, vfio): MDGPU_STATUS_* of the open vGPU now,
+	 * for error messages; 0 when it cannot be read. */
+	uint32_t (*status)(struct mdgpu *g);
 };
 
 #define MDGPU_PARAM_SLOTS	16	/* launch parameter slots */

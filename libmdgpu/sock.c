@@ -5,6 +5,7 @@
  * doorbell eventfd, map them.  Doorbell: store the tail, kick the eventfd
  * only if the daemon said it sleeps.  Completion: spin on sq_head, then
  * sleep on it with FUTEX_WAIT (timed, so a dead daemon is noticed).
+ * ctrl.status says when the vGPU's GPU context is lost (error messages).
  */
 #include <errno.h>
 #include <limits.h>
@@ -313,6 +314,13 @@ static int mdgpu_sock_wait(struct mdgpu *g, uint32_t target)
 	return ret;
 }
 
+static uint32_t mdgpu_sock_status(struct mdgpu *g)
+{
+	struct mdgpu_sock *s = g->tpriv;
+
+	return __atomic_load_n(&s->ctrl->status, __ATOMIC_ACQUIRE);
+}
+
 const struct mdgpu_tops mdgpu_tops_socket = {
 	.name = "socket",
 	.open = mdgpu_sock_open,
@@ -320,4 +328,5 @@ const struct mdgpu_tops mdgpu_tops_socket = {
 	.doorbell = mdgpu_sock_doorbell,
 	.head = mdgpu_sock_head,
 	.wait = mdgpu_sock_wait,
+	.status = mdgpu_sock_status,
 };

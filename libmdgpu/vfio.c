@@ -538,6 +538,13 @@ static int mdgpu_vfio_rearm(struct mdgpu *g)
 	return ret;
 }
 
+static uint32_t mdgpu_vfio_status(struct mdgpu *g)
+{
+	uint32_t st;
+
+	return mdgpu_vfio_rd(g->tpriv, MDGPU_REG_STATUS, &st) ? 0 : st;
+}
+
 const struct mdgpu_tops mdgpu_tops_vfio = {
 	.name = "vfio",
 	.open = mdgpu_vfio_open,
@@ -547,4 +554,5 @@ const struct mdgpu_tops mdgpu_tops_vfio = {
 	.wait = mdgpu_vfio_wait,
 	.reset = mdgpu_vfio_reset,
 	.rearm = mdgpu_vfio_rearm,
+	.status = mdgpu_vfio_status,
 };

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			0
+#define MDGPU_ABI_MINOR			1
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -107,6 +107,8 @@
  * destroyed; LOST, the context died otherwise (a fault, its worker gone);
  * RESTORED, a reset gave the vGPU a fresh context.  HANG and LOST set
  * MDGPU_STATUS_CONTEXT_LOST and raise MDGPU_IRQ_ERROR; RESTORED clears it.
+ * A device reset leaves the bit as it is: only RESTORED, which the daemon
+ * sends once the reset gave the vGPU its new context, clears it.
  */
 #define MDGPU_VGPU_EVENT_HANG		1
 #define MDGPU_VGPU_EVENT_LOST		2
@@ -389,11 +391,20 @@ struct mdgpu_ctl_dma {
 
 #define MDGPU_DMA_MAX			(64ULL << 20)
 
+/* Daemon reports an event of a vGPU's GPU context (ABI 1.1). */
+struct mdgpu_ctl_vgpu_event {
+	__u32 vgpu_id;
+	__u32 event;			/* MDGPU_VGPU_EVENT_* */
+	__u32 reserved[2];		/* 0 */
+};
+
 #define MDGPU_IOC_MAGIC			0xd6
 #define MDGPU_CTL_REGISTER_GPU	_IOWR(MDGPU_IOC_MAGIC, 0x00, struct mdgpu_ctl_register)
 #define MDGPU_CTL_UNREGISTER_GPU _IOW(MDGPU_IOC_MAGIC, 0x01, struct mdgpu_ctl_unregister)
 #define MDGPU_CTL_COMPLETE	_IOW(MDGPU_IOC_MAGIC, 0x02, struct mdgpu_ctl_complete)
 #define MDGPU_CTL_DMA		_IOW(MDGPU_IOC_MAGIC, 0x03, struct mdgpu_ctl_dma)
+#define MDGPU_CTL_VGPU_EVENT	_IOW(MDGPU_IOC_MAGIC, 0x04, \
+				     struct mdgpu_ctl_vgpu_event)
 
 /*
  * mmap() of /dev/mdgpu maps one vGPU's ring or aperture into the daemon.
@@ -488,6 +499,8 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_complete) == 32,
 		    "mdgpu_ctl_complete size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_dma) == 32,
 		    "mdgpu_ctl_dma size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_vgpu_event) == 16,
+		    "mdgpu_ctl_vgpu_event size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
 		    "mdgpu_ctl_event size");
 
@@ -522,7 +535,9 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
  * ctrl.status carries MDGPU_STATUS_*: READY while served,
  * BACKEND_LOST once the daemon shuts down (every later wait fails
  * -ENODEV), RING_ERROR with ctrl.error when a doorbell was invalid
- * (tail - head > entries).
+ * (tail - head > entries), CONTEXT_LOST from a HANG or LOST event of the
+ * vGPU's GPU context until RESTORED.  A change of CONTEXT_LOST also wakes
+ * a client sleeping on ctrl.sq_head.
  */
 #define MDGPU_SOCK_MAGIC		0x4b53474dU	/* "MGSK" */
 #define MDGPU_SOCK_FD_RING		0

@@ -73,7 +73,8 @@ TEST(register_parent, FX_PARENT)
 TEST(sysfs_readonly_attrs, FX_MDEV)
 {
 	static const char *const keys[] = { "doorbells", "completions",
-		"interrupts", "bad_accesses", "dma_bytes", "resets" };
+		"interrupts", "bad_accesses", "dma_bytes", "resets", "hangs",
+		"contexts_lost" };
 	static const char *const ro[] = { "gpu_name", "bus_id", "fb_size",
 					  "sm_count" };
 

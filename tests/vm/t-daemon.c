@@ -209,3 +209,177 @@ TEST(ctl_read_semantics, FX_MDEV)
 	EXPECT_ERRNO(read(f->ctl, ev, sizeof(ev)), EAGAIN);
 	fcntl(f->ctl, F_SETFL, fl);
 }
+
+static const char *vgpu_status(const char *uuid)
+{
+	static char b[64];
+
+	if (sysfs_read(mdev_path(uuid, "mdgpu/status"), b, sizeof(b)) < 0)
+		return "?";
+	return b;
+}
+
+/*
+ * MDGPU_CTL_VGPU_EVENT: HANG and LOST set STATUS.CONTEXT_LOST, raise
+ * IRQ_ERROR and count; RESTORED clears the bit, raises nothing.
+ */
+TEST(context_events, FX_VFIO)
+{
+	int efd = msi_on(f);
+	uint32_t st;
+
+	wr32(f, MDGPU_REG_IRQ_MASK, MDGPU_IRQ_ALL);
+	EXPECT(!(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_CONTEXT_LOST),
+	       "CONTEXT_LOST before any event");
+	EXPECT(!strcmp(vgpu_status(UUID0), "ready"), "status '%s'",
+	       vgpu_status(UUID0));
+
+	ASSERT(context_event(f, MDGPU_VGPU_EVENT_HANG) == 0, "HANG: %s",
+	       strerror(errno));
+	st = rd32(f, MDGPU_REG_STATUS);
+	EXPECT((st & MDGPU_STATUS_CONTEXT_LOST) && (st & MDGPU_STATUS_READY),
+	       "STATUS 0x%x after HANG", st);
+	EXPECT(rd32(f, MDGPU_REG_IRQ_STATUS) == MDGPU_IRQ_ERROR,
+	       "IRQ_STATUS 0x%x after HANG", rd32(f, MDGPU_REG_IRQ_STATUS));
+	EXPECT(fired(efd, 1000), "no MSI for HANG");
+	EXPECT(!strcmp(vgpu_status(UUID0), "context-lost"), "status '%s'",
+	       vgpu_status(UUID0));
+	EXPECT(stat_value(UUID0, "hangs") == 1, "hangs %lld",
+	       stat_value(UUID0, "hangs"));
+	EXPECT(stat_value(UUID0, "contexts_lost") == 0, "contexts_lost %lld",
+	       stat_value(UUID0, "contexts_lost"));
+	wr32(f, MDGPU_REG_IRQ_STATUS, MDGPU_IRQ_ALL);
+
+	ASSERT(context_event(f, MDGPU_VGPU_EVENT_RESTORED) == 0, "RESTORED");
+	st = rd32(f, MDGPU_REG_STATUS);
+	EXPECT(!(st & MDGPU_STATUS_CONTEXT_LOST) && (st & MDGPU_STATUS_READY),
+	       "STATUS 0x%x after RESTORED", st);
+	EXPECT(rd32(f, MDGPU_REG_IRQ_STATUS) == 0, "IRQ_STATUS 0x%x after "
+	       "RESTORED", rd32(f, MDGPU_REG_IRQ_STATUS));
+	EXPECT(!fired(efd, NO_EV_MS), "MSI for RESTORED");
+	EXPECT(!strcmp(vgpu_status(UUID0), "ready"), "status '%s'",
+	       vgpu_status(UUID0));
+	/* RESTORED with the bit clear is accepted and changes nothing. */
+	EXPECT(context_event(f, MDGPU_VGPU_EVENT_RESTORED) == 0, "RESTORED");
+
+	ASSERT(context_event(f, MDGPU_VGPU_EVENT_LOST) == 0, "LOST");
+	EXPECT(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_CONTEXT_LOST,
+	       "no CONTEXT_LOST after LOST");
+	EXPECT(rd32(f, MDGPU_REG_IRQ_STATUS) == MDGPU_IRQ_ERROR,
+	       "IRQ_STATUS 0x%x after LOST", rd32(f, MDGPU_REG_IRQ_STATUS));
+	EXPECT(fired(efd, 1000), "no MSI for LOST");
+	EXPECT(!strcmp(vgpu_status(UUID0), "context-lost"), "status '%s'",
+	       vgpu_status(UUID0));
+	EXPECT(stat_value(UUID0, "contexts_lost") == 1, "contexts_lost %lld",
+	       stat_value(UUID0, "contexts_lost"));
+	EXPECT(stat_value(UUID0, "hangs") == 1, "hangs %lld",
+	       stat_value(UUID0, "hangs"));
+	/* A second event while lost counts and interrupts again. */
+	wr32(f, MDGPU_REG_IRQ_STATUS, MDGPU_IRQ_ALL);
+	ASSERT(context_event(f, MDGPU_VGPU_EVENT_HANG) == 0, "HANG");
+	EXPECT(fired(efd, 1000), "no MSI for a second event");
+	EXPECT(stat_value(UUID0, "hangs") == 2, "hangs %lld",
+	       stat_value(UUID0, "hangs"));
+	close(efd);
+}
+
+/*
+ * A device reset (CONTROL.RESET, VFIO_DEVICE_RESET) keeps CONTEXT_LOST:
+ * only the daemon's RESTORED clears it.  The counters survive resets.
+ */
+TEST(context_lost_survives_reset, FX_VFIO)
+{
+	ASSERT(context_event(f, MDGPU_VGPU_EVENT_LOST) == 0, "LOST");
+	wr32(f, MDGPU_REG_CONTROL, MDGPU_CONTROL_RESET);
+	EXPECT(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_CONTEXT_LOST,
+	       "CONTROL.RESET cleared CONTEXT_LOST");
+	EXPECT(rd32(f, MDGPU_REG_IRQ_STATUS) == 0, "IRQ_STATUS 0x%x after reset",
+	       rd32(f, MDGPU_REG_IRQ_STATUS));
+	EXPECT(ev_wait(f, MDGPU_EV_RESET, f->vgpu, NULL, EV_TIMEOUT_MS) == 0,
+	       "no RESET event");
+	EXPECT(ioctl(f->dev, VFIO_DEVICE_RESET) == 0, "VFIO_DEVICE_RESET");
+	EXPECT(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_CONTEXT_LOST,
+	       "VFIO_DEVICE_RESET cleared CONTEXT_LOST");
+	EXPECT(!strcmp(vgpu_status(UUID0), "context-lost"), "status '%s'",
+	       vgpu_status(UUID0));
+	ASSERT(context_event(f, MDGPU_VGPU_EVENT_RESTORED) == 0, "RESTORED");
+	EXPECT(!(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_CONTEXT_LOST),
+	       "RESTORED after the reset left CONTEXT_LOST");
+	EXPECT(stat_value(UUID0, "contexts_lost") == 1, "contexts_lost %lld",
+	       stat_value(UUID0, "contexts_lost"));
+	EXPECT(stat_value(UUID0, "resets") >= 2, "resets %lld",
+	       stat_value(UUID0, "resets"));
+}
+
+/* Every malformed MDGPU_CTL_VGPU_EVENT is refused and changes nothing. */
+TEST(context_event_rejects, FX_VFIO)
+{
+	struct mdgpu_ctl_vgpu_event e;
+	static const uint32_t bad_events[] = {
+		0, MDGPU_VGPU_EVENT_RESTORED + 1, 0x80000000U, ~0U,
+	};
+	int other;
+
+	memset(&e, 0, sizeof(e));
+	e.event = MDGPU_VGPU_EVENT_HANG;
+	e.vgpu_id = f->vgpu + 1000;
+	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, &e), ENOENT);
+	e.vgpu_id = 0;
+	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, &e), ENOENT);
+	e.vgpu_id = ~0U;
+	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, &e), ENOENT);
+	e.vgpu_id = f->vgpu;
+	for (size_t i = 0; i < ARRAY_SIZE(bad_events); i++) {
+		e.event = bad_events[i];
+		EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, &e), EINVAL);
+	}
+	e.event = MDGPU_VGPU_EVENT_HANG;
+	e.reserved[0] = 1;
+	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, &e), EINVAL);
+	e.reserved[0] = 0;
+	e.reserved[1] = 0x80000000U;
+	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, &e), EINVAL);
+	e.reserved[1] = 0;
+	EXPECT_ERRNO(ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, NULL), EFAULT);
+	/* A file that does not own the parent cannot report for its vGPU. */
+	other = open(MDGPU_CTL_DEVICE, O_RDWR | O_CLOEXEC);
+	ASSERT(other >= 0);
+	EXPECT_ERRNO(ioctl(other, MDGPU_CTL_VGPU_EVENT, &e), ENOENT);
+	close(other);
+
+	EXPECT(!(rd32(f, MDGPU_REG_STATUS) & MDGPU_STATUS_CONTEXT_LOST),
+	       "a refused event set CONTEXT_LOST");
+	EXPECT(rd32(f, MDGPU_REG_IRQ_STATUS) == 0, "a refused event raised 0x%x",
+	       rd32(f, MDGPU_REG_IRQ_STATUS));
+	EXPECT(stat_value(UUID0, "hangs") == 0 &&
+	       stat_value(UUID0, "contexts_lost") == 0, "a refused event counted");
+	EXPECT(!strcmp(vgpu_status(UUID0), "ready"), "status '%s'",
+	       vgpu_status(UUID0));
+}
+
+/*
+ * backend-lost takes precedence over context-lost in sysfs; a daemon that
+ * re-attaches creates the vGPU with a new context, so CONTEXT_LOST clears.
+ */
+TEST(context_lost_daemon_restart, FX_VFIO)
+{
+	uint32_t st;
+
+	ASSERT(context_event(f, MDGPU_VGPU_EVENT_HANG) == 0, "HANG");
+	close(f->ctl);			/* the daemon dies */
+	f->ctl = -1;
+	st = rd32(f, MDGPU_REG_STATUS);
+	EXPECT((st & MDGPU_STATUS_BACKEND_LOST) &&
+	       (st & MDGPU_STATUS_CONTEXT_LOST), "STATUS 0x%x", st);
+	EXPECT(!strcmp(vgpu_status(UUID0), "backend-lost"), "status '%s'",
+	       vgpu_status(UUID0));
+	ASSERT(daemon_register(f) == 0, "re-register");
+	st = rd32(f, MDGPU_REG_STATUS);
+	EXPECT((st & MDGPU_STATUS_READY) &&
+	       !(st & (MDGPU_STATUS_BACKEND_LOST | MDGPU_STATUS_CONTEXT_LOST)),
+	       "STATUS 0x%x after re-register", st);
+	EXPECT(!strcmp(vgpu_status(UUID0), "ready"), "status '%s'",
+	       vgpu_status(UUID0));
+	EXPECT(stat_value(UUID0, "hangs") == 1, "hangs %lld",
+	       stat_value(UUID0, "hangs"));
+}

@@ -336,6 +336,13 @@ int complete(struct fx *f, uint32_t head, uint64_t fence, uint64_t fb_used,
 	return ioctl(f->ctl, MDGPU_CTL_COMPLETE, &c) ? -errno : 0;
 }
 
+int context_event(struct fx *f, uint32_t event)
+{
+	struct mdgpu_ctl_vgpu_event e = { .vgpu_id = f->vgpu, .event = event };
+
+	return ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, &e) ? -errno : 0;
+}
+
 int dma(struct fx *f, int write, uint64_t iova, void *buf, uint64_t len)
 {
 	struct mdgpu_ctl_dma d = {

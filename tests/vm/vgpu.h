@@ -110,6 +110,7 @@ int ev_next(struct fx *f, struct mdgpu_ctl_event *ev, int timeout_ms);
 void ev_drain(struct fx *f);
 int complete(struct fx *f, uint32_t head, uint64_t fence, uint64_t fb_used,
 	     uint32_t irq);
+int context_event(struct fx *f, uint32_t event);
 int dma(struct fx *f, int write, uint64_t iova, void *buf, uint64_t len);
 void *ctl_map(struct fx *f, unsigned int region, size_t len);
 

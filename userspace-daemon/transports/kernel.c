@@ -20,6 +20,7 @@
  *
  * publish() is MDGPU_CTL_COMPLETE (head, fence, fb_used, IRQ_COMPLETION
  * when the command carried MDGPU_CMD_F_IRQ), dma() is MDGPU_CTL_DMA,
+ * context_event() is MDGPU_CTL_VGPU_EVENT (STATUS.CONTEXT_LOST, IRQ_ERROR),
  * arm() does nothing: the control fd is always watched, a doorbell is an
  * event that wakes the dispatcher's epoll.
  *
@@ -169,6 +170,22 @@ static void mdgpud_kern_lost(void *priv)
 	(void)priv;	/* closing /dev/mdgpu makes every vGPU BACKEND_LOST */
 }
 
+/*
+ * MDGPU_CTL_VGPU_EVENT: the module sets or clears STATUS.CONTEXT_LOST,
+ * counts the event and raises IRQ_ERROR for HANG/LOST.  It refuses an
+ * unknown event (-EINVAL) and a vGPU removed meanwhile (-ENOENT); either
+ * only loses the report, so it is logged and not retried.
+ */
+static void mdgpud_kern_context_event(void *priv, uint32_t event)
+{
+	struct mdgpud_kvgpu *k = priv;
+	struct mdgpu_ctl_vgpu_event e = { .vgpu_id = k->kid, .event = event };
+
+	if (ioctl(k->t->fd, MDGPU_CTL_VGPU_EVENT, &e))
+		mdgpud_warn("vgpu %s: VGPU_EVENT %u: %s", k->uuid_str, event,
+			    strerror(errno));
+}
+
 static int mdgpud_kern_dma(void *priv, uint64_t iova, void *buf, uint64_t len,
 			   bool write)
 {
@@ -194,6 +211,7 @@ static const struct mdgpud_vgpu_tops mdgpud_kern_tops = {
 	.arm = mdgpud_kern_arm,
 	.ring_error = mdgpud_kern_ring_error,
 	.lost = mdgpud_kern_lost,
+	.context_event = mdgpud_kern_context_event,
 	.dma = mdgpud_kern_dma,
 };
 

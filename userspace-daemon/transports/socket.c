@@ -138,6 +138,35 @@ static void mdgpud_sock_lost(void *priv)
 	mdgpud_sock_futex_wake(&cl->ctrl->sq_head);
 }
 
+/*
+ * HANG and LOST set CONTEXT_LOST in ctrl.status, RESTORED clears it; any
+ * change wakes a client sleeping on sq_head so that it looks at the status
+ * now rather than at its next timed re-check.  Other values (the core's
+ * own) are ignored.
+ */
+static void mdgpud_sock_context_event(void *priv, uint32_t event)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	switch (event) {
+	case MDGPU_VGPU_EVENT_HANG:
+	case MDGPU_VGPU_EVENT_LOST:
+		__atomic_fetch_or(&cl->ctrl->status, MDGPU_STATUS_CONTEXT_LOST,
+				  __ATOMIC_SEQ_CST);
+		break;
+	case MDGPU_VGPU_EVENT_RESTORED:
+		__atomic_fetch_and(&cl->ctrl->status,
+				   ~(uint32_t)MDGPU_STATUS_CONTEXT_LOST,
+				   __ATOMIC_SEQ_CST);
+		break;
+	default:
+		mdgpud_warn("vgpu %u: unknown context event %u: ignored",
+			    cl->vgpu ? mdgpud_vgpu_id(cl->vgpu) : 0, event);
+		return;
+	}
+	mdgpud_sock_futex_wake(&cl->ctrl->sq_head);
+}
+
 static const struct mdgpud_vgpu_tops mdgpud_sock_tops = {
 	.sq_tail = mdgpud_sock_sq_tail,
 	.sq_entry = mdgpud_sock_sq_entry,
@@ -146,6 +175,7 @@ static const struct mdgpud_vgpu_tops mdgpud_sock_tops = {
 	.arm = mdgpud_sock_arm,
 	.ring_error = mdgpud_sock_ring_error,
 	.lost = mdgpud_sock_lost,
+	.context_event = mdgpud_sock_context_event,
 	.dma = NULL,		/* no guest IOVA over a socket */
 };
 
