@@ -14,7 +14,10 @@
  *   bound plus a margin, and every result of B is right;
  *   a reset gives A a new context (RESTORED), and A works again;
  *   with A hung once more, stopping and destroying the daemon return
- *   within the bound.
+ *   within the bound;
+ *   a socket tenant (libmdgpu) sees its hang as -ETIMEDOUT with a message
+ *   naming the lost context (ctrl.status CONTEXT_LOST), and works again
+ *   after reconnecting.
  *
  * The same binary runs on the GPU machine against the real driver with
  * MDGPUD_TEST_REAL_CUDA=1 (tests/gpu/run-on-gpu.sh), where "forever" is
@@ -36,6 +39,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "mdgpu/mdgpu.h"
 #include "uapi/mdgpu.h"
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
@@ -61,6 +65,7 @@ struct env {
 	uint8_t *ap_a, *ap_b;
 	struct mdgpud_vgpu *va, *vb;
 	bool running;			/* the dispatcher thread */
+	bool attached;			/* vGPUs a and b exist */
 	char path[96];
 };
 
@@ -253,7 +258,7 @@ static void use_built_worker(struct mdgpud_config *cfg)
 	assert_int_equal(setenv("LD_LIBRARY_PATH", dir, 1), 0);
 }
 
-static int setup(void **state)
+static int setup_env(void **state, bool attach)
 {
 	struct env *e = calloc(1, sizeof(*e));
 	struct mdgpud_config cfg;
@@ -273,14 +278,29 @@ static int setup(void **state)
 			return -1;
 		fail_msg("the cuda backend on the fake libcuda did not open");
 	}
-	e->a.guest = calloc(1, GUEST_SIZE);
-	e->b.guest = calloc(1, GUEST_SIZE);
-	e->va = fake_attach(e->core, &e->a, &e->ap_a);
-	e->vb = fake_attach(e->core, &e->b, &e->ap_b);
+	if (attach) {
+		e->a.guest = calloc(1, GUEST_SIZE);
+		e->b.guest = calloc(1, GUEST_SIZE);
+		e->va = fake_attach(e->core, &e->a, &e->ap_a);
+		e->vb = fake_attach(e->core, &e->b, &e->ap_b);
+		e->attached = true;
+	}
 	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
 	e->running = true;
 	*state = e;
 	return 0;
+}
+
+/* Two vGPUs on fake rings, A and B. */
+static int setup(void **state)
+{
+	return setup_env(state, true);
+}
+
+/* The daemon alone: tenants come through its socket. */
+static int setup_socket(void **state)
+{
+	return setup_env(state, false);
 }
 
 /* Stops the dispatcher; returns how long that took. */
@@ -401,7 +421,7 @@ static int teardown(void **state)
 		stop_dispatcher(e);
 	if (e->core)
 		mdgpud_core_destroy(e->core);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2 && e->attached; i++) {
 		assert_int_equal(f[i]->lost, 1);
 		close(f[i]->efd);
 		free(f[i]->guest);
@@ -412,10 +432,47 @@ static int teardown(void **state)
 	return 0;
 }
 
+/*
+ * The socket transport: a libmdgpu tenant's endless kernel.  Its SYNC
+ * fails -ETIMEDOUT, its message names the lost context, later commands
+ * fail the same way; a new connection is a new vGPU that works.
+ */
+static void test_hang_socket(void **state)
+{
+	struct env *e = *state;
+	struct mdgpu_open_opts o = { .path = e->path, .type = "1g" };
+	const uint32_t one[3] = { 1, 1, 1 };
+	struct mdgpu *g;
+	uint32_t mod, fn;
+	mdgpu_devptr d;
+	uint64_t sum;
+
+	assert_int_equal(mdgpu_open(&o, &g), 0);
+	assert_int_equal(mdgpu_module_load(g, MDGPU_MODULE_PTX, forever_ptx,
+					   sizeof(forever_ptx), &mod), 0);
+	assert_int_equal(mdgpu_func_get(g, mod, "forever", &fn), 0);
+	assert_int_equal(mdgpu_launch(g, fn, one, one, 0, NULL, 0), 0);
+	assert_int_equal(mdgpu_synchronize(g), -ETIMEDOUT);
+	assert_int_equal(mdgpu_mem_alloc(g, 4096, &d), -ETIMEDOUT);
+	fprintf(stderr, "socket tenant after its hang: %s\n",
+		mdgpu_last_error(g));
+	assert_non_null(strstr(mdgpu_last_error(g), "GPU context lost"));
+	mdgpu_close(g);
+
+	assert_int_equal(mdgpu_open(&o, &g), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, 1u << 20, &d), 0);
+	assert_int_equal(mdgpu_fill_u32(g, d, 1024, 6), 0);
+	assert_int_equal(mdgpu_checksum(g, d, 1024, &sum), 0);
+	assert_int_equal(sum, 6ull * 1024 * 1024);
+	mdgpu_close(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hang_contained, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hang_socket, setup_socket,
 						teardown),
 	};
 
