@@ -169,13 +169,19 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 			if (ret)
 				return ret;
 		}
+		/* No room for its handle: refused before the backend is
+		 * asked, so a full table costs the worker nothing. */
+		if (mdgpud_handles_count(v->handles) >=
+		    v->core->cfg.max_handles)
+			return -ENOSPC;
 		ret = b->func_get(v->bctx, vc->func_get.module,
 				  vc->func_get.name, &val);
 		if (ret)
 			return ret;
 		ret = mdgpud_handles_add(v->handles, MDGPUD_H_FUNC, val,
 					 vc->func_get.module_handle, &h);
-		*result = h;
+		if (!ret)
+			*result = h;
 		return ret;
 	case MDGPU_OP_LAUNCH:
 		if (vc->launch.params_len && !vc->launch.params_src.ptr) {
