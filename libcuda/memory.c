@@ -14,6 +14,7 @@
  * of every stream.  The per-thread-default-stream variants (_ptds, _ptsz)
  * are the same functions for the same reason.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,6 +392,7 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize,
 	struct mdgpu_cu_host *h;
 	CUcontext ctx;
 	CUresult r;
+	int ret;
 
 	if (!pp || !bytesize || (Flags & ~known))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -403,7 +405,9 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize,
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	r = mdgpu_cu_result(mdgpu_host_alloc(mdgpu_cu.g, bytesize, &h->ptr));
+	ret = mdgpu_host_alloc(mdgpu_cu.g, bytesize, &h->ptr);
+	/* Size is not 0: libmdgpu's -EINVAL is "larger than the area". */
+	r = ret == -EINVAL ? CUDA_ERROR_OUT_OF_MEMORY : mdgpu_cu_result(ret);
 	if (r) {
 		mdgpu_cu_set_del(&mdgpu_cu.hosts, h);
 		free(h);
