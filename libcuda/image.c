@@ -15,7 +15,8 @@
 #include "image.h"
 
 /* First word of a fatbin (its header) and of the wrapper nvcc emits in
- * .nvFatBinSegment; both little-endian. */
+ * .nvFatBinSegment; little-endian in the image, as on the hosts built
+ * for. */
 static const uint32_t mdgpu_cu_fatbin_magic = 0xba55ed50U;
 static const uint32_t mdgpu_cu_fatbin_wrapper_magic = 0x466243b1U;
 
@@ -80,22 +81,37 @@ static int mdgpu_cu_elf_size(const unsigned char *p, size_t max,
 	return 0;
 }
 
+/*
+ * Does the image start with the n bytes of magic.  Byte by byte, stopping
+ * at the first difference: a short PTX text ends in a NUL, which no magic
+ * contains, so nothing past its end is read.
+ */
+static bool mdgpu_cu_starts(const unsigned char *p, const unsigned char *magic,
+			    size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != magic[i])
+			return false;
+	return true;
+}
+
 int mdgpu_cu_image_size(const void *image, size_t max,
 			enum mdgpu_cu_image_kind *kind, size_t *size)
 {
 	const unsigned char *p = image;
-	uint32_t magic;
+	unsigned char fb[4], wrap[4];
 	size_t n;
 
-	if (!image || max < sizeof(magic))
+	if (!image || max < sizeof(fb))
 		return -EINVAL;
-	memcpy(&magic, p, sizeof(magic));
-	if (magic == mdgpu_cu_fatbin_magic ||
-	    magic == mdgpu_cu_fatbin_wrapper_magic) {
+	memcpy(fb, &mdgpu_cu_fatbin_magic, sizeof(fb));
+	memcpy(wrap, &mdgpu_cu_fatbin_wrapper_magic, sizeof(wrap));
+	if (mdgpu_cu_starts(p, fb, sizeof(fb)) ||
+	    mdgpu_cu_starts(p, wrap, sizeof(wrap))) {
 		*kind = MDGPU_CU_IMAGE_FATBIN;
 		return -EOPNOTSUPP;
 	}
-	if (!memcmp(p, ELFMAG, SELFMAG)) {
+	if (mdgpu_cu_starts(p, (const unsigned char *)ELFMAG, SELFMAG)) {
 		*kind = MDGPU_CU_IMAGE_ELF;
 		return mdgpu_cu_elf_size(p, max, size);
 	}
