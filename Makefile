@@ -22,6 +22,7 @@ all:
 include kmod/kmod.mk
 include libmdgpu/lib.mk
 include userspace-daemon/daemon.mk
+include libcuda/libcuda.mk
 include tests/vm/vm.mk
 include qemu-scripts/scripts.mk
 include guest/guest.mk

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libcuda: contexts.  A context is an object of this library over the one
+ * vGPU connection: it owns the allocations, modules, streams and events
+ * made while it was current and frees them when destroyed.  Each thread
+ * has a stack of current contexts (cuCtxPush/Pop); its top is the current
+ * context.  The stack holds handles, checked against the live list on use.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "priv.h"
+
+struct mdgpu_cu_stack {
+	CUcontext *v;
+	size_t n, cap;
+};
+
+static pthread_key_t mdgpu_cu_stack_key;
+static pthread_once_t mdgpu_cu_stack_once = PTHREAD_ONCE_INIT;
+
+static void mdgpu_cu_stack_free(void *p)
+{
+	struct mdgpu_cu_stack *s = p;
+
+	free(s->v);
+	free(s);
+}
+
+static void mdgpu_cu_stack_key_init(void)
+{
+	/* Without a key no context can be made current: every call that
+	 * needs one then fails INVALID_CONTEXT, pushes OUT_OF_MEMORY. */
+	if (pthread_key_create(&mdgpu_cu_stack_key, mdgpu_cu_stack_free))
+		mdgpu_cu_stack_key = (pthread_key_t)-1;
+}
+
+/* The calling thread's stack; created if `create`.  NULL if none. */
+static struct mdgpu_cu_stack *mdgpu_cu_stack(bool create)
+{
+	struct mdgpu_cu_stack *s;
+
+	pthread_once(&mdgpu_cu_stack_once, mdgpu_cu_stack_key_init);
+	if (mdgpu_cu_stack_key == (pthread_key_t)-1)
+		return NULL;
+	s = pthread_getspecific(mdgpu_cu_stack_key);
+	if (!s && create) {
+		s = calloc(1, sizeof(*s));
+		if (s && pthread_setspecific(mdgpu_cu_stack_key, s)) {
+			free(s);
+			s = NULL;
+		}
+	}
+	return s;
+}
+
+static int mdgpu_cu_push(CUcontext ctx)
+{
+	struct mdgpu_cu_stack *s = mdgpu_cu_stack(true);
+
+	if (!s)
+		return -ENOMEM;
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? 2 * s->cap : 4;
+		CUcontext *v = realloc(s->v, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = ncap;
+	}
+	s->v[s->n++] = ctx;
+	return 0;
+}
+
+static CUcontext mdgpu_cu_top(void)
+{
+	struct mdgpu_cu_stack *s = mdgpu_cu_stack(false);
+
+	return s && s->n ? s->v[s->n - 1] : NULL;
+}
+
+bool mdgpu_cu_ctx_live(CUcontext ctx)
+{
+	return mdgpu_cu_set_has(&mdgpu_cu.ctxs, ctx);
+}
+
+CUcontext mdgpu_cu_current(void)
+{
+	CUcontext ctx = mdgpu_cu_top();
+
+	return mdgpu_cu_ctx_live(ctx) ? ctx : NULL;
+}
+
+void mdgpu_cu_ctx_release_objects(CUcontext ctx)
+{
+	mdgpu_cu_module_release(ctx);
+	mdgpu_cu_stream_release(ctx);
+	mdgpu_cu_mem_release(ctx);
+}
+
+static CUresult mdgpu_cu_ctx_new(CUcontext *pctx, unsigned flags,
+				 CUdevice dev)
+{
+	const unsigned known = CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST |
+			       CU_CTX_LMEM_RESIZE_TO_MAX;
+	CUcontext ctx;
+	CUresult r;
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (flags & ~known)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	if (dev != 0) {
+		r = CUDA_ERROR_INVALID_DEVICE;
+		goto out;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx || mdgpu_cu_set_add(&mdgpu_cu.ctxs, ctx)) {
+		free(ctx);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	ctx->flags = flags;
+	if (mdgpu_cu_push(ctx)) {
+		mdgpu_cu_set_del(&mdgpu_cu.ctxs, ctx);
+		free(ctx);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	*pctx = ctx;
+out:
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
+				CUdevice dev)
+{
+	return mdgpu_cu_ctx_new(pctx, flags, dev);
+}
+
+/* Execution affinity and CIG parameters are not supported. */
+CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx,
+				CUctxCreateParams *ctxCreateParams,
+				unsigned int flags, CUdevice dev)
+{
+	if (ctxCreateParams && (ctxCreateParams->numExecAffinityParams ||
+				ctxCreateParams->execAffinityParams ||
+				ctxCreateParams->cigParams))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return mdgpu_cu_ctx_new(pctx, flags, dev);
+}
+
+CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
+{
+	struct mdgpu_cu_stack *s;
+	CUresult r = mdgpu_cu_enter();
+
+	if (r)
+		return r;
+	if (!mdgpu_cu_ctx_live(ctx) || ctx->primary) {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+		goto out;
+	}
+	/* Work still queued may use its memory. */
+	r = mdgpu_cu_result(mdgpu_synchronize(mdgpu_cu.g));
+	mdgpu_cu_ctx_release_objects(ctx);
+	mdgpu_cu_set_del(&mdgpu_cu.ctxs, ctx);
+	/* Current to this thread: popped.  Other threads' stacks keep a
+	 * handle that is no longer live. */
+	s = mdgpu_cu_stack(false);
+	if (s && s->n && s->v[s->n - 1] == ctx)
+		s->n--;
+	free(ctx);
+out:
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
+{
+	CUresult r = mdgpu_cu_enter();
+
+	if (r)
+		return r;
+	if (!mdgpu_cu_ctx_live(ctx))
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	else if (mdgpu_cu_push(ctx))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	struct mdgpu_cu_stack *s;
+	CUresult r = mdgpu_cu_enter();
+
+	if (r)
+		return r;
+	s = mdgpu_cu_stack(false);
+	if (!s || !s->n) {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	} else {
+		s->n--;
+		if (pctx)
+			*pctx = s->v[s->n];
+	}
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+	struct mdgpu_cu_stack *s;
+	CUresult r = mdgpu_cu_enter();
+
+	if (r)
+		return r;
+	s = mdgpu_cu_stack(ctx != NULL);
+	if (!ctx) {
+		if (s && s->n)
+			s->n--;
+	} else if (!mdgpu_cu_ctx_live(ctx)) {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	} else if (s && s->n) {
+		s->v[s->n - 1] = ctx;
+	} else if (mdgpu_cu_push(ctx)) {
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
+{
+	CUresult r;
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	/* The top of the stack even if destroyed since: the real driver
+	 * also answers with the handle and fails the calls that use it. */
+	*pctx = mdgpu_cu_top();
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
+{
+	CUcontext ctx;
+	CUresult r;
+
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	*device = 0;
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
+{
+	CUcontext ctx;
+	CUresult r;
+
+	if (!flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	*flags = ctx->flags;
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	CUcontext ctx;
+	CUresult r = mdgpu_cu_enter_ctx(&ctx);
+
+	if (r)
+		return r;
+	r = mdgpu_cu_result(mdgpu_synchronize(mdgpu_cu.g));
+	mdgpu_cu_leave();
+	return r;
+}
+
+/* One in-order queue: no stream priorities (both ends 0). */
+CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority,
+					     int *greatestPriority)
+{
+	CUcontext ctx;
+	CUresult r = mdgpu_cu_enter_ctx(&ctx);
+
+	if (r)
+		return r;
+	if (leastPriority)
+		*leastPriority = 0;
+	if (greatestPriority)
+		*greatestPriority = 0;
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * libcuda: what a module image is and how long, and the parameter layout
+ * of a PTX kernel.  Pure functions over memory, unit-tested on their own
+ * (libcuda/tests/test_image.c).
+ */
+#ifndef MDGPU_CU_IMAGE_H
+#define MDGPU_CU_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mdgpu_cu_image_kind {
+	MDGPU_CU_IMAGE_PTX = 1,		/* NUL-terminated text */
+	MDGPU_CU_IMAGE_ELF = 2,		/* ELF64 cubin */
+	MDGPU_CU_IMAGE_FATBIN = 3,	/* fatbin or its wrapper */
+};
+
+/*
+ * Kind and size in bytes of the image at `image`, reading no more than
+ * `max` bytes: PTX up to and including its NUL; an ELF64 cubin up to the
+ * end of the furthest of its header, program header table, section header
+ * table and section contents.  -EINVAL: not an image (an ELF of another
+ * class or with bad header sizes, text without a NUL within max);
+ * -E2BIG: larger than max; -EOPNOTSUPP: a fatbin (*kind is set).
+ */
+int mdgpu_cu_image_size(const void *image, size_t max,
+			enum mdgpu_cu_image_kind *kind, size_t *size);
+
+struct mdgpu_cu_param {
+	uint32_t offset;
+	uint32_t size;
+};
+
+struct mdgpu_cu_layout {
+	uint32_t count;
+	uint32_t bytes;			/* offset + size of the last one */
+	struct mdgpu_cu_param *params;	/* count entries, malloc'd */
+};
+
+/*
+ * Parameter layout of `.entry name(...)` in the PTX text ptx[0..len),
+ * placed as the PTX ISA places kernel parameters: each at the next
+ * multiple of its alignment (.align N, else its element size), its size
+ * the element size times the array length.  -ENOENT: no such entry;
+ * -EOPNOTSUPP: a parameter this parser does not know (.texref and the
+ * like); -EINVAL: malformed list; -E2BIG: more than max_bytes in all;
+ * -ENOMEM.  Free with mdgpu_cu_layout_free().
+ */
+int mdgpu_cu_ptx_layout(const char *ptx, size_t len, const char *name,
+			uint32_t max_bytes, struct mdgpu_cu_layout *out);
+void mdgpu_cu_layout_free(struct mdgpu_cu_layout *l);
+
+#endif /* MDGPU_CU_IMAGE_H */

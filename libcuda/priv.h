@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * libcuda internals.  One process opens one vGPU (one libmdgpu handle) at
+ * cuInit; it is device 0, the only device.  Contexts, streams, events,
+ * modules and functions are objects of this library over that handle:
+ * the daemon sees one ring whose commands complete in order.
+ *
+ * Locking: mdgpu_cu.lock serialises every call that touches the handle
+ * or the object lists (a libmdgpu handle is not thread-safe).  The
+ * current-context stack is per thread and needs no lock; a context taken
+ * from it is checked against the live list under the lock before use.
+ *
+ * Handles the application passes in are never dereferenced before they
+ * are found in the list of their kind, so a stale or forged handle is
+ * refused (CUDA_ERROR_INVALID_HANDLE / INVALID_CONTEXT) instead of read.
+ */
+#ifndef MDGPU_CU_PRIV_H
+#define MDGPU_CU_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#include <mdgpu/mdgpu.h>
+#include "uapi/mdgpu.h"
+
+#include "image.h"
+
+/* Exports `new` as another name of the implemented `impl`
+ * (gen-entry-points.py reads these lines).  `new` is used only through #
+ * and ##, so a cuda.h macro of that name does not expand. */
+#define MDGPU_CU_ALIAS(new, impl)					  \
+	extern __typeof__(impl) mdgpu_cu_alias_##new __asm__(#new)	  \
+		__attribute__((alias(#impl)))
+
+/* A growable array of object pointers: the live objects of one kind. */
+struct mdgpu_cu_set {
+	void **v;
+	size_t n, cap;
+};
+
+int mdgpu_cu_set_add(struct mdgpu_cu_set *s, void *p);
+bool mdgpu_cu_set_has(const struct mdgpu_cu_set *s, const void *p);
+void mdgpu_cu_set_del(struct mdgpu_cu_set *s, const void *p);
+
+struct CUctx_st {
+	bool primary;
+	unsigned flags;
+};
+
+struct mdgpu_cu_alloc {
+	CUcontext ctx;
+	mdgpu_devptr addr;
+	uint64_t size;
+};
+
+struct mdgpu_cu_host {
+	CUcontext ctx;
+	void *ptr;
+	size_t size;
+};
+
+struct CUmod_st {
+	CUcontext ctx;
+	uint32_t module;		/* libmdgpu module handle */
+	char *ptx;			/* PTX text, NULL for a cubin */
+	size_t ptx_len;
+};
+
+struct CUfunc_st {
+	struct CUmod_st *mod;
+	uint32_t func;			/* libmdgpu function handle */
+	char *name;
+	bool layout_known;		/* parameters parsed from the PTX */
+	struct mdgpu_cu_layout layout;
+};
+
+struct CUstream_st {
+	CUcontext ctx;
+	unsigned flags;
+};
+
+struct CUevent_st {
+	CUcontext ctx;
+	unsigned flags;
+	uint32_t event;			/* libmdgpu event handle */
+	bool recorded;
+};
+
+struct mdgpu_cu_state {
+	pthread_mutex_t lock;
+	bool init_done;
+	CUresult init_result;
+	struct mdgpu *g;
+	struct mdgpu_info info;
+	char type[64];			/* vGPU type asked for */
+	char transport[16];
+	struct CUctx_st primary;
+	unsigned primary_refs;
+	unsigned primary_flags;
+	struct mdgpu_cu_set ctxs;	/* CUcontext; primary while refs > 0 */
+	struct mdgpu_cu_set allocs;	/* struct mdgpu_cu_alloc * */
+	struct mdgpu_cu_set hosts;	/* struct mdgpu_cu_host * */
+	struct mdgpu_cu_set mods;	/* CUmodule */
+	struct mdgpu_cu_set funcs;	/* CUfunction */
+	struct mdgpu_cu_set streams;	/* CUstream */
+	struct mdgpu_cu_set events;	/* CUevent */
+};
+
+extern struct mdgpu_cu_state mdgpu_cu;
+
+/* Negative errno of libmdgpu to CUresult (the one mapping). */
+CUresult mdgpu_cu_result(int err);
+
+/*
+ * Entry of every implemented call but the few that work before cuInit:
+ * takes mdgpu_cu.lock and checks initialisation; on CUDA_SUCCESS the
+ * caller holds the lock and must mdgpu_cu_leave().
+ */
+CUresult mdgpu_cu_enter(void);
+void mdgpu_cu_leave(void);
+/* mdgpu_cu_enter, then the calling thread's current context (live). */
+CUresult mdgpu_cu_enter_ctx(CUcontext *ctx);
+/* Under the lock: is ctx a live context. */
+bool mdgpu_cu_ctx_live(CUcontext ctx);
+/* Under the lock: the calling thread's current context if live. */
+CUcontext mdgpu_cu_current(void);
+/* Under the lock: a stream argument (NULL, CU_STREAM_LEGACY,
+ * CU_STREAM_PER_THREAD or a live stream of a live context). */
+CUresult mdgpu_cu_stream_check(CUstream s);
+
+/* Under the lock: free everything ctx owns (destroy, primary reset). */
+void mdgpu_cu_ctx_release_objects(CUcontext ctx);
+void mdgpu_cu_mem_release(CUcontext ctx);
+void mdgpu_cu_module_release(CUcontext ctx);
+void mdgpu_cu_stream_release(CUcontext ctx);
+
+/* Logging to stderr when MDGPU_CUDA_LOG is set. */
+bool mdgpu_cu_log_on(void);
+void mdgpu_cu_log(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+#endif /* MDGPU_CU_PRIV_H */

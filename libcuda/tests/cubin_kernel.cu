@@ -1,0 +1,1 @@
+__global__ void foo(float *p, int n, char c) { if (n) p[0] = c; }
