@@ -26,7 +26,8 @@
 #define SEC		1000000000ULL
 #define SLICE_NS	(MDGPU_TIMESLICE_US_DEFAULT * US)
 #define WINDOW_NS	MDGPUD_SCHED_CAP_WINDOW_NS_DEFAULT
-/* Measured on the H100: switching tenants costs ~130 us (DESIGN.md). */
+/* Measured on the H100: switching tenants costs ~130 us
+ * (Documentation/scheduler.md). */
 #define SWITCH_NS	(130 * US)
 
 #define SIM_MAX_TENANTS	4

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * mdgpud-worker: executes one vGPU's work in its own process, holding its
- * own CUDA context and so its own GPU address space (see DESIGN.md,
- * "Isolation between tenants").  Started by the cuda backend's supervisor
- * (backends/cuda/supervisor.c) with fork+exec:
+ * own CUDA context and so its own GPU address space
+ * (Documentation/cuda-backend.md, "Why one process per vGPU").  Started by
+ * the cuda backend's supervisor (backends/cuda/spawn.c) with fork+exec:
  *
  *   mdgpud-worker probe <device-ordinal>
  *       fd 3: the shared memfd.  Fills shm->info, state PROBED, exits.
