@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Shared-memory protocol between the cuda backend's supervisor side
- * (backends/cuda/*.c) and one mdgpud-worker process (backends/cuda/worker/).
+ * (the .c files of backends/cuda/) and one mdgpud-worker process
+ * (backends/cuda/worker/).
  *
  * One memfd holds a struct mdgpud_cuda_rpc_shm: a header, a ring of
  * request slots and a staging area.  The supervisor is the only producer
