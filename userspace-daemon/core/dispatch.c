@@ -258,7 +258,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		if (!ret)
 			ret = v->ctx_err ? v->ctx_err :
 			      mdgpud_exec(v, &c->vcmd, &result, &result2);
-		if (ret && !v->ctx_err)
+		if (ret)
 			mdgpud_vgpu_check_ctx(v);
 		cpl.status = ret;
 		cpl.opcode = c->vcmd.opcode;

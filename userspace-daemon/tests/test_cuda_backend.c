@@ -785,52 +785,10 @@ static void test_cubin(void **state)
 	ops->ctx_destroy(ctx);
 }
 
-/*
- * A tenant kernel that never ends: ctx_destroy gives the worker
- * MDGPUD_CUDA_SHUTDOWN_MS (set to 2 s in main) and then kills it; another
- * tenant keeps working.
- */
-static void test_hung_kernel_destroy(void **state)
-{
-	static const char loop_ptx[] =
-		".version 8.0\n.target sm_90\n.address_size 64\n"
-		".visible .entry forever()\n{\nLOOP:\n\tbra LOOP;\n}\n";
-	struct mdgpud_dim3 one = { 1, 1, 1 };
-	struct mdgpud_bctx *a, *h;
-	uint64_t mod, fn, d, res, sum, arg[5] = { 0 };
-	struct timespec t0, t1;
-	double secs;
-	pid_t pid;
-
-	(void)state;
-	REQUIRE_GPU();
-	a = ctx_new(13);
-	h = ctx_new(14);
-	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
-					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
-	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), 0);
-	pid = mdgpud_backend_cuda_worker_pid(h);
-	assert_true(pid > 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ops->ctx_destroy(h);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = (double)(t1.tv_sec - t0.tv_sec) +
-	       (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	fprintf(stderr, "destroying a context with an endless kernel took "
-		"%.2f s\n", secs);
-	assert_true(secs < 8);
-	assert_int_equal(kill(pid, 0), -1);	/* reaped */
-
-	assert_int_equal(ops->mem_alloc(a, 4096, &d, &res), 0);
-	arg[0] = d;
-	arg[1] = 1024;
-	arg[2] = 3;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
-	assert_int_equal(sum, 3ull * 1024 * 1024);
-	ops->ctx_destroy(a);
-}
+/* A kernel that never ends. */
+static const char loop_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .entry forever()\n{\nLOOP:\n\tbra LOOP;\n}\n";
 
 static double secs_since(const struct timespec *t0)
 {
@@ -850,6 +808,48 @@ static void assert_worker_exited(pid_t pid)
 }
 
 /*
+ * A tenant kernel that never ends: ctx_destroy gives the worker
+ * MDGPUD_CUDA_SHUTDOWN_MS (set to 2 s in main) and then kills it; another
+ * tenant keeps working.
+ */
+static void test_hung_kernel_destroy(void **state)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *a, *h;
+	uint64_t mod, fn, d, res, sum, arg[5] = { 0 };
+	struct timespec t0;
+	double secs;
+	pid_t pid;
+
+	(void)state;
+	REQUIRE_GPU();
+	a = ctx_new(13);
+	h = ctx_new(14);
+	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
+					  sizeof(loop_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), 0);
+	pid = mdgpud_backend_cuda_worker_pid(h);
+	assert_true(pid > 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ops->ctx_destroy(h);
+	secs = secs_since(&t0);
+	fprintf(stderr, "destroying a context with an endless kernel took "
+		"%.2f s\n", secs);
+	assert_true(secs < 8);
+	assert_int_equal(kill(pid, 0), -1);	/* reaped */
+
+	assert_int_equal(ops->mem_alloc(a, 4096, &d, &res), 0);
+	arg[0] = d;
+	arg[1] = 1024;
+	arg[2] = 3;
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(sum, 3ull * 1024 * 1024);
+	ops->ctx_destroy(a);
+}
+
+/*
  * A kernel that never ends, found by the bound on every wait
  * (hang_timeout_ms, TEST_HANG_MS here) where the dispatcher finds it, at
  * the end of the slice that launched it: slice_end fails -ETIMEDOUT
@@ -859,9 +859,6 @@ static void assert_worker_exited(pid_t pid)
  */
 static void test_hung_kernel_bound(void **state)
 {
-	static const char loop_ptx[] =
-		".version 8.0\n.target sm_90\n.address_size 64\n"
-		".visible .entry forever()\n{\nLOOP:\n\tbra LOOP;\n}\n";
 	struct mdgpud_dim3 one = { 1, 1, 1 };
 	struct mdgpud_bctx *a, *h;
 	uint64_t mod, fn, d, res, sum, gpu_ns, arg[5] = { 0 };
