@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			1
+#define MDGPU_ABI_MINOR			2
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -130,14 +130,31 @@
  * A producer may have at most `entries` commands outstanding
  * (tail - head <= entries, modulo 2^32).  Commands complete in order.
  *
- * A vGPU runs its work in submission order, on one queue.  LAUNCH,
- * MEMSET, device-to-device COPY and BUILTIN kernels may still be running
- * when they complete (their errors may surface later).  SYNC, and a COPY
- * that reads or writes host memory (APERTURE, IOVA), complete only once
- * they are done, hence once all work before them is done: a client that
- * saw such a command complete with status 0, and submitted nothing since,
- * knows the vGPU is idle (libmdgpu then answers mdgpu_synchronize()
- * without a SYNC round trip).
+ * Streams (ABI 1.2).  The command header's `stream` names the queue the
+ * command's GPU work goes to: 0 is the vGPU's default stream, any other
+ * value a handle from STREAM_CREATE.  Work on one stream runs in
+ * submission order; work on different streams may run concurrently.
+ * Stream 0 behaves as CUDA's legacy default stream: its work waits for
+ * all earlier work of blocking streams, and their later work waits for
+ * it; a stream created with MDGPU_STREAM_F_NON_BLOCKING does not
+ * synchronise with stream 0.  Only MEMSET, COPY, LAUNCH, BUILTIN,
+ * EVENT_RECORD, SYNC, STREAM_WAIT_EVENT and STREAM_QUERY take a stream;
+ * every other opcode requires 0.
+ *
+ * Completions are posted in submission order.  LAUNCH, MEMSET,
+ * device-to-device COPY, BUILTIN kernels, EVENT_RECORD, STREAM_WAIT_EVENT
+ * and a COPY with MDGPU_CMD_F_ASYNC complete once queued: their GPU work
+ * may still be running (errors surface later, at the next SYNC of their
+ * stream, EVENT_SYNC or STREAM_QUERY, or as a lost context).  SYNC on
+ * stream 0 completes once all work of the vGPU, every stream, is done;
+ * SYNC on stream s once the work queued on s before it is done.  A COPY
+ * that reads or writes host memory (APERTURE, IOVA) without F_ASYNC
+ * completes only once it is done, hence once the work queued before it on
+ * its stream is done.  A client that saw a SYNC on stream 0 complete with
+ * status 0, and submitted nothing since, knows the vGPU is idle; the same
+ * holds for a synchronous host COPY on stream 0 if no command since the
+ * last SYNC on stream 0 named another stream or had F_ASYNC (libmdgpu
+ * then answers mdgpu_synchronize() without a SYNC round trip).
  */
 #define MDGPU_RING_ENTRIES_DEFAULT	256
 #define MDGPU_CMD_SIZE			64
@@ -164,12 +181,34 @@ enum mdgpu_opcode {
 	MDGPU_OP_EVENT_DESTROY = 13,
 	MDGPU_OP_SYNC = 14,		/* completes when prior work is done */
 	MDGPU_OP_QUERY = 15,		/* result: value of MDGPU_QUERY_* */
+	/* ABI 1.2 */
+	MDGPU_OP_STREAM_CREATE = 16,	/* result: stream handle */
+	MDGPU_OP_STREAM_DESTROY = 17,	/* its queued work still runs */
+	MDGPU_OP_STREAM_WAIT_EVENT = 18, /* header stream waits for event */
+	MDGPU_OP_STREAM_QUERY = 19,	/* result: 0 idle, 1 work pending */
+	MDGPU_OP_EVENT_QUERY = 20,	/* result: 0 complete, 1 pending */
+	MDGPU_OP_EVENT_SYNC = 21,	/* completes once the event has */
+	MDGPU_OP_DEVICE_INFO = 22,	/* writes struct mdgpu_device_info */
+	MDGPU_OP_FUNC_INFO = 23,	/* writes struct mdgpu_func_info */
+	MDGPU_OP_FUNC_SET_ATTR = 24,
+	MDGPU_OP_MODULE_GLOBAL = 25,	/* result: address, result2: bytes */
+	MDGPU_OP_CTX_LIMIT = 26,	/* result: the limit's value */
+	MDGPU_OP_OCCUPANCY = 27,	/* result: see enum mdgpu_occupancy */
 	MDGPU_OP_COUNT
 };
 
 /* Command flags. */
 #define MDGPU_CMD_F_IRQ			(1U << 0)	/* interrupt on completion */
-#define MDGPU_CMD_F_MASK		MDGPU_CMD_F_IRQ
+/*
+ * COPY only (ABI 1.2): complete once queued.  With an APERTURE side the
+ * client keeps those aperture bytes unchanged (host to device) or does not
+ * read them (device to host) until later work shows the copy done (SYNC,
+ * an event recorded after it, STREAM_QUERY answering idle).  A copy with
+ * an IOVA side still completes when done: the daemon stages guest memory
+ * in its own buffer.
+ */
+#define MDGPU_CMD_F_ASYNC		(1U << 1)
+#define MDGPU_CMD_F_MASK		(MDGPU_CMD_F_IRQ | MDGPU_CMD_F_ASYNC)
 
 /* Address spaces of a host-side buffer named by a command.  0 is invalid. */
 enum mdgpu_space {
@@ -202,6 +241,90 @@ enum mdgpu_query {
 	MDGPU_QUERY_SM_COUNT = 3,
 	MDGPU_QUERY_ABI_VERSION = 4,
 	MDGPU_QUERY_BACKEND = 5,	/* MDGPU_BACKEND_* */
+	/* ABI 1.2 */
+	MDGPU_QUERY_APERTURE_DEVPTR = 6, /* device address at which kernels
+					  * reach aperture byte 0, 0 if the
+					  * backend does not map it; result2:
+					  * bytes mapped */
+	MDGPU_QUERY_STREAM_PRIORITIES = 7, /* result: least priority,
+					    * result2: greatest (each an
+					    * __s32 in the low 32 bits) */
+};
+
+/* STREAM_CREATE flags. */
+#define MDGPU_STREAM_F_NON_BLOCKING	(1U << 0)	/* no sync with stream 0 */
+/* EVENT_CREATE flags. */
+#define MDGPU_EVENT_F_DISABLE_TIMING	(1U << 0)	/* ELAPSED refused */
+/* LAUNCH flags. */
+#define MDGPU_LAUNCH_F_COOPERATIVE	(1U << 0)	/* grid-wide sync allowed */
+/*
+ * LAUNCH and OCCUPANCY cluster dimensions, packed x | y << 10 | z << 20,
+ * each 1..1023, or 0 for no cluster.
+ */
+#define MDGPU_CLUSTER(x, y, z)		((__u32)(x) | (__u32)(y) << 10 | \
+					 (__u32)(z) << 20)
+#define MDGPU_CLUSTER_X(c)		((c) & 0x3ffU)
+#define MDGPU_CLUSTER_Y(c)		(((c) >> 10) & 0x3ffU)
+#define MDGPU_CLUSTER_Z(c)		(((c) >> 20) & 0x3ffU)
+#define MDGPU_CLUSTER_MASK		0x3fffffffU
+
+/*
+ * An attribute the host driver does not report (device or function
+ * attribute): the client answers CUDA_ERROR_INVALID_VALUE for it.
+ */
+#define MDGPU_ATTR_NONE			((__s32)0x80000000)
+
+/*
+ * DEVICE_INFO output.  attr[i] is CUdevice_attribute i of the physical GPU
+ * as the host driver reports it (MDGPU_ATTR_NONE where it has none),
+ * i < nr_attrs.  The name is the physical GPU's; the UUID is this vGPU's
+ * own (the mdev UUID on the kernel transport, one the daemon made for a
+ * socket vGPU), never the physical GPU's.  Memory figures of the vGPU are
+ * in QUERY FB_QUOTA/FB_USED.
+ */
+#define MDGPU_DEV_ATTR_MAX		256
+#define MDGPU_DEV_NAME_LEN		96
+
+struct mdgpu_device_info {
+	__u32 size;			/* sizeof(struct mdgpu_device_info) */
+	__u32 nr_attrs;			/* <= MDGPU_DEV_ATTR_MAX */
+	char name[MDGPU_DEV_NAME_LEN];	/* NUL-terminated */
+	__u8 uuid[16];
+	__u64 gpu_mem_total;		/* the physical GPU's memory */
+	__s32 driver_version;		/* host driver, e.g. 13000 */
+	__u32 pad;
+	__s32 attr[MDGPU_DEV_ATTR_MAX];
+};
+
+/*
+ * FUNC_INFO output: the function's attributes (attr[i] is
+ * CUfunction_attribute i, MDGPU_ATTR_NONE where the host driver has none)
+ * and its parameter layout as the host driver reports it
+ * (cuFuncGetParamInfo): param i at byte `offset` of the LAUNCH parameter
+ * buffer, `size` bytes.  A client packs kernelParams with it.
+ */
+#define MDGPU_FUNC_ATTR_MAX		32
+
+struct mdgpu_func_param {
+	__u32 offset;
+	__u32 size;
+};
+
+struct mdgpu_func_info {
+	__u32 size;			/* bytes of the whole answer */
+	__u32 nr_params;
+	__s32 attr[MDGPU_FUNC_ATTR_MAX];
+	struct mdgpu_func_param param[];	/* nr_params entries */
+};
+
+/* OCCUPANCY questions (the cuOccupancy* calls of the host driver). */
+enum mdgpu_occupancy {
+	MDGPU_OCC_ACTIVE_BLOCKS = 1,	/* per SM: block_threads, dyn_smem,
+					 * flags (CU_OCCUPANCY_*) */
+	MDGPU_OCC_DYN_SMEM = 2,		/* bytes per block: num_blocks,
+					 * block_threads */
+	MDGPU_OCC_ACTIVE_CLUSTERS = 3,	/* grid, block_threads (x only),
+					 * dyn_smem, cluster */
 };
 
 enum mdgpu_backend_kind {
@@ -227,10 +350,10 @@ struct mdgpu_cmd_free {
 };
 
 struct mdgpu_cmd_memset {
-	__u64 addr;			/* device address */
-	__u64 len;			/* bytes */
-	__u32 value;			/* low byte is the fill value */
-	__u32 pad;
+	__u64 addr;			/* device address, aligned to width */
+	__u64 len;			/* bytes, a multiple of width */
+	__u32 value;			/* the low `width` bytes are the value */
+	__u32 width;			/* 1, 2 or 4 (ABI 1.2); 0 means 1 */
 };
 
 struct mdgpu_cmd_copy {
@@ -269,6 +392,8 @@ struct mdgpu_cmd_launch {
 	__u64 params_addr;		/* packed parameter buffer */
 	__u32 params_len;		/* 0..MDGPU_PARAMS_MAX */
 	__u32 params_space;		/* APERTURE or IOVA; ignored if len 0 */
+	__u32 flags;			/* MDGPU_LAUNCH_F_* (ABI 1.2) */
+	__u32 cluster;			/* MDGPU_CLUSTER() or 0 (ABI 1.2) */
 };
 
 struct mdgpu_cmd_builtin {
@@ -278,8 +403,11 @@ struct mdgpu_cmd_builtin {
 };
 
 struct mdgpu_cmd_event {
-	__u32 event;			/* RECORD, DESTROY; ELAPSED: start */
+	__u32 event;			/* RECORD, DESTROY, QUERY, SYNC,
+					 * STREAM_WAIT_EVENT; ELAPSED: start */
 	__u32 end;			/* ELAPSED: end event */
+	__u32 flags;			/* CREATE: MDGPU_EVENT_F_* (ABI 1.2) */
+	__u32 pad;
 };
 
 struct mdgpu_cmd_query {
@@ -287,11 +415,87 @@ struct mdgpu_cmd_query {
 	__u32 pad;
 };
 
+/* STREAM_CREATE, STREAM_DESTROY (ABI 1.2). */
+struct mdgpu_cmd_stream {
+	__u32 stream;			/* DESTROY: the handle */
+	__u32 flags;			/* CREATE: MDGPU_STREAM_F_* */
+	__s32 priority;			/* CREATE: clamped to the range of
+					 * QUERY STREAM_PRIORITIES */
+	__u32 pad;
+};
+
+/*
+ * DEVICE_INFO, FUNC_INFO (ABI 1.2): the answer is written to a host
+ * buffer, at most len bytes of it; result is the answer's full size, so a
+ * client whose buffer was short can tell.
+ */
+struct mdgpu_cmd_info {
+	__u64 addr;
+	__u32 len;			/* 1..MDGPU_INFO_MAX */
+	__u32 space;			/* APERTURE or IOVA */
+	__u32 handle;			/* FUNC_INFO: function; else 0 */
+	__u32 pad;
+};
+
+#define MDGPU_INFO_MAX			(64U << 10)
+
+/* FUNC_SET_ATTR (ABI 1.2). */
+struct mdgpu_cmd_func_attr {
+	__u32 func;
+	__u32 attr;			/* a settable CUfunction_attribute,
+					 * or MDGPU_FUNC_ATTR_CACHE_CONFIG */
+	__s32 value;
+	__u32 pad;
+};
+
+/* FUNC_SET_ATTR's attr for cuFuncSetCacheConfig (value: CUfunc_cache). */
+#define MDGPU_FUNC_ATTR_CACHE_CONFIG	0x1000
+
+/*
+ * MODULE_GLOBAL (ABI 1.2): a module's global variable by name.  Its device
+ * range may then be named by COPY and MEMSET like an allocation until the
+ * module is unloaded; MEM_FREE refuses it.  Module memory is not charged
+ * to the quota.
+ */
+struct mdgpu_cmd_module_global {
+	__u64 name_addr;		/* name, not NUL-terminated */
+	__u32 name_len;			/* 1..MDGPU_NAME_MAX */
+	__u32 name_space;		/* APERTURE or IOVA */
+	__u32 module;
+	__u32 pad;
+};
+
+/*
+ * CTX_LIMIT (ABI 1.2): get or set a CUlimit of the vGPU's context.
+ * Setting STACK_SIZE, MALLOC_HEAP_SIZE or PRINTF_FIFO_SIZE makes the
+ * driver reserve device memory; the daemon charges it to the quota
+ * (-ENOMEM past it).  PERSISTING_L2_CACHE_SIZE is a resource of the whole
+ * GPU: setting it is refused (-EPERM).
+ */
+struct mdgpu_cmd_limit {
+	__u32 limit;			/* CUlimit */
+	__u32 set;			/* 0 get, 1 set */
+	__u64 value;			/* set: the new value */
+};
+
+/* OCCUPANCY (ABI 1.2). */
+struct mdgpu_cmd_occupancy {
+	__u32 func;
+	__u32 what;			/* enum mdgpu_occupancy */
+	__u32 block_threads;		/* 1..MDGPU_BLOCK_THREADS_MAX */
+	__u32 flags;			/* ACTIVE_BLOCKS: CU_OCCUPANCY_* */
+	__u64 dyn_smem;			/* bytes */
+	__u32 num_blocks;		/* DYN_SMEM */
+	__u32 cluster;			/* ACTIVE_CLUSTERS: MDGPU_CLUSTER() */
+	__u32 grid[3];			/* ACTIVE_CLUSTERS */
+	__u32 pad;
+};
+
 /* A submission: 8 bytes of header, 56 of operands. */
 struct mdgpu_cmd {
 	__u16 opcode;			/* enum mdgpu_opcode */
 	__u16 flags;			/* MDGPU_CMD_F_* */
-	__u32 reserved;			/* must be 0 */
+	__u32 stream;			/* 0 or a stream handle (ABI 1.2) */
 	union {
 		struct mdgpu_cmd_alloc alloc;
 		struct mdgpu_cmd_free free;
@@ -304,6 +508,12 @@ struct mdgpu_cmd {
 		struct mdgpu_cmd_builtin builtin;
 		struct mdgpu_cmd_event event;
 		struct mdgpu_cmd_query query;
+		struct mdgpu_cmd_stream stream_op;
+		struct mdgpu_cmd_info info;
+		struct mdgpu_cmd_func_attr func_attr;
+		struct mdgpu_cmd_module_global module_global;
+		struct mdgpu_cmd_limit limit;
+		struct mdgpu_cmd_occupancy occupancy;
 		__u8 raw[56];
 	};
 };
@@ -322,6 +532,14 @@ struct mdgpu_cmd {
  *   -EIO     the GPU reported an error executing the command
  *   -ECANCELED the vGPU was reset before the command ran
  *   -ENODEV  the backend is lost
+ *   -ETIMEDOUT the vGPU's work did not drain within the daemon's hang bound
+ *   -ENOSPC  a per-vGPU handle table is full
+ *   -EPERM   the command would touch a resource of the whole GPU
+ * A command that fails with -EIO carries in result2 the backend's own
+ * error code when it has one (a CUresult on the cuda backend, e.g. 700
+ * for an illegal address), else 0.  Once the vGPU's GPU context is lost
+ * (STATUS.CONTEXT_LOST), every command fails with the error that lost it,
+ * and the same result2, until a reset.
  */
 struct mdgpu_cpl {
 	__u64 seq;			/* command number */
@@ -337,6 +555,12 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cpl) == MDGPU_CPL_SIZE,
 		    "mdgpu_cpl size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_launch) <= 56, "launch size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_builtin) == 48, "builtin size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_occupancy) == 48,
+		    "occupancy size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_device_info) == 1160,
+		    "mdgpu_device_info size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_func_info) == 136,
+		    "mdgpu_func_info size");
 
 /* ------------------------------------------------------------------ */
 /* 3. Control channel /dev/mdgpu (mdgpu.ko <-> mdgpud)                   */

@@ -187,7 +187,7 @@ static int rsp_exec(struct rsp_vgpu *v, const struct mdgpu_cmd *c,
 	cpl->result = 0;
 	cpl->result2 = 0;
 	if (c->opcode >= MDGPU_OP_COUNT || (c->flags & ~MDGPU_CMD_F_MASK) ||
-	    c->reserved) {
+	    c->stream) {
 		cpl->status = -EINVAL;
 		return 0;
 	}

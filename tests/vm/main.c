@@ -41,7 +41,7 @@ static int hold_doorbell(struct fx *f, volatile uint8_t *ring, uint32_t entries,
 		volatile struct mdgpu_cpl *q = (volatile void *)(ring +
 			MDGPU_RING_CQ_OFFSET(entries) +
 			(uint64_t)(*head % entries) * MDGPU_CPL_SIZE);
-		int ok = c->opcode == MDGPU_OP_NOP && !c->reserved &&
+		int ok = c->opcode == MDGPU_OP_NOP && !c->stream &&
 			 !(c->flags & ~MDGPU_CMD_F_MASK);
 
 		q->seq = *head;

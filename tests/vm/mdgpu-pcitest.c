@@ -189,7 +189,7 @@ int main(void)
 
 		sq[0].opcode = MDGPU_OP_NOP;
 		sq[0].flags = MDGPU_CMD_F_IRQ;
-		sq[0].reserved = 0;
+		sq[0].stream = 0;
 		cq[0].status = -1;
 		regs[MDGPU_REG_IRQ_MASK / 4] = MDGPU_IRQ_ALL;
 		regs[MDGPU_REG_CONTROL / 4] = MDGPU_CONTROL_ENABLE;

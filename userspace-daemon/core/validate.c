@@ -23,12 +23,12 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_MODULE_LOAD] = sizeof(struct mdgpu_cmd_module_load),
 	[MDGPU_OP_MODULE_UNLOAD] = sizeof(struct mdgpu_cmd_module_unload),
 	[MDGPU_OP_FUNC_GET] = sizeof(struct mdgpu_cmd_func_get),
-	[MDGPU_OP_LAUNCH] = sizeof(struct mdgpu_cmd_launch),
+	[MDGPU_OP_LAUNCH] = offsetof(struct mdgpu_cmd_launch, flags),
 	[MDGPU_OP_BUILTIN] = sizeof(struct mdgpu_cmd_builtin),
 	[MDGPU_OP_EVENT_CREATE] = 0,
-	[MDGPU_OP_EVENT_RECORD] = sizeof(struct mdgpu_cmd_event),
-	[MDGPU_OP_EVENT_ELAPSED] = sizeof(struct mdgpu_cmd_event),
-	[MDGPU_OP_EVENT_DESTROY] = sizeof(struct mdgpu_cmd_event),
+	[MDGPU_OP_EVENT_RECORD] = offsetof(struct mdgpu_cmd_event, flags),
+	[MDGPU_OP_EVENT_ELAPSED] = offsetof(struct mdgpu_cmd_event, flags),
+	[MDGPU_OP_EVENT_DESTROY] = offsetof(struct mdgpu_cmd_event, flags),
 	[MDGPU_OP_SYNC] = 0,
 	[MDGPU_OP_QUERY] = sizeof(struct mdgpu_cmd_query),
 };
@@ -266,7 +266,8 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		return -EINVAL;
 	if (c.flags & ~MDGPU_CMD_F_MASK)
 		return -EINVAL;
-	if (c.reserved)
+	/* Streams and asynchronous copies come with the ABI 1.2 ops. */
+	if (c.stream || (c.flags & MDGPU_CMD_F_ASYNC))
 		return -EINVAL;
 	ret = mdgpud_check_tail_zero(&c, mdgpud_payload_bytes[c.opcode]);
 	if (ret)
@@ -287,7 +288,7 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		/* Exactly an allocation's start: the executor removes it. */
 		return mdgpud_check_dev(vc, c.free.addr, 0);
 	case MDGPU_OP_MEMSET:
-		if (c.memset.pad || c.memset.value > 0xff)
+		if (c.memset.width > 1 || c.memset.value > 0xff)
 			return -EINVAL;
 		o->memset.addr = c.memset.addr;
 		o->memset.len = c.memset.len;

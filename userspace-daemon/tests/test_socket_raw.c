@@ -305,7 +305,7 @@ static void test_fuzz(void **state)
 		if (i % 4)
 			c.flags &= MDGPU_CMD_F_MASK;
 		if (i % 3)
-			c.reserved = 0;
+			c.stream = 0;
 		if (i % 2) {	/* aim at real addresses */
 			c.raw[0] = 0;
 			w[1] = (i & 8 ? mine : vbuf) + (w[1] & 0xfffff);

@@ -106,7 +106,7 @@ static void test_header(void **state)
 		assert_int_equal(v(f, &c), -EINVAL);
 	}
 	c = cmd(MDGPU_OP_NOP);
-	c.reserved = 1;
+	c.stream = 1;
 	assert_int_equal(v(f, &c), -EINVAL);
 	/* Unused operand bytes are reserved: each byte of NOP/SYNC. */
 	for (size_t i = 0; i < sizeof(c.raw); i++) {
@@ -158,9 +158,9 @@ static void test_alloc_free_memset(void **state)
 	c.memset.value = 0x1ab;				/* reserved bits */
 	assert_int_equal(v(f, &c), -EINVAL);
 	c.memset.value = 1;
-	c.memset.pad = 1;
+	c.memset.width = 3;				/* not 1, 2 or 4 */
 	assert_int_equal(v(f, &c), -EINVAL);
-	c.memset.pad = 0;
+	c.memset.width = 0;
 	c.memset.addr = BASE + 2 * 4096;		/* past both */
 	assert_int_equal(v(f, &c), -ENOENT);
 	c.memset.addr = BASE - 1;
