@@ -177,6 +177,7 @@ static void mdgpu_reap(struct mdgpu *g)
 			    !g->async_err) {
 				g->async_err = cpl.status;
 				g->async_op = cpl.opcode;
+				g->async_code = cpl.result2;
 			}
 			if ((f & MDGPU_SLOT_DRAINS) && !cpl.status)
 				g->drained = g->reaped + 1;
@@ -195,6 +196,7 @@ static void mdgpu_resync(struct mdgpu *g)
 	g->tail = g->reaped = g->drained = 0;
 	memset(g->slot_flags, 0, g->entries);
 	g->async_err = 0;
+	g->streams_busy = false;
 	g->stage_busy[0] = g->stage_busy[1] = false;
 	memset(g->param_busy, 0, sizeof(g->param_busy));
 }
@@ -231,16 +233,24 @@ int mdgpu_reset(struct mdgpu *g)
  * host memory completes only once it is done (include/uapi/mdgpu.h): its
  * completion without error means everything before it has finished too.
  */
-static bool mdgpu_cmd_drains(const struct mdgpu_cmd *c)
+static bool mdgpu_cmd_drains(const struct mdgpu *g,
+			     const struct mdgpu_cmd *c)
 {
-	return c->opcode == MDGPU_OP_SYNC ||
-	       (c->opcode == MDGPU_OP_COPY &&
-		(c->copy.src_space != MDGPU_SPACE_DEVICE ||
-		 c->copy.dst_space != MDGPU_SPACE_DEVICE));
+	if (c->stream)
+		return false;
+	if (c->opcode == MDGPU_OP_SYNC)
+		return true;
+	/* A host copy on stream 0 proves the vGPU idle only if no other
+	 * stream, and no copy left running (F_ASYNC), has work since the
+	 * last SYNC of stream 0. */
+	return c->opcode == MDGPU_OP_COPY && !g->streams_busy &&
+	       !(c->flags & MDGPU_CMD_F_ASYNC) &&
+	       (c->copy.src_space != MDGPU_SPACE_DEVICE ||
+		c->copy.dst_space != MDGPU_SPACE_DEVICE);
 }
 
-static int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c,
-			bool async, uint32_t *seq)
+int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c, bool async,
+		 uint32_t *seq)
 {
 	uint32_t head = g->tops->head(g);
 	int ret;
@@ -255,7 +265,11 @@ static int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c,
 	       c, sizeof(*c));
 	g->slot_flags[g->tail & (g->entries - 1)] =
 		(async ? MDGPU_SLOT_ASYNC : 0) |
-		(mdgpu_cmd_drains(c) ? MDGPU_SLOT_DRAINS : 0);
+		(mdgpu_cmd_drains(g, c) ? MDGPU_SLOT_DRAINS : 0);
+	if (c->opcode == MDGPU_OP_SYNC && !c->stream)
+		g->streams_busy = false;
+	else if (c->stream || (c->flags & MDGPU_CMD_F_ASYNC))
+		g->streams_busy = true;
 	*seq = g->tail++;
 	g->tops->doorbell(g, g->tail);
 	return 0;
@@ -278,6 +292,9 @@ static const char *const mdgpu_op_names[MDGPU_OP_COUNT] = {
 	"nop", "mem_alloc", "mem_free", "memset", "copy", "module_load",
 	"module_unload", "func_get", "launch", "builtin", "event_create",
 	"event_record", "event_elapsed", "event_destroy", "sync", "query",
+	"stream_create", "stream_destroy", "stream_wait_event", "stream_query",
+	"event_query", "event_sync", "device_info", "func_info",
+	"func_set_attr", "module_global", "ctx_limit", "occupancy",
 };
 
 static const char *mdgpu_op_name(uint32_t op)
@@ -286,8 +303,8 @@ static const char *mdgpu_op_name(uint32_t op)
 }
 
 /* Submit and wait: the common synchronous call. */
-static int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c,
-		      uint64_t *result, uint64_t *result2)
+int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c, uint64_t *result,
+	       uint64_t *result2)
 {
 	struct mdgpu_cpl cpl;
 	uint32_t seq;
@@ -299,8 +316,10 @@ static int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c,
 	ret = mdgpu_wait_cpl(g, seq, &cpl);
 	if (ret)
 		return ret;
-	if (cpl.status)
+	if (cpl.status) {
+		g->last_code = cpl.result2;
 		return mdgpu_cmd_error(g, cpl.status, mdgpu_op_name(c->opcode));
+	}
 	if (result)
 		*result = cpl.result;
 	if (result2)
@@ -308,7 +327,7 @@ static int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c,
 	return 0;
 }
 
-static int mdgpu_async(struct mdgpu *g, const struct mdgpu_cmd *c)
+int mdgpu_async(struct mdgpu *g, const struct mdgpu_cmd *c)
 {
 	uint32_t seq;
 
@@ -325,7 +344,7 @@ static int mdgpu_drain(struct mdgpu *g)
 	return ret;
 }
 
-static struct mdgpu_cmd mdgpu_cmd_init(uint16_t op)
+struct mdgpu_cmd mdgpu_cmd_init(uint16_t op)
 {
 	struct mdgpu_cmd c;
 
@@ -468,30 +487,47 @@ static bool mdgpu_host_offset(const struct mdgpu *g, const void *p,
 	return true;
 }
 
-static int mdgpu_copy_direct(struct mdgpu *g, uint64_t src, uint32_t ss,
-			     uint64_t dst, uint32_t ds, uint64_t len)
+/* A copy whose host side is zero-copy memory: one command.  With
+ * MDGPU_COPY_ASYNC it is only queued (F_ASYNC); its error, if any,
+ * surfaces at the next synchronisation. */
+static int mdgpu_copy_direct(struct mdgpu *g, uint32_t stream, uint32_t flags,
+			     uint64_t src, uint32_t ss, uint64_t dst,
+			     uint32_t ds, uint64_t len)
 {
 	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_COPY);
 
+	c.stream = stream;
 	c.copy.src = src;
 	c.copy.src_space = ss;
 	c.copy.dst = dst;
 	c.copy.dst_space = ds;
 	c.copy.len = len;
+	if (flags & MDGPU_COPY_ASYNC) {
+		c.flags = MDGPU_CMD_F_ASYNC;
+		return mdgpu_async(g, &c);
+	}
 	return mdgpu_call(g, &c, NULL, NULL);
 }
 
 int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
 		    uint64_t len)
 {
+	return mdgpu_copy_htod_on(g, 0, 0, dst, src, len);
+}
+
+int mdgpu_copy_htod_on(struct mdgpu *g, uint32_t stream, uint32_t flags,
+		       mdgpu_devptr dst, const void *src, uint64_t len)
+{
 	const uint8_t *s = src;
 	uint64_t done = 0, off;
 	int k = 0, ret = 0;
 	bool nt = mdgpu_stage_nt(g, MDGPU_NT_IN, len);
 
+	if (flags & ~MDGPU_COPY_ASYNC)
+		return mdgpu_set_error(g, -EINVAL, "copy flags %#x", flags);
 	if (mdgpu_host_offset(g, src, len, &off))	/* zero-copy */
-		return mdgpu_copy_direct(g, off, g->host_space, dst,
-					 MDGPU_SPACE_DEVICE, len);
+		return mdgpu_copy_direct(g, stream, flags, off, g->host_space,
+					 dst, MDGPU_SPACE_DEVICE, len);
 
 	/* Two staging halves: fill one while the daemon copies the other. */
 	while (done < len) {
@@ -504,6 +540,7 @@ int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
 			break;
 		mdgpu_stage_copy(g, g->aperture + (uint64_t)k * g->stage_size,
 				 s + done, n, nt);
+		c.stream = stream;
 		c.copy.src_space = MDGPU_SPACE_APERTURE;
 		c.copy.src = (uint64_t)k * g->stage_size;
 		c.copy.dst_space = MDGPU_SPACE_DEVICE;
@@ -522,14 +559,23 @@ int mdgpu_copy_htod(struct mdgpu *g, mdgpu_devptr dst, const void *src,
 int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
 		    uint64_t len)
 {
+	return mdgpu_copy_dtoh_on(g, 0, 0, dst, src, len);
+}
+
+int mdgpu_copy_dtoh_on(struct mdgpu *g, uint32_t stream, uint32_t flags,
+		       void *dst, mdgpu_devptr src, uint64_t len)
+{
 	uint64_t off[2] = { 0, 0 }, nbytes[2] = { 0, 0 };
 	uint64_t submitted = 0, consumed = 0, zoff;
 	int sub = 0, rd = 0, ret;
 	uint8_t *d = dst;
 	bool nt = mdgpu_stage_nt(g, MDGPU_NT_OUT, len);
 
+	if (flags & ~MDGPU_COPY_ASYNC)
+		return mdgpu_set_error(g, -EINVAL, "copy flags %#x", flags);
 	if (mdgpu_host_offset(g, dst, len, &zoff))	/* zero-copy */
-		return mdgpu_copy_direct(g, src, MDGPU_SPACE_DEVICE, zoff,
+		return mdgpu_copy_direct(g, stream, flags, src,
+					 MDGPU_SPACE_DEVICE, zoff,
 					 g->host_space, len);
 	ret = mdgpu_stage_drain(g, 0);
 	if (ret)
@@ -541,6 +587,7 @@ int mdgpu_copy_dtoh(struct mdgpu *g, void *dst, mdgpu_devptr src,
 				     len - submitted : g->stage_size;
 			struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_COPY);
 
+			c.stream = stream;
 			c.copy.src_space = MDGPU_SPACE_DEVICE;
 			c.copy.src = src + submitted;
 			c.copy.dst_space = MDGPU_SPACE_APERTURE;
@@ -580,19 +627,22 @@ int mdgpu_copy_dtod(struct mdgpu *g, mdgpu_devptr dst, mdgpu_devptr src,
 }
 
 /* Put `len` bytes in staging half 0 for a synchronous command. */
-static int mdgpu_stage_small(struct mdgpu *g, const void *p, uint64_t len)
+int mdgpu_stage_small(struct mdgpu *g, const void *p, uint64_t len)
 {
-	int ret;
+	int ret = mdgpu_stage_claim(g, len);
 
+	if (!ret)
+		memcpy(g->aperture, p, len);
+	return ret;
+}
+
+int mdgpu_stage_claim(struct mdgpu *g, uint64_t len)
+{
 	if (len > g->stage_size)
 		return mdgpu_set_error(g, -E2BIG, "larger than the aperture "
 				       "staging area (%llu bytes)",
 				       (unsigned long long)g->stage_size);
-	ret = mdgpu_stage_drain(g, 0);
-	if (ret)
-		return ret;
-	memcpy(g->aperture, p, len);
-	return 0;
+	return mdgpu_stage_drain(g, 0);
 }
 
 int mdgpu_module_load(struct mdgpu *g, uint32_t kind, const void *image,
@@ -649,16 +699,30 @@ int mdgpu_launch(struct mdgpu *g, uint32_t func, const uint32_t grid[3],
 		 const uint32_t block[3], uint32_t shared_bytes,
 		 const void *params, uint32_t params_len)
 {
+	struct mdgpu_launch_cfg cfg = { .shared_bytes = shared_bytes };
+
+	memcpy(cfg.grid, grid, sizeof(cfg.grid));
+	memcpy(cfg.block, block, sizeof(cfg.block));
+	return mdgpu_launch_ex(g, func, &cfg, params, params_len);
+}
+
+int mdgpu_launch_ex(struct mdgpu *g, uint32_t func,
+		    const struct mdgpu_launch_cfg *cfg, const void *params,
+		    uint32_t params_len)
+{
 	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_LAUNCH);
 	uint32_t slot, seq;
 	int ret;
 
 	if (params_len > MDGPU_PARAMS_MAX)
 		return mdgpu_set_error(g, -E2BIG, "launch parameters");
+	c.stream = cfg->stream;
 	c.launch.func = func;
-	memcpy(c.launch.grid, grid, sizeof(c.launch.grid));
-	memcpy(c.launch.block, block, sizeof(c.launch.block));
-	c.launch.shared_bytes = shared_bytes;
+	memcpy(c.launch.grid, cfg->grid, sizeof(c.launch.grid));
+	memcpy(c.launch.block, cfg->block, sizeof(c.launch.block));
+	c.launch.shared_bytes = cfg->shared_bytes;
+	c.launch.flags = cfg->flags;
+	c.launch.cluster = cfg->cluster;
 	if (params_len) {
 		/* The daemon copies parameters when it validates the
 		 * command: the slot is free once the command completed. */
@@ -791,6 +855,7 @@ int mdgpu_synchronize(struct mdgpu *g)
 
 		snprintf(what, sizeof(what), "asynchronous %s",
 			 mdgpu_op_name(g->async_op));
+		g->last_code = g->async_code;
 		ret = mdgpu_cmd_error(g, g->async_err, what);
 		g->async_err = 0;
 	}

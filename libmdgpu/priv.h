@@ -75,6 +75,12 @@ struct mdgpu {
 	uint32_t drained;
 	int async_err;			/* first error of an async command */
 	uint32_t async_op;
+	uint64_t async_code;		/* its result2 */
+	uint64_t last_code;		/* result2 of the last failed command */
+	/* A command named a stream other than 0, or was an F_ASYNC copy,
+	 * since the last SYNC of stream 0: a host copy on stream 0 no
+	 * longer proves the vGPU idle. */
+	bool streams_busy;
 
 	/* Aperture layout: [0, stage_size * 2) copy staging (two halves),
 	 * then MDGPU_PARAM_SLOTS * MDGPU_PARAMS_MAX launch parameters. */
@@ -105,6 +111,26 @@ extern const struct mdgpu_tops mdgpu_tops_guest;
 
 int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * client.c's command primitives, for the other command files.
+ * cmd_init: a zeroed command; submit: queue it (async: nobody waits for
+ * its completion, its error is kept for the next synchronisation) and
+ * ring the doorbell; call: submit and wait, 0 or the command's status
+ * (the message set); async: submit with async set.
+ */
+struct mdgpu_cmd mdgpu_cmd_init(uint16_t op);
+int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c, bool async,
+		 uint32_t *seq);
+int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c, uint64_t *result,
+	       uint64_t *result2);
+int mdgpu_async(struct mdgpu *g, const struct mdgpu_cmd *c);
+/* Put `len` bytes at aperture offset 0 (staging half 0, idle first) for
+ * a synchronous command that reads them there; -E2BIG if too large. */
+int mdgpu_stage_small(struct mdgpu *g, const void *p, uint64_t len);
+/* The same without writing: the first `len` bytes of the aperture are
+ * the caller's for one synchronous command (an answer written there). */
+int mdgpu_stage_claim(struct mdgpu *g, uint64_t len);
 
 /*
  * Interrupt-driven transports (vfio, guest): set MDGPU_CMD_F_IRQ on every

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "uapi/mdgpu.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -148,6 +150,88 @@ int mdgpu_synchronize(struct mdgpu *g);
  * synchronous call (mdgpu_synchronize or any call that returns a value).
  * Everything else waits for its completion.
  */
+
+/* ------------------------------------------------------------------ */
+/* ABI 1.2: streams, asynchronous copies, device and function info.     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Streams (include/uapi/mdgpu.h, "Streams"): 0 is the vGPU's default
+ * stream; others come from mdgpu_stream_create (MDGPU_STREAM_F_*).  A
+ * destroyed stream's queued work still runs.  query: *pending 0 when all
+ * its work is done, 1 otherwise.  synchronize of stream 0 is
+ * mdgpu_synchronize.
+ */
+int mdgpu_stream_create(struct mdgpu *g, uint32_t flags, int32_t priority,
+			uint32_t *stream);
+int mdgpu_stream_destroy(struct mdgpu *g, uint32_t stream);
+int mdgpu_stream_wait_event(struct mdgpu *g, uint32_t stream, uint32_t event);
+int mdgpu_stream_query(struct mdgpu *g, uint32_t stream, int *pending);
+int mdgpu_stream_synchronize(struct mdgpu *g, uint32_t stream);
+int mdgpu_stream_priorities(struct mdgpu *g, int32_t *least,
+			    int32_t *greatest);
+
+/* Events with MDGPU_EVENT_F_* flags; record on a stream (queued, not
+ * waited for); query (*pending as above); synchronize. */
+int mdgpu_event_create_flags(struct mdgpu *g, uint32_t flags,
+			     uint32_t *event);
+int mdgpu_event_record_on(struct mdgpu *g, uint32_t event, uint32_t stream);
+int mdgpu_event_query(struct mdgpu *g, uint32_t event, int *pending);
+int mdgpu_event_synchronize(struct mdgpu *g, uint32_t event);
+
+/* Memset of `len` bytes with a 1-, 2- or 4-byte value, queued on stream. */
+int mdgpu_memset_on(struct mdgpu *g, uint32_t stream, mdgpu_devptr addr,
+		    uint32_t value, uint32_t width, uint64_t len);
+
+/*
+ * Copies on a stream.  MDGPU_COPY_ASYNC: when the host side is zero-copy
+ * memory (mdgpu_host_alloc), the copy is only queued; the caller leaves
+ * that memory alone until the stream's later work is known done.  Other
+ * host memory is staged and the call returns once the copy is done.
+ * Device-to-device copies are always queued.
+ */
+#define MDGPU_COPY_ASYNC	(1U << 0)
+int mdgpu_copy_htod_on(struct mdgpu *g, uint32_t stream, uint32_t flags,
+		       mdgpu_devptr dst, const void *src, uint64_t len);
+int mdgpu_copy_dtoh_on(struct mdgpu *g, uint32_t stream, uint32_t flags,
+		       void *dst, mdgpu_devptr src, uint64_t len);
+int mdgpu_copy_dtod_on(struct mdgpu *g, uint32_t stream, mdgpu_devptr dst,
+		       mdgpu_devptr src, uint64_t len);
+
+/* A launch with every LAUNCH field (flags MDGPU_LAUNCH_F_*, cluster
+ * MDGPU_CLUSTER() or 0); queued. */
+struct mdgpu_launch_cfg {
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t shared_bytes;
+	uint32_t stream;
+	uint32_t flags;
+	uint32_t cluster;
+};
+int mdgpu_launch_ex(struct mdgpu *g, uint32_t func,
+		    const struct mdgpu_launch_cfg *cfg, const void *params,
+		    uint32_t params_len);
+
+/* The GPU's description as the daemon gives it (struct in the uapi). */
+int mdgpu_device_info(struct mdgpu *g, struct mdgpu_device_info *info);
+/* A function's attributes and parameter layout; *info is malloc()ed,
+ * the caller frees it. */
+int mdgpu_func_info(struct mdgpu *g, uint32_t func,
+		    struct mdgpu_func_info **info);
+int mdgpu_func_set_attr(struct mdgpu *g, uint32_t func, uint32_t attr,
+			int32_t value);
+/* A module's global variable: its device address and size. */
+int mdgpu_module_global(struct mdgpu *g, uint32_t module, const char *name,
+			mdgpu_devptr *addr, uint64_t *bytes);
+/* CUlimit `limit`: set it to value first when `set`; *out its value. */
+int mdgpu_ctx_limit(struct mdgpu *g, uint32_t limit, int set, uint64_t value,
+		    uint64_t *out);
+/* An occupancy question (struct mdgpu_cmd_occupancy of the uapi). */
+int mdgpu_occupancy(struct mdgpu *g, const struct mdgpu_cmd_occupancy *q,
+		    uint64_t *result);
+/* The backend's own error code of the last failed command (result2 of
+ * its completion, e.g. a CUresult), 0 if it gave none. */
+uint64_t mdgpu_last_code(const struct mdgpu *g);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libmdgpu: what the daemon tells about the GPU and a vGPU's code (ABI
+ * 1.2): device info, function info and attributes, module globals,
+ * context limits, occupancy.  Answers are written by the daemon into
+ * staging half 0 of the aperture and copied out once the command is done.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "priv.h"
+
+/* Run an info command whose answer lands at aperture offset 0; copy at
+ * most `cap` bytes of it to out; *full: the answer's size. */
+static int mdgpu_info_call(struct mdgpu *g, struct mdgpu_cmd *c, void *out,
+			   uint32_t cap, uint64_t *full)
+{
+	int ret = mdgpu_stage_claim(g, cap);
+
+	if (ret)
+		return ret;
+	c->info.addr = 0;
+	c->info.len = cap;
+	c->info.space = MDGPU_SPACE_APERTURE;
+	ret = mdgpu_call(g, c, full, NULL);
+	if (ret)
+		return ret;
+	memcpy(out, g->aperture, *full < cap ? *full : cap);
+	return 0;
+}
+
+int mdgpu_device_info(struct mdgpu *g, struct mdgpu_device_info *info)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_DEVICE_INFO);
+	uint64_t full = 0;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	ret = mdgpu_info_call(g, &c, info, sizeof(*info), &full);
+	if (ret)
+		return ret;
+	if (full < offsetof(struct mdgpu_device_info, attr) ||
+	    info->nr_attrs > MDGPU_DEV_ATTR_MAX)
+		return mdgpu_set_error(g, -EPROTO, "device info of %llu bytes",
+				       (unsigned long long)full);
+	info->name[sizeof(info->name) - 1] = '\0';
+	return 0;
+}
+
+int mdgpu_func_info(struct mdgpu *g, uint32_t func,
+		    struct mdgpu_func_info **info)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_FUNC_INFO);
+	/* Room for one parameter per byte of the largest parameter buffer. */
+	const uint32_t cap = sizeof(struct mdgpu_func_info) +
+			     MDGPU_PARAMS_MAX * sizeof(struct mdgpu_func_param);
+	struct mdgpu_func_info *fi;
+	uint64_t full = 0;
+	int ret;
+
+	*info = NULL;
+	fi = calloc(1, cap);
+	if (!fi)
+		return mdgpu_set_error(g, -ENOMEM, "func_info");
+	c.info.handle = func;
+	ret = mdgpu_info_call(g, &c, fi, cap, &full);
+	if (!ret && (full > cap || full < sizeof(*fi) || fi->size != full ||
+		     fi->nr_params > (full - sizeof(*fi)) /
+				     sizeof(struct mdgpu_func_param)))
+		ret = mdgpu_set_error(g, -EPROTO, "function info of %llu "
+				      "bytes", (unsigned long long)full);
+	if (ret) {
+		free(fi);
+		return ret;
+	}
+	*info = fi;
+	return 0;
+}
+
+int mdgpu_func_set_attr(struct mdgpu *g, uint32_t func, uint32_t attr,
+			int32_t value)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_FUNC_SET_ATTR);
+
+	c.func_attr.func = func;
+	c.func_attr.attr = attr;
+	c.func_attr.value = value;
+	return mdgpu_call(g, &c, NULL, NULL);
+}
+
+int mdgpu_module_global(struct mdgpu *g, uint32_t module, const char *name,
+			mdgpu_devptr *addr, uint64_t *bytes)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MODULE_GLOBAL);
+	size_t len = strlen(name);
+	int ret;
+
+	if (!len || len > MDGPU_NAME_MAX)
+		return mdgpu_set_error(g, -EINVAL, "global name of %zu bytes",
+				       len);
+	ret = mdgpu_stage_small(g, name, len);
+	if (ret)
+		return ret;
+	c.module_global.name_addr = 0;
+	c.module_global.name_len = (uint32_t)len;
+	c.module_global.name_space = MDGPU_SPACE_APERTURE;
+	c.module_global.module = module;
+	return mdgpu_call(g, &c, addr, bytes);
+}
+
+int mdgpu_ctx_limit(struct mdgpu *g, uint32_t limit, int set, uint64_t value,
+		    uint64_t *out)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_CTX_LIMIT);
+
+	c.limit.limit = limit;
+	c.limit.set = set ? 1 : 0;
+	c.limit.value = set ? value : 0;
+	return mdgpu_call(g, &c, out, NULL);
+}
+
+int mdgpu_occupancy(struct mdgpu *g, const struct mdgpu_cmd_occupancy *q,
+		    uint64_t *result)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_OCCUPANCY);
+
+	c.occupancy = *q;
+	return mdgpu_call(g, &c, result, NULL);
+}
+
+uint64_t mdgpu_last_code(const struct mdgpu *g)
+{
+	return g->last_code;
+}
