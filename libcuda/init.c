@@ -150,6 +150,17 @@ CUresult mdgpu_cu_result(int err)
 	}
 }
 
+CUresult mdgpu_cu_error(int err)
+{
+	uint64_t code = mdgpu_cu.g ? mdgpu_last_code(mdgpu_cu.g) : 0;
+
+	/* The backend's own code is a CUresult on the cuda backend; the
+	 * ones a GPU fault or failed launch gives are passed through. */
+	if (err == -EIO && code > 0 && code < CUDA_ERROR_UNKNOWN)
+		return (CUresult)code;
+	return mdgpu_cu_result(err);
+}
+
 CUresult mdgpu_cu_enter(void)
 {
 	pthread_mutex_lock(&mdgpu_cu.lock);

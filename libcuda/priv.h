@@ -77,9 +77,16 @@ struct CUfunc_st {
 	struct mdgpu_cu_layout layout;
 };
 
+/*
+ * A stream of the daemon (ABI 1.2): `handle` names it in commands.  The
+ * NULL stream, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the vGPU's
+ * stream 0 (mdgpu_cu_stream_handle()).
+ */
 struct CUstream_st {
 	CUcontext ctx;
 	unsigned flags;
+	int priority;
+	uint32_t handle;
 };
 
 struct CUevent_st {
@@ -95,6 +102,10 @@ struct mdgpu_cu_state {
 	CUresult init_result;
 	struct mdgpu *g;
 	struct mdgpu_info info;
+	/* The GPU as the daemon describes it (DEVICE_INFO, ABI 1.2);
+	 * dev_known false when the daemon predates it. */
+	struct mdgpu_device_info dev;
+	bool dev_known;
 	char type[64];			/* vGPU type asked for */
 	char transport[16];
 	struct CUctx_st primary;
@@ -113,6 +124,12 @@ extern struct mdgpu_cu_state mdgpu_cu;
 
 /* Negative errno of libmdgpu to CUresult (the one mapping). */
 CUresult mdgpu_cu_result(int err);
+/*
+ * Under the lock, after a failed libmdgpu call: its CUresult, where a
+ * command that failed -EIO with the backend's own code (a CUresult on
+ * the cuda backend, mdgpu_last_code()) gives that code.
+ */
+CUresult mdgpu_cu_error(int err);
 
 /*
  * Entry of every implemented call but the few that work before cuInit:
@@ -130,6 +147,9 @@ CUcontext mdgpu_cu_current(void);
 /* Under the lock: a stream argument (NULL, CU_STREAM_LEGACY,
  * CU_STREAM_PER_THREAD or a live stream of a live context). */
 CUresult mdgpu_cu_stream_check(CUstream s);
+/* Under the lock, of a stream that passed mdgpu_cu_stream_check: the
+ * daemon's stream handle (0 for the default streams). */
+uint32_t mdgpu_cu_stream_handle(CUstream s);
 
 /* Under the lock: free everything ctx owns (destroy, primary reset). */
 void mdgpu_cu_ctx_release_objects(CUcontext ctx);

@@ -27,6 +27,13 @@ CUresult mdgpu_cu_stream_check(CUstream s)
 	return CUDA_SUCCESS;
 }
 
+uint32_t mdgpu_cu_stream_handle(CUstream s)
+{
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return 0;
+	return s->handle;
+}
+
 void mdgpu_cu_stream_release(CUcontext ctx)
 {
 	for (size_t i = mdgpu_cu.streams.n; i-- > 0;) {
