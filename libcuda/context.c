@@ -286,27 +286,31 @@ CUresult CUDAAPI cuCtxSynchronize(void)
 {
 	CUcontext ctx;
 	CUresult r = mdgpu_cu_enter_ctx(&ctx);
+	int ret;
 
 	if (r)
 		return r;
-	r = mdgpu_cu_result(mdgpu_synchronize(mdgpu_cu.g));
+	ret = mdgpu_synchronize(mdgpu_cu.g);
+	r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
 	mdgpu_cu_leave();
 	return r;
 }
 
-/* One in-order queue: no stream priorities (both ends 0). */
+/* The range the daemon's streams take (the host driver's). */
 CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority,
 					     int *greatestPriority)
 {
+	int least = 0, greatest = 0;
 	CUcontext ctx;
 	CUresult r = mdgpu_cu_enter_ctx(&ctx);
 
 	if (r)
 		return r;
-	if (leastPriority)
-		*leastPriority = 0;
-	if (greatestPriority)
-		*greatestPriority = 0;
+	r = mdgpu_cu_priorities(&least, &greatest);
+	if (!r && leastPriority)
+		*leastPriority = least;
+	if (!r && greatestPriority)
+		*greatestPriority = greatest;
 	mdgpu_cu_leave();
-	return CUDA_SUCCESS;
+	return r;
 }

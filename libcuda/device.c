@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * libcuda: the device.  The vGPU opened at cuInit is device 0, the only
- * one.  What the daemon reports of it (mdgpu_get_info) is all that is
- * answered: total memory is the vGPU's quota and the SM count the real
- * GPU's; every other attribute is CUDA_ERROR_NOT_SUPPORTED rather than a
- * guessed value.  The daemon does not report the physical GPU's name or
- * UUID: the name says which vGPU type and backend it is, and the UUID
- * identifies the vGPU (vgpu_id, type_id), not the GPU.
+ * one.  Its description comes from the daemon (DEVICE_INFO, read once at
+ * cuInit): the physical GPU's attributes as the host driver reports them,
+ * with libcuda's own answer where the vGPU differs (mdgpu_cu_attr_own):
+ * capabilities whose entry points libcuda does not implement read 0, so
+ * that runtimes and frameworks take their fallback paths instead of
+ * failing later; the PCI location is the vGPU's, not the host's.  Total
+ * memory is the vGPU's quota.  The name says it is an mdgpu vGPU of which
+ * GPU; the UUID is the vGPU's own (the daemon's).
  */
 #include <stdio.h>
 #include <string.h>
@@ -50,7 +52,6 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 
 CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-	const char *backend;
 	CUresult r;
 
 	if (!name || len <= 0)
@@ -59,22 +60,12 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 	if (r)
 		return r;
 	r = mdgpu_cu_device_check(dev);
-	if (!r) {
-		backend = mdgpu_cu.info.backend == 1 ? "sim" :
-			  mdgpu_cu.info.backend == 2 ? "cuda" : "unknown";
-		snprintf(name, (size_t)len, "mdgpu vGPU%s%s (%s backend)",
-			 mdgpu_cu.type[0] ? " " : "", mdgpu_cu.type, backend);
-	}
+	if (!r)
+		snprintf(name, (size_t)len, "mdgpu vGPU%s%s of %s",
+			 mdgpu_cu.type[0] ? " " : "", mdgpu_cu.type,
+			 mdgpu_cu.dev.name);
 	mdgpu_cu_leave();
 	return r;
-}
-
-static void mdgpu_cu_put_be32(char *p, uint32_t v)
-{
-	p[0] = (char)(v >> 24);
-	p[1] = (char)(v >> 16);
-	p[2] = (char)(v >> 8);
-	p[3] = (char)v;
 }
 
 CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
@@ -87,14 +78,8 @@ CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 	if (r)
 		return r;
 	r = mdgpu_cu_device_check(dev);
-	if (!r) {
-		/* "mdgpu", a zero, backend, zero, vgpu_id, type_id. */
-		memset(uuid->bytes, 0, sizeof(uuid->bytes));
-		memcpy(uuid->bytes, "mdgpu", 5);
-		uuid->bytes[6] = (char)mdgpu_cu.info.backend;
-		mdgpu_cu_put_be32(uuid->bytes + 8, mdgpu_cu.info.vgpu_id);
-		mdgpu_cu_put_be32(uuid->bytes + 12, mdgpu_cu.info.type_id);
-	}
+	if (!r)
+		memcpy(uuid->bytes, mdgpu_cu.dev.uuid, sizeof(uuid->bytes));
 	mdgpu_cu_leave();
 	return r;
 }
@@ -118,9 +103,86 @@ CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	return r;
 }
 
+/*
+ * Attributes libcuda answers itself.  Capabilities of entry points it does
+ * not implement (managed memory, the virtual memory API, memory pools,
+ * IPC and interop handles, stream memory operations, multicast, host
+ * NUMA allocation) are 0: the CUDA runtime and the frameworks check these
+ * before using them.  The PCI location and NUMA placement of the host's
+ * GPU mean nothing to a tenant: 0 and "no NUMA".  Mapped host memory
+ * exists only where the daemon maps the aperture into the GPU.
+ */
+static bool mdgpu_cu_attr_own(CUdevice_attribute a, int *v)
+{
+	switch (a) {
+	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+		*v = mdgpu_cu.aperture_devptr != 0;
+		return true;
+	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+	case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
+		*v = 1;
+		return true;
+	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+	case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
+	case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID:
+	case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+	case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD:
+	case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
+	case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1:
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1:
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1:
+	case CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH:
+	case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES:
+	case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
+	case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST:
+	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:
+	case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:
+	case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR:
+	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG:
+	case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_MPS_ENABLED:
+	case CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED:
+		*v = 0;
+		return true;
+	case CU_DEVICE_ATTRIBUTE_NUMA_ID:
+	case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:
+		*v = -1;
+		return true;
+	default:
+		return false;
+	}
+}
+
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 				      CUdevice dev)
 {
+	int32_t v;
 	CUresult r;
 
 	if (!pi)
@@ -135,20 +197,15 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib,
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	switch (attrib) {
-	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-		if (mdgpu_cu.info.sm_count > (uint32_t)__INT_MAX__) {
-			r = CUDA_ERROR_NOT_SUPPORTED;
-			break;
-		}
-		*pi = (int)mdgpu_cu.info.sm_count;
-		break;
-	default:
-		r = CUDA_ERROR_NOT_SUPPORTED;
-		mdgpu_cu_log("cuDeviceGetAttribute(%d): not reported by the "
-			     "daemon", (int)attrib);
-		break;
+	if (mdgpu_cu_attr_own(attrib, pi))
+		goto out;
+	if ((unsigned)attrib >= mdgpu_cu.dev.nr_attrs ||
+	    (v = mdgpu_cu.dev.attr[attrib]) == MDGPU_ATTR_NONE) {
+		/* The host driver has no value for it either. */
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
 	}
+	*pi = v;
 out:
 	mdgpu_cu_leave();
 	return r;

@@ -219,11 +219,49 @@ static bool mdgpu_cu_host_bytes(uint64_t *bytes, bool *explicit)
 	return true;
 }
 
+/*
+ * What the daemon tells of the GPU: DEVICE_INFO (ABI 1.2, so an older
+ * daemon is refused here with a message rather than half working) and
+ * where kernels see the aperture.
+ */
+static CUresult mdgpu_cu_describe(void)
+{
+	const uint32_t need = (1U << 16) | 2;
+	uint64_t mapped = 0;
+	int ret;
+
+	if ((mdgpu_cu.info.abi_version >> 16) != (need >> 16) ||
+	    (mdgpu_cu.info.abi_version & 0xffff) < (need & 0xffff)) {
+		mdgpu_cu_log("cuInit: the vGPU speaks ABI %u.%u; libcuda "
+			     "needs %u.%u or later",
+			     mdgpu_cu.info.abi_version >> 16,
+			     mdgpu_cu.info.abi_version & 0xffff, need >> 16,
+			     need & 0xffff);
+		return CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
+	}
+	ret = mdgpu_device_info(mdgpu_cu.g, &mdgpu_cu.dev);
+	if (ret) {
+		mdgpu_cu_log("cuInit: device info: %s",
+			     mdgpu_last_error(mdgpu_cu.g));
+		return mdgpu_cu_result(ret);
+	}
+	ret = mdgpu_query2(mdgpu_cu.g, MDGPU_QUERY_APERTURE_DEVPTR,
+			   &mdgpu_cu.aperture_devptr, &mapped);
+	if (ret) {
+		mdgpu_cu_log("cuInit: aperture query: %s",
+			     mdgpu_last_error(mdgpu_cu.g));
+		return mdgpu_cu_result(ret);
+	}
+	mdgpu_cu.aperture_mapped = mapped;
+	return CUDA_SUCCESS;
+}
+
 static CUresult mdgpu_cu_open(void)
 {
 	struct mdgpu_open_opts o = { 0 };
 	char dev[64];
 	bool explicit;
+	CUresult r;
 	int ret;
 
 	if (getenv("MDGPU_VFIO")) {
@@ -261,6 +299,12 @@ static CUresult mdgpu_cu_open(void)
 			CUDA_ERROR_NO_DEVICE : mdgpu_cu_result(ret);
 	}
 	mdgpu_get_info(mdgpu_cu.g, &mdgpu_cu.info);
+	r = mdgpu_cu_describe();
+	if (r) {
+		mdgpu_close(mdgpu_cu.g);
+		mdgpu_cu.g = NULL;
+		return r;
+	}
 	mdgpu_cu_log("cuInit: vGPU %u over the %s transport, quota %llu bytes",
 		     mdgpu_cu.info.vgpu_id, o.transport,
 		     (unsigned long long)mdgpu_cu.info.fb_quota);

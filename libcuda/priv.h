@@ -102,10 +102,12 @@ struct mdgpu_cu_state {
 	CUresult init_result;
 	struct mdgpu *g;
 	struct mdgpu_info info;
-	/* The GPU as the daemon describes it (DEVICE_INFO, ABI 1.2);
-	 * dev_known false when the daemon predates it. */
+	/* The GPU as the daemon describes it (DEVICE_INFO, ABI 1.2). */
 	struct mdgpu_device_info dev;
-	bool dev_known;
+	/* Device address at which kernels reach aperture byte 0, 0 when
+	 * the daemon does not map it (QUERY APERTURE_DEVPTR). */
+	uint64_t aperture_devptr;
+	uint64_t aperture_mapped;
 	char type[64];			/* vGPU type asked for */
 	char transport[16];
 	struct CUctx_st primary;
@@ -150,6 +152,8 @@ CUresult mdgpu_cu_stream_check(CUstream s);
 /* Under the lock, of a stream that passed mdgpu_cu_stream_check: the
  * daemon's stream handle (0 for the default streams). */
 uint32_t mdgpu_cu_stream_handle(CUstream s);
+/* Under the lock: the daemon's stream priority range. */
+CUresult mdgpu_cu_priorities(int *least, int *greatest);
 
 /* Under the lock: free everything ctx owns (destroy, primary reset). */
 void mdgpu_cu_ctx_release_objects(CUcontext ctx);

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * libcuda: streams and events.
+ * libcuda: streams and events, each one of the daemon's (ABI 1.2).
  *
- * The vGPU has one in-order queue: every stream, the default ones
- * included, is a name for it.  Work is never reordered across streams,
- * which is stricter than CUDA requires and never wrong.  Synchronising a
- * stream or querying it waits for the whole queue (a query that answered
- * CUDA_ERROR_NOT_READY could not be told apart from one that never
- * finishes: libmdgpu has no non-blocking completion check).  Priorities
- * are accepted and have no effect.
+ * A CUstream is a stream of the vGPU: its work runs in order, concurrently
+ * with other streams' work, on a real stream of the worker's context.  The
+ * NULL stream and CU_STREAM_LEGACY are the vGPU's stream 0, which the
+ * daemon gives CUDA's legacy default-stream semantics.  CU_STREAM_PER_THREAD
+ * (and the _ptsz/_ptds entry points) also map to stream 0: per-thread
+ * default streams would not synchronise with the legacy one, so this is
+ * stricter than CUDA requires and never wrong.
  *
- * An event record completes when everything queued before it has (libmdgpu
- * waits for it), so a recorded event is always complete.
+ * Event records and stream waits are queued without a round trip; queries
+ * ask the daemon (CUDA_ERROR_NOT_READY while work is pending);
+ * synchronisation waits in the daemon, bounded by its hang bound.  An
+ * event never recorded is complete, as in CUDA.
  */
 #include <stdlib.h>
 
@@ -34,34 +36,58 @@ uint32_t mdgpu_cu_stream_handle(CUstream s)
 	return s->handle;
 }
 
+static void mdgpu_cu_stream_drop(CUstream s)
+{
+	mdgpu_stream_destroy(mdgpu_cu.g, s->handle);
+	mdgpu_cu_set_del(&mdgpu_cu.streams, s);
+	free(s);
+}
+
+static void mdgpu_cu_event_drop(CUevent e)
+{
+	mdgpu_event_destroy(mdgpu_cu.g, e->event);
+	mdgpu_cu_set_del(&mdgpu_cu.events, e);
+	free(e);
+}
+
 void mdgpu_cu_stream_release(CUcontext ctx)
 {
 	for (size_t i = mdgpu_cu.streams.n; i-- > 0;) {
 		CUstream s = mdgpu_cu.streams.v[i];
 
-		if (s->ctx == ctx) {
-			mdgpu_cu_set_del(&mdgpu_cu.streams, s);
-			free(s);
-		}
+		if (s->ctx == ctx)
+			mdgpu_cu_stream_drop(s);
 	}
 	for (size_t i = mdgpu_cu.events.n; i-- > 0;) {
 		CUevent e = mdgpu_cu.events.v[i];
 
-		if (e->ctx == ctx) {
-			mdgpu_event_destroy(mdgpu_cu.g, e->event);
-			mdgpu_cu_set_del(&mdgpu_cu.events, e);
-			free(e);
-		}
+		if (e->ctx == ctx)
+			mdgpu_cu_event_drop(e);
 	}
 }
 
-CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+/* The daemon's priority range, CUDA's convention: greatest <= least. */
+CUresult mdgpu_cu_priorities(int *least, int *greatest)
+{
+	int32_t lo = 0, hi = 0;
+	int ret = mdgpu_stream_priorities(mdgpu_cu.g, &lo, &hi);
+
+	if (ret)
+		return mdgpu_cu_error(ret);
+	*least = lo;
+	*greatest = hi;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream,
+					    unsigned int flags, int priority)
 {
 	CUcontext ctx;
 	CUstream s;
 	CUresult r;
+	int ret;
 
-	if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+	if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
@@ -70,56 +96,91 @@ CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	if (!s || mdgpu_cu_set_add(&mdgpu_cu.streams, s)) {
 		free(s);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
-	} else {
-		s->ctx = ctx;
-		s->flags = Flags;
-		*phStream = s;
+		goto out;
 	}
+	ret = mdgpu_stream_create(mdgpu_cu.g,
+				  flags & CU_STREAM_NON_BLOCKING ?
+				  MDGPU_STREAM_F_NON_BLOCKING : 0,
+				  priority, &s->handle);
+	if (ret) {
+		r = mdgpu_cu_error(ret);
+		mdgpu_cu_set_del(&mdgpu_cu.streams, s);
+		free(s);
+		goto out;
+	}
+	s->ctx = ctx;
+	s->flags = flags;
+	s->priority = priority;
+	*phStream = s;
+out:
 	mdgpu_cu_leave();
 	return r;
 }
 
-CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream,
-					    unsigned int flags, int priority)
+CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
-	(void)priority;
-	return cuStreamCreate(phStream, flags);
+	return cuStreamCreateWithPriority(phStream, Flags, 0);
 }
 
+/* Queued work of a destroyed stream still runs (daemon and CUDA). */
 CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 {
 	CUresult r = mdgpu_cu_enter();
 
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.streams, hStream)) {
+	if (!mdgpu_cu_set_has(&mdgpu_cu.streams, hStream))
 		r = CUDA_ERROR_INVALID_HANDLE;
-	} else {
-		mdgpu_cu_set_del(&mdgpu_cu.streams, hStream);
-		free(hStream);
-	}
+	else
+		mdgpu_cu_stream_drop(hStream);
 	mdgpu_cu_leave();
 	return r;
 }
 
-CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+/* The default streams need a current context; a created one its own. */
+static CUresult mdgpu_cu_stream_enter(CUstream s)
 {
 	CUresult r = mdgpu_cu_enter();
 
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(hStream);
-	if (!r && !mdgpu_cu_current() && !hStream)
+	r = mdgpu_cu_stream_check(s);
+	if (!r && !mdgpu_cu_stream_handle(s) && !mdgpu_cu_current())
 		r = CUDA_ERROR_INVALID_CONTEXT;
-	if (!r)
-		r = mdgpu_cu_result(mdgpu_synchronize(mdgpu_cu.g));
+	if (r)
+		mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+	CUresult r = mdgpu_cu_stream_enter(hStream);
+	int ret;
+
+	if (r)
+		return r;
+	ret = mdgpu_stream_synchronize(mdgpu_cu.g,
+				       mdgpu_cu_stream_handle(hStream));
+	r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
 	mdgpu_cu_leave();
 	return r;
 }
 
 CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 {
-	return cuStreamSynchronize(hStream);
+	CUresult r = mdgpu_cu_stream_enter(hStream);
+	int pending = 0, ret;
+
+	if (r)
+		return r;
+	ret = mdgpu_stream_query(mdgpu_cu.g, mdgpu_cu_stream_handle(hStream),
+				 &pending);
+	if (ret)
+		r = mdgpu_cu_error(ret);
+	else if (pending)
+		r = CUDA_ERROR_NOT_READY;
+	mdgpu_cu_leave();
+	return r;
 }
 
 CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int *flags)
@@ -133,12 +194,45 @@ CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int *flags)
 		return r;
 	r = mdgpu_cu_stream_check(hStream);
 	if (!r)
-		*flags = hStream && hStream != CU_STREAM_LEGACY &&
-			 hStream != CU_STREAM_PER_THREAD ? hStream->flags : 0;
+		*flags = mdgpu_cu_stream_handle(hStream) ? hStream->flags : 0;
 	mdgpu_cu_leave();
 	return r;
 }
 
+CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)
+{
+	CUresult r;
+
+	if (!priority)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_check(hStream);
+	if (!r)
+		*priority = mdgpu_cu_stream_handle(hStream) ?
+			    hStream->priority : 0;
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+	CUresult r;
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_stream_enter(hStream);
+	if (r)
+		return r;
+	*pctx = mdgpu_cu_stream_handle(hStream) ? hStream->ctx :
+						  mdgpu_cu_current();
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
+/* Stream capture (graphs) is not implemented: no stream is ever
+ * capturing, and cuStreamBeginCapture is CUDA_ERROR_NOT_SUPPORTED. */
 CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream,
 				     CUstreamCaptureStatus *captureStatus)
 {
@@ -156,10 +250,46 @@ CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream,
 	return r;
 }
 
+static CUresult mdgpu_cu_event_check(CUevent e)
+{
+	if (!mdgpu_cu_set_has(&mdgpu_cu.events, e) ||
+	    !mdgpu_cu_ctx_live(e->ctx))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
+				   unsigned int Flags)
+{
+	CUresult r;
+	int ret;
+
+	/* CU_EVENT_WAIT_DEFAULT only; EXTERNAL is for graphs. */
+	if (Flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_stream_enter(hStream);
+	if (r)
+		return r;
+	r = mdgpu_cu_event_check(hEvent);
+	/* Waiting for an event never recorded is a no-op, as in CUDA. */
+	if (!r && hEvent->recorded) {
+		ret = mdgpu_stream_wait_event(mdgpu_cu.g,
+					      mdgpu_cu_stream_handle(hStream),
+					      hEvent->event);
+		if (ret)
+			r = mdgpu_cu_error(ret);
+	}
+	mdgpu_cu_leave();
+	return r;
+}
+
 MDGPU_CU_ALIAS(cuStreamSynchronize_ptsz, cuStreamSynchronize);
 MDGPU_CU_ALIAS(cuStreamQuery_ptsz, cuStreamQuery);
 MDGPU_CU_ALIAS(cuStreamGetFlags_ptsz, cuStreamGetFlags);
 MDGPU_CU_ALIAS(cuStreamIsCapturing_ptsz, cuStreamIsCapturing);
+MDGPU_CU_ALIAS(cuStreamGetPriority_ptsz, cuStreamGetPriority);
+MDGPU_CU_ALIAS(cuStreamGetCtx_ptsz, cuStreamGetCtx);
+MDGPU_CU_ALIAS(cuStreamWaitEvent_ptsz, cuStreamWaitEvent);
 
 CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
@@ -168,6 +298,7 @@ CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	CUcontext ctx;
 	CUevent e;
 	CUresult r;
+	int ret;
 
 	if (!phEvent || (Flags & ~known))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -183,8 +314,14 @@ CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	r = mdgpu_cu_result(mdgpu_event_create(mdgpu_cu.g, &e->event));
-	if (r) {
+	/* BLOCKING_SYNC is how a host thread waits: the daemon waits for
+	 * the client either way. */
+	ret = mdgpu_event_create_flags(mdgpu_cu.g,
+				       Flags & CU_EVENT_DISABLE_TIMING ?
+				       MDGPU_EVENT_F_DISABLE_TIMING : 0,
+				       &e->event);
+	if (ret) {
+		r = mdgpu_cu_error(ret);
 		mdgpu_cu_set_del(&mdgpu_cu.events, e);
 		free(e);
 		goto out;
@@ -197,54 +334,86 @@ out:
 	return r;
 }
 
-static CUresult mdgpu_cu_event_check(CUevent e)
-{
-	if (!mdgpu_cu_set_has(&mdgpu_cu.events, e) ||
-	    !mdgpu_cu_ctx_live(e->ctx))
-		return CUDA_ERROR_INVALID_HANDLE;
-	return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+static CUresult mdgpu_cu_record(CUevent hEvent, CUstream hStream)
 {
 	CUresult r = mdgpu_cu_enter();
+	int ret;
 
 	if (r)
 		return r;
 	r = mdgpu_cu_event_check(hEvent);
 	if (!r)
 		r = mdgpu_cu_stream_check(hStream);
-	if (!r)
-		r = mdgpu_cu_result(mdgpu_event_record(mdgpu_cu.g,
-						       hEvent->event));
-	if (!r)
-		hEvent->recorded = true;
+	if (!r) {
+		ret = mdgpu_event_record_on(mdgpu_cu.g, hEvent->event,
+					    mdgpu_cu_stream_handle(hStream));
+		if (ret)
+			r = mdgpu_cu_error(ret);
+		else
+			hEvent->recorded = true;
+	}
 	mdgpu_cu_leave();
 	return r;
 }
 
-/* A recorded event is complete (see above); one never recorded is too. */
+CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+	return mdgpu_cu_record(hEvent, hStream);
+}
+
+CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
+					unsigned int flags)
+{
+	/* CU_EVENT_RECORD_EXTERNAL only matters inside graph capture. */
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	return mdgpu_cu_record(hEvent, hStream);
+}
+
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 {
 	CUresult r = mdgpu_cu_enter();
+	int ret;
 
 	if (r)
 		return r;
 	r = mdgpu_cu_event_check(hEvent);
+	if (!r && hEvent->recorded) {
+		ret = mdgpu_event_synchronize(mdgpu_cu.g, hEvent->event);
+		if (ret)
+			r = mdgpu_cu_error(ret);
+	}
 	mdgpu_cu_leave();
 	return r;
 }
 
 CUresult CUDAAPI cuEventQuery(CUevent hEvent)
 {
-	return cuEventSynchronize(hEvent);
+	CUresult r = mdgpu_cu_enter();
+	int pending = 0, ret;
+
+	if (r)
+		return r;
+	r = mdgpu_cu_event_check(hEvent);
+	if (!r && hEvent->recorded) {
+		ret = mdgpu_event_query(mdgpu_cu.g, hEvent->event, &pending);
+		if (ret)
+			r = mdgpu_cu_error(ret);
+		else if (pending)
+			r = CUDA_ERROR_NOT_READY;
+	}
+	mdgpu_cu_leave();
+	return r;
 }
 
+/* The daemon waits for both events (bounded): a caller that asks before
+ * they completed gets the time once they have, not NOT_READY. */
 CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart,
 				       CUevent hEnd)
 {
 	uint64_t ns = 0;
 	CUresult r;
+	int ret;
 
 	if (!pMilliseconds)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -256,17 +425,16 @@ CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart,
 		r = mdgpu_cu_event_check(hEnd);
 	if (r)
 		goto out;
-	if ((hStart->flags | hEnd->flags) & CU_EVENT_DISABLE_TIMING) {
+	if ((hStart->flags | hEnd->flags) & CU_EVENT_DISABLE_TIMING ||
+	    !hStart->recorded || !hEnd->recorded) {
 		r = CUDA_ERROR_INVALID_HANDLE;
 		goto out;
 	}
-	if (!hStart->recorded || !hEnd->recorded) {
-		r = CUDA_ERROR_INVALID_HANDLE;
-		goto out;
-	}
-	r = mdgpu_cu_result(mdgpu_event_elapsed_ns(mdgpu_cu.g, hStart->event,
-						   hEnd->event, &ns));
-	if (!r)
+	ret = mdgpu_event_elapsed_ns(mdgpu_cu.g, hStart->event, hEnd->event,
+				     &ns);
+	if (ret)
+		r = mdgpu_cu_error(ret);
+	else
 		*pMilliseconds = (float)((double)ns / 1e6);
 out:
 	mdgpu_cu_leave();
@@ -280,13 +448,11 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
 	if (r)
 		return r;
 	r = mdgpu_cu_event_check(hEvent);
-	if (!r) {
-		mdgpu_event_destroy(mdgpu_cu.g, hEvent->event);
-		mdgpu_cu_set_del(&mdgpu_cu.events, hEvent);
-		free(hEvent);
-	}
+	if (!r)
+		mdgpu_cu_event_drop(hEvent);
 	mdgpu_cu_leave();
 	return r;
 }
 
 MDGPU_CU_ALIAS(cuEventRecord_ptsz, cuEventRecord);
+MDGPU_CU_ALIAS(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags);

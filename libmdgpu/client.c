@@ -384,10 +384,16 @@ int mdgpu_memset(struct mdgpu *g, mdgpu_devptr addr, uint8_t value,
 
 int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value)
 {
+	return mdgpu_query2(g, what, value, NULL);
+}
+
+int mdgpu_query2(struct mdgpu *g, uint32_t what, uint64_t *value,
+		 uint64_t *value2)
+{
 	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_QUERY);
 
 	c.query.what = what;
-	return mdgpu_call(g, &c, value, NULL);
+	return mdgpu_call(g, &c, value, value2);
 }
 
 /* Wait for staging half k to be free again; returns its status. */

@@ -101,8 +101,10 @@ int mdgpu_copy_dtod(struct mdgpu *g, mdgpu_devptr dst, mdgpu_devptr src,
 int mdgpu_host_alloc(struct mdgpu *g, size_t size, void **ptr);
 int mdgpu_host_free(struct mdgpu *g, void *ptr);
 
-/* Query MDGPU_QUERY_* (uapi). */
+/* Query MDGPU_QUERY_* (uapi); query2 also returns result2. */
 int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value);
+int mdgpu_query2(struct mdgpu *g, uint32_t what, uint64_t *value,
+		 uint64_t *value2);
 
 /* Code. */
 int mdgpu_module_load(struct mdgpu *g, uint32_t kind, const void *image,
