@@ -1,24 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * libcuda: device memory, memsets, copies and zero-copy host memory.
+ * libcuda: device memory, memsets, copies and host memory.
  *
- * Every allocation is recorded (address, size, owning context): frees
- * and cuMemGetAddressRange are answered from the record, memsets that
- * take several commands are checked against it before the first one, and
- * a destroyed context frees what it owns.  The daemon checks every
+ * Every device range the application may name is recorded (address,
+ * size, owning context): allocations, and module globals that module.c
+ * adds.  Frees, cuMemGetAddressRange, cuPointerGetAttribute and the
+ * direction of a unified-address cuMemcpy are answered from the record,
+ * and memsets and device-to-device copies are checked against it before
+ * they are queued, so that a bad range fails at the call (as CUDA's does)
+ * rather than at a later synchronisation.  The daemon checks every
  * address again and enforces the quota (OUT_OF_MEMORY past it).
  *
- * Copies and memsets complete before they return, the *Async ones
- * included: the vGPU has one in-order queue (Documentation/libcuda.md,
- * "Streams"), so a completed copy is also ordered after all earlier work
- * of every stream.  The per-thread-default-stream variants (_ptds, _ptsz)
- * are the same functions for the same reason.
+ * Streams: a memset or a device-to-device copy is queued on its stream
+ * and the call returns.  A copy to or from host memory returns once done,
+ * except an *Async one whose host side is zero-copy memory
+ * (cuMemHostAlloc): that one is queued too, and the application leaves
+ * the buffer alone until it has synchronised, as CUDA requires.  The
+ * per-thread-default-stream variants (_ptds, _ptsz) are the same
+ * functions: per-thread default streams are stream 0 (stream.c).
+ *
+ * Unified addressing: device addresses are the worker's, host addresses
+ * this process's, so a number could name both.  cuMemcpy and
+ * cuPointerGetAttribute treat a pointer inside a recorded device range as
+ * device memory only when no host page is mapped at that address; if one
+ * is, the call fails with CUDA_ERROR_NOT_SUPPORTED (logged) rather than
+ * guess.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "priv.h"
+
+/* Pitch alignment of cuMemAllocPitch: any pitch >= the width is valid
+ * for cuMemcpy2D; 512 keeps rows aligned for every access width. */
+static const uint64_t mdgpu_cu_pitch_align = 512;
+
+static uint64_t mdgpu_cu_next_id = 1;
+
+struct mdgpu_cu_alloc *mdgpu_cu_alloc_add(CUcontext ctx, mdgpu_devptr addr,
+					  uint64_t size, bool global)
+{
+	struct mdgpu_cu_alloc *a = calloc(1, sizeof(*a));
+
+	if (!a || mdgpu_cu_set_add(&mdgpu_cu.allocs, a)) {
+		free(a);
+		return NULL;
+	}
+	a->ctx = ctx;
+	a->addr = addr;
+	a->size = size;
+	a->id = mdgpu_cu_next_id++;
+	a->global = global;
+	return a;
+}
+
+void mdgpu_cu_alloc_forget(struct mdgpu_cu_alloc *a)
+{
+	mdgpu_cu_set_del(&mdgpu_cu.allocs, a);
+	free(a);
+}
 
 static struct mdgpu_cu_alloc *mdgpu_cu_alloc_find(mdgpu_devptr addr,
 						  bool exact)
@@ -33,19 +76,25 @@ static struct mdgpu_cu_alloc *mdgpu_cu_alloc_find(mdgpu_devptr addr,
 	return NULL;
 }
 
-/* Is [addr, addr + len) inside one allocation; len > 0. */
-static bool mdgpu_cu_range_ok(mdgpu_devptr addr, uint64_t len)
+struct mdgpu_cu_alloc *mdgpu_cu_alloc_range(mdgpu_devptr addr, uint64_t len)
 {
 	struct mdgpu_cu_alloc *a = mdgpu_cu_alloc_find(addr, false);
 
-	return a && len <= a->size - (addr - a->addr);
+	return a && len && len <= a->size - (addr - a->addr) ? a : NULL;
 }
 
 static void mdgpu_cu_alloc_drop(struct mdgpu_cu_alloc *a)
 {
 	mdgpu_mem_free(mdgpu_cu.g, a->addr);
-	mdgpu_cu_set_del(&mdgpu_cu.allocs, a);
-	free(a);
+	mdgpu_cu_alloc_forget(a);
+}
+
+static void mdgpu_cu_host_drop(struct mdgpu_cu_host *h)
+{
+	if (!h->registered)
+		mdgpu_host_free(mdgpu_cu.g, h->ptr);
+	mdgpu_cu_set_del(&mdgpu_cu.hosts, h);
+	free(h);
 }
 
 void mdgpu_cu_mem_release(CUcontext ctx)
@@ -53,50 +102,67 @@ void mdgpu_cu_mem_release(CUcontext ctx)
 	for (size_t i = mdgpu_cu.allocs.n; i-- > 0;) {
 		struct mdgpu_cu_alloc *a = mdgpu_cu.allocs.v[i];
 
-		if (a->ctx == ctx)
+		if (a->ctx == ctx && !a->global)
 			mdgpu_cu_alloc_drop(a);
 	}
 	for (size_t i = mdgpu_cu.hosts.n; i-- > 0;) {
 		struct mdgpu_cu_host *h = mdgpu_cu.hosts.v[i];
 
-		if (h->ctx == ctx) {
-			mdgpu_host_free(mdgpu_cu.g, h->ptr);
-			mdgpu_cu_set_del(&mdgpu_cu.hosts, h);
-			free(h);
-		}
+		if (h->ctx == ctx)
+			mdgpu_cu_host_drop(h);
 	}
 }
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-	struct mdgpu_cu_alloc *a;
 	mdgpu_devptr addr;
 	CUcontext ctx;
 	CUresult r;
+	int ret;
 
 	if (!dptr || !bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
-	a = calloc(1, sizeof(*a));
-	if (!a || mdgpu_cu_set_add(&mdgpu_cu.allocs, a)) {
-		free(a);
+	ret = mdgpu_mem_alloc(mdgpu_cu.g, bytesize, &addr);
+	if (ret) {
+		r = mdgpu_cu_error(ret);
+	} else if (!mdgpu_cu_alloc_add(ctx, addr, bytesize, false)) {
+		mdgpu_mem_free(mdgpu_cu.g, addr);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
+	} else {
+		*dptr = (CUdeviceptr)addr;
 	}
-	r = mdgpu_cu_result(mdgpu_mem_alloc(mdgpu_cu.g, bytesize, &addr));
-	if (r) {
-		mdgpu_cu_set_del(&mdgpu_cu.allocs, a);
-		free(a);
-		goto out;
-	}
-	a->ctx = ctx;
-	a->addr = addr;
-	a->size = bytesize;
-	*dptr = (CUdeviceptr)addr;
-out:
 	mdgpu_cu_leave();
+	return r;
+}
+
+/*
+ * Rows of `width` bytes, `pitch` apart.  Elements of 4, 8 or 16 bytes as
+ * CUDA allows; rows are allocated whole.
+ */
+CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+				    size_t WidthInBytes, size_t Height,
+				    unsigned int ElementSizeBytes)
+{
+	uint64_t pitch, bytes;
+	CUresult r;
+
+	if (!dptr || !pPitch || !WidthInBytes || !Height ||
+	    (ElementSizeBytes != 4 && ElementSizeBytes != 8 &&
+	     ElementSizeBytes != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (WidthInBytes > UINT64_MAX - mdgpu_cu_pitch_align)
+		return CUDA_ERROR_INVALID_VALUE;
+	pitch = (WidthInBytes + mdgpu_cu_pitch_align - 1) &
+		~(mdgpu_cu_pitch_align - 1);
+	if (__builtin_mul_overflow(pitch, (uint64_t)Height, &bytes) ||
+	    bytes > SIZE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = cuMemAlloc_v2(dptr, (size_t)bytes);
+	if (!r)
+		*pPitch = (size_t)pitch;
 	return r;
 }
 
@@ -105,15 +171,17 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 	struct mdgpu_cu_alloc *a;
 	CUcontext ctx;
 	CUresult r = mdgpu_cu_enter_ctx(&ctx);
+	int ret;
 
 	if (r)
 		return r;
 	a = mdgpu_cu_alloc_find(dptr, true);
-	if (!a) {
+	if (!a || a->global) {
 		r = CUDA_ERROR_INVALID_VALUE;
 	} else {
-		/* Queued launches may still use it. */
-		r = mdgpu_cu_result(mdgpu_synchronize(mdgpu_cu.g));
+		/* Queued work of any stream may still use it. */
+		ret = mdgpu_synchronize(mdgpu_cu.g);
+		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
 		mdgpu_cu_alloc_drop(a);
 	}
 	mdgpu_cu_leave();
@@ -125,15 +193,17 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 	uint64_t used = 0, quota = mdgpu_cu.info.fb_quota;
 	CUcontext ctx;
 	CUresult r;
+	int ret;
 
 	if (!free_bytes || !total)
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
-	r = mdgpu_cu_result(mdgpu_query(mdgpu_cu.g, MDGPU_QUERY_FB_USED,
-					&used));
-	if (!r) {
+	ret = mdgpu_query(mdgpu_cu.g, MDGPU_QUERY_FB_USED, &used);
+	if (ret) {
+		r = mdgpu_cu_error(ret);
+	} else {
 		*total = (size_t)quota;
 		*free_bytes = used < quota ? (size_t)(quota - used) : 0;
 	}
@@ -163,68 +233,54 @@ CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize,
 	return r;
 }
 
-/* Memsets. */
-static CUresult mdgpu_cu_memset_d8(CUdeviceptr dst, unsigned char v,
-				   size_t n)
-{
-	CUcontext ctx;
-	CUresult r = mdgpu_cu_enter_ctx(&ctx);
-
-	if (r)
-		return r;
-	if (n)
-		r = mdgpu_cu_result(mdgpu_memset(mdgpu_cu.g, dst, v, n));
-	mdgpu_cu_leave();
-	return r;
-}
+/* ---------------------------------------------------------------- */
+/* Memsets.                                                         */
 
 /*
- * n elements of `width` (2 or 4) bytes of `value` at dst.  A value whose
- * bytes are all equal is one byte memset; otherwise 4-byte words through
- * the fill builtin, and for 16-bit elements a 2-byte head (dst not 4-byte
- * aligned) and tail (odd count left) copied from the host.  The whole
- * range is checked first, so a refused memset writes nothing.
+ * `rows` rows of n elements of `width` bytes of `value`, `pitch` bytes
+ * apart (rows 1: pitch unused), queued on stream.  The whole area is
+ * checked first, so a refused memset writes nothing.
  */
-static CUresult mdgpu_cu_memset_wide(CUdeviceptr dst, uint32_t value,
-				     size_t n, unsigned width)
+static CUresult mdgpu_cu_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
+				unsigned width, size_t n, size_t rows,
+				CUstream stream)
 {
-	uint32_t word = width == 2 ? (value & 0xffff) * 0x10001U : value;
-	uint64_t bytes, words;
-	uint16_t half = (uint16_t)value;
+	uint64_t bytes, span = 0;
 	CUcontext ctx;
 	CUresult r;
 	int ret = 0;
 
-	if (dst % width)
+	if (dst % width || (rows > 1 && pitch % width))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (__builtin_mul_overflow((uint64_t)n, (uint64_t)width, &bytes))
+	if (__builtin_mul_overflow((uint64_t)n, (uint64_t)width, &bytes) ||
+	    (rows > 1 && pitch < bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (rows && (__builtin_mul_overflow((uint64_t)(rows - 1),
+					    (uint64_t)pitch, &span) ||
+		     __builtin_add_overflow(span, bytes, &span)))
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_enter_ctx(&ctx);
-	if (r || !n)
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_check(stream);
+	if (r || !bytes || !rows)
 		goto out;
-	if (!mdgpu_cu_range_ok(dst, bytes)) {
+	if (!mdgpu_cu_alloc_range(dst, span)) {
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	if (word == (word & 0xff) * 0x01010101U) {
-		r = mdgpu_cu_result(mdgpu_memset(mdgpu_cu.g, dst,
-						 (uint8_t)word, bytes));
-		goto out;
+	/* Contiguous rows are one memset. */
+	if (rows > 1 && pitch == bytes) {
+		bytes = span;
+		rows = 1;
 	}
-	if (dst % 4) {			/* width 2: one element first */
-		ret = mdgpu_copy_htod(mdgpu_cu.g, dst, &half, 2);
-		dst += 2;
-		bytes -= 2;
-	}
-	words = bytes / 4;
-	if (!ret && words)
-		ret = mdgpu_fill_u32(mdgpu_cu.g, dst, words, word);
-	if (!ret && bytes % 4)
-		ret = mdgpu_copy_htod(mdgpu_cu.g, dst + words * 4, &half, 2);
-	/* The fill is queued: its error shows at the synchronize. */
-	if (!ret)
-		ret = mdgpu_synchronize(mdgpu_cu.g);
-	r = mdgpu_cu_result(ret);
+	for (size_t i = 0; i < rows && !ret; i++)
+		ret = mdgpu_memset_on(mdgpu_cu.g,
+				      mdgpu_cu_stream_handle(stream),
+				      dst + (uint64_t)i * pitch, value, width,
+				      bytes);
+	if (ret)
+		r = mdgpu_cu_error(ret);
 out:
 	mdgpu_cu_leave();
 	return r;
@@ -233,62 +289,123 @@ out:
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc,
 			       size_t N)
 {
-	return mdgpu_cu_memset_d8(dstDevice, uc, N);
+	return mdgpu_cu_memset(dstDevice, 0, uc, 1, N, 1, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us,
 				size_t N)
 {
-	return mdgpu_cu_memset_wide(dstDevice, us, N, 2);
+	return mdgpu_cu_memset(dstDevice, 0, us, 2, N, 1, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui,
 				size_t N)
 {
-	return mdgpu_cu_memset_wide(dstDevice, ui, N, 4);
-}
-
-static CUresult mdgpu_cu_stream_ok(CUstream s)
-{
-	CUresult r = mdgpu_cu_enter();
-
-	if (r)
-		return r;
-	r = mdgpu_cu_stream_check(s);
-	mdgpu_cu_leave();
-	return r;
+	return mdgpu_cu_memset(dstDevice, 0, ui, 4, N, 1, NULL);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc,
 				 size_t N, CUstream hStream)
 {
-	CUresult r = mdgpu_cu_stream_ok(hStream);
-
-	return r ? r : mdgpu_cu_memset_d8(dstDevice, uc, N);
+	return mdgpu_cu_memset(dstDevice, 0, uc, 1, N, 1, hStream);
 }
 
 CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us,
 				  size_t N, CUstream hStream)
 {
-	CUresult r = mdgpu_cu_stream_ok(hStream);
-
-	return r ? r : mdgpu_cu_memset_wide(dstDevice, us, N, 2);
+	return mdgpu_cu_memset(dstDevice, 0, us, 2, N, 1, hStream);
 }
 
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui,
 				  size_t N, CUstream hStream)
 {
-	CUresult r = mdgpu_cu_stream_ok(hStream);
-
-	return r ? r : mdgpu_cu_memset_wide(dstDevice, ui, N, 4);
+	return mdgpu_cu_memset(dstDevice, 0, ui, 4, N, 1, hStream);
 }
 
-/* Copies. */
+CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch,
+				 unsigned char uc, size_t Width, size_t Height)
+{
+	return mdgpu_cu_memset(dstDevice, dstPitch, uc, 1, Width, Height,
+			       NULL);
+}
+
+CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch,
+				  unsigned short us, size_t Width,
+				  size_t Height)
+{
+	return mdgpu_cu_memset(dstDevice, dstPitch, us, 2, Width, Height,
+			       NULL);
+}
+
+CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch,
+				  unsigned int ui, size_t Width, size_t Height)
+{
+	return mdgpu_cu_memset(dstDevice, dstPitch, ui, 4, Width, Height,
+			       NULL);
+}
+
+CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
+				   unsigned char uc, size_t Width,
+				   size_t Height, CUstream hStream)
+{
+	return mdgpu_cu_memset(dstDevice, dstPitch, uc, 1, Width, Height,
+			       hStream);
+}
+
+CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch,
+				    unsigned short us, size_t Width,
+				    size_t Height, CUstream hStream)
+{
+	return mdgpu_cu_memset(dstDevice, dstPitch, us, 2, Width, Height,
+			       hStream);
+}
+
+CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch,
+				    unsigned int ui, size_t Width,
+				    size_t Height, CUstream hStream)
+{
+	return mdgpu_cu_memset(dstDevice, dstPitch, ui, 4, Width, Height,
+			       hStream);
+}
+
+/* ---------------------------------------------------------------- */
+/* Copies.                                                          */
+
 enum mdgpu_cu_dir { MDGPU_CU_HTOD, MDGPU_CU_DTOH, MDGPU_CU_DTOD };
+
+/* One copy of n > 0 bytes on a stream; the caller holds the lock and
+ * checked the stream. */
+static int mdgpu_cu_copy_one(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
+			     void *hdst, CUdeviceptr dsrc, const void *hsrc,
+			     size_t n, uint32_t stream, bool async)
+{
+	uint32_t f = async ? MDGPU_COPY_ASYNC : 0;
+
+	switch (dir) {
+	case MDGPU_CU_HTOD:
+		return mdgpu_copy_htod_on(mdgpu_cu.g, stream, f, ddst, hsrc, n);
+	case MDGPU_CU_DTOH:
+		return mdgpu_copy_dtoh_on(mdgpu_cu.g, stream, f, hdst, dsrc, n);
+	default:
+		return mdgpu_copy_dtod_on(mdgpu_cu.g, stream, ddst, dsrc, n);
+	}
+}
+
+/* Device sides are checked against the record first: a bad range fails
+ * here, not at a later synchronisation. */
+static CUresult mdgpu_cu_copy_check(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
+				    CUdeviceptr dsrc, size_t n)
+{
+	if (dir != MDGPU_CU_DTOH && !mdgpu_cu_alloc_range(ddst, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dir != MDGPU_CU_HTOD && !mdgpu_cu_alloc_range(dsrc, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
 
 static CUresult mdgpu_cu_copy(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
 			      void *hdst, CUdeviceptr dsrc, const void *hsrc,
-			      size_t n)
+			      size_t n, CUstream stream, bool async)
 {
 	CUcontext ctx;
 	CUresult r;
@@ -298,20 +415,18 @@ static CUresult mdgpu_cu_copy(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
 		  (dir == MDGPU_CU_DTOH && !hdst)))
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_check(stream);
 	if (r || !n)
 		goto out;
-	switch (dir) {
-	case MDGPU_CU_HTOD:
-		ret = mdgpu_copy_htod(mdgpu_cu.g, ddst, hsrc, n);
-		break;
-	case MDGPU_CU_DTOH:
-		ret = mdgpu_copy_dtoh(mdgpu_cu.g, hdst, dsrc, n);
-		break;
-	default:
-		ret = mdgpu_copy_dtod(mdgpu_cu.g, ddst, dsrc, n);
-		break;
-	}
-	r = mdgpu_cu_result(ret);
+	r = mdgpu_cu_copy_check(dir, ddst, dsrc, n);
+	if (r)
+		goto out;
+	ret = mdgpu_cu_copy_one(dir, ddst, hdst, dsrc, hsrc, n,
+				mdgpu_cu_stream_handle(stream), async);
+	if (ret)
+		r = mdgpu_cu_error(ret);
 out:
 	mdgpu_cu_leave();
 	return r;
@@ -321,67 +436,315 @@ CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
 				 size_t ByteCount)
 {
 	return mdgpu_cu_copy(MDGPU_CU_HTOD, dstDevice, NULL, 0, srcHost,
-			     ByteCount);
+			     ByteCount, NULL, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice,
 				 size_t ByteCount)
 {
 	return mdgpu_cu_copy(MDGPU_CU_DTOH, 0, dstHost, srcDevice, NULL,
-			     ByteCount);
+			     ByteCount, NULL, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
 				 size_t ByteCount)
 {
 	return mdgpu_cu_copy(MDGPU_CU_DTOD, dstDevice, NULL, srcDevice, NULL,
-			     ByteCount);
+			     ByteCount, NULL, false);
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice,
 				      const void *srcHost, size_t ByteCount,
 				      CUstream hStream)
 {
-	CUresult r = mdgpu_cu_stream_ok(hStream);
-
-	return r ? r : cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
+	return mdgpu_cu_copy(MDGPU_CU_HTOD, dstDevice, NULL, 0, srcHost,
+			     ByteCount, hStream, true);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice,
 				      size_t ByteCount, CUstream hStream)
 {
-	CUresult r = mdgpu_cu_stream_ok(hStream);
-
-	return r ? r : cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
+	return mdgpu_cu_copy(MDGPU_CU_DTOH, 0, dstHost, srcDevice, NULL,
+			     ByteCount, hStream, true);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice,
 				      CUdeviceptr srcDevice, size_t ByteCount,
 				      CUstream hStream)
 {
-	CUresult r = mdgpu_cu_stream_ok(hStream);
+	return mdgpu_cu_copy(MDGPU_CU_DTOD, dstDevice, NULL, srcDevice, NULL,
+			     ByteCount, hStream, true);
+}
 
-	return r ? r : cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
+/* Is a page of this process mapped at p. */
+static bool mdgpu_cu_host_mapped(uintptr_t p)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t page = p & ~((uintptr_t)pg - 1);
+
+	return msync((void *)page, 1, MS_ASYNC) == 0 || errno != ENOMEM;
+}
+
+/*
+ * Under the lock: is p device memory (1), host memory (0), or both
+ * possible (-1, see the head of this file).
+ */
+static int mdgpu_cu_classify(CUdeviceptr p)
+{
+	if (!mdgpu_cu_alloc_find(p, false))
+		return 0;
+	if (mdgpu_cu_host_mapped((uintptr_t)p)) {
+		mdgpu_cu_log("pointer %#llx is both a device address and a "
+			     "mapped host address: refused",
+			     (unsigned long long)p);
+		return -1;
+	}
+	return 1;
+}
+
+/* Host to host, in stream order: after the stream's earlier work. */
+static CUresult mdgpu_cu_copy_host(void *dst, const void *src, size_t n,
+				   CUstream stream)
+{
+	CUcontext ctx;
+	CUresult r;
+	int ret;
+
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_check(stream);
+	if (!r) {
+		ret = mdgpu_stream_synchronize(mdgpu_cu.g,
+					       mdgpu_cu_stream_handle(stream));
+		if (ret)
+			r = mdgpu_cu_error(ret);
+	}
+	mdgpu_cu_leave();
+	if (!r && n)
+		memmove(dst, src, n);
+	return r;
+}
+
+static CUresult mdgpu_cu_copy_unified(CUdeviceptr dst, CUdeviceptr src,
+				      size_t n, CUstream stream, bool async)
+{
+	enum mdgpu_cu_dir dir;
+	int d, s;
+	CUresult r = mdgpu_cu_enter();
+
+	if (r)
+		return r;
+	d = mdgpu_cu_classify(dst);
+	s = mdgpu_cu_classify(src);
+	mdgpu_cu_leave();
+	if (d < 0 || s < 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (d && s)
+		dir = MDGPU_CU_DTOD;
+	else if (d)
+		dir = MDGPU_CU_HTOD;
+	else if (s)
+		dir = MDGPU_CU_DTOH;
+	else	/* host to host: CUDA copies it; so does this library */
+		return mdgpu_cu_copy_host((void *)(uintptr_t)dst,
+					  (const void *)(uintptr_t)src, n,
+					  stream);
+	return mdgpu_cu_copy(dir, dst, (void *)(uintptr_t)dst, src,
+			     (const void *)(uintptr_t)src, n, stream, async);
+}
+
+CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	if (ByteCount && (!dst || !src))
+		return CUDA_ERROR_INVALID_VALUE;
+	return mdgpu_cu_copy_unified(dst, src, ByteCount, NULL, false);
+}
+
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
+			       size_t ByteCount, CUstream hStream)
+{
+	if (ByteCount && (!dst || !src))
+		return CUDA_ERROR_INVALID_VALUE;
+	return mdgpu_cu_copy_unified(dst, src, ByteCount, hStream, true);
+}
+
+/*
+ * 2D copies: host and device sides (UNIFIED resolved as cuMemcpy does),
+ * arrays not supported.  Contiguous rows are one copy; otherwise one copy
+ * per row, each bounds-checked first.
+ */
+static CUresult mdgpu_cu_side(CUmemorytype t, const void *host,
+			      CUdeviceptr dev, uint64_t off, bool *is_dev,
+			      uintptr_t *base)
+{
+	int c;
+
+	switch (t) {
+	case CU_MEMORYTYPE_HOST:
+		if (!host)
+			return CUDA_ERROR_INVALID_VALUE;
+		*is_dev = false;
+		*base = (uintptr_t)host;
+		break;
+	case CU_MEMORYTYPE_DEVICE:
+		*is_dev = true;
+		*base = (uintptr_t)dev;
+		break;
+	case CU_MEMORYTYPE_UNIFIED:
+		c = mdgpu_cu_classify(dev);
+		if (c < 0)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		*is_dev = c;
+		*base = (uintptr_t)dev;
+		break;
+	case CU_MEMORYTYPE_ARRAY:
+		mdgpu_cu_log("cuMemcpy2D: CUDA arrays are not supported");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (*base > UINTPTR_MAX - off)
+		return CUDA_ERROR_INVALID_VALUE;
+	*base += (uintptr_t)off;
+	return CUDA_SUCCESS;
+}
+
+/* x + y * pitch, and the last byte of `rows` rows of `width` from it. */
+static bool mdgpu_cu_2d_span(size_t x, size_t y, size_t pitch, size_t width,
+			     size_t rows, uint64_t *off, uint64_t *span)
+{
+	uint64_t last;
+
+	if (rows > 1 && pitch < width)
+		return false;
+	if (__builtin_mul_overflow((uint64_t)y, (uint64_t)pitch, off) ||
+	    __builtin_add_overflow(*off, (uint64_t)x, off))
+		return false;
+	if (__builtin_mul_overflow((uint64_t)(rows - 1), (uint64_t)pitch,
+				   &last) ||
+	    __builtin_add_overflow(last, (uint64_t)width, span))
+		return false;
+	return true;
+}
+
+static CUresult mdgpu_cu_copy2d(const CUDA_MEMCPY2D *p, CUstream stream,
+				bool async)
+{
+	uint64_t soff, doff, sspan, dspan;
+	uintptr_t sbase, dbase;
+	enum mdgpu_cu_dir dir;
+	bool sdev, ddev;
+	size_t rows, w;
+	CUcontext ctx;
+	CUresult r;
+	int ret = 0;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	w = p->WidthInBytes;
+	rows = p->Height;
+	if (!w || !rows)
+		return CUDA_SUCCESS;
+	if (!mdgpu_cu_2d_span(p->srcXInBytes, p->srcY, p->srcPitch, w, rows,
+			      &soff, &sspan) ||
+	    !mdgpu_cu_2d_span(p->dstXInBytes, p->dstY, p->dstPitch, w, rows,
+			      &doff, &dspan))
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_check(stream);
+	if (!r)
+		r = mdgpu_cu_side(p->srcMemoryType, p->srcHost, p->srcDevice,
+				  soff, &sdev, &sbase);
+	if (!r)
+		r = mdgpu_cu_side(p->dstMemoryType, p->dstHost, p->dstDevice,
+				  doff, &ddev, &dbase);
+	if (r)
+		goto out;
+	if (!sdev && !ddev) {
+		r = CUDA_ERROR_NOT_SUPPORTED;	/* host to host 2D */
+		mdgpu_cu_log("cuMemcpy2D: host to host is not supported");
+		goto out;
+	}
+	dir = sdev && ddev ? MDGPU_CU_DTOD : ddev ? MDGPU_CU_HTOD :
+						    MDGPU_CU_DTOH;
+	if ((sdev && !mdgpu_cu_alloc_range(sbase, sspan)) ||
+	    (ddev && !mdgpu_cu_alloc_range(dbase, dspan))) {
+		r = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if ((rows == 1 || p->srcPitch == w) && (rows == 1 || p->dstPitch == w))
+		ret = mdgpu_cu_copy_one(dir, dbase, (void *)dbase, sbase,
+					(const void *)sbase, sspan,
+					mdgpu_cu_stream_handle(stream), async);
+	for (size_t i = 0; rows > 1 && (p->srcPitch != w ||
+					p->dstPitch != w) && i < rows && !ret;
+	     i++) {
+		uintptr_t s = sbase + i * p->srcPitch;
+		uintptr_t d = dbase + i * p->dstPitch;
+
+		ret = mdgpu_cu_copy_one(dir, d, (void *)d, s,
+					(const void *)s, w,
+					mdgpu_cu_stream_handle(stream), async);
+	}
+	if (ret)
+		r = mdgpu_cu_error(ret);
+out:
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
+{
+	return mdgpu_cu_copy2d(pCopy, NULL, false);
+}
+
+CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
+{
+	return mdgpu_cu_copy2d(pCopy, NULL, false);
+}
+
+CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy,
+				    CUstream hStream)
+{
+	return mdgpu_cu_copy2d(pCopy, hStream, true);
 }
 
 MDGPU_CU_ALIAS(cuMemsetD8_v2_ptds, cuMemsetD8_v2);
 MDGPU_CU_ALIAS(cuMemsetD16_v2_ptds, cuMemsetD16_v2);
 MDGPU_CU_ALIAS(cuMemsetD32_v2_ptds, cuMemsetD32_v2);
+MDGPU_CU_ALIAS(cuMemsetD2D8_v2_ptds, cuMemsetD2D8_v2);
+MDGPU_CU_ALIAS(cuMemsetD2D16_v2_ptds, cuMemsetD2D16_v2);
+MDGPU_CU_ALIAS(cuMemsetD2D32_v2_ptds, cuMemsetD2D32_v2);
 MDGPU_CU_ALIAS(cuMemsetD8Async_ptsz, cuMemsetD8Async);
 MDGPU_CU_ALIAS(cuMemsetD16Async_ptsz, cuMemsetD16Async);
 MDGPU_CU_ALIAS(cuMemsetD32Async_ptsz, cuMemsetD32Async);
+MDGPU_CU_ALIAS(cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async);
+MDGPU_CU_ALIAS(cuMemsetD2D16Async_ptsz, cuMemsetD2D16Async);
+MDGPU_CU_ALIAS(cuMemsetD2D32Async_ptsz, cuMemsetD2D32Async);
 MDGPU_CU_ALIAS(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2);
 MDGPU_CU_ALIAS(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2);
 MDGPU_CU_ALIAS(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2);
 MDGPU_CU_ALIAS(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2);
 MDGPU_CU_ALIAS(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2);
 MDGPU_CU_ALIAS(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2);
+MDGPU_CU_ALIAS(cuMemcpy_ptds, cuMemcpy);
+MDGPU_CU_ALIAS(cuMemcpyAsync_ptsz, cuMemcpyAsync);
+MDGPU_CU_ALIAS(cuMemcpy2D_v2_ptds, cuMemcpy2D_v2);
+MDGPU_CU_ALIAS(cuMemcpy2DUnaligned_v2_ptds, cuMemcpy2DUnaligned_v2);
+MDGPU_CU_ALIAS(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync_v2);
+
+/* ---------------------------------------------------------------- */
+/* Host memory.                                                     */
 
 /*
  * Zero-copy host memory: carved from the area opened at cuInit
  * (MDGPU_HOST_MIB).  Copies with their host side in it take one command
- * and no staging.  A device pointer to it (DEVICEMAP,
- * cuMemHostGetDevicePointer) is not supported.
+ * and no staging, and the *Async ones are queued.  Kernels reach it
+ * (DEVICEMAP, cuMemHostGetDevicePointer) where the daemon maps the
+ * aperture into the GPU (QUERY APERTURE_DEVPTR).
  */
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize,
 				unsigned int Flags)
@@ -415,6 +778,7 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize,
 	}
 	h->ctx = ctx;
 	h->size = bytesize;
+	h->flags = Flags;
 	*pp = h->ptr;
 out:
 	mdgpu_cu_leave();
@@ -426,24 +790,303 @@ CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
 	return cuMemHostAlloc(pp, bytesize, 0);
 }
 
+/* Under the lock: the host record holding p, if any. */
+static struct mdgpu_cu_host *mdgpu_cu_host_find(const void *p, bool exact)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (size_t i = 0; p && i < mdgpu_cu.hosts.n; i++) {
+		struct mdgpu_cu_host *h = mdgpu_cu.hosts.v[i];
+		uintptr_t b = (uintptr_t)h->ptr;
+
+		if (exact ? a == b : a >= b && a - b < h->size)
+			return h;
+	}
+	return NULL;
+}
+
 CUresult CUDAAPI cuMemFreeHost(void *p)
 {
+	struct mdgpu_cu_host *h;
+	CUcontext ctx;
+	CUresult r = mdgpu_cu_enter_ctx(&ctx);
+	int ret;
+
+	if (r)
+		return r;
+	h = mdgpu_cu_host_find(p, true);
+	if (!h || h->registered) {
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else {
+		/* Queued copies may still use it. */
+		ret = mdgpu_synchronize(mdgpu_cu.g);
+		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+		mdgpu_cu_host_drop(h);
+	}
+	mdgpu_cu_leave();
+	return r;
+}
+
+/*
+ * Registered host memory is recorded, not shared with the daemon: copies
+ * from and to it are staged through the aperture (correct, not
+ * zero-copy), and kernels cannot reach it (DEVICEMAP refused).
+ */
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize,
+				      unsigned int Flags)
+{
+	const unsigned known = CU_MEMHOSTREGISTER_PORTABLE |
+			       CU_MEMHOSTREGISTER_DEVICEMAP |
+			       CU_MEMHOSTREGISTER_IOMEMORY |
+			       CU_MEMHOSTREGISTER_READ_ONLY;
+	struct mdgpu_cu_host *h;
+	CUcontext ctx;
+	CUresult r;
+
+	if (!p || !bytesize || (Flags & ~known) ||
+	    (uintptr_t)p > UINTPTR_MAX - bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (Flags & (CU_MEMHOSTREGISTER_DEVICEMAP |
+		     CU_MEMHOSTREGISTER_IOMEMORY)) {
+		mdgpu_cu_log("cuMemHostRegister: device-mapped and I/O memory "
+			     "registration are not supported");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	for (size_t i = 0; i < mdgpu_cu.hosts.n; i++) {
+		struct mdgpu_cu_host *o = mdgpu_cu.hosts.v[i];
+		uintptr_t a = (uintptr_t)p, b = (uintptr_t)o->ptr;
+
+		if (a < b + o->size && b < a + bytesize) {
+			r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+			goto out;
+		}
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h || mdgpu_cu_set_add(&mdgpu_cu.hosts, h)) {
+		free(h);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	h->ctx = ctx;
+	h->ptr = p;
+	h->size = bytesize;
+	h->flags = Flags;
+	h->registered = true;
+out:
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *p)
+{
+	struct mdgpu_cu_host *h;
 	CUcontext ctx;
 	CUresult r = mdgpu_cu_enter_ctx(&ctx);
 
 	if (r)
 		return r;
-	r = CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; p && i < mdgpu_cu.hosts.n; i++) {
-		struct mdgpu_cu_host *h = mdgpu_cu.hosts.v[i];
+	h = mdgpu_cu_host_find(p, true);
+	if (!h || !h->registered)
+		r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	else
+		mdgpu_cu_host_drop(h);
+	mdgpu_cu_leave();
+	return r;
+}
 
-		if (h->ptr != p)
-			continue;
-		r = mdgpu_cu_result(mdgpu_synchronize(mdgpu_cu.g));
-		mdgpu_host_free(mdgpu_cu.g, h->ptr);
-		mdgpu_cu_set_del(&mdgpu_cu.hosts, h);
-		free(h);
+CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+	struct mdgpu_cu_host *h;
+	CUcontext ctx;
+	CUresult r;
+
+	if (!pFlags)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	h = mdgpu_cu_host_find(p, false);
+	if (!h || h->registered)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		*pFlags = h->flags;
+	mdgpu_cu_leave();
+	return r;
+}
+
+/* Under the lock: the device address of zero-copy host memory at p. */
+static CUresult mdgpu_cu_host_devptr(const struct mdgpu_cu_host *h,
+				     const void *p, CUdeviceptr *out)
+{
+	uint64_t off;
+
+	if (h->registered || !mdgpu_cu.aperture_devptr)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (mdgpu_host_aperture_offset(mdgpu_cu.g, p, &off) ||
+	    off >= mdgpu_cu.aperture_mapped)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	*out = (CUdeviceptr)(mdgpu_cu.aperture_devptr + off);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
+					      unsigned int Flags)
+{
+	struct mdgpu_cu_host *h;
+	CUcontext ctx;
+	CUresult r;
+
+	if (!pdptr || Flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	h = mdgpu_cu_host_find(p, false);
+	if (!h)
+		r = CUDA_ERROR_INVALID_VALUE;
+	else
+		r = mdgpu_cu_host_devptr(h, p, pdptr);
+	if (r == CUDA_ERROR_NOT_SUPPORTED)
+		mdgpu_cu_log("cuMemHostGetDevicePointer: kernels cannot reach "
+			     "this host memory on this vGPU");
+	mdgpu_cu_leave();
+	return r;
+}
+
+/* ---------------------------------------------------------------- */
+/* Pointer attributes.                                              */
+
+/* Under the lock: one attribute of ptr into data (the size CUDA gives
+ * each attribute). */
+static CUresult mdgpu_cu_ptr_attr(void *data, CUpointer_attribute attr,
+				  CUdeviceptr ptr)
+{
+	struct mdgpu_cu_host *h = NULL;
+	struct mdgpu_cu_alloc *a = NULL;
+	CUdeviceptr dp;
+	int c = mdgpu_cu_classify(ptr);
+
+	if (c < 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (c)
+		a = mdgpu_cu_alloc_find(ptr, false);
+	else
+		h = mdgpu_cu_host_find((const void *)(uintptr_t)ptr, false);
+	if (!a && !h)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (attr) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = a ? a->ctx : h->ctx;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(CUmemorytype *)data = a ? CU_MEMORYTYPE_DEVICE :
+					    CU_MEMORYTYPE_HOST;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		if (a) {
+			*(CUdeviceptr *)data = ptr;
+			return CUDA_SUCCESS;
+		}
+		if (mdgpu_cu_host_devptr(h, (const void *)(uintptr_t)ptr, &dp))
+			return CUDA_ERROR_INVALID_VALUE;
+		*(CUdeviceptr *)data = dp;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		if (a)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(void **)data = (void *)(uintptr_t)ptr;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = a ? a->id : (uintptr_t)h->ptr;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:	/* a bool, as in CUDA */
+		*(bool *)data = false;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = a ? a->addr : (uintptr_t)h->ptr;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = a ? (size_t)a->size : h->size;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_MAPPED:	/* a bool, as in CUDA */
+		*(bool *)data = true;
+		return CUDA_SUCCESS;
+	default:
+		mdgpu_cu_log("cuPointerGetAttribute(%d): not supported",
+			     (int)attr);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+/* The zero answer of an attribute, in its own size. */
+static void mdgpu_cu_ptr_zero(void *data, CUpointer_attribute attr)
+{
+	switch (attr) {
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(bool *)data = false;
 		break;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = attr == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL ?
+			       -2 : 0;
+		break;
+	default:
+		*(uint64_t *)data = 0;
+		break;
+	}
+}
+
+CUresult CUDAAPI cuPointerGetAttribute(void *data,
+				       CUpointer_attribute attribute,
+				       CUdeviceptr ptr)
+{
+	CUresult r;
+
+	if (!data)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	r = mdgpu_cu_ptr_attr(data, attribute, ptr);
+	mdgpu_cu_leave();
+	return r;
+}
+
+/*
+ * All at once; as CUDA does, an attribute that does not apply to the
+ * pointer (memory CUDA does not know) leaves its slot zeroed and is not
+ * an error, except for unsupported attributes.
+ */
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
+					CUpointer_attribute *attributes,
+					void **data, CUdeviceptr ptr)
+{
+	CUresult r;
+
+	if (!attributes || !data)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	for (unsigned i = 0; i < numAttributes && !r; i++) {
+		CUresult one;
+
+		if (!data[i]) {
+			r = CUDA_ERROR_INVALID_VALUE;
+			break;
+		}
+		one = mdgpu_cu_ptr_attr(data[i], attributes[i], ptr);
+		if (one == CUDA_ERROR_INVALID_VALUE)
+			mdgpu_cu_ptr_zero(data[i], attributes[i]);
+		else
+			r = one;
 	}
 	mdgpu_cu_leave();
 	return r;

@@ -50,16 +50,27 @@ struct CUctx_st {
 	unsigned flags;
 };
 
+/*
+ * A range of device memory the application may name: an allocation, or
+ * (global set) a module's global variable, which cuMemFree refuses and
+ * which goes with its module.  `id` is CU_POINTER_ATTRIBUTE_BUFFER_ID.
+ */
 struct mdgpu_cu_alloc {
 	CUcontext ctx;
 	mdgpu_devptr addr;
 	uint64_t size;
+	uint64_t id;
+	bool global;
 };
 
+/* Host memory: zero-copy (cuMemHostAlloc) or registered (not zero-copy:
+ * copies from it are staged, Documentation/libcuda.md). */
 struct mdgpu_cu_host {
 	CUcontext ctx;
 	void *ptr;
 	size_t size;
+	unsigned flags;			/* CU_MEMHOSTALLOC_* / _REGISTER_* */
+	bool registered;
 };
 
 struct CUmod_st {
@@ -158,6 +169,14 @@ CUresult mdgpu_cu_priorities(int *least, int *greatest);
 /* Under the lock: free everything ctx owns (destroy, primary reset). */
 void mdgpu_cu_ctx_release_objects(CUcontext ctx);
 void mdgpu_cu_mem_release(CUcontext ctx);
+/* Under the lock: record a device range (cuMemAlloc, a module global). */
+struct mdgpu_cu_alloc *mdgpu_cu_alloc_add(CUcontext ctx, mdgpu_devptr addr,
+					  uint64_t size, bool global);
+/* Under the lock: forget a recorded range without freeing it. */
+void mdgpu_cu_alloc_forget(struct mdgpu_cu_alloc *a);
+/* Under the lock: the recorded range holding [addr, addr + len), len > 0,
+ * or NULL. */
+struct mdgpu_cu_alloc *mdgpu_cu_alloc_range(mdgpu_devptr addr, uint64_t len);
 void mdgpu_cu_module_release(CUcontext ctx);
 void mdgpu_cu_stream_release(CUcontext ctx);
 

@@ -493,6 +493,15 @@ static bool mdgpu_host_offset(const struct mdgpu *g, const void *p,
 	return true;
 }
 
+int mdgpu_host_aperture_offset(struct mdgpu *g, const void *p,
+			       uint64_t *off)
+{
+	if (g->host_space != MDGPU_SPACE_APERTURE ||
+	    !mdgpu_host_offset(g, p, 1, off))
+		return -ENOENT;
+	return 0;
+}
+
 /* A copy whose host side is zero-copy memory: one command.  With
  * MDGPU_COPY_ASYNC it is only queued (F_ASYNC); its error, if any,
  * surfaces at the next synchronisation. */

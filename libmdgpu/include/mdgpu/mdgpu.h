@@ -100,6 +100,10 @@ int mdgpu_copy_dtod(struct mdgpu *g, mdgpu_devptr dst, mdgpu_devptr src,
  */
 int mdgpu_host_alloc(struct mdgpu *g, size_t size, void **ptr);
 int mdgpu_host_free(struct mdgpu *g, void *ptr);
+/* The aperture offset of zero-copy memory at p, -ENOENT if p is not in
+ * the handle's zero-copy area or that area is not in the aperture. */
+int mdgpu_host_aperture_offset(struct mdgpu *g, const void *p,
+			       uint64_t *off);
 
 /* Query MDGPU_QUERY_* (uapi); query2 also returns result2. */
 int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value);
