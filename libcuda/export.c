@@ -15,11 +15,10 @@
  * NULL and every handle looked up before use, as in the public calls.
  */
 #include <pthread.h>
-#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "export.h"
@@ -107,25 +106,32 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_cudart[10] = {
 
 /* ---- TOOLS_RUNTIME_CALLBACK_HOOKS ------------------------------------ */
 
-static uint8_t mdgpu_cu_hooks_buf2[4096];
-static uint8_t mdgpu_cu_hooks_buf6[64];
+/*
+ * Slots 2 and 6: (void **buf, size_t *size), no result.  Each hands the
+ * runtime a zeroed area of the driver's and a size; the runtime calls
+ * both once at initialisation.  Zero there means no tool (profiler,
+ * debugger) has asked for callbacks, which is true: this library does
+ * not support tools.  The sizes are the real driver's answers (ZLUDA's
+ * observation: 1024 and 14); each area is large enough whether the size
+ * counts bytes or 32-bit words.
+ */
+static uint32_t mdgpu_cu_hooks_area2[1024];
+static uint32_t mdgpu_cu_hooks_area6[14];
 
-static void mdgpu_cu_hooks_2(void **ptr, size_t *size)
+static void mdgpu_cu_hooks_2(void **buf, size_t *size)
 {
-	mdgpu_cu_log("hooks[2](%p, %p)", (void *)ptr, (void *)size);
-	if (ptr)
-		*ptr = mdgpu_cu_hooks_buf2;
+	if (buf)
+		*buf = mdgpu_cu_hooks_area2;
 	if (size)
-		*size = sizeof(mdgpu_cu_hooks_buf2);
+		*size = sizeof(mdgpu_cu_hooks_area2) / sizeof(uint32_t);
 }
 
-static void mdgpu_cu_hooks_6(void **ptr, size_t *size)
+static void mdgpu_cu_hooks_6(void **buf, size_t *size)
 {
-	mdgpu_cu_log("hooks[6](%p, %p)", (void *)ptr, (void *)size);
-	if (ptr)
-		*ptr = mdgpu_cu_hooks_buf6;
+	if (buf)
+		*buf = mdgpu_cu_hooks_area6;
 	if (size)
-		*size = sizeof(mdgpu_cu_hooks_buf6);
+		*size = sizeof(mdgpu_cu_hooks_area6) / sizeof(uint32_t);
 }
 
 XT_UNKNOWN(hooks, 1)
@@ -202,7 +208,6 @@ static CUresult mdgpu_cu_cls_put(CUcontext ctx, void *key, void *value,
 	struct mdgpu_cu_cls *e;
 	CUresult r = mdgpu_cu_enter();
 
-	mdgpu_cu_log("cls[0](%p, %p, %p, %p)", (void *)ctx, key, value, (void *)(uintptr_t)dtor);
 	if (r)
 		return r;
 	r = mdgpu_cu_cls_ctx(&ctx);
@@ -231,7 +236,6 @@ static CUresult mdgpu_cu_cls_delete(CUcontext ctx, void *key)
 	struct mdgpu_cu_cls *e;
 	CUresult r = mdgpu_cu_enter();
 
-	mdgpu_cu_log("cls[1](%p, %p)", (void *)ctx, key);
 	if (r)
 		return r;
 	r = mdgpu_cu_cls_ctx(&ctx);
@@ -254,7 +258,6 @@ static CUresult mdgpu_cu_cls_get(void **value, CUcontext ctx, void *key)
 	struct mdgpu_cu_cls *e;
 	CUresult r;
 
-	mdgpu_cu_log("cls[2](%p, %p, %p)", (void *)value, (void *)ctx, key);
 	if (!value)
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_enter();
@@ -316,16 +319,54 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_cls[4] = {
 
 /* ---- CONTEXT_CHECKS -------------------------------------------------- */
 
+/*
+ * Slot 2: (CUcontext ctx, unsigned *kind, void **detail).  The runtime
+ * asks it about the current context before it uses it; on an error it
+ * treats the context as unusable, with *kind == 1 it takes a path that
+ * reads *detail, otherwise it looks the context up among the devices'
+ * primary contexts.  The real driver answers 0 for ordinary contexts,
+ * the only kind this library makes.
+ */
+static CUresult mdgpu_cu_ctxchk_kind(CUcontext ctx, unsigned *kind,
+				     void **detail)
+{
+	CUresult r;
+
+	if (!kind || !detail)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	if (!ctx)
+		ctx = mdgpu_cu_current();
+	if (mdgpu_cu_ctx_live(ctx)) {
+		*kind = 0;
+		*detail = NULL;
+	} else {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	}
+	mdgpu_cu_leave();
+	return r;
+}
+
+/*
+ * Slot 3: no arguments.  The runtime calls it once at initialisation and
+ * sets a flag of its own if and only if the answer is 1.  What the flag
+ * changes is not known; 0 (flag off) is the real driver's answer.
+ */
+static int mdgpu_cu_ctxchk_flag(void)
+{
+	return 0;
+}
+
 XT_UNKNOWN(ctxchk, 1)
-XT_UNKNOWN(ctxchk, 2)
-XT_UNKNOWN(ctxchk, 3)
 
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_ctxchk[4];
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_ctxchk[4] = {
 	XT_SIZE(mdgpu_cu_xt_ctxchk),
 	XT_FN(mdgpu_cu_ctxchk_1),
-	XT_FN(mdgpu_cu_ctxchk_2),
-	XT_FN(mdgpu_cu_ctxchk_3),
+	XT_FN(mdgpu_cu_ctxchk_kind),
+	XT_FN(mdgpu_cu_ctxchk_flag),
 };
 
 /* ---- INTEGRITY_CHECK ------------------------------------------------- */
@@ -342,13 +383,29 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_integrity[3] = {
 	XT_FN(mdgpu_cu_integrity_2),
 };
 
-/* The key of the runtime's HMAC (fixed in the runtime's code). */
+/*
+ * Slot 1: (uint32_t version, uint64_t unix_seconds, uint64_t result[2]).
+ * The runtime calls it three times at initialisation with version =
+ * V + 0, V + 1, V + 2, where V is its own CUDA version (13000 for 13.0)
+ * and unix_seconds is time(NULL), and fails every call with "integrity
+ * checks failed" unless all three succeed and the third answer equals
+ * its own HMAC-MD2 (md2.c) under the key below of this message:
+ * the driver version (cuDriverGetVersion), version, getpid(),
+ * (uint32_t)pthread_self(), the addresses of the CUDART_INTERFACE table,
+ * of this table and of this slot's function, unix_seconds; then per
+ * device its UUID and PCI domain, bus and device numbers.  The runtime
+ * reads those values through the public entry points, so they are read
+ * here the same way.  The answers to V + 0 and V + 1 are fixed (the
+ * real driver's, as ZLUDA recorded them); the 13.0 runtime checks only
+ * that those calls succeed.
+ */
+static const uint32_t mdgpu_cu_integrity_runtimes[] = { 13000 };
+
 static const uint8_t mdgpu_cu_integrity_key[16] = {
 	0x14, 0x6a, 0xdd, 0xae, 0x53, 0xa9, 0xa7, 0x52,
 	0xaa, 0x08, 0x41, 0x36, 0x0b, 0xf5, 0x5a, 0x9f,
 };
 
-/* What the hash covers, in this order and layout (x86-64). */
 struct mdgpu_cu_integrity_msg {
 	uint32_t driver_version;
 	uint32_t version;
@@ -360,7 +417,7 @@ struct mdgpu_cu_integrity_msg {
 	uint64_t unix_seconds;
 };
 _Static_assert(sizeof(struct mdgpu_cu_integrity_msg) == 48,
-	       "integrity message layout");
+	       "integrity message layout (x86-64)");
 
 struct mdgpu_cu_integrity_dev {
 	CUuuid uuid;
@@ -371,25 +428,81 @@ struct mdgpu_cu_integrity_dev {
 _Static_assert(sizeof(struct mdgpu_cu_integrity_dev) == 28,
 	       "integrity device layout");
 
+static bool mdgpu_cu_integrity_runtime_ok(uint32_t runtime)
+{
+	for (size_t i = 0; i < sizeof(mdgpu_cu_integrity_runtimes) /
+	     sizeof(mdgpu_cu_integrity_runtimes[0]); i++)
+		if (mdgpu_cu_integrity_runtimes[i] == runtime)
+			return true;
+	return false;
+}
+
+/* The one device's part of the message, read as the runtime reads it. */
+static CUresult mdgpu_cu_integrity_device(struct mdgpu_cu_integrity_dev *d)
+{
+	CUresult r;
+
+	memset(d, 0, sizeof(*d));
+	r = cuDeviceGetUuid_v2(&d->uuid, 0);
+	if (!r)
+		r = cuDeviceGetAttribute(&d->pci_domain,
+					 CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0);
+	if (!r)
+		r = cuDeviceGetAttribute(&d->pci_bus,
+					 CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0);
+	if (!r)
+		r = cuDeviceGetAttribute(&d->pci_device,
+					 CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0);
+	return r;
+}
+
 static CUresult mdgpu_cu_integrity(uint32_t version, uint64_t unix_seconds,
 				   uint64_t result[2])
 {
+	unsigned char msg[sizeof(struct mdgpu_cu_integrity_msg) +
+			  sizeof(struct mdgpu_cu_integrity_dev)];
 	struct mdgpu_cu_integrity_msg m;
 	struct mdgpu_cu_integrity_dev d;
-	unsigned char msg[sizeof(m) + sizeof(d)];
 	uint8_t out[16];
 	int drv = 0, count = 0;
 	CUresult r;
 
-	mdgpu_cu_log("integrity[1](%u, %llu, %p)", version,
-		     (unsigned long long)unix_seconds, (void *)result);
 	if (!result)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (!mdgpu_cu_integrity_runtime_ok(version - version % 10)) {
+		mdgpu_cu_log("NVIDIA runtime %u.%u is not supported (its "
+			     "private tables are known for 13.0 only); "
+			     "failing its integrity check", version / 1000,
+			     version % 1000 / 10);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	switch (version % 10) {
+	case 0:
+		result[0] = 0x3341181c03cb675cULL;
+		result[1] = 0x8ed383aa1f4cd1e8ULL;
+		return CUDA_SUCCESS;
+	case 1:
+		result[0] = 0x1841181c03cb675cULL;
+		result[1] = 0x8ed383aa1f4cd1e8ULL;
+		return CUDA_SUCCESS;
+	case 2:
+		break;
+	default:
+		mdgpu_cu_log("INTEGRITY_CHECK[1]: unknown mode %u", version % 10);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 	r = cuDriverGetVersion(&drv);
 	if (!r)
 		r = cuDeviceGetCount(&count);
-	if (r)
+	if (!r && count != 1)
+		r = CUDA_ERROR_NOT_SUPPORTED;	/* one vGPU per process */
+	if (!r)
+		r = mdgpu_cu_integrity_device(&d);
+	if (r) {
+		mdgpu_cu_log("INTEGRITY_CHECK[1]: cannot read the device: %d",
+			     (int)r);
 		return r;
+	}
 	memset(&m, 0, sizeof(m));
 	m.driver_version = (uint32_t)drv;
 	m.version = version;
@@ -400,10 +513,6 @@ static CUresult mdgpu_cu_integrity(uint32_t version, uint64_t unix_seconds,
 	m.integrity_fn = (const void *)mdgpu_cu_xt_integrity[1].fn;
 	m.unix_seconds = unix_seconds;
 	memcpy(msg, &m, sizeof(m));
-	memset(&d, 0, sizeof(d));
-	r = cuDeviceGetUuid_v2(&d.uuid, 0);
-	if (r)
-		return r;
 	memcpy(msg + sizeof(m), &d, sizeof(d));
 	mdgpu_hmac_md2(mdgpu_cu_integrity_key, msg, sizeof(msg), out);
 	memcpy(result, out, sizeof(out));
