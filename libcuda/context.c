@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "export.h"
 #include "priv.h"
 
 struct mdgpu_cu_stack {
@@ -97,6 +98,7 @@ void mdgpu_cu_ctx_release_objects(CUcontext ctx)
 	mdgpu_cu_module_release(ctx);
 	mdgpu_cu_stream_release(ctx);
 	mdgpu_cu_mem_release(ctx);
+	mdgpu_cu_cls_release(ctx);
 }
 
 static CUresult mdgpu_cu_ctx_new(CUcontext *pctx, unsigned flags,
