@@ -530,7 +530,8 @@ int mdgpud_admin_exec(struct mdgpud_core *c, const char *line, bool may_write,
 						  MDGPU_ABI_MINOR) ? -ENOMEM : 0;
 		else
 			ret = mdgpud_admin_append(buf, len, cap,
-				"requests: list | uids | stats | version | help |"
+				"requests: list | uids | stats | version |"
+				" help |"
 				" set <vgpu_id> weight|cap|priority <n> |"
 				" policy best-effort|equal-share|fixed-share |"
 				" timeslice_us <n>\n") ? -ENOMEM : 0;

@@ -108,7 +108,8 @@ static bool mdgpud_rec_stale(const struct mdgpud_limits *l,
 			     const struct mdgpud_uid_rec *r, uint64_t now)
 {
 	return mdgpud_rec_idle(r) &&
-	       (!r->last_event_ns || now - r->last_event_ns >= l->log_interval_ns);
+	       (!r->last_event_ns ||
+		now - r->last_event_ns >= l->log_interval_ns);
 }
 
 /*
@@ -259,8 +260,8 @@ void mdgpud_limits_note_timeout(struct mdgpud_limits *l, uint32_t uid,
 	if (log)
 		mdgpud_warn("uid %u: a client sent no complete hello within "
 			    "%u ms: dropped; %" PRIu64 " such drops and "
-			    "refusals not logged before this one", (unsigned int)uid,
-			    timeout_ms, unlogged);
+			    "refusals not logged before this one",
+			    (unsigned int)uid, timeout_ms, unlogged);
 }
 
 static int mdgpud_usage_cmp(const void *a, const void *b)
