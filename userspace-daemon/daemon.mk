@@ -119,6 +119,7 @@ $(CUDA_FAKE): $(CUDA_FAKE_SRCS) $(wildcard $(D_DIR)/tests/test_cuda_fake/*.h) \
 		-I$(D_DIR)/include -fPIC -shared -fvisibility=hidden \
 		-Wl,-soname,libcuda.so.1 $(CUDA_FAKE_SRCS) -o $@
 $(D_SAN)/tests/test_core_hang: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
+$(D_SAN)/tests/test_info: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 $(D_SAN)/tests/test_cuda_fake: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
 	$(D_DIR)/tests/test_cuda_backend.c
 check-daemon: $(CUDA_FAKE)
