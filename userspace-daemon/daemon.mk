@@ -110,14 +110,17 @@ endif
 # test_cuda_fake runs the cuda backend's tests with workers that load a
 # host-memory imitation of the driver API (tests/test_cuda_fake/libcuda.c).
 CUDA_FAKE := $(BUILD)/cuda-fake/libcuda.so.1
-$(CUDA_FAKE): $(D_DIR)/tests/test_cuda_fake/libcuda.c $(W_DIR)/cuda_api.h \
-	$(D_DIR)/backends/cuda/cuda_rpc.h
+CUDA_FAKE_SRCS := $(wildcard $(D_DIR)/tests/test_cuda_fake/*.c)
+$(CUDA_FAKE): $(CUDA_FAKE_SRCS) $(wildcard $(D_DIR)/tests/test_cuda_fake/*.h) \
+	$(W_DIR)/cuda_api.h $(D_DIR)/backends/cuda/cuda_rpc.h \
+	$(D_DIR)/include/mdgpud/cuda_values.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_COMMON) -I$(W_DIR) -I$(D_DIR)/backends/cuda -fPIC \
-		-shared -fvisibility=hidden \
-		-Wl,-soname,libcuda.so.1 $< -o $@
+	$(CC) $(CFLAGS_COMMON) -I$(W_DIR) -I$(D_DIR)/backends/cuda \
+		-I$(D_DIR)/include -fPIC -shared -fvisibility=hidden \
+		-Wl,-soname,libcuda.so.1 $(CUDA_FAKE_SRCS) -o $@
 $(D_SAN)/tests/test_core_hang: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 $(D_SAN)/tests/test_worker_handles: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
+$(D_SAN)/tests/test_info: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 $(D_SAN)/tests/test_cuda_fake: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
 	$(D_DIR)/tests/test_cuda_backend.c
 check-daemon: $(CUDA_FAKE)

@@ -29,6 +29,7 @@
 
 #include "uapi/mdgpu.h"
 #include "mdgpud/backend.h"
+#include "mdgpud/cuda_values.h"
 #include "common/cpu.h"
 
 /* Cost model of the simulated clock. */
@@ -78,7 +79,12 @@ struct mdgpud_bctx {
 	struct mdgpud_sim_alloc *a;	/* sorted by addr */
 	size_t na, cap;
 	struct mdgpud_sim_event events;	/* list head */
+	uint64_t limit[MDGPUD_CU_LIMIT_MAX];	/* CTX_LIMIT values */
 };
+
+static void mdgpud_sim_device_info(struct mdgpu_device_info *d,
+				   uint32_t sm_count, uint64_t fb_size);
+static void mdgpud_sim_limits_init(struct mdgpud_bctx *c);
 
 static int mdgpud_sim_open(const struct mdgpud_backend_cfg *cfg,
 			   struct mdgpud_backend **out,
@@ -102,6 +108,7 @@ static int mdgpud_sim_open(const struct mdgpud_backend_cfg *cfg,
 	info->fb_size = cfg->fb_size;
 	info->sm_count = cfg->sm_count;
 	info->kind = MDGPU_BACKEND_SIM;
+	mdgpud_sim_device_info(&info->dev, cfg->sm_count, cfg->fb_size);
 	*out = be;
 	return 0;
 }
@@ -131,6 +138,7 @@ static int mdgpud_sim_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 	c->be = be;
 	c->vgpu_id = vgpu_id;
 	c->events.next = c->events.prev = &c->events;
+	mdgpud_sim_limits_init(c);
 	*out = c;
 	return 0;
 }
@@ -560,6 +568,92 @@ static int mdgpud_sim_slice_end(struct mdgpud_bctx *c, uint64_t expect_ns,
 	return 0;
 }
 
+/*
+ * ---- DEVICE_INFO and CTX_LIMIT of the simulated device ----------------
+ *
+ * The sim claims a small compute-capability 9.0 device with the SM count
+ * of its configuration (sim_sm_count): the table below, every other
+ * attribute MDGPU_ATTR_NONE.  Documentation/abi.md lists it.
+ */
+static const struct {
+	uint16_t attr;
+	int32_t value;
+} mdgpud_sim_attrs[] = {
+	{ MDGPUD_CU_DEV_ATTR_MAX_THREADS_PER_BLOCK, MDGPU_BLOCK_THREADS_MAX },
+	{ 2, 1024 }, { 3, 1024 }, { 4, 64 },		/* max block dims */
+	{ 5, 0x7fffffff }, { 6, 65535 }, { 7, 65535 },	/* max grid dims */
+	{ 8, 49152 },			/* shared memory per block */
+	{ 9, 65536 },			/* constant memory */
+	{ MDGPUD_CU_DEV_ATTR_WARP_SIZE, 32 },
+	{ 12, 65536 },			/* registers per block */
+	{ 13, 1000000 },		/* clock rate, kHz */
+	{ 14, 512 },			/* texture alignment */
+	{ 19, 1 },			/* can map host memory */
+	{ 20, 0 },			/* compute mode default */
+	{ 31, 1 },			/* concurrent kernels */
+	{ 38, 4 << 20 },		/* L2 bytes */
+	{ MDGPUD_CU_DEV_ATTR_MAX_THREADS_PER_MULTIPROCESSOR, 2048 },
+	{ 41, 1 },			/* unified addressing */
+	{ MDGPUD_CU_DEV_ATTR_COMPUTE_CAPABILITY_MAJOR, 9 },
+	{ MDGPUD_CU_DEV_ATTR_COMPUTE_CAPABILITY_MINOR, 0 },
+	{ 81, 233472 },			/* shared memory per SM */
+	{ 82, 65536 },			/* registers per SM */
+	{ 97, 232448 },			/* shared memory per block, opt-in */
+	{ 106, 32 },			/* blocks per SM */
+};
+
+static void mdgpud_sim_device_info(struct mdgpu_device_info *d,
+				   uint32_t sm_count, uint64_t fb_size)
+{
+	uint32_t n = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->size = sizeof(*d);
+	strcpy(d->name, "mdgpu sim");
+	d->gpu_mem_total = fb_size;
+	d->driver_version = 13000;	/* the CUDA semantics it follows */
+	for (uint32_t i = 0; i < MDGPU_DEV_ATTR_MAX; i++)
+		d->attr[i] = MDGPU_ATTR_NONE;
+	for (size_t i = 0; i < sizeof(mdgpud_sim_attrs) /
+			       sizeof(mdgpud_sim_attrs[0]); i++) {
+		d->attr[mdgpud_sim_attrs[i].attr] = mdgpud_sim_attrs[i].value;
+		if (mdgpud_sim_attrs[i].attr >= n)
+			n = mdgpud_sim_attrs[i].attr + 1U;
+	}
+	d->attr[MDGPUD_CU_DEV_ATTR_MULTIPROCESSOR_COUNT] = (int32_t)sm_count;
+	d->nr_attrs = n > MDGPUD_CU_DEV_ATTR_MULTIPROCESSOR_COUNT ? n :
+		      MDGPUD_CU_DEV_ATTR_MULTIPROCESSOR_COUNT + 1U;
+}
+
+/* A context's limits start at the H100's defaults (driver 580). */
+static void mdgpud_sim_limits_init(struct mdgpud_bctx *c)
+{
+	c->limit[MDGPUD_CU_LIMIT_STACK_SIZE] = 1024;
+	c->limit[MDGPUD_CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20;
+	c->limit[MDGPUD_CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20;
+	c->limit[MDGPUD_CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2;
+	c->limit[MDGPUD_CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048;
+	c->limit[MDGPUD_CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 64;
+	c->limit[MDGPUD_CU_LIMIT_SHMEM_SIZE] = 232448;
+	c->limit[MDGPUD_CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED] = 1;
+}
+
+/* Only a bookkeeping device: values are kept, nothing is reserved. */
+static int mdgpud_sim_ctx_limit(struct mdgpud_bctx *c, uint32_t limit,
+				int set, uint64_t value, uint64_t *result)
+{
+	if (limit >= MDGPUD_CU_LIMIT_MAX)
+		return -EINVAL;
+	if (set) {
+		if (limit == MDGPUD_CU_LIMIT_MAX_L2_FETCH_GRANULARITY &&
+		    value > 128)
+			return -EINVAL;
+		c->limit[limit] = value;
+	}
+	*result = c->limit[limit];
+	return 0;
+}
+
 const struct mdgpud_backend_ops mdgpud_backend_sim = {
 	.name = "sim",
 	.open = mdgpud_sim_open,
@@ -587,4 +681,8 @@ const struct mdgpud_backend_ops mdgpud_backend_sim = {
 	.sync = mdgpud_sim_sync,
 	.slice_begin = mdgpud_sim_slice_begin,
 	.slice_end = mdgpud_sim_slice_end,
+	/* No foreign code: FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL and
+	 * OCCUPANCY have no function or module to name; the aperture is not
+	 * device-mapped (QUERY APERTURE_DEVPTR answers 0). */
+	.ctx_limit = mdgpud_sim_ctx_limit,
 };

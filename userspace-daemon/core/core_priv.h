@@ -72,6 +72,16 @@ struct mdgpud_vgpu {
 	void *bounce;			/* IOVA transports */
 	size_t bounce_size;
 
+	/* ABI 1.2 introspection state (core/info.c). */
+	uint8_t uuid[16];		/* DEVICE_INFO's: this vGPU's own */
+	/*
+	 * CTX_LIMIT sets that reserve memory (memtab charge slot i): whether
+	 * the limit was changed and the value the context had before, which
+	 * a reset restores.
+	 */
+	bool limit_changed[MDGPUD_MEMTAB_CHARGES];
+	uint64_t limit_default[MDGPUD_MEMTAB_CHARGES];
+
 	/* Statistics (written under core->lock). */
 	uint64_t gpu_ns, slices, commands, errors, bytes_copied;
 	uint64_t hangs, ctx_losses;	/* contexts lost, by cause */
@@ -126,6 +136,12 @@ int mdgpud_vgpu_type_quota(const struct mdgpud_core *c,
 			   const struct mdgpud_vtype *t, uint64_t *quota);
 /* vgpu.c: after a backend error of v, see whether its context is lost. */
 void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v);
+/* info.c: the ABI 1.2 introspection opcodes, DEVICE_INFO .. OCCUPANCY and
+ * QUERY APERTURE_DEVPTR; mdgpud_info_release on reset and destroy. */
+int mdgpud_info_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
+		     uint64_t *result, uint64_t *result2);
+void mdgpud_info_uuid_init(struct mdgpud_vgpu *v, const uint8_t *uuid);
+void mdgpud_info_release(struct mdgpud_vgpu *v, bool live);
 /* exec.c: execute one validated command of v. */
 int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		uint64_t *result, uint64_t *result2);

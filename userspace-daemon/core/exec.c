@@ -156,6 +156,9 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 			return ret;
 		mdgpud_handles_del_children(v->handles,
 					    vc->module_unload.handle);
+		pthread_mutex_lock(&c->lock);
+		mdgpud_memtab_remove_module(v->mem, vc->module_unload.handle);
+		pthread_mutex_unlock(&c->lock);
 		return mdgpud_handles_del(v->handles, vc->module_unload.handle,
 					  MDGPUD_H_MODULE);
 	case MDGPU_OP_FUNC_GET:
@@ -241,8 +244,17 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		case MDGPU_QUERY_BACKEND:
 			*result = c->gpu.kind;
 			return 0;
+		case MDGPU_QUERY_APERTURE_DEVPTR:
+			return mdgpud_info_exec(v, vc, result, result2);
 		}
 		return -EINVAL;
+	case MDGPU_OP_DEVICE_INFO:
+	case MDGPU_OP_FUNC_INFO:
+	case MDGPU_OP_FUNC_SET_ATTR:
+	case MDGPU_OP_MODULE_GLOBAL:
+	case MDGPU_OP_CTX_LIMIT:
+	case MDGPU_OP_OCCUPANCY:
+		return mdgpud_info_exec(v, vc, result, result2);
 	}
 	return -EINVAL;
 }

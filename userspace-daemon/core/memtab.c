@@ -12,10 +12,12 @@
 
 struct mdgpud_memtab {
 	uint64_t quota;
-	uint64_t used;		/* sum of reserved */
+	uint64_t used;		/* sum of reserved, plus charges */
 	uint64_t requested;	/* sum of size */
-	uint32_t count;
+	uint32_t count;		/* entries, globals included */
+	uint32_t globals;	/* entries that are module globals */
 	uint32_t max_entries;
+	uint64_t charge[MDGPUD_MEMTAB_CHARGES];
 	struct mdgpud_mem_entry *e;	/* sorted by addr, disjoint */
 };
 
@@ -99,7 +101,7 @@ int mdgpud_memtab_insert(struct mdgpud_memtab *mt, uint64_t addr,
 		return -EEXIST;
 	memmove(&mt->e[i + 2], &mt->e[i + 1],
 		(mt->count - (uint32_t)(i + 1)) * sizeof(*mt->e));
-	mt->e[i + 1] = (struct mdgpud_mem_entry){ addr, size, reserved };
+	mt->e[i + 1] = (struct mdgpud_mem_entry){ addr, size, reserved, 0 };
 	mt->count++;
 	mt->used = total;
 	mt->requested = req;
@@ -111,8 +113,12 @@ static void mdgpud_memtab_delete(struct mdgpud_memtab *mt, uint32_t i,
 {
 	if (removed)
 		*removed = mt->e[i];
-	mt->used -= mt->e[i].reserved;
-	mt->requested -= mt->e[i].size;
+	if (mt->e[i].module) {
+		mt->globals--;
+	} else {
+		mt->used -= mt->e[i].reserved;
+		mt->requested -= mt->e[i].size;
+	}
 	memmove(&mt->e[i], &mt->e[i + 1], (mt->count - i - 1) * sizeof(*mt->e));
 	mt->count--;
 }
@@ -124,6 +130,8 @@ int mdgpud_memtab_remove(struct mdgpud_memtab *mt, uint64_t addr,
 
 	if (i < 0 || mt->e[i].addr != addr)
 		return -ENOENT;
+	if (mt->e[i].module)
+		return -EINVAL;
 	mdgpud_memtab_delete(mt, (uint32_t)i, removed);
 	return 0;
 }
@@ -169,5 +177,81 @@ uint64_t mdgpud_memtab_requested(const struct mdgpud_memtab *mt)
 
 uint32_t mdgpud_memtab_count(const struct mdgpud_memtab *mt)
 {
-	return mt->count;
+	return mt->count - mt->globals;
+}
+
+int mdgpud_memtab_insert_global(struct mdgpud_memtab *mt, uint64_t addr,
+				uint64_t size, uint32_t module)
+{
+	uint64_t end;
+	long i;
+
+	if (!size || !module || __builtin_add_overflow(addr, size, &end))
+		return -EINVAL;
+	i = mdgpud_memtab_floor(mt, addr);
+	if (i >= 0 && mt->e[i].addr == addr && mt->e[i].size == size &&
+	    mt->e[i].module == module)
+		return 0;	/* asked for before */
+	if (i >= 0 && mt->e[i].addr + mt->e[i].size > addr)
+		return -EEXIST;
+	if ((uint32_t)(i + 1) < mt->count && mt->e[i + 1].addr < end)
+		return -EEXIST;
+	if (mt->count >= mt->max_entries)
+		return -ENOSPC;
+	memmove(&mt->e[i + 2], &mt->e[i + 1],
+		(mt->count - (uint32_t)(i + 1)) * sizeof(*mt->e));
+	mt->e[i + 1] = (struct mdgpud_mem_entry){ addr, size, 0, module };
+	mt->count++;
+	mt->globals++;
+	return 0;
+}
+
+void mdgpud_memtab_remove_module(struct mdgpud_memtab *mt, uint32_t module)
+{
+	for (uint32_t i = 0; i < mt->count;) {
+		if (mt->e[i].module == module)
+			mdgpud_memtab_delete(mt, i, NULL);
+		else
+			i++;
+	}
+}
+
+/* used with slot's charge replaced by bytes, or -ENOMEM past the quota. */
+static int mdgpud_memtab_charge_total(const struct mdgpud_memtab *mt,
+				      uint32_t slot, uint64_t bytes,
+				      uint64_t *total)
+{
+	if (slot >= MDGPUD_MEMTAB_CHARGES)
+		return -EINVAL;
+	/* used includes the slot's current charge: no underflow. */
+	if (__builtin_add_overflow(mt->used - mt->charge[slot], bytes, total) ||
+	    *total > mt->quota)
+		return -ENOMEM;
+	return 0;
+}
+
+int mdgpud_memtab_charge_check(const struct mdgpud_memtab *mt, uint32_t slot,
+			       uint64_t bytes)
+{
+	uint64_t total;
+
+	return mdgpud_memtab_charge_total(mt, slot, bytes, &total);
+}
+
+int mdgpud_memtab_charge_set(struct mdgpud_memtab *mt, uint32_t slot,
+			     uint64_t bytes)
+{
+	uint64_t total;
+	int ret = mdgpud_memtab_charge_total(mt, slot, bytes, &total);
+
+	if (ret)
+		return ret;
+	mt->used = total;
+	mt->charge[slot] = bytes;
+	return 0;
+}
+
+uint64_t mdgpud_memtab_charge(const struct mdgpud_memtab *mt, uint32_t slot)
+{
+	return slot < MDGPUD_MEMTAB_CHARGES ? mt->charge[slot] : 0;
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "mdgpud/cuda_values.h"
 #include "mdgpud/validate.h"
 
 /*
@@ -31,6 +32,12 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_EVENT_DESTROY] = offsetof(struct mdgpu_cmd_event, flags),
 	[MDGPU_OP_SYNC] = 0,
 	[MDGPU_OP_QUERY] = sizeof(struct mdgpu_cmd_query),
+	[MDGPU_OP_DEVICE_INFO] = sizeof(struct mdgpu_cmd_info),
+	[MDGPU_OP_FUNC_INFO] = sizeof(struct mdgpu_cmd_info),
+	[MDGPU_OP_FUNC_SET_ATTR] = sizeof(struct mdgpu_cmd_func_attr),
+	[MDGPU_OP_MODULE_GLOBAL] = sizeof(struct mdgpu_cmd_module_global),
+	[MDGPU_OP_CTX_LIMIT] = sizeof(struct mdgpu_cmd_limit),
+	[MDGPU_OP_OCCUPANCY] = sizeof(struct mdgpu_cmd_occupancy),
 };
 
 static int mdgpud_check_tail_zero(const struct mdgpu_cmd *c, size_t used)
@@ -249,6 +256,206 @@ static int mdgpud_v_func_get(const struct mdgpud_vctx *vc,
 	return mdgpud_check_name(o->func_get.name, f->name_len);
 }
 
+/* ---- ABI 1.2 introspection: DEVICE_INFO .. OCCUPANCY ---------------- */
+
+/* DEVICE_INFO, FUNC_INFO: an answer buffer of 1..MDGPU_INFO_MAX bytes. */
+static int mdgpud_v_info(const struct mdgpud_vctx *vc, uint16_t opcode,
+			 const struct mdgpu_cmd_info *c, struct mdgpud_vcmd *o)
+{
+	int ret;
+
+	if (c->pad)
+		return -EINVAL;
+	if (opcode == MDGPU_OP_DEVICE_INFO) {
+		if (c->handle)
+			return -EINVAL;
+	} else {
+		ret = mdgpud_handles_get(vc->handles, c->handle, MDGPUD_H_FUNC,
+					 &o->info.func);
+		if (ret)
+			return ret;
+		o->info.handle = c->handle;
+	}
+	if (!c->len)
+		return -EINVAL;
+	if (c->len > MDGPU_INFO_MAX)
+		return -E2BIG;
+	o->info.len = c->len;
+	return mdgpud_check_host(vc, c->space, c->addr, c->len, &o->info.dst);
+}
+
+/*
+ * The attributes FUNC_SET_ATTR may set, with the values cuFuncSetAttribute
+ * (cuFuncSetCacheConfig for MDGPU_FUNC_ATTR_CACHE_CONFIG) can accept; the
+ * driver judges the rest (a too large shared size, a cluster shape).
+ * Every other attribute is read-only or not the tenant's to set.
+ */
+static int mdgpud_v_func_attr_value(uint32_t attr, int32_t v)
+{
+	switch (attr) {
+	case MDGPUD_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+	case MDGPUD_CU_FUNC_ATTR_REQUIRED_CLUSTER_WIDTH:
+	case MDGPUD_CU_FUNC_ATTR_REQUIRED_CLUSTER_HEIGHT:
+	case MDGPUD_CU_FUNC_ATTR_REQUIRED_CLUSTER_DEPTH:
+		return v >= 0 ? 0 : -EINVAL;
+	case MDGPUD_CU_FUNC_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		return v >= MDGPUD_CU_SHAREDMEM_CARVEOUT_DEFAULT &&
+		       v <= MDGPUD_CU_SHAREDMEM_CARVEOUT_MAX_SHARED ? 0 : -EINVAL;
+	case MDGPUD_CU_FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		return v == 0 || v == 1 ? 0 : -EINVAL;
+	case MDGPUD_CU_FUNC_ATTR_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		return v >= 0 &&
+		       v <= MDGPUD_CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING ?
+		       0 : -EINVAL;
+	case MDGPU_FUNC_ATTR_CACHE_CONFIG:
+		return v >= 0 && v <= MDGPUD_CU_FUNC_CACHE_PREFER_EQUAL ?
+		       0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int mdgpud_v_func_attr(const struct mdgpud_vctx *vc,
+			      const struct mdgpu_cmd_func_attr *c,
+			      struct mdgpud_vcmd *o)
+{
+	int ret;
+
+	if (c->pad)
+		return -EINVAL;
+	ret = mdgpud_handles_get(vc->handles, c->func, MDGPUD_H_FUNC,
+				 &o->func_attr.func);
+	if (ret)
+		return ret;
+	o->func_attr.attr = c->attr;
+	o->func_attr.value = c->value;
+	return mdgpud_v_func_attr_value(c->attr, c->value);
+}
+
+static int mdgpud_v_module_global(const struct mdgpud_vctx *vc,
+				  const struct mdgpu_cmd_module_global *g,
+				  struct mdgpud_vcmd *o)
+{
+	int ret;
+
+	if (g->pad)
+		return -EINVAL;
+	if (!g->name_len)
+		return -EINVAL;
+	if (g->name_len > MDGPU_NAME_MAX)
+		return -E2BIG;
+	ret = mdgpud_handles_get(vc->handles, g->module, MDGPUD_H_MODULE,
+				 &o->module_global.module);
+	if (ret)
+		return ret;
+	o->module_global.module_handle = g->module;
+	ret = mdgpud_check_host(vc, g->name_space, g->name_addr, g->name_len,
+				&o->module_global.name_src);
+	if (ret)
+		return ret;
+	o->module_global.name_len = g->name_len;
+	if (!o->module_global.name_src.ptr)	/* IOVA: the executor DMAs it */
+		return 0;
+	memcpy(o->module_global.name, o->module_global.name_src.ptr,
+	       g->name_len);
+	return mdgpud_check_name(o->module_global.name, g->name_len);
+}
+
+/*
+ * CTX_LIMIT: every CUlimit may be read.  Set: the three that reserve
+ * device memory (charged by the executor) and the L2 fetch granularity
+ * (a hint); the persisting L2 size is the whole GPU's (-EPERM); the
+ * device runtime's limits reserve memory the daemon cannot measure, and
+ * the CIG ones are not settable (-EOPNOTSUPP).  A get carries no value.
+ */
+static int mdgpud_v_limit(const struct mdgpu_cmd_limit *c,
+			  struct mdgpud_vcmd *o)
+{
+	if (c->limit >= MDGPUD_CU_LIMIT_MAX || c->set > 1)
+		return -EINVAL;
+	o->limit.limit = c->limit;
+	o->limit.set = c->set;
+	o->limit.value = c->value;
+	if (!c->set)
+		return c->value ? -EINVAL : 0;
+	switch (c->limit) {
+	case MDGPUD_CU_LIMIT_STACK_SIZE:
+	case MDGPUD_CU_LIMIT_PRINTF_FIFO_SIZE:
+	case MDGPUD_CU_LIMIT_MALLOC_HEAP_SIZE:
+	case MDGPUD_CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+		return 0;
+	case MDGPUD_CU_LIMIT_PERSISTING_L2_CACHE_SIZE:
+		return -EPERM;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* A cluster shape: each of x, y, z in 1..1023, nothing above bit 29. */
+static int mdgpud_v_cluster(uint32_t c, uint32_t out[3])
+{
+	if (c & ~MDGPU_CLUSTER_MASK)
+		return -EINVAL;
+	out[0] = MDGPU_CLUSTER_X(c);
+	out[1] = MDGPU_CLUSTER_Y(c);
+	out[2] = MDGPU_CLUSTER_Z(c);
+	return out[0] && out[1] && out[2] ? 0 : -EINVAL;
+}
+
+/* OCCUPANCY: each question takes its own operands, the others are 0. */
+static int mdgpud_v_occupancy(const struct mdgpud_vctx *vc,
+			      const struct mdgpu_cmd_occupancy *c,
+			      struct mdgpud_vcmd *o)
+{
+	struct mdgpud_occupancy *q = &o->occupancy.q;
+	struct mdgpud_dim3 g;
+	int ret;
+
+	if (c->pad)
+		return -EINVAL;
+	ret = mdgpud_handles_get(vc->handles, c->func, MDGPUD_H_FUNC,
+				 &o->occupancy.func);
+	if (ret)
+		return ret;
+	if (!c->block_threads || c->block_threads > MDGPU_BLOCK_THREADS_MAX)
+		return -EINVAL;
+	if (c->dyn_smem > vc->shared_bytes_max)
+		return -E2BIG;
+	q->what = c->what;
+	q->block_threads = c->block_threads;
+	q->dyn_smem = c->dyn_smem;
+	switch (c->what) {
+	case MDGPU_OCC_ACTIVE_BLOCKS:
+		if (c->flags & ~MDGPUD_CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)
+			return -EINVAL;
+		if (c->num_blocks || c->cluster || c->grid[0] || c->grid[1] ||
+		    c->grid[2])
+			return -EINVAL;
+		q->flags = c->flags;
+		return 0;
+	case MDGPU_OCC_DYN_SMEM:
+		if (c->flags || c->dyn_smem || c->cluster || c->grid[0] ||
+		    c->grid[1] || c->grid[2])
+			return -EINVAL;
+		if (!c->num_blocks || c->num_blocks > INT32_MAX)
+			return -EINVAL;
+		q->num_blocks = c->num_blocks;
+		return 0;
+	case MDGPU_OCC_ACTIVE_CLUSTERS:
+		if (c->flags || c->num_blocks)
+			return -EINVAL;
+		ret = mdgpud_check_dim(c->grid, &g, MDGPU_GRID_DIM_MAX);
+		if (ret)
+			return ret;
+		q->grid[0] = g.x;
+		q->grid[1] = g.y;
+		q->grid[2] = g.z;
+		return mdgpud_v_cluster(c->cluster, q->cluster);
+	default:
+		return -EINVAL;
+	}
+}
+
 int mdgpud_validate(const struct mdgpud_vctx *vc,
 		    const struct mdgpu_cmd *shared, struct mdgpud_vcmd *o)
 {
@@ -346,10 +553,21 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		if (c.query.pad)
 			return -EINVAL;
 		if (c.query.what < MDGPU_QUERY_FB_QUOTA ||
-		    c.query.what > MDGPU_QUERY_BACKEND)
+		    c.query.what > MDGPU_QUERY_APERTURE_DEVPTR)
 			return -EINVAL;
 		o->query.what = c.query.what;
 		return 0;
+	case MDGPU_OP_DEVICE_INFO:
+	case MDGPU_OP_FUNC_INFO:
+		return mdgpud_v_info(vc, c.opcode, &c.info, o);
+	case MDGPU_OP_FUNC_SET_ATTR:
+		return mdgpud_v_func_attr(vc, &c.func_attr, o);
+	case MDGPU_OP_MODULE_GLOBAL:
+		return mdgpud_v_module_global(vc, &c.module_global, o);
+	case MDGPU_OP_CTX_LIMIT:
+		return mdgpud_v_limit(&c.limit, o);
+	case MDGPU_OP_OCCUPANCY:
+		return mdgpud_v_occupancy(vc, &c.occupancy, o);
 	}
 	return -EINVAL;
 }

@@ -173,6 +173,7 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 		return -ENOMEM;
 	v->core = c;
 	v->type = t;
+	mdgpud_info_uuid_init(v, p->uuid);
 	v->entries = p->ring_entries;
 	v->ring = p->ring;
 	v->tops = p->tops;
@@ -249,8 +250,8 @@ err_free:
 
 /*
  * Releases everything v holds: events, modules and their functions, then,
- * once the GPU finished what still runs, memory (scrubbed by the
- * backend).  With the context lost only the bookkeeping goes: the backend
+ * once the GPU finished what still runs, context limits it raised (their
+ * charges) and memory (scrubbed by the backend).  With the context lost only the bookkeeping goes: the backend
  * has nothing left (the driver freed the memory with the context and
  * hands it to the next process zeroed).  Returns the bytes freed.
  */
@@ -278,6 +279,7 @@ static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 	}
 	if (live)
 		b->sync(v->bctx);
+	mdgpud_info_release(v, live);
 	for (;;) {
 		int r;
 
@@ -286,6 +288,8 @@ static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 		pthread_mutex_unlock(&v->core->lock);
 		if (r)
 			break;
+		if (e.module)	/* a module global: went with its module */
+			continue;
 		freed += e.size;
 		if (!live)
 			continue;

@@ -1203,6 +1203,69 @@ static void test_open_errors(void **state)
 #endif
 }
 
+/* ---- ABI 1.2: what CTX_LIMIT's charge stands for, on the GPU ---------- */
+
+/* Free GPU memory now, as a fresh probe sees it (fb_size: free - reserve). */
+static uint64_t probe_free(void)
+{
+	struct mdgpud_backend_cfg cfg = { 0 };
+	struct mdgpud_backend *b2;
+	struct mdgpud_gpu_info i2;
+
+	cfg.worker_path = worker_path;
+	cfg.hang_timeout_ms = TEST_HANG_MS;
+	cfg.fb_reserve = 1;
+	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+	ops->close(b2);
+	return i2.fb_size + 1;
+}
+
+/*
+ * Sets STACK_SIZE to 64 KiB in a worker's context, runs a kernel (the
+ * driver may size the local memory at launch) and prints how much the
+ * GPU's free memory dropped against the daemon's charge for it, (64 KiB -
+ * default) x SMs x threads per SM (core/info.c).  GPU only: the fake
+ * reserves nothing.
+ */
+static void test_stack_limit_memory(void **state)
+{
+	const uint64_t stack = 64 << 10;
+	struct mdgpud_bctx *ctx;
+	uint64_t dflt, now, before, after, charge, d, res;
+	uint64_t arg[5] = { 0 };
+
+	(void)state;
+#ifdef MDGPUD_TEST_CUDA_FAKE
+	printf("SKIPPED: the fake libcuda reserves no memory for limits\n");
+	skip();
+#endif
+	REQUIRE_GPU();
+	ctx = ctx_new(40);
+	assert_int_equal(ops->ctx_limit(ctx, 0, 0, 0, &dflt), 0);
+	assert_int_equal(ops->mem_alloc(ctx, 4096, &d, &res), 0);
+	arg[0] = d;
+	arg[1] = 1024;
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL),
+			 0);
+	assert_int_equal(ops->sync(ctx), 0);
+	before = probe_free();
+	assert_int_equal(ops->ctx_limit(ctx, 0, 1, stack, &now), 0);
+	assert_true(now >= stack);
+	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL),
+			 0);
+	assert_int_equal(ops->sync(ctx), 0);
+	after = probe_free();
+	charge = (stack - dflt) * (uint64_t)info.dev.attr[16] *
+		 (uint64_t)info.dev.attr[39];
+	fprintf(stderr, "STACK_SIZE %" PRIu64 " -> %" PRIu64 " B: free memory "
+		"dropped %" PRId64 " B (%.1f MiB), the daemon charges %" PRIu64
+		" B (%.1f MiB)\n", dflt, now, (int64_t)(before - after),
+		(double)(int64_t)(before - after) / (1 << 20), charge,
+		(double)charge / (1 << 20));
+	assert_true(charge > 0);
+	ops->ctx_destroy(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1219,6 +1282,7 @@ int main(void)
 		cmocka_unit_test(test_map_shared),
 		cmocka_unit_test(test_cubin),
 		cmocka_unit_test(test_hung_kernel_destroy),
+		cmocka_unit_test(test_stack_limit_memory),
 		cmocka_unit_test(test_hung_kernel_bound),
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_worker_call_hangs),

@@ -239,7 +239,7 @@ static void test_bad_doorbell(void **state)
 }
 
 static const int allowed[] = { 0, -EINVAL, -ERANGE, -ENOENT, -ENOMEM,
-			       -E2BIG, -EOPNOTSUPP, -ENOSPC };
+			       -E2BIG, -EOPNOTSUPP, -ENOSPC, -EPERM };
 
 static bool status_allowed(int s)
 {

@@ -441,13 +441,14 @@ static void test_events_query(void **state)
 	assert_int_equal(v(f, &c), -ENOENT);
 
 	c = cmd(MDGPU_OP_QUERY);
-	for (uint32_t w = MDGPU_QUERY_FB_QUOTA; w <= MDGPU_QUERY_BACKEND; w++) {
+	for (uint32_t w = MDGPU_QUERY_FB_QUOTA; w <= MDGPU_QUERY_APERTURE_DEVPTR;
+	     w++) {
 		c.query.what = w;
 		assert_int_equal(v(f, &c), 0);
 	}
 	c.query.what = 0;
 	assert_int_equal(v(f, &c), -EINVAL);
-	c.query.what = MDGPU_QUERY_BACKEND + 1;
+	c.query.what = 1000;
 	assert_int_equal(v(f, &c), -EINVAL);
 }
 
@@ -481,6 +482,292 @@ static void test_handles_lifecycle(void **state)
 			 -ENOSPC);
 }
 
+/* ---- ABI 1.2 introspection opcodes ------------------------------------ */
+
+static void test_info(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_DEVICE_INFO);
+
+	c.info.addr = 8;
+	c.info.len = 1160;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	assert_int_equal(v(f, &c), 0);
+	assert_ptr_equal(f->out.info.dst.ptr, f->aperture + 8);
+	assert_int_equal(f->out.info.len, 1160);
+	c.info.handle = f->func;		/* DEVICE_INFO names nothing */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.handle = 0;
+	c.info.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.pad = 0;
+	c.info.len = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.len = MDGPU_INFO_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.info.len = APERTURE_SIZE - 7;		/* one past the aperture */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.info.len = 16;
+	c.info.addr = UINT64_MAX - 7;		/* addr + len overflows */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.info.addr = 0;
+	c.info.space = MDGPU_SPACE_IOVA;	/* no DMA on this transport */
+	assert_int_equal(v(f, &c), -EINVAL);
+	f->vc.iova_ok = true;
+	c.info.addr = 0x1000;
+	assert_int_equal(v(f, &c), 0);
+	assert_null(f->out.info.dst.ptr);
+	assert_int_equal(f->out.info.dst.addr, 0x1000);
+	c.info.addr = UINT64_MAX - 8;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.info.space = MDGPU_SPACE_DEVICE;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.addr = 0;
+	c.stream = 1;				/* takes no stream */
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	c = cmd(MDGPU_OP_FUNC_INFO);
+	c.info.len = 136;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.handle = f->func;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.info.func, 22);
+	c.info.handle = 0;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.info.handle = f->other_func;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.info.handle = f->module;		/* the wrong kind */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.info.handle = f->func;
+	c.info.len = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.len = MDGPU_INFO_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.info.len = 8;
+	c.raw[24] = 1;				/* past the operands */
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
+static void test_func_attr(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_FUNC_SET_ATTR);
+	static const struct {
+		uint32_t attr;
+		int32_t value;
+		int ret;
+	} cases[] = {
+		{ 8, 100000, 0 }, { 8, -1, -EINVAL },
+		{ 9, -1, 0 }, { 9, 100, 0 }, { 9, 101, -EINVAL },
+		{ 11, 2, 0 }, { 12, 0, 0 }, { 13, -3, -EINVAL },
+		{ 14, 1, 0 }, { 14, 2, -EINVAL },
+		{ 15, 2, 0 }, { 15, 3, -EINVAL },
+		{ MDGPU_FUNC_ATTR_CACHE_CONFIG, 3, 0 },
+		{ MDGPU_FUNC_ATTR_CACHE_CONFIG, 4, -EINVAL },
+		{ 0, 1024, -EINVAL },		/* read-only */
+		{ 4, 1, -EINVAL },
+		{ 10, 1, -EINVAL },
+		{ 16, 0, -EINVAL },		/* unknown */
+		{ 0x7fffffff, 0, -EINVAL },
+	};
+
+	c.func_attr.func = f->func;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c.func_attr.attr = cases[i].attr;
+		c.func_attr.value = cases[i].value;
+		assert_int_equal(v(f, &c), cases[i].ret);
+	}
+	c.func_attr.attr = 8;
+	c.func_attr.value = 1;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.func_attr.func, 22);
+	assert_int_equal(f->out.func_attr.value, 1);
+	c.func_attr.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.func_attr.pad = 0;
+	c.func_attr.func = f->other_func;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.func_attr.func = f->event;
+	assert_int_equal(v(f, &c), -ENOENT);
+}
+
+static void test_module_global(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_GLOBAL);
+
+	memcpy(f->aperture + 100, "counter", 7);
+	c.module_global.name_addr = 100;
+	c.module_global.name_len = 7;
+	c.module_global.name_space = MDGPU_SPACE_APERTURE;
+	c.module_global.module = f->module;
+	assert_int_equal(v(f, &c), 0);
+	assert_string_equal(f->out.module_global.name, "counter");
+	assert_int_equal(f->out.module_global.module, 11);
+	assert_int_equal(f->out.module_global.module_handle, f->module);
+	c.module_global.name_len = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_global.name_len = MDGPU_NAME_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.module_global.name_len = 8;
+	f->aperture[107] = 0;			/* embedded NUL */
+	f->aperture[106] = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_global.name_len = 7;
+	c.module_global.name_addr = APERTURE_SIZE - 6;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_global.name_addr = 100;
+	c.module_global.module = f->func;	/* not a module */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.module_global.module = f->module;
+	c.module_global.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
+/* A module global in the table: COPY and MEMSET name it, MEM_FREE not. */
+static void test_global_range(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MEMSET);
+	uint64_t used = mdgpud_memtab_used(f->mem);
+	uint32_t count = mdgpud_memtab_count(f->mem);
+	struct mdgpud_mem_entry e;
+
+	assert_int_equal(mdgpud_memtab_insert_global(f->mem, 0x800000, 96,
+						     f->module), 0);
+	assert_int_equal(mdgpud_memtab_insert_global(f->mem, 0x800000, 96,
+						     f->module), 0);
+	assert_int_equal(mdgpud_memtab_insert_global(f->mem, 0x800010, 8,
+						     f->module), -EEXIST);
+	assert_int_equal(mdgpud_memtab_insert_global(f->mem, BASE + 8, 8,
+						     f->module), -EEXIST);
+	assert_int_equal(mdgpud_memtab_used(f->mem), used);	/* uncharged */
+	assert_int_equal(mdgpud_memtab_count(f->mem), count);
+	c.memset.addr = 0x800000;
+	c.memset.len = 96;
+	assert_int_equal(v(f, &c), 0);
+	c.memset.len = 97;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src = 0;
+	c.copy.src_space = MDGPU_SPACE_APERTURE;
+	c.copy.dst = 0x800020;
+	c.copy.dst_space = MDGPU_SPACE_DEVICE;
+	c.copy.len = 64;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(mdgpud_memtab_remove(f->mem, 0x800000, &e), -EINVAL);
+	mdgpud_memtab_remove_module(f->mem, f->module);
+	assert_int_equal(v(f, &c), -ENOENT);
+	assert_int_equal(mdgpud_memtab_count(f->mem), count);
+}
+
+static void test_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_CTX_LIMIT);
+
+	for (uint32_t l = 0; l < 10; l++) {
+		c.limit.limit = l;
+		assert_int_equal(v(f, &c), 0);		/* every get */
+	}
+	c.limit.limit = 10;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.limit.limit = 0;
+	c.limit.value = 5;			/* a get carries no value */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.limit.set = 2;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.limit.set = 1;
+	c.limit.value = 65536;
+	for (uint32_t l = 0; l < 3; l++) {
+		c.limit.limit = l;
+		assert_int_equal(v(f, &c), 0);
+		assert_int_equal(f->out.limit.value, 65536);
+	}
+	c.limit.limit = 5;
+	assert_int_equal(v(f, &c), 0);
+	c.limit.limit = 6;			/* the whole GPU's L2 */
+	assert_int_equal(v(f, &c), -EPERM);
+	c.limit.limit = 3;
+	assert_int_equal(v(f, &c), -EOPNOTSUPP);
+	c.limit.limit = 8;
+	assert_int_equal(v(f, &c), -EOPNOTSUPP);
+	c.limit.limit = 0xffffffff;
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
+static void test_occupancy(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_OCCUPANCY);
+
+	c.occupancy.func = f->func;
+	c.occupancy.what = MDGPU_OCC_ACTIVE_BLOCKS;
+	c.occupancy.block_threads = 256;
+	c.occupancy.dyn_smem = 1024;
+	c.occupancy.flags = 1;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.occupancy.q.block_threads, 256);
+	assert_int_equal(f->out.occupancy.q.flags, 1);
+	c.occupancy.flags = 2;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.flags = 0;
+	c.occupancy.block_threads = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.block_threads = 1025;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.block_threads = 256;
+	c.occupancy.dyn_smem = 48 * 1024 + 1;	/* shared_bytes_max */
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.occupancy.dyn_smem = 0;
+	c.occupancy.num_blocks = 1;		/* not ACTIVE_BLOCKS' */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.num_blocks = 0;
+	c.occupancy.func = f->other_func;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.occupancy.func = f->func;
+	c.occupancy.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.pad = 0;
+
+	c.occupancy.what = MDGPU_OCC_DYN_SMEM;
+	assert_int_equal(v(f, &c), -EINVAL);	/* num_blocks 0 */
+	c.occupancy.num_blocks = 4;
+	assert_int_equal(v(f, &c), 0);
+	c.occupancy.num_blocks = 0x80000000U;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.num_blocks = 4;
+	c.occupancy.dyn_smem = 16;		/* it is the answer */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.dyn_smem = 0;
+
+	c.occupancy.what = MDGPU_OCC_ACTIVE_CLUSTERS;
+	assert_int_equal(v(f, &c), -EINVAL);	/* num_blocks */
+	c.occupancy.num_blocks = 0;
+	c.occupancy.grid[0] = 8;
+	c.occupancy.grid[1] = 1;
+	c.occupancy.grid[2] = 1;
+	c.occupancy.cluster = MDGPU_CLUSTER(2, 1, 1);
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.occupancy.q.cluster[0], 2);
+	assert_int_equal(f->out.occupancy.q.grid[0], 8);
+	c.occupancy.cluster = 0;		/* a cluster is the question */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.cluster = MDGPU_CLUSTER(2, 0, 1);
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.cluster = MDGPU_CLUSTER(2, 1, 1) | 0x40000000U;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.cluster = MDGPU_CLUSTER(2, 1, 1);
+	c.occupancy.grid[2] = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.grid[2] = 1;
+	c.occupancy.what = 4;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.what = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +780,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_launch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_query, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_func_attr, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_module_global, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_global_range, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_occupancy, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_handles_lifecycle, setup,
 						teardown),

@@ -344,6 +344,7 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 			    ev->create.weight, ev->create.cap,
 			    ev->create.priority);
 	}
+	p.uuid = k->uuid;
 	ret = mdgpud_vgpu_create(t->core, &p, &k->v);
 	if (ret) {
 		k->v = NULL;

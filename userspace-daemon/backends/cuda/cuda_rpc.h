@@ -51,9 +51,10 @@
 #include <unistd.h>
 
 #include "common/cpu.h"
+#include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		3
+#define MDGPUD_CUDA_RPC_VERSION		4
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -126,6 +127,22 @@ enum mdgpud_cuda_rpc_op {
 	MDGPUD_CUDA_RPC_SLICE_BEGIN,
 	MDGPUD_CUDA_RPC_SLICE_END,	/* a0 expected drain ns -> r0 GPU ns */
 	MDGPUD_CUDA_RPC_SHUTDOWN,	/* scrub and free everything, exit */
+	/* ABI 1.2 introspection (backends/cuda/info.c, worker/info.c). */
+	MDGPUD_CUDA_RPC_FUNC_INFO,	/* a0 func, a1 max params -> staging:
+					 * struct mdgpu_func_info + params,
+					 * r0 nr_params */
+	MDGPUD_CUDA_RPC_FUNC_SET_ATTR,	/* a0 func, a1 attr, a2 value (s32) */
+	MDGPUD_CUDA_RPC_MODULE_GLOBAL,	/* a0 module; inline name -> r0 addr,
+					 * r1 bytes */
+	MDGPUD_CUDA_RPC_CTX_LIMIT,	/* a0 CUlimit, a1 set, a2 value -> r0
+					 * the value in force */
+	MDGPUD_CUDA_RPC_OCCUPANCY,	/* a0 func, a1 what | flags << 32,
+					 * a2 block threads | num_blocks << 32,
+					 * a3 dyn smem, a4 cluster x | y << 20
+					 * | z << 40, a5 grid x | y << 32,
+					 * a6 grid z -> r0 */
+	MDGPUD_CUDA_RPC_HOST_DEVPTR,	/* a0 region -> r0 device address
+					 * (0: not mapped), r1 bytes */
 	MDGPUD_CUDA_RPC_OP_COUNT
 };
 
@@ -158,6 +175,12 @@ struct mdgpud_cuda_rpc_info {
 	uint64_t mem_total_bytes;
 	uint32_t sm_count;
 	int32_t driver_version;
+	/* DEVICE_INFO (ABI 1.2): cuDeviceGetName in full, and
+	 * cuDeviceGetAttribute i for i < nr_attrs (MDGPU_ATTR_NONE where
+	 * the driver refused it). */
+	char full_name[MDGPU_DEV_NAME_LEN];
+	uint32_t nr_attrs;
+	int32_t attr[MDGPU_DEV_ATTR_MAX];
 };
 
 struct mdgpud_cuda_rpc_shm {

@@ -140,7 +140,7 @@ static int mdgpud_cuda_map_shared(struct mdgpud_bctx *ctx, int fd,
 }
 
 /* The region holding [p, p + len), or NULL (then the copy is staged). */
-static const struct mdgpud_cuda_region *
+const struct mdgpud_cuda_region *
 mdgpud_cuda_region_find(struct mdgpud_bctx *ctx, const void *p, uint64_t len)
 {
 	uintptr_t a = (uintptr_t)p;
@@ -530,4 +530,10 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.slice_begin = mdgpud_cuda_slice_begin,
 	.slice_end = mdgpud_cuda_slice_end,
 	.expect_work = mdgpud_cuda_expect_work,
+	.func_info = mdgpud_cuda_func_info,
+	.func_set_attr = mdgpud_cuda_func_set_attr,
+	.module_global = mdgpud_cuda_module_global,
+	.ctx_limit = mdgpud_cuda_ctx_limit,
+	.occupancy = mdgpud_cuda_occupancy,
+	.host_devptr = mdgpud_cuda_host_devptr,
 };

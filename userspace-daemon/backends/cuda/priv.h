@@ -123,4 +123,24 @@ int mdgpud_cuda_call_copy(struct mdgpud_bctx *ctx,
 int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
 			    struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns);
 
+/* info.c: ABI 1.2 introspection ops, and DEVICE_INFO from the probe. */
+void mdgpud_cuda_info_from_probe(struct mdgpu_device_info *d,
+				 const struct mdgpud_cuda_rpc_info *probe);
+int mdgpud_cuda_func_info(struct mdgpud_bctx *ctx, uint64_t func,
+			  struct mdgpu_func_info *out, uint32_t max_params);
+int mdgpud_cuda_func_set_attr(struct mdgpud_bctx *ctx, uint64_t func,
+			      uint32_t attr, int32_t value);
+int mdgpud_cuda_module_global(struct mdgpud_bctx *ctx, uint64_t module,
+			      const char *name, uint64_t *addr,
+			      uint64_t *bytes);
+int mdgpud_cuda_ctx_limit(struct mdgpud_bctx *ctx, uint32_t limit, int set,
+			  uint64_t value, uint64_t *result);
+int mdgpud_cuda_occupancy(struct mdgpud_bctx *ctx, uint64_t func,
+			  const struct mdgpud_occupancy *q, uint64_t *result);
+int mdgpud_cuda_host_devptr(struct mdgpud_bctx *ctx, const void *ptr,
+			    size_t size, uint64_t *devptr, uint64_t *bytes);
+/* ops.c: the region holding [p, p + len), or NULL. */
+const struct mdgpud_cuda_region *
+mdgpud_cuda_region_find(struct mdgpud_bctx *ctx, const void *p, uint64_t len);
+
 #endif /* MDGPUD_CUDA_PRIV_H */

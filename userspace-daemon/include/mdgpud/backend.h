@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "uapi/mdgpu.h"
+
 struct mdgpud_backend;		/* one opened backend (one physical GPU) */
 struct mdgpud_bctx;		/* one vGPU's context on it */
 
@@ -34,6 +36,23 @@ struct mdgpud_gpu_info {
 	uint64_t fb_size;	/* bytes the daemon may partition */
 	uint32_t sm_count;
 	uint32_t kind;		/* enum mdgpu_backend_kind */
+	/*
+	 * DEVICE_INFO's answer as open() found the GPU (its uuid left zero:
+	 * each vGPU answers its own).  size, nr_attrs <= MDGPU_DEV_ATTR_MAX,
+	 * name NUL-terminated.
+	 */
+	struct mdgpu_device_info dev;
+};
+
+/* An OCCUPANCY question, validated (struct mdgpu_cmd_occupancy). */
+struct mdgpud_occupancy {
+	uint32_t what;		/* enum mdgpu_occupancy */
+	uint32_t block_threads;
+	uint32_t flags;		/* ACTIVE_BLOCKS: CU_OCCUPANCY_* */
+	uint32_t num_blocks;	/* DYN_SMEM */
+	uint64_t dyn_smem;
+	uint32_t cluster[3];	/* ACTIVE_CLUSTERS */
+	uint32_t grid[3];	/* ACTIVE_CLUSTERS */
 };
 
 struct mdgpud_backend_cfg {
@@ -151,6 +170,38 @@ struct mdgpud_backend_ops {
 	 * a slice that is draining): a backend may get ready for it.
 	 */
 	void (*expect_work)(struct mdgpud_bctx *ctx, uint64_t within_ns);
+
+	/*
+	 * ABI 1.2 introspection (Documentation/abi.md).  A NULL op answers
+	 * -EOPNOTSUPP.
+	 *
+	 * func_info: the function's attributes (MDGPU_ATTR_NONE where the
+	 * driver has none) and parameter layout into *out, whose param[]
+	 * has room for max_params entries; -E2BIG if the function has more,
+	 * -EOPNOTSUPP if the driver cannot tell parameter layouts.
+	 */
+	int (*func_info)(struct mdgpud_bctx *ctx, uint64_t func,
+			 struct mdgpu_func_info *out, uint32_t max_params);
+	/* A validated attribute (or MDGPU_FUNC_ATTR_CACHE_CONFIG); the
+	 * driver's refusal is -EINVAL. */
+	int (*func_set_attr)(struct mdgpud_bctx *ctx, uint64_t func,
+			     uint32_t attr, int32_t value);
+	/* A module's global variable: its device address and size. */
+	int (*module_global)(struct mdgpud_bctx *ctx, uint64_t module,
+			     const char *name, uint64_t *addr,
+			     uint64_t *bytes);
+	/* Get (set 0) or set a CUlimit; *result: the value in force after. */
+	int (*ctx_limit)(struct mdgpud_bctx *ctx, uint32_t limit, int set,
+			 uint64_t value, uint64_t *result);
+	int (*occupancy)(struct mdgpud_bctx *ctx, uint64_t func,
+			 const struct mdgpud_occupancy *q, uint64_t *result);
+	/*
+	 * The device address at which kernels reach host memory [ptr, ptr +
+	 * size) of this context (memory of map_shared/host_alloc), and the
+	 * bytes mapped there; *devptr 0 when the backend does not map it.
+	 */
+	int (*host_devptr)(struct mdgpud_bctx *ctx, const void *ptr,
+			   size_t size, uint64_t *devptr, uint64_t *bytes);
 };
 
 extern const struct mdgpud_backend_ops mdgpud_backend_sim;

@@ -161,6 +161,9 @@ struct mdgpud_vgpu_params {
 	uint32_t weight;
 	uint32_t cap_pct;
 	uint32_t priority;
+	/* DEVICE_INFO's UUID of the vGPU (the mdev's), or NULL: a random
+	 * version-4 UUID made at creation. */
+	const uint8_t *uuid;
 };
 int mdgpud_vgpu_create(struct mdgpud_core *c,
 		       const struct mdgpud_vgpu_params *p,

@@ -19,6 +19,8 @@ struct mdgpud_mem_entry {
 	uint64_t addr;
 	uint64_t size;		/* bytes requested */
 	uint64_t reserved;	/* bytes the backend set aside */
+	uint32_t module;	/* 0: an allocation; else the guest handle of
+				 * the module whose global this range is */
 };
 
 /* max_entries: limit of live allocations (config), quota in bytes. */
@@ -31,7 +33,8 @@ int mdgpud_memtab_precheck(const struct mdgpud_memtab *mt, uint64_t size);
 /* Record an allocation; -ENOMEM past quota, -EEXIST on overlap. */
 int mdgpud_memtab_insert(struct mdgpud_memtab *mt, uint64_t addr,
 			 uint64_t size, uint64_t reserved);
-/* Remove the allocation that starts exactly at addr; -ENOENT otherwise. */
+/* Remove the allocation that starts exactly at addr; -ENOENT otherwise,
+ * -EINVAL for a module global's range. */
 int mdgpud_memtab_remove(struct mdgpud_memtab *mt, uint64_t addr,
 			 struct mdgpud_mem_entry *removed);
 /*
@@ -45,9 +48,36 @@ int mdgpud_memtab_check(const struct mdgpud_memtab *mt, uint64_t addr,
 /* Pop any entry (for teardown); 0 when one was removed, -ENOENT if empty. */
 int mdgpud_memtab_pop(struct mdgpud_memtab *mt, struct mdgpud_mem_entry *e);
 
+/*
+ * Module globals (MODULE_GLOBAL): ranges COPY and MEMSET may name like an
+ * allocation (mdgpud_memtab_check), not charged to the quota, refused by
+ * mdgpud_memtab_remove (-EINVAL), gone with their module.  Inserting the
+ * same range of the same module again changes nothing (0); a range that
+ * overlaps another is -EEXIST; a full table -ENOSPC.
+ */
+int mdgpud_memtab_insert_global(struct mdgpud_memtab *mt, uint64_t addr,
+				uint64_t size, uint32_t module);
+/* Forget every global of `module`. */
+void mdgpud_memtab_remove_module(struct mdgpud_memtab *mt, uint32_t module);
+
+/*
+ * Device memory a context reserves for something other than an
+ * allocation (CTX_LIMIT: stack, printf FIFO, malloc heap), by slot
+ * 0..MDGPUD_MEMTAB_CHARGES-1: charged to the quota like reserved bytes.
+ * mdgpud_memtab_charge_check: would replacing the slot's charge with
+ * `bytes` fit (0) or not (-ENOMEM); _set replaces it (checked again).
+ */
+#define MDGPUD_MEMTAB_CHARGES	3
+int mdgpud_memtab_charge_check(const struct mdgpud_memtab *mt, uint32_t slot,
+			       uint64_t bytes);
+int mdgpud_memtab_charge_set(struct mdgpud_memtab *mt, uint32_t slot,
+			     uint64_t bytes);
+uint64_t mdgpud_memtab_charge(const struct mdgpud_memtab *mt, uint32_t slot);
+
 uint64_t mdgpud_memtab_quota(const struct mdgpud_memtab *mt);
 uint64_t mdgpud_memtab_used(const struct mdgpud_memtab *mt);	/* reserved */
 uint64_t mdgpud_memtab_requested(const struct mdgpud_memtab *mt);
+/* Allocations (module globals not counted). */
 uint32_t mdgpud_memtab_count(const struct mdgpud_memtab *mt);
 
 #endif /* MDGPUD_MEMTAB_H */

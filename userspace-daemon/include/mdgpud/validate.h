@@ -95,6 +95,35 @@ struct mdgpud_vcmd {
 			uint64_t event, end;
 		} event;
 		struct { uint32_t what; } query;
+		/* ABI 1.2 introspection (core/info.c executes them). */
+		struct {
+			struct mdgpud_hostbuf dst;	/* len bytes */
+			uint32_t len;
+			uint32_t handle;	/* FUNC_INFO: guest handle */
+			uint64_t func;		/* FUNC_INFO: backend value */
+		} info;
+		struct {
+			uint64_t func;
+			uint32_t attr;
+			int32_t value;
+		} func_attr;
+		struct {
+			uint32_t module_handle;
+			uint64_t module;
+			uint32_t name_len;
+			/* As FUNC_GET's name: copied unless IOVA. */
+			struct mdgpud_hostbuf name_src;
+			char name[MDGPU_NAME_MAX + 1];
+		} module_global;
+		struct {
+			uint32_t limit;		/* CUlimit */
+			uint32_t set;
+			uint64_t value;
+		} limit;
+		struct {
+			uint64_t func;
+			struct mdgpud_occupancy q;
+		} occupancy;
 	};
 };
 

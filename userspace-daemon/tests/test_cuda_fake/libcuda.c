@@ -11,15 +11,11 @@
  * one exception to the mdgpud_ prefix: this file IS a libcuda.
  *
  * "Device memory" is host memory of the worker; device addresses are host
- * pointers.  Modules are recognised by the ".entry NAME" lines of their
- * PTX text; functions run synchronously in C at launch:
- *   mdgpud_fill_u32, mdgpud_add_u32, mdgpud_checksum_u32, mdgpud_spin_ns
- *     (the builtins, same parameter layouts as kernels/builtin.cu)
- *   scale_add (u64 p, u64 n, u32 k): p[i] = p[i] * k + i
- *   poke: simulates a GPU fault: ILLEGAL_ADDRESS, sticky, at the next sync
- *   forever: blocks the launching thread forever (a kernel that never ends)
- * A PTX text containing "this is not ptx" fails to JIT (INVALID_PTX with a
- * log).  cuInit fails with NO_DEVICE when MDGPUD_FAKE_CUDA_NODEV is set.
+ * pointers.  Modules, their kernels and globals, the named fake kernels
+ * that run as C at launch, function attributes, occupancy, context limits
+ * and the device attribute table live in modules.c (its header comment
+ * lists the kernels).  cuInit fails with NO_DEVICE when
+ * MDGPUD_FAKE_CUDA_NODEV is set.
  *
  * A worker gone wrong, for the supervisor's bounds (read by the worker at
  * each cuMemAlloc of 4 KiB or more, which its own start-up never makes, so
@@ -31,8 +27,8 @@
  *                                    terminator, and the worker exits
  *                                    without answering (a hostile worker)
  */
-#include "cuda_api.h"
 #include "cuda_rpc.h"
+#include "fake.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -41,152 +37,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FAKE_EXPORT __attribute__((visibility("default")))
-
-static mdgpud_cu_result fake_sticky;
+mdgpud_cu_result fake_sticky;
 
 struct CUctx_st { int dummy; };
 struct CUstream_st { int dummy; };
 struct CUevent_st { uint64_t ns; int recorded; };
 
-typedef mdgpud_cu_result (*fake_fn)(const uint8_t *blob, size_t len,
-				    unsigned int threads);
-
-struct CUfunc_st {
-	const char *name;
-	size_t params;		/* bytes of parameters the kernel takes */
-	fake_fn fn;
-};
-
-#define FAKE_MAX_FUNCS 8
-struct CUmod_st {
-	struct CUfunc_st funcs[FAKE_MAX_FUNCS];
-	int nr;
-};
-
 static struct CUctx_st fake_ctx;
 static struct CUstream_st fake_stream;
 
-static uint64_t fake_now_ns(void)
+uint64_t fake_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static mdgpud_cu_result k_fill(const uint8_t *b, size_t len, unsigned int t)
-{
-	uint32_t *dst = (uint32_t *)(uintptr_t)get_u64(b);
-	uint64_t n = get_u64(b + 8);
-	uint32_t v = get_u32(b + 16);
-
-	(void)len;
-	(void)t;
-	for (uint64_t i = 0; i < n; i++)
-		dst[i] = v;
-	return 0;
-}
-
-static mdgpud_cu_result k_add(const uint8_t *b, size_t len, unsigned int t)
-{
-	uint32_t *dst = (uint32_t *)(uintptr_t)get_u64(b);
-	const uint32_t *x = (const uint32_t *)(uintptr_t)get_u64(b + 8);
-	const uint32_t *y = (const uint32_t *)(uintptr_t)get_u64(b + 16);
-	uint64_t n = get_u64(b + 24);
-
-	(void)len;
-	(void)t;
-	for (uint64_t i = 0; i < n; i++)
-		dst[i] = x[i] + y[i];
-	return 0;
-}
-
-static mdgpud_cu_result k_checksum(const uint8_t *b, size_t len,
-				   unsigned int t)
-{
-	const uint32_t *w = (const uint32_t *)(uintptr_t)get_u64(b);
-	uint64_t n = get_u64(b + 8);
-	uint64_t *out = (uint64_t *)(uintptr_t)get_u64(b + 16);
-	uint64_t sum = 0;
-
-	(void)len;
-	(void)t;
-	for (uint64_t i = 0; i < n; i++)
-		sum += (uint64_t)w[i] * (2 * i + 1);
-	*out += sum;
-	return 0;
-}
-
-static mdgpud_cu_result k_spin(const uint8_t *b, size_t len, unsigned int t)
-{
-	uint64_t ns = get_u64(b), start = fake_now_ns();
-
-	(void)len;
-	(void)t;
-	while (fake_now_ns() - start < ns)
-		;
-	return 0;
-}
-
-static mdgpud_cu_result k_scale_add(const uint8_t *b, size_t len,
-				    unsigned int threads)
-{
-	uint32_t *p = (uint32_t *)(uintptr_t)get_u64(b);
-	uint64_t n = get_u64(b + 8);
-	uint32_t k = get_u32(b + 16);
-
-	(void)len;
-	for (uint64_t i = 0; i < n && i < threads; i++)
-		p[i] = p[i] * k + (uint32_t)i;
-	return 0;
-}
-
-static mdgpud_cu_result k_poke(const uint8_t *b, size_t len, unsigned int t)
-{
-	(void)b;
-	(void)len;
-	(void)t;
-	fake_sticky = MDGPUD_CUDA_ERROR_ILLEGAL_ADDRESS;
-	return 0;
-}
-
-static mdgpud_cu_result k_forever(const uint8_t *b, size_t len,
-				  unsigned int t)
-{
-	(void)b;
-	(void)len;
-	(void)t;
-	for (;;)
-		pause();
-	return 0;
-}
-
-static const struct CUfunc_st fake_kernels[] = {
-	{ "mdgpud_fill_u32", 20, k_fill },
-	{ "mdgpud_add_u32", 32, k_add },
-	{ "mdgpud_checksum_u32", 24, k_checksum },
-	{ "mdgpud_spin_ns", 8, k_spin },
-	{ "scale_add", 20, k_scale_add },
-	{ "poke", 12, k_poke },
-	{ "forever", 0, k_forever },
-};
 
 FAKE_EXPORT mdgpud_cu_result cuInit(unsigned int flags)
 {
@@ -253,8 +119,7 @@ FAKE_EXPORT mdgpud_cu_result cuDeviceGetAttribute(int *v,
 						  mdgpud_cu_device d)
 {
 	(void)d;
-	*v = a == MDGPUD_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 4 : 0;
-	return 0;
+	return fake_device_attr(a, v) ? MDGPUD_CUDA_ERROR_INVALID_VALUE : 0;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuDeviceGetPCIBusId(char *id, int len,
@@ -421,60 +286,14 @@ FAKE_EXPORT mdgpud_cu_result cuMemHostUnregister(void *p)
 	return 0;
 }
 
-FAKE_EXPORT mdgpud_cu_result cuModuleLoadDataEx(mdgpud_cu_module *mod,
-						const void *image,
-						unsigned int nopt,
-						mdgpud_cu_jit_option *opt,
-						void **val)
+/* Host memory is "device memory" here: mapped at its own address. */
+FAKE_EXPORT mdgpud_cu_result cuMemHostGetDevicePointer_v2(
+	mdgpud_cu_deviceptr *d, void *p, unsigned int flags)
 {
-	const char *text = image;
-	struct CUmod_st *m;
-
-	if (strstr(text, "this is not ptx")) {
-		for (unsigned int i = 0; i + 1 < nopt; i++)
-			if (opt[i] == MDGPUD_CU_JIT_ERROR_LOG_BUFFER &&
-			    opt[i + 1] ==
-				    MDGPUD_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
-				snprintf(val[i], (size_t)(uintptr_t)val[i + 1],
-					 "fake ptxas: syntax error");
-		return MDGPUD_CUDA_ERROR_INVALID_PTX;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
-	for (size_t i = 0; i < sizeof(fake_kernels) / sizeof(fake_kernels[0]);
-	     i++) {
-		char entry[64];
-
-		snprintf(entry, sizeof(entry), ".entry %s(",
-			 fake_kernels[i].name);
-		if (strstr(text, entry) && m->nr < FAKE_MAX_FUNCS)
-			m->funcs[m->nr++] = fake_kernels[i];
-	}
-	if (!m->nr) {
-		free(m);
-		return MDGPUD_CUDA_ERROR_INVALID_IMAGE;
-	}
-	*mod = m;
+	if (flags)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	*d = (uintptr_t)p;
 	return 0;
-}
-
-FAKE_EXPORT mdgpud_cu_result cuModuleUnload(mdgpud_cu_module m)
-{
-	free(m);
-	return 0;
-}
-
-FAKE_EXPORT mdgpud_cu_result cuModuleGetFunction(mdgpud_cu_function *f,
-						 mdgpud_cu_module m,
-						 const char *name)
-{
-	for (int i = 0; i < m->nr; i++)
-		if (!strcmp(m->funcs[i].name, name)) {
-			*f = &m->funcs[i];
-			return 0;
-		}
-	return MDGPUD_CUDA_ERROR_NOT_FOUND;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuLaunchKernel(mdgpud_cu_function f,
@@ -485,30 +304,14 @@ FAKE_EXPORT mdgpud_cu_result cuLaunchKernel(mdgpud_cu_function f,
 					    mdgpud_cu_stream s, void **params,
 					    void **extra)
 {
-	const uint8_t *blob = NULL;
-	size_t len = 0;
-
 	(void)s;
 	(void)shared;
 	if (fake_sticky)
 		return fake_sticky;
-	if (params || (uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz ||
-	    !bx || !by || !bz)
+	if ((uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz || !bx || !by ||
+	    !bz)
 		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
-	for (int i = 0; extra && extra[i] !=
-	     (void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_END_AS_INT; i += 2) {
-		if (extra[i] == (void *)(uintptr_t)
-				MDGPUD_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT)
-			blob = extra[i + 1];
-		else if (extra[i] == (void *)(uintptr_t)
-				     MDGPUD_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT)
-			len = *(size_t *)extra[i + 1];
-		else
-			return MDGPUD_CUDA_ERROR_INVALID_VALUE;
-	}
-	if (len != f->params || (len && !blob))
-		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
-	return f->fn(blob, len, gx * gy * gz * bx * by * bz);
+	return fake_launch(f, gx * gy * gz * bx * by * bz, params, extra);
 }
 
 FAKE_EXPORT mdgpud_cu_result cuEventCreate(mdgpud_cu_event *e,

@@ -60,6 +60,7 @@ int mdgpud_worker_context_open(struct mdgpud_worker *w, int ordinal)
 	w->cu.device_get_pci_bus_id(w->shm->info.bus_id,
 				    sizeof(w->shm->info.bus_id), w->dev);
 	w->cu.driver_get_version(&w->shm->info.driver_version);
+	mdgpud_worker_info_probe(w);
 	res = w->cu.mem_get_info(&free_b, &total_b);
 	if (res)
 		return mdgpud_worker_err(w, res, "cuMemGetInfo");

@@ -61,6 +61,11 @@ int mdgpud_cuda_api_load(struct mdgpud_cuda_api *api, const char *lib,
 	memcpy(&api->member, &sym, sizeof(api->member));
 	MDGPUD_CU_FUNCS(MDGPUD_CU_RESOLVE)
 #undef MDGPUD_CU_RESOLVE
+#define MDGPUD_CU_RESOLVE_OPT(member, cuname, symname, params)		\
+	sym = dlsym(api->dl, symname);					\
+	memcpy(&api->member, &sym, sizeof(api->member));
+	MDGPUD_CU_OPT_FUNCS(MDGPUD_CU_RESOLVE_OPT)
+#undef MDGPUD_CU_RESOLVE_OPT
 	return 0;
 }
 

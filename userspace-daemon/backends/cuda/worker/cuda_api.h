@@ -32,6 +32,39 @@ typedef struct CUevent_st *mdgpud_cu_event;
 /* CUjit_option and CUdevice_attribute: enums, unsigned int in the ABI. */
 typedef unsigned int mdgpud_cu_jit_option;
 typedef unsigned int mdgpud_cu_device_attribute;
+/* CUlimit, CUfunction_attribute, CUfunc_cache: enums too (values in
+ * mdgpud/cuda_values.h). */
+typedef unsigned int mdgpud_cu_limit;
+typedef unsigned int mdgpud_cu_function_attribute;
+typedef unsigned int mdgpud_cu_func_cache;
+
+/*
+ * CUlaunchConfig and CUlaunchAttribute, for cuOccupancyMaxActiveClusters:
+ * the layout of cuda.h's structs (cuda_abi_check.c compares sizes and
+ * offsets); the entry point takes the driver's incomplete tag, as for the
+ * handles, and the worker passes a pointer to this layout.
+ */
+struct CUlaunchConfig_st;
+#define MDGPUD_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION	4
+struct mdgpud_cu_launch_attribute {
+	unsigned int id;
+	char pad[4];
+	union {
+		char pad[64];
+		struct {
+			unsigned int x, y, z;
+		} cluster_dim;
+	} value;
+};
+
+struct mdgpud_cu_launch_config {
+	unsigned int grid_x, grid_y, grid_z;
+	unsigned int block_x, block_y, block_z;
+	unsigned int shared_bytes;
+	mdgpud_cu_stream stream;
+	struct mdgpud_cu_launch_attribute *attrs;
+	unsigned int num_attrs;
+};
 
 /* CUresult values the daemon distinguishes (cuda_errno.c maps them all). */
 #define MDGPUD_CUDA_SUCCESS				0
@@ -76,6 +109,7 @@ typedef unsigned int mdgpud_cu_device_attribute;
 
 #define MDGPUD_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT	16
 #define MDGPUD_CU_MEMHOSTREGISTER_PORTABLE		0x01
+#define MDGPUD_CU_MEMHOSTREGISTER_DEVICEMAP		0x02
 #define MDGPUD_CU_EVENT_DEFAULT				0x0
 #define MDGPUD_CU_EVENT_BLOCKING_SYNC			0x1
 #define MDGPUD_CU_EVENT_DISABLE_TIMING			0x2
@@ -173,11 +207,58 @@ typedef unsigned int mdgpud_cu_device_attribute;
 	X(stream_synchronize, cuStreamSynchronize, "cuStreamSynchronize", \
 	  (mdgpud_cu_stream stream))					\
 	X(stream_query, cuStreamQuery, "cuStreamQuery",			\
-	  (mdgpud_cu_stream stream))
+	  (mdgpud_cu_stream stream))					\
+	MDGPUD_CU_INFO_FUNCS(X)
+
+/* ABI 1.2 introspection (worker/info.c). */
+#define MDGPUD_CU_INFO_FUNCS(X)						\
+	X(func_get_attribute, cuFuncGetAttribute, "cuFuncGetAttribute",	\
+	  (int *value, mdgpud_cu_function_attribute attr,		\
+	   mdgpud_cu_function func))					\
+	X(func_set_attribute, cuFuncSetAttribute, "cuFuncSetAttribute",	\
+	  (mdgpud_cu_function func, mdgpud_cu_function_attribute attr,	\
+	   int value))							\
+	X(func_set_cache_config, cuFuncSetCacheConfig,			\
+	  "cuFuncSetCacheConfig",					\
+	  (mdgpud_cu_function func, mdgpud_cu_func_cache config))	\
+	X(module_get_global, cuModuleGetGlobal, "cuModuleGetGlobal_v2",	\
+	  (mdgpud_cu_deviceptr *dptr, size_t *bytes,			\
+	   mdgpud_cu_module module, const char *name))			\
+	X(ctx_get_limit, cuCtxGetLimit, "cuCtxGetLimit",		\
+	  (size_t *value, mdgpud_cu_limit limit))			\
+	X(ctx_set_limit, cuCtxSetLimit, "cuCtxSetLimit",		\
+	  (mdgpud_cu_limit limit, size_t value))			\
+	X(occupancy_active_blocks,					\
+	  cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,		\
+	  "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",	\
+	  (int *blocks, mdgpud_cu_function func, int block_size,	\
+	   size_t dyn_smem, unsigned int flags))			\
+	X(occupancy_dyn_smem, cuOccupancyAvailableDynamicSMemPerBlock,	\
+	  "cuOccupancyAvailableDynamicSMemPerBlock",			\
+	  (size_t *dyn_smem, mdgpud_cu_function func, int num_blocks,	\
+	   int block_size))						\
+	X(mem_host_get_device_pointer, cuMemHostGetDevicePointer,	\
+	  "cuMemHostGetDevicePointer_v2",				\
+	  (mdgpud_cu_deviceptr *dptr, void *p, unsigned int flags))
+
+/*
+ * Entry points a driver may lack (newer than the oldest driver mdgpud
+ * runs on): resolved when present, NULL otherwise, and the request that
+ * needs one answers -EOPNOTSUPP.  cuFuncGetParamInfo came with CUDA 12.4.
+ */
+#define MDGPUD_CU_OPT_FUNCS(X)						\
+	X(func_get_param_info, cuFuncGetParamInfo, "cuFuncGetParamInfo", \
+	  (mdgpud_cu_function func, size_t index, size_t *offset,	\
+	   size_t *size))						\
+	X(occupancy_active_clusters, cuOccupancyMaxActiveClusters,	\
+	  "cuOccupancyMaxActiveClusters",				\
+	  (int *clusters, mdgpud_cu_function func,			\
+	   const struct CUlaunchConfig_st *config))
 
 #define MDGPUD_CU_PFN_TYPEDEF(member, cuname, sym, params)		\
 	typedef mdgpud_cu_result (*mdgpud_cu_pfn_##member) params;
 MDGPUD_CU_FUNCS(MDGPUD_CU_PFN_TYPEDEF)
+MDGPUD_CU_OPT_FUNCS(MDGPUD_CU_PFN_TYPEDEF)
 #undef MDGPUD_CU_PFN_TYPEDEF
 
 /* The resolved driver entry points. */
@@ -186,6 +267,7 @@ struct mdgpud_cuda_api {
 #define MDGPUD_CU_MEMBER(member, cuname, sym, params)			\
 	mdgpud_cu_pfn_##member member;
 	MDGPUD_CU_FUNCS(MDGPUD_CU_MEMBER)
+	MDGPUD_CU_OPT_FUNCS(MDGPUD_CU_MEMBER)	/* NULL when absent */
 #undef MDGPUD_CU_MEMBER
 };
 

@@ -127,12 +127,15 @@ int mdgpud_worker_mem_map(struct mdgpud_worker *w, uint64_t region,
 	w->regions[region].ptr = p;
 	w->regions[region].size = size;
 	/*
-	 * Pin it so copies run at DMA speed straight from the shared pages.
-	 * If pinning fails (memlock limit), copies still work, pageable.
+	 * Pin it so copies run at DMA speed straight from the shared pages,
+	 * mapped into the context's address space so that kernels may reach
+	 * it (QUERY APERTURE_DEVPTR).  If pinning fails (memlock limit),
+	 * copies still work, pageable, and kernels cannot reach it.
 	 */
 	w->regions[region].registered =
 		!w->cu.mem_host_register(p, size,
-					 MDGPUD_CU_MEMHOSTREGISTER_PORTABLE);
+					 MDGPUD_CU_MEMHOSTREGISTER_PORTABLE |
+					 MDGPUD_CU_MEMHOSTREGISTER_DEVICEMAP);
 	return 0;
 }
 

@@ -376,6 +376,13 @@ static const struct mdgpud_worker_op mdgpud_worker_ops[] = {
 					.async = true },
 	[MDGPUD_CUDA_RPC_SLICE_END] = { mdgpud_worker_op_slice_end },
 	[MDGPUD_CUDA_RPC_SHUTDOWN] = { mdgpud_worker_op_shutdown },
+	/* ABI 1.2 introspection: info.c */
+	[MDGPUD_CUDA_RPC_FUNC_INFO] = { mdgpud_worker_op_func_info },
+	[MDGPUD_CUDA_RPC_FUNC_SET_ATTR] = { mdgpud_worker_op_func_set_attr },
+	[MDGPUD_CUDA_RPC_MODULE_GLOBAL] = { mdgpud_worker_op_module_global },
+	[MDGPUD_CUDA_RPC_CTX_LIMIT] = { mdgpud_worker_op_ctx_limit },
+	[MDGPUD_CUDA_RPC_OCCUPANCY] = { mdgpud_worker_op_occupancy },
+	[MDGPUD_CUDA_RPC_HOST_DEVPTR] = { mdgpud_worker_op_host_devptr },
 };
 
 _Static_assert(sizeof(mdgpud_worker_ops) / sizeof(mdgpud_worker_ops[0]) ==

@@ -11,6 +11,8 @@
  *   memory.c    device allocations and their scrub, host regions
  *   handles.c   modules, functions and events behind opaque handles
  *   err.c       CUresult to errno, the message to the supervisor
+ *   info.c      ABI 1.2 introspection: device table, function info and
+ *               attributes, globals, limits, occupancy, mapped host memory
  */
 #ifndef MDGPUD_WORKER_H
 #define MDGPUD_WORKER_H
@@ -109,6 +111,21 @@ int mdgpud_worker_requests_exec(struct mdgpud_worker *w, uint32_t op,
 				struct mdgpud_cuda_rpc_slot *s);
 bool mdgpud_worker_requests_async(uint32_t op,
 				  const struct mdgpud_cuda_rpc_slot *s);
+
+/* info.c */
+void mdgpud_worker_info_probe(struct mdgpud_worker *w);
+int mdgpud_worker_op_func_info(struct mdgpud_worker *w,
+			       struct mdgpud_cuda_rpc_slot *s);
+int mdgpud_worker_op_func_set_attr(struct mdgpud_worker *w,
+				   struct mdgpud_cuda_rpc_slot *s);
+int mdgpud_worker_op_module_global(struct mdgpud_worker *w,
+				   struct mdgpud_cuda_rpc_slot *s);
+int mdgpud_worker_op_ctx_limit(struct mdgpud_worker *w,
+			       struct mdgpud_cuda_rpc_slot *s);
+int mdgpud_worker_op_occupancy(struct mdgpud_worker *w,
+			       struct mdgpud_cuda_rpc_slot *s);
+int mdgpud_worker_op_host_devptr(struct mdgpud_worker *w,
+				 struct mdgpud_cuda_rpc_slot *s);
 
 /* serve.c */
 int mdgpud_worker_serve(struct mdgpud_worker *w);

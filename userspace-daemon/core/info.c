@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Execution of the ABI 1.2 introspection commands (validated first):
+ * DEVICE_INFO, FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL, CTX_LIMIT,
+ * OCCUPANCY and QUERY APERTURE_DEVPTR; the vGPU's UUID; the release of
+ * what CTX_LIMIT changed.  Documentation/abi.md says what each answers.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "core_priv.h"
+#include "mdgpud/cuda_values.h"
+#include "mdgpud/log.h"
+
+/* Parameters a FUNC_INFO answer of at most MDGPU_INFO_MAX bytes holds. */
+#define MDGPUD_INFO_PARAMS_MAX						\
+	((MDGPU_INFO_MAX - sizeof(struct mdgpu_func_info)) /		\
+	 sizeof(struct mdgpu_func_param))
+
+/*
+ * DEVICE_INFO's UUID: the transport's (the mdev UUID) or a random
+ * version-4 UUID (RFC 9562).  Should getrandom fail (it does not block
+ * once the kernel's pool is ready, which it is long before a vGPU
+ * exists), the clock and the vGPU's id still make it unique per daemon.
+ */
+void mdgpud_info_uuid_init(struct mdgpud_vgpu *v, const uint8_t *uuid)
+{
+	uint8_t *u = v->uuid;
+	ssize_t n = 0;
+
+	if (uuid) {
+		memcpy(u, uuid, sizeof(v->uuid));
+		return;
+	}
+	while (n < (ssize_t)sizeof(v->uuid)) {
+		ssize_t r = getrandom(u + n, sizeof(v->uuid) - (size_t)n, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	if (n < (ssize_t)sizeof(v->uuid)) {
+		struct timespec ts;
+		static uint32_t seq;
+		uint32_t s = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		memcpy(u, &ts, sizeof(ts) < 12 ? sizeof(ts) : 12);
+		memcpy(u + 12, &s, sizeof(s));
+	}
+	u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);	/* version 4 */
+	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);	/* variant 10 */
+}
+
+/* Writes min(len, size) bytes of an answer to the command's buffer. */
+static int mdgpud_info_write(struct mdgpud_vgpu *v,
+			     const struct mdgpud_vcmd *vc, const void *ans,
+			     uint32_t size)
+{
+	uint32_t n = vc->info.len < size ? vc->info.len : size;
+
+	if (vc->info.dst.ptr) {
+		memcpy(vc->info.dst.ptr, ans, n);
+		return 0;
+	}
+	return v->tops->dma(v->tpriv, vc->info.dst.addr, (void *)ans, n, true);
+}
+
+static int mdgpud_info_device(struct mdgpud_vgpu *v,
+			      const struct mdgpud_vcmd *vc, uint64_t *result)
+{
+	struct mdgpu_device_info d = v->core->gpu.dev;
+	int ret;
+
+	d.size = sizeof(d);
+	memcpy(d.uuid, v->uuid, sizeof(d.uuid));
+	ret = mdgpud_info_write(v, vc, &d, sizeof(d));
+	if (!ret)
+		*result = sizeof(d);
+	return ret;
+}
+
+static int mdgpud_info_func(struct mdgpud_vgpu *v,
+			    const struct mdgpud_vcmd *vc, uint64_t *result)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	struct mdgpu_func_info *fi;
+	uint32_t size;
+	int ret;
+
+	if (!b->func_info)
+		return -EOPNOTSUPP;
+	fi = calloc(1, MDGPU_INFO_MAX);
+	if (!fi)
+		return -ENOMEM;
+	ret = b->func_info(v->bctx, vc->info.func, fi, MDGPUD_INFO_PARAMS_MAX);
+	if (!ret && fi->nr_params > MDGPUD_INFO_PARAMS_MAX)
+		ret = -EIO;	/* a backend that overran its room */
+	if (!ret) {
+		size = (uint32_t)(sizeof(*fi) +
+				  fi->nr_params * sizeof(fi->param[0]));
+		fi->size = size;
+		ret = mdgpud_info_write(v, vc, fi, size);
+		if (!ret)
+			*result = size;
+	}
+	free(fi);
+	return ret;
+}
+
+static int mdgpud_info_global(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
+			      uint64_t *result, uint64_t *result2)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t addr, bytes;
+	int ret;
+
+	if (!b->module_global)
+		return -EOPNOTSUPP;
+	if (!vc->module_global.name_src.ptr) {
+		ret = v->tops->dma(v->tpriv, vc->module_global.name_src.addr,
+				   vc->module_global.name,
+				   vc->module_global.name_len, false);
+		if (!ret)
+			ret = mdgpud_check_name(vc->module_global.name,
+						vc->module_global.name_len);
+		if (ret)
+			return ret;
+	}
+	ret = b->module_global(v->bctx, vc->module_global.module,
+			       vc->module_global.name, &addr, &bytes);
+	if (ret)
+		return ret;
+	if (bytes) {	/* an empty range names nothing */
+		pthread_mutex_lock(&v->core->lock);
+		ret = mdgpud_memtab_insert_global(
+			v->mem, addr, bytes, vc->module_global.module_handle);
+		pthread_mutex_unlock(&v->core->lock);
+		if (ret == -EEXIST || ret == -EINVAL) {
+			mdgpud_warn("vgpu %u: module global %s at %#llx, %llu "
+				    "bytes, overlaps the vGPU's memory table",
+				    v->id, vc->module_global.name,
+				    (unsigned long long)addr,
+				    (unsigned long long)bytes);
+			return -EIO;	/* the backend's inconsistency */
+		}
+		if (ret)
+			return ret;
+	}
+	*result = addr;
+	*result2 = bytes;
+	return 0;
+}
+
+/* A device attribute of the GPU, or 0 where it has none. */
+static uint64_t mdgpud_info_dev_attr(const struct mdgpud_core *c,
+				     uint32_t attr)
+{
+	int32_t a;
+
+	if (attr >= c->gpu.dev.nr_attrs || attr >= MDGPU_DEV_ATTR_MAX)
+		return 0;
+	a = c->gpu.dev.attr[attr];
+	return a > 0 ? (uint64_t)a : 0;
+}
+
+/*
+ * Device memory the context reserves for `limit` at `value`
+ * (Documentation/abi.md, CTX_LIMIT): a stack of `value` bytes for every
+ * thread the GPU can hold resident, value x SMs x threads per SM; the
+ * printf FIFO and the malloc heap their size.  UINT64_MAX on overflow.
+ */
+static uint64_t mdgpud_info_limit_bytes(const struct mdgpud_core *c,
+					uint32_t limit, uint64_t value)
+{
+	uint64_t sms, threads, per_sm, bytes;
+
+	if (limit != MDGPUD_CU_LIMIT_STACK_SIZE)
+		return value;
+	sms = mdgpud_info_dev_attr(c, MDGPUD_CU_DEV_ATTR_MULTIPROCESSOR_COUNT);
+	if (!sms)
+		sms = c->gpu.sm_count;
+	threads = mdgpud_info_dev_attr(
+		c, MDGPUD_CU_DEV_ATTR_MAX_THREADS_PER_MULTIPROCESSOR);
+	if (!threads)
+		threads = MDGPU_BLOCK_THREADS_MAX * 2ULL;
+	if (__builtin_mul_overflow(sms, threads, &per_sm) ||
+	    __builtin_mul_overflow(value, per_sm, &bytes))
+		return UINT64_MAX;
+	return bytes;
+}
+
+/*
+ * CTX_LIMIT.  The three limits that reserve memory (STACK_SIZE,
+ * PRINTF_FIFO_SIZE, MALLOC_HEAP_SIZE: CUlimit 0..2, memtab charge slot =
+ * CUlimit) are charged what a set adds above the context's own default
+ * (read once, before the first set, and restored by a reset): that
+ * default's memory came with the context, inside the daemon's reserve.
+ * The charge is replaced by each set; a set whose charge would not fit
+ * the quota is refused (-ENOMEM) before the backend sees it.
+ */
+static int mdgpud_info_limit(struct mdgpud_vgpu *v,
+			     const struct mdgpud_vcmd *vc, uint64_t *result)
+{
+	struct mdgpud_core *c = v->core;
+	const struct mdgpud_backend_ops *b = c->bops;
+	uint32_t lim = vc->limit.limit;
+	uint64_t dflt, charge = 0, now;
+	int ret;
+
+	if (!b->ctx_limit)
+		return -EOPNOTSUPP;
+	if (!vc->limit.set || lim >= MDGPUD_MEMTAB_CHARGES)
+		return b->ctx_limit(v->bctx, lim, vc->limit.set,
+				    vc->limit.value, result);
+	if (v->limit_changed[lim]) {
+		dflt = v->limit_default[lim];
+	} else {
+		ret = b->ctx_limit(v->bctx, lim, 0, 0, &dflt);
+		if (ret)
+			return ret;
+	}
+	if (vc->limit.value > dflt) {
+		uint64_t hi = mdgpud_info_limit_bytes(c, lim, vc->limit.value);
+		uint64_t lo = mdgpud_info_limit_bytes(c, lim, dflt);
+
+		charge = hi == UINT64_MAX ? UINT64_MAX : hi - lo;
+	}
+	pthread_mutex_lock(&c->lock);
+	ret = mdgpud_memtab_charge_check(v->mem, lim, charge);
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
+		return ret;
+	ret = b->ctx_limit(v->bctx, lim, 1, vc->limit.value, &now);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&c->lock);
+	ret = mdgpud_memtab_charge_set(v->mem, lim, charge);
+	pthread_mutex_unlock(&c->lock);
+	if (ret)	/* cannot happen: one thread changes the table */
+		return ret;
+	if (!v->limit_changed[lim]) {
+		v->limit_changed[lim] = true;
+		v->limit_default[lim] = dflt;
+	}
+	*result = now;
+	return 0;
+}
+
+/*
+ * Reset and destroy: the limits CTX_LIMIT raised go back to the context's
+ * defaults (a live context; a lost one took them along) and their charges
+ * are freed.
+ */
+void mdgpud_info_release(struct mdgpud_vgpu *v, bool live)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+
+	for (uint32_t i = 0; i < MDGPUD_MEMTAB_CHARGES; i++) {
+		uint64_t now;
+
+		if (!v->limit_changed[i])
+			continue;
+		if (live && b->ctx_limit &&
+		    b->ctx_limit(v->bctx, i, 1, v->limit_default[i], &now))
+			mdgpud_warn("vgpu %u: limit %u not restored (the "
+				    "context keeps it until it ends)", v->id,
+				    i);
+		pthread_mutex_lock(&v->core->lock);
+		mdgpud_memtab_charge_set(v->mem, i, 0);
+		pthread_mutex_unlock(&v->core->lock);
+		v->limit_changed[i] = false;
+	}
+}
+
+/* Kernels reach the aperture at this address where the backend maps it. */
+static int mdgpud_info_aperture(struct mdgpud_vgpu *v, uint64_t *result,
+				uint64_t *result2)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+
+	*result = 0;
+	*result2 = 0;
+	if (!b->host_devptr || !v->vctx.aperture || !v->vctx.aperture_size)
+		return 0;
+	return b->host_devptr(v->bctx, v->vctx.aperture, v->vctx.aperture_size,
+			      result, result2);
+}
+
+int mdgpud_info_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
+		     uint64_t *result, uint64_t *result2)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+
+	switch (vc->opcode) {
+	case MDGPU_OP_DEVICE_INFO:
+		return mdgpud_info_device(v, vc, result);
+	case MDGPU_OP_FUNC_INFO:
+		return mdgpud_info_func(v, vc, result);
+	case MDGPU_OP_FUNC_SET_ATTR:
+		if (!b->func_set_attr)
+			return -EOPNOTSUPP;
+		return b->func_set_attr(v->bctx, vc->func_attr.func,
+					vc->func_attr.attr,
+					vc->func_attr.value);
+	case MDGPU_OP_MODULE_GLOBAL:
+		return mdgpud_info_global(v, vc, result, result2);
+	case MDGPU_OP_CTX_LIMIT:
+		return mdgpud_info_limit(v, vc, result);
+	case MDGPU_OP_OCCUPANCY:
+		if (!b->occupancy)
+			return -EOPNOTSUPP;
+		return b->occupancy(v->bctx, vc->occupancy.func,
+				    &vc->occupancy.q, result);
+	case MDGPU_OP_QUERY:
+		if (vc->query.what == MDGPU_QUERY_APERTURE_DEVPTR)
+			return mdgpud_info_aperture(v, result, result2);
+		return -EINVAL;
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The ABI 1.2 introspection commands executed by a running core, through
+ * fake rings (tests/fake_transport.h), on the sim backend and on the cuda
+ * backend over the CI fake libcuda (tests/test_cuda_fake/): DEVICE_INFO
+ * (contents, short buffers, IOVA, a UUID per vGPU), CTX_LIMIT (charges,
+ * -ENOMEM, -EPERM, reset), QUERY APERTURE_DEVPTR, and on cuda FUNC_INFO of
+ * a PTX kernel, a launch packed from FUNC_INFO, MODULE_GLOBAL, FUNC_SET_ATTR,
+ * OCCUPANCY and a faulting kernel.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/daemon.h"
+#include "mdgpud/log.h"
+
+#define FAKE_TRANSPORT_OPS_ONLY
+#include "fake_transport.h"
+
+#define AP_SIZE		(8 * MIB)
+/* A stack size whose charge fits a 1g quota on both backends' SM counts. */
+#define STACK		4096
+#define NR_VGPUS	2
+
+struct env {
+	struct mdgpud_core *core;
+	pthread_t thread;
+	bool cuda;
+	struct fake f[NR_VGPUS];
+	uint8_t *ap[NR_VGPUS];
+	int ap_fd[NR_VGPUS];
+	struct mdgpud_vgpu *v[NR_VGPUS];
+	char path[96];
+};
+
+static void *run(void *arg)
+{
+	mdgpud_core_run(((struct env *)arg)->core);
+	return NULL;
+}
+
+/* The worker and the fake libcuda, next to this test in the build tree. */
+static int cuda_paths(struct mdgpud_config *cfg)
+{
+	char self[PATH_MAX], dir[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	snprintf(cfg->cuda_worker, sizeof(cfg->cuda_worker),
+		 "%.200s/../../mdgpud-worker", self);
+	snprintf(dir, sizeof(dir), "%.200s/../../cuda-fake", self);
+	if (access(cfg->cuda_worker, X_OK) || access(dir, R_OK))
+		return -1;
+	return setenv("LD_LIBRARY_PATH", dir, 1);
+}
+
+/* vGPU i: a fake ring and a shared (memfd) aperture, so that the cuda
+ * backend maps it into the worker. */
+static void attach(struct env *e, int i)
+{
+	struct mdgpud_vgpu_params p = { 0 };
+	struct fake *f = &e->f[i];
+
+	f->guest = calloc(1, GUEST_SIZE);
+	f->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	e->ap_fd[i] = memfd_create("test-info-aperture", MFD_CLOEXEC);
+	assert_true(e->ap_fd[i] >= 0);
+	assert_int_equal(ftruncate(e->ap_fd[i], AP_SIZE), 0);
+	e->ap[i] = mmap(NULL, AP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			e->ap_fd[i], 0);
+	assert_true(e->ap[i] != MAP_FAILED);
+	assert_int_equal(mdgpud_core_watch(e->core, f->efd, f_doorbell_event,
+					   f), 0);
+	p.type_name = "1g";
+	p.ring_entries = ENTRIES;
+	p.ring = f->ring;
+	p.aperture = e->ap[i];
+	p.aperture_size = AP_SIZE;
+	p.aperture_fd = e->ap_fd[i];
+	p.tops = &fake_tops;
+	p.tpriv = f;
+	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &e->v[i]), 0);
+}
+
+static int setup_backend(void **state, bool cuda)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct mdgpud_config cfg;
+
+	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
+	snprintf(e->path, sizeof(e->path), "/tmp/mdgpud-info-%d.sock",
+		 (int)getpid());
+	mdgpud_config_defaults(&cfg);
+	strcpy(cfg.socket_path, e->path);
+	cfg.sim_fb_mib = 4096;
+	cfg.sim_sm_count = 8;
+	cfg.dma_bounce_kib = 256;
+	e->cuda = cuda;
+	if (cuda) {
+		strcpy(cfg.backend, "cuda");
+		cfg.cuda_fb_reserve_mib = 1;	/* 0 is the default */
+		if (cuda_paths(&cfg)) {
+			fprintf(stderr, "mdgpud-worker or cuda-fake missing\n");
+			return -1;
+		}
+	}
+	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
+	for (int i = 0; i < NR_VGPUS; i++)
+		attach(e, i);
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	*state = e;
+	return 0;
+}
+
+static int setup_sim(void **state)
+{
+	return setup_backend(state, false);
+}
+
+static int setup_cuda(void **state)
+{
+	return setup_backend(state, true);
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	mdgpud_core_destroy(e->core);
+	for (int i = 0; i < NR_VGPUS; i++) {
+		close(e->f[i].efd);
+		free(e->f[i].guest);
+		munmap(e->ap[i], AP_SIZE);
+		close(e->ap_fd[i]);
+	}
+	free(e);
+	return 0;
+}
+
+/* Submits c on vGPU i and waits for its completion. */
+static struct mdgpu_cpl call(struct env *e, int i, const struct mdgpu_cmd *c)
+{
+	struct fake *f = &e->f[i];
+	uint32_t n = f->tail;
+	uint64_t one = 1;
+	struct mdgpu_cpl cpl;
+
+	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
+	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST))
+		assert_int_equal(write(f->efd, &one, sizeof(one)), 8);
+	for (int k = 0; k < 500000 &&
+	     __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) != n + 1; k++)
+		usleep(10);
+	assert_int_equal(f->head, n + 1);
+	memcpy(&cpl, f->ring + MDGPU_RING_CQ_OFFSET(ENTRIES) +
+	       (n % ENTRIES) * MDGPU_CPL_SIZE, sizeof(cpl));
+	assert_int_equal(cpl.seq, n);
+	return cpl;
+}
+
+static struct mdgpu_cmd cmd(uint16_t op)
+{
+	struct mdgpu_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = op;
+	return c;
+}
+
+/* A command that must succeed; its result. */
+static uint64_t ok(struct env *e, int i, const struct mdgpu_cmd *c)
+{
+	struct mdgpu_cpl cpl = call(e, i, c);
+
+	if (cpl.status)
+		fail_msg("opcode %u: status %d", c->opcode, cpl.status);
+	return cpl.result;
+}
+
+static uint64_t fb_used(struct env *e, int i)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_QUERY);
+
+	c.query.what = MDGPU_QUERY_FB_USED;
+	return ok(e, i, &c);
+}
+
+static void test_device_info(void **state)
+{
+	struct env *e = *state;
+	const struct mdgpud_gpu_info *gpu = mdgpud_core_gpu(e->core);
+	struct mdgpu_cmd c = cmd(MDGPU_OP_DEVICE_INFO);
+	struct mdgpu_device_info d[2], g;
+
+	c.info.addr = 4096;
+	c.info.len = sizeof(d[0]);
+	c.info.space = MDGPU_SPACE_APERTURE;
+	for (int i = 0; i < NR_VGPUS; i++) {
+		assert_int_equal(ok(e, i, &c), sizeof(d[0]));
+		memcpy(&d[i], e->ap[i] + 4096, sizeof(d[i]));
+		assert_int_equal(d[i].size, sizeof(d[i]));
+		assert_true(d[i].nr_attrs > 76 &&
+			    d[i].nr_attrs <= MDGPU_DEV_ATTR_MAX);
+		assert_int_equal(d[i].attr[16], (int32_t)gpu->sm_count);
+		assert_int_equal(d[i].attr[10], 32);	/* warp */
+		assert_int_equal(d[i].attr[1], 1024);	/* threads/block */
+		assert_int_equal(d[i].attr[75], 9);	/* compute 9.0 */
+		assert_int_equal(d[i].attr[76], 0);
+		assert_int_equal(d[i].driver_version, 13000);
+		assert_int_equal(d[i].uuid[6] >> 4, 4);	/* version 4 */
+		assert_int_equal(d[i].uuid[8] & 0xc0, 0x80);
+		assert_non_null(memchr(d[i].name, 0, sizeof(d[i].name)));
+	}
+	if (e->cuda) {
+		assert_string_equal(d[0].name, "mdgpu fake CUDA device");
+		assert_int_equal(d[0].gpu_mem_total, 4ULL << 30);
+		assert_int_equal(d[0].attr[200], MDGPU_ATTR_NONE);
+	} else {
+		assert_string_equal(d[0].name, "mdgpu sim");
+		assert_int_equal(d[0].gpu_mem_total, 4096ULL << 20);
+		assert_int_equal(d[0].attr[200], MDGPU_ATTR_NONE);
+	}
+	/* One UUID per vGPU; the rest is the physical GPU's. */
+	assert_memory_not_equal(d[0].uuid, d[1].uuid, 16);
+	assert_memory_equal(d[0].name, d[1].name, sizeof(d[0].name));
+	assert_memory_equal(d[0].attr, d[1].attr, sizeof(d[0].attr));
+
+	/* A short buffer: len bytes written, the full size answered. */
+	memset(e->ap[0] + 8192, 0xa5, 64);
+	c.info.addr = 8192;
+	c.info.len = 10;
+	assert_int_equal(ok(e, 0, &c), sizeof(d[0]));
+	assert_memory_equal(e->ap[0] + 8192, &d[0], 10);
+	assert_int_equal(e->ap[0][8192 + 10], 0xa5);
+
+	/* Guest memory by IOVA, the same answer. */
+	c.info.addr = 0x10000;
+	c.info.len = MDGPU_INFO_MAX;
+	c.info.space = MDGPU_SPACE_IOVA;
+	assert_int_equal(ok(e, 0, &c), sizeof(d[0]));
+	memcpy(&g, e->f[0].guest + 0x10000, sizeof(g));
+	assert_memory_equal(&g, &d[0], sizeof(g));
+	c.info.addr = GUEST_SIZE - 8;		/* not mapped by the guest */
+	c.info.len = 16;
+	assert_int_equal(call(e, 0, &c).status, -EFAULT);
+}
+
+/* The kernel transport's UUID is the mdev's, given at creation. */
+static void test_given_uuid(void **state)
+{
+	struct env *e = *state;
+	static const uint8_t uuid[16] = { 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc,
+					  0xde, 0xf0, 0x0f, 0xed, 0xcb, 0xa9,
+					  0x87, 0x65, 0x43, 0x21 };
+	struct mdgpu_cmd c = cmd(MDGPU_OP_DEVICE_INFO);
+	struct mdgpud_vgpu_params p = { 0 };
+	struct mdgpud_vgpu *v;
+	struct fake f = { 0 };
+	struct mdgpu_device_info d;
+
+	/* The dispatcher stops while a third vGPU comes and goes. */
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	p.type_name = "1g";
+	p.ring_entries = ENTRIES;
+	p.ring = f.ring;
+	p.aperture = e->ap[1];
+	p.aperture_size = AP_SIZE;
+	p.aperture_fd = -1;
+	p.tops = &fake_tops;
+	p.tpriv = &f;
+	p.uuid = uuid;
+	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &v), 0);
+	f.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	f.guest = calloc(1, GUEST_SIZE);
+	assert_int_equal(mdgpud_core_watch(e->core, f.efd, f_doorbell_event,
+					   &f), 0);
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	c.info.addr = 0;
+	c.info.len = sizeof(d);
+	c.info.space = MDGPU_SPACE_IOVA;
+	memcpy(f.ring, &c, sizeof(c));
+	__atomic_store_n(&f.tail, 1, __ATOMIC_SEQ_CST);
+	{
+		uint64_t one = 1;
+
+		assert_int_equal(write(f.efd, &one, sizeof(one)), 8);
+	}
+	for (int k = 0; k < 500000 &&
+	     __atomic_load_n(&f.head, __ATOMIC_ACQUIRE) != 1; k++)
+		usleep(10);
+	assert_int_equal(f.head, 1);
+	memcpy(&d, f.guest, sizeof(d));
+	assert_memory_equal(d.uuid, uuid, 16);
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	mdgpud_core_unwatch(e->core, f.efd);
+	mdgpud_vgpu_destroy(v);
+	close(f.efd);
+	free(f.guest);
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+}
+
+static void test_limits(void **state)
+{
+	struct env *e = *state;
+	const struct mdgpud_gpu_info *gpu = mdgpud_core_gpu(e->core);
+	uint64_t per_byte = (uint64_t)gpu->dev.attr[16] * gpu->dev.attr[39];
+	struct mdgpu_cmd c = cmd(MDGPU_OP_CTX_LIMIT);
+	uint64_t used0 = fb_used(e, 0), used1 = fb_used(e, 1);
+
+	c.limit.limit = 0;			/* STACK_SIZE */
+	assert_int_equal(ok(e, 0, &c), 1024);
+	c.limit.set = 1;
+	c.limit.value = STACK;
+	assert_int_equal(ok(e, 0, &c), STACK);
+	assert_int_equal(fb_used(e, 0) - used0, ((STACK) - 1024) * per_byte);
+	assert_int_equal(fb_used(e, 1), used1);	/* the neighbour's own */
+	c.limit.set = 0;
+	c.limit.value = 0;
+	assert_int_equal(ok(e, 0, &c), STACK);
+	/* Past the quota: refused, nothing changed. */
+	c.limit.set = 1;
+	c.limit.value = 1ULL << 40;
+	assert_int_equal(call(e, 0, &c).status, -ENOMEM);
+	c.limit.value = UINT64_MAX;		/* its charge overflows */
+	assert_int_equal(call(e, 0, &c).status, -ENOMEM);
+	assert_int_equal(fb_used(e, 0) - used0, ((STACK) - 1024) * per_byte);
+	c.limit.set = 0;
+	c.limit.value = 0;
+	assert_int_equal(ok(e, 0, &c), STACK);
+	/* The heap: charged its growth, replaced by each set. */
+	c.limit.limit = 2;
+	c.limit.set = 1;
+	c.limit.value = 72 << 20;
+	assert_int_equal(ok(e, 0, &c), 72 << 20);
+	assert_int_equal(fb_used(e, 0) - used0,
+			 ((STACK) - 1024) * per_byte + (64 << 20));
+	c.limit.value = 16 << 20;
+	ok(e, 0, &c);
+	assert_int_equal(fb_used(e, 0) - used0,
+			 ((STACK) - 1024) * per_byte + (8 << 20));
+	c.limit.limit = 6;			/* persisting L2 */
+	assert_int_equal(call(e, 0, &c).status, -EPERM);
+	c.limit.limit = 4;			/* device runtime */
+	assert_int_equal(call(e, 0, &c).status, -EOPNOTSUPP);
+	c.limit.limit = 42;
+	assert_int_equal(call(e, 0, &c).status, -EINVAL);
+
+	/* A reset puts the defaults back and frees the charges. */
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	mdgpud_vgpu_reset(e->v[0]);
+	e->f[0].tail = e->f[0].head = 0;
+	e->f[0].fence = 0;
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	assert_int_equal(fb_used(e, 0), used0);
+	c.limit.limit = 0;
+	c.limit.set = 0;
+	c.limit.value = 0;
+	assert_int_equal(ok(e, 0, &c), 1024);
+	c.limit.limit = 2;
+	assert_int_equal(ok(e, 0, &c), 8 << 20);
+}
+
+static void test_aperture_devptr(void **state)
+{
+	struct env *e = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_QUERY);
+	struct mdgpu_cpl cpl;
+
+	c.query.what = MDGPU_QUERY_APERTURE_DEVPTR;
+	cpl = call(e, 0, &c);
+	assert_int_equal(cpl.status, 0);
+	if (e->cuda) {
+		/* The fake maps host memory at its own (worker) address. */
+		assert_true(cpl.result != 0);
+		assert_int_equal(cpl.result2, AP_SIZE);
+	} else {
+		assert_int_equal(cpl.result, 0);
+		assert_int_equal(cpl.result2, 0);
+	}
+}
+
+static void test_sim_has_no_functions(void **state)
+{
+	struct env *e = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LOAD);
+
+	strcpy((char *)e->ap[0], ".entry k() { ret; }");
+	c.module_load.len = strlen((char *)e->ap[0]) + 1;
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	assert_int_equal(call(e, 0, &c).status, -EOPNOTSUPP);
+	c = cmd(MDGPU_OP_FUNC_INFO);
+	c.info.len = 136;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.handle = 1;
+	assert_int_equal(call(e, 0, &c).status, -ENOENT);
+}
+
+/* ---- cuda backend over the fake libcuda --------------------------------- */
+
+static const char test_ptx[] =
+	"// the uapi's example layout, and the fake's named kernels\n"
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .global .align 4 .b8 gdata[64];\n"
+	".visible .global .u32 counter = 7;\n"
+	".visible .entry k(.param .u64 a, .param .u32 b,\n"
+	"	.param .align 16 .b8 c[24], .param .f64 d)\n{\n\tret;\n}\n"
+	".visible .entry vadd_f32(.param .u64 .ptr .global .align 4 x,\n"
+	"	.param .u64 .ptr .global .align 4 y,\n"
+	"	.param .u64 .ptr .global .align 4 z, .param .u32 n)\n"
+	"{\n\tret;\n}\n"
+	".visible .entry write_global(.param .u32 v)\n{\n\tret;\n}\n"
+	".visible .entry illegal_address()\n{\n\tret;\n}\n";
+
+static uint32_t load_module(struct env *e)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LOAD);
+
+	memcpy(e->ap[0], test_ptx, sizeof(test_ptx));
+	c.module_load.len = sizeof(test_ptx);
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	return (uint32_t)ok(e, 0, &c);
+}
+
+/* A name in the aperture at 1 MiB, for FUNC_GET and MODULE_GLOBAL. */
+static uint32_t named(struct env *e, uint16_t op, uint32_t module,
+		      const char *name, struct mdgpu_cpl *out)
+{
+	struct mdgpu_cmd c = cmd(op);
+	struct mdgpu_cpl cpl;
+
+	memcpy(e->ap[0] + MIB, name, strlen(name));
+	c.func_get.name_addr = MIB;
+	c.func_get.name_len = (uint32_t)strlen(name);
+	c.func_get.name_space = MDGPU_SPACE_APERTURE;
+	c.func_get.module = module;
+	cpl = call(e, 0, &c);
+	assert_int_equal(cpl.status, 0);
+	if (out)
+		*out = cpl;
+	return (uint32_t)cpl.result;
+}
+
+static struct mdgpu_func_info *func_info(struct env *e, uint32_t func)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_FUNC_INFO);
+	uint64_t size;
+
+	c.info.addr = 2 * MIB;
+	c.info.len = MDGPU_INFO_MAX;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.handle = func;
+	size = ok(e, 0, &c);
+	assert_true(size >= sizeof(struct mdgpu_func_info));
+	return (struct mdgpu_func_info *)(e->ap[0] + 2 * MIB);
+}
+
+static void test_func_info_launch(void **state)
+{
+	struct env *e = *state;
+	static const uint32_t layout[4][2] = { {0, 8}, {8, 4}, {16, 24},
+					       {40, 8} };
+	uint32_t mod = load_module(e), k, vadd;
+	struct mdgpu_func_info *fi;
+	struct mdgpu_cmd c;
+	uint64_t a, b, z, addr[3];
+	float *h;
+	uint8_t *pb;
+	uint32_t n = 1000;
+
+	k = named(e, MDGPU_OP_FUNC_GET, mod, "k", NULL);
+	fi = func_info(e, k);
+	assert_int_equal(fi->size, sizeof(*fi) + 4 * sizeof(fi->param[0]));
+	assert_int_equal(fi->nr_params, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(fi->param[i].offset, layout[i][0]);
+		assert_int_equal(fi->param[i].size, layout[i][1]);
+	}
+	assert_int_equal(fi->attr[0], 1024);	/* MAX_THREADS_PER_BLOCK */
+	assert_int_equal(fi->attr[5], 80);	/* PTX_VERSION */
+	assert_int_equal(fi->attr[16], MDGPU_ATTR_NONE);
+
+	/* A short buffer holds the head; result says how much there is. */
+	c = cmd(MDGPU_OP_FUNC_INFO);
+	c.info.addr = 3 * MIB;
+	c.info.len = 8;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.handle = k;
+	assert_int_equal(ok(e, 0, &c), sizeof(*fi) + 32);
+	assert_int_equal(((uint32_t *)(e->ap[0] + 3 * MIB))[1], 4);
+
+	/* vadd_f32 through the ring, its parameters packed from FUNC_INFO. */
+	vadd = named(e, MDGPU_OP_FUNC_GET, mod, "vadd_f32", NULL);
+	fi = func_info(e, vadd);
+	assert_int_equal(fi->nr_params, 4);
+	for (int i = 0; i < 3; i++) {
+		c = cmd(MDGPU_OP_MEM_ALLOC);
+		c.alloc.size = n * sizeof(float);
+		addr[i] = ok(e, 0, &c);
+	}
+	a = addr[0];
+	b = addr[1];
+	z = addr[2];
+	h = (float *)(e->ap[0] + 4 * MIB);
+	for (uint32_t i = 0; i < 2 * n; i++)
+		h[i] = (float)i * 0.5f;
+	for (int i = 0; i < 2; i++) {
+		c = cmd(MDGPU_OP_COPY);
+		c.copy.src = 4 * MIB + (uint64_t)i * n * sizeof(float);
+		c.copy.src_space = MDGPU_SPACE_APERTURE;
+		c.copy.dst = addr[i];
+		c.copy.dst_space = MDGPU_SPACE_DEVICE;
+		c.copy.len = n * sizeof(float);
+		ok(e, 0, &c);
+	}
+	pb = e->ap[0] + 5 * MIB;
+	memset(pb, 0, 64);
+	memcpy(pb + fi->param[0].offset, &a, fi->param[0].size);
+	memcpy(pb + fi->param[1].offset, &b, fi->param[1].size);
+	memcpy(pb + fi->param[2].offset, &z, fi->param[2].size);
+	memcpy(pb + fi->param[3].offset, &n, fi->param[3].size);
+	c = cmd(MDGPU_OP_LAUNCH);
+	c.launch.func = vadd;
+	c.launch.grid[0] = (n + 255) / 256;
+	c.launch.grid[1] = c.launch.grid[2] = 1;
+	c.launch.block[0] = 256;
+	c.launch.block[1] = c.launch.block[2] = 1;
+	c.launch.params_addr = 5 * MIB;
+	c.launch.params_len = fi->param[3].offset + fi->param[3].size;
+	c.launch.params_space = MDGPU_SPACE_APERTURE;
+	ok(e, 0, &c);
+	ok(e, 0, &(struct mdgpu_cmd){ .opcode = MDGPU_OP_SYNC });
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src = z;
+	c.copy.src_space = MDGPU_SPACE_DEVICE;
+	c.copy.dst = 6 * MIB;
+	c.copy.dst_space = MDGPU_SPACE_APERTURE;
+	c.copy.len = n * sizeof(float);
+	ok(e, 0, &c);
+	h = (float *)(e->ap[0] + 6 * MIB);
+	for (uint32_t i = 0; i < n; i++)
+		assert_true(h[i] == (float)i * 0.5f + (float)(n + i) * 0.5f);
+}
+
+static void test_module_global(void **state)
+{
+	struct env *e = *state;
+	uint32_t mod = load_module(e), wg;
+	uint64_t used = fb_used(e, 0), g;
+	struct mdgpu_cpl cpl, again;
+	struct mdgpu_cmd c;
+	uint32_t *h = (uint32_t *)(e->ap[0] + 4 * MIB);
+
+	named(e, MDGPU_OP_MODULE_GLOBAL, mod, "gdata", &cpl);
+	g = cpl.result;
+	assert_true(g != 0);
+	assert_int_equal(cpl.result2, 64);
+	named(e, MDGPU_OP_MODULE_GLOBAL, mod, "gdata", &again);
+	assert_int_equal(again.result, g);	/* once in the table */
+	named(e, MDGPU_OP_MODULE_GLOBAL, mod, "counter", &cpl);
+	assert_int_equal(cpl.result2, 4);
+	assert_int_equal(fb_used(e, 0), used);	/* not charged */
+
+	/* Copy in, copy out. */
+	for (uint32_t i = 0; i < 16; i++)
+		h[i] = 0x1000 + i;
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src = 4 * MIB;
+	c.copy.src_space = MDGPU_SPACE_APERTURE;
+	c.copy.dst = g;
+	c.copy.dst_space = MDGPU_SPACE_DEVICE;
+	c.copy.len = 64;
+	ok(e, 0, &c);
+	c.copy.len = 65;			/* past the global */
+	assert_int_equal(call(e, 0, &c).status, -ERANGE);
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src = g;
+	c.copy.src_space = MDGPU_SPACE_DEVICE;
+	c.copy.dst = 5 * MIB;
+	c.copy.dst_space = MDGPU_SPACE_APERTURE;
+	c.copy.len = 64;
+	ok(e, 0, &c);
+	assert_memory_equal(e->ap[0] + 5 * MIB, h, 64);
+
+	/* A kernel writes it. */
+	wg = named(e, MDGPU_OP_FUNC_GET, mod, "write_global", NULL);
+	*(uint32_t *)(e->ap[0] + 3 * MIB) = 500;
+	c = cmd(MDGPU_OP_LAUNCH);
+	c.launch.func = wg;
+	c.launch.grid[0] = c.launch.grid[1] = c.launch.grid[2] = 1;
+	c.launch.block[0] = 32;
+	c.launch.block[1] = c.launch.block[2] = 1;
+	c.launch.params_addr = 3 * MIB;
+	c.launch.params_len = 4;
+	c.launch.params_space = MDGPU_SPACE_APERTURE;
+	ok(e, 0, &c);
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src = g;
+	c.copy.src_space = MDGPU_SPACE_DEVICE;
+	c.copy.dst = 5 * MIB;
+	c.copy.dst_space = MDGPU_SPACE_APERTURE;
+	c.copy.len = 64;
+	ok(e, 0, &c);
+	for (uint32_t i = 0; i < 16; i++)
+		assert_int_equal(((uint32_t *)(e->ap[0] + 5 * MIB))[i],
+				 500 + i);
+
+	/* MEM_FREE refuses it; MEMSET names it. */
+	c = cmd(MDGPU_OP_MEM_FREE);
+	c.free.addr = g;
+	assert_int_equal(call(e, 0, &c).status, -EINVAL);
+	c = cmd(MDGPU_OP_MEMSET);
+	c.memset.addr = g;
+	c.memset.len = 64;
+	ok(e, 0, &c);
+
+	/* Gone with its module. */
+	c = cmd(MDGPU_OP_MODULE_UNLOAD);
+	c.module_unload.module = mod;
+	ok(e, 0, &c);
+	c = cmd(MDGPU_OP_MEMSET);
+	c.memset.addr = g;
+	c.memset.len = 4;
+	assert_int_equal(call(e, 0, &c).status, -ENOENT);
+}
+
+static void test_attr_occupancy(void **state)
+{
+	struct env *e = *state;
+	uint32_t mod = load_module(e), vadd;
+	struct mdgpu_cmd c;
+
+	vadd = named(e, MDGPU_OP_FUNC_GET, mod, "vadd_f32", NULL);
+	c = cmd(MDGPU_OP_OCCUPANCY);
+	c.occupancy.func = vadd;
+	c.occupancy.what = MDGPU_OCC_ACTIVE_BLOCKS;
+	c.occupancy.block_threads = 256;
+	assert_int_equal(ok(e, 0, &c), 8);	/* 64 warps / 8 */
+	c.occupancy.block_threads = 32;
+	assert_int_equal(ok(e, 0, &c), 32);	/* 32 blocks per SM */
+	c.occupancy.block_threads = 256;
+	c.occupancy.what = MDGPU_OCC_DYN_SMEM;
+	c.occupancy.num_blocks = 4;
+	assert_int_equal(ok(e, 0, &c), 49152);	/* the function's limit */
+
+	c = cmd(MDGPU_OP_FUNC_SET_ATTR);
+	c.func_attr.func = vadd;
+	c.func_attr.attr = 8;			/* MAX_DYNAMIC_SHARED */
+	c.func_attr.value = 100000;
+	ok(e, 0, &c);
+	assert_int_equal(func_info(e, vadd)->attr[8], 100000);
+	c.func_attr.value = 300000;		/* the driver refuses it */
+	assert_int_equal(call(e, 0, &c).status, -EINVAL);
+	c.func_attr.attr = MDGPU_FUNC_ATTR_CACHE_CONFIG;
+	c.func_attr.value = 2;
+	ok(e, 0, &c);
+	c.func_attr.attr = 4;			/* NUM_REGS: read-only */
+	assert_int_equal(call(e, 0, &c).status, -EINVAL);
+
+	c = cmd(MDGPU_OP_OCCUPANCY);
+	c.occupancy.func = vadd;
+	c.occupancy.what = MDGPU_OCC_DYN_SMEM;
+	c.occupancy.block_threads = 256;
+	c.occupancy.num_blocks = 4;
+	assert_int_equal(ok(e, 0, &c), 233472 / 4 - 1024);
+	c.occupancy.num_blocks = 0;
+	c.occupancy.what = MDGPU_OCC_ACTIVE_CLUSTERS;
+	c.occupancy.grid[0] = 8;
+	c.occupancy.grid[1] = c.occupancy.grid[2] = 1;
+	c.occupancy.cluster = MDGPU_CLUSTER(2, 1, 1);
+	assert_int_equal(ok(e, 0, &c), 8 * 132 / 2);
+	c.occupancy.grid[0] = 7;		/* not a multiple: the driver */
+	assert_int_equal(call(e, 0, &c).status, -EINVAL);
+}
+
+/* A kernel that faults: the context is lost at the next SYNC (-EIO). */
+static void test_fault(void **state)
+{
+	struct env *e = *state;
+	uint32_t mod = load_module(e), bad;
+	struct mdgpu_cmd c;
+
+	bad = named(e, MDGPU_OP_FUNC_GET, mod, "illegal_address", NULL);
+	c = cmd(MDGPU_OP_LAUNCH);
+	c.launch.func = bad;
+	c.launch.grid[0] = c.launch.grid[1] = c.launch.grid[2] = 1;
+	c.launch.block[0] = c.launch.block[1] = c.launch.block[2] = 1;
+	ok(e, 0, &c);
+	assert_int_equal(call(e, 0, &(struct mdgpu_cmd){
+				.opcode = MDGPU_OP_SYNC }).status, -EIO);
+	/* The neighbour is untouched. */
+	c = cmd(MDGPU_OP_DEVICE_INFO);
+	c.info.len = 16;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	assert_int_equal(ok(e, 1, &c), sizeof(struct mdgpu_device_info));
+}
+
+int main(void)
+{
+	(void)fake_attach;	/* the header's; attach() shares the aperture */
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_device_info, setup_sim,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_given_uuid, setup_sim,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup_sim,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_aperture_devptr,
+						setup_sim, teardown),
+		cmocka_unit_test_setup_teardown(test_sim_has_no_functions,
+						setup_sim, teardown),
+		cmocka_unit_test_setup_teardown(test_device_info, setup_cuda,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup_cuda,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_aperture_devptr,
+						setup_cuda, teardown),
+		cmocka_unit_test_setup_teardown(test_func_info_launch,
+						setup_cuda, teardown),
+		cmocka_unit_test_setup_teardown(test_module_global,
+						setup_cuda, teardown),
+		cmocka_unit_test_setup_teardown(test_attr_occupancy,
+						setup_cuda, teardown),
+		cmocka_unit_test_setup_teardown(test_fault, setup_cuda,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
