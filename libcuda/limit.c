@@ -8,8 +8,6 @@
  * past it), and CU_LIMIT_PERSISTING_L2_CACHE_SIZE, a resource of the
  * whole GPU, cannot be set (CUDA_ERROR_NOT_PERMITTED).
  */
-#include <errno.h>
-
 #include "code.h"
 
 static CUresult mdgpu_cu_limit(CUlimit limit, int set, size_t value,
@@ -26,9 +24,7 @@ static CUresult mdgpu_cu_limit(CUlimit limit, int set, size_t value,
 	if (r)
 		return r;
 	ret = mdgpu_ctx_limit(mdgpu_cu.g, (uint32_t)limit, set, value, &v);
-	if (ret == -EINVAL)
-		r = CUDA_ERROR_UNSUPPORTED_LIMIT;
-	else if (ret)
+	if (ret)
 		r = mdgpu_cu_error(ret);
 	else if (v > SIZE_MAX)
 		r = CUDA_ERROR_UNKNOWN;
