@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "export.h"
 #include "priv.h"
 
 struct mdgpu_cu_stack {
@@ -97,6 +98,7 @@ void mdgpu_cu_ctx_release_objects(CUcontext ctx)
 	mdgpu_cu_module_release(ctx);
 	mdgpu_cu_stream_release(ctx);
 	mdgpu_cu_mem_release(ctx);
+	mdgpu_cu_cls_release(ctx);
 }
 
 static CUresult mdgpu_cu_ctx_new(CUcontext *pctx, unsigned flags,
@@ -225,7 +227,10 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
 	if (!ctx) {
 		if (s && s->n)
 			s->n--;
-	} else if (!mdgpu_cu_ctx_live(ctx)) {
+	} else if (!mdgpu_cu_ctx_live(ctx) && ctx != &mdgpu_cu.primary) {
+		/* The primary context may be made current before it is
+		 * retained (NVIDIA's runtime does so); calls fail with
+		 * INVALID_CONTEXT until it is. */
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	} else if (s && s->n) {
 		s->v[s->n - 1] = ctx;
@@ -265,6 +270,51 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
 	*device = 0;
 	mdgpu_cu_leave();
 	return CUDA_SUCCESS;
+}
+
+/* ctx NULL: the current context. */
+static CUresult mdgpu_cu_ctx_or_current(CUcontext *ctx)
+{
+	if (!*ctx)
+		*ctx = mdgpu_cu_current();
+	return *ctx && mdgpu_cu_ctx_live(*ctx) ? CUDA_SUCCESS :
+						 CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+	CUresult r;
+
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	r = mdgpu_cu_ctx_or_current(&ctx);
+	if (!r)
+		*device = 0;
+	mdgpu_cu_leave();
+	return r;
+}
+
+/*
+ * Every context has the capabilities of the CUDA 3.2 context API (the
+ * _v2 entry points), the newest value cuda.h documents for this call.
+ */
+CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+	CUresult r;
+
+	if (!version)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	r = mdgpu_cu_ctx_or_current(&ctx);
+	if (!r)
+		*version = 3020;
+	mdgpu_cu_leave();
+	return r;
 }
 
 CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)

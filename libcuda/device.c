@@ -268,6 +268,9 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	return r;
 }
 
+/* The pre-11.0 names answer as the _v2 ones. */
+MDGPU_CU_ALIAS(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2);
+
 CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
 	CUresult r = mdgpu_cu_enter();
@@ -318,3 +321,5 @@ CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
 	mdgpu_cu_leave();
 	return r;
 }
+MDGPU_CU_ALIAS(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2);
+MDGPU_CU_ALIAS(cuDevicePrimaryCtxSetFlags, cuDevicePrimaryCtxSetFlags_v2);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "entry.h"
+#include "export.h"
 #include "priv.h"
 
 /* The driver API version this library answers: the cuda.h its table is
@@ -174,6 +175,7 @@ CUresult mdgpu_cu_enter(void)
 void mdgpu_cu_leave(void)
 {
 	pthread_mutex_unlock(&mdgpu_cu.lock);
+	mdgpu_cu_export_run_pending();
 }
 
 CUresult mdgpu_cu_enter_ctx(CUcontext *ctx)
@@ -425,27 +427,6 @@ CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn,
 				  int cudaVersion, cuuint64_t flags)
 {
 	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
-}
-
-/*
- * NVIDIA's runtime (cudart) asks for private tables before anything else
- * and stops without them: it does not run on this library yet
- * (Documentation/libcuda.md, "Known gaps").
- */
-CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,
-				  const CUuuid *pExportTableId)
-{
-	if (!ppExportTable || !pExportTableId)
-		return CUDA_ERROR_INVALID_VALUE;
-	*ppExportTable = NULL;
-	if (mdgpu_cu_log_on()) {
-		const unsigned char *b = (const unsigned char *)
-					 pExportTableId->bytes;
-
-		mdgpu_cu_log("cuGetExportTable(%02x%02x%02x%02x-...): "
-			     "not supported", b[0], b[1], b[2], b[3]);
-	}
-	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 static const struct mdgpu_cu_result *mdgpu_cu_result_find(CUresult error)

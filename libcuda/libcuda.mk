@@ -94,10 +94,27 @@ $(C_SAN)/tests/kernel.cubin: $(C_TDIR)/cubin_kernel.cu
 	@mkdir -p $(@D)
 	$(NVCC) -cubin -arch=sm_90 $< -o $@
 
+# MD2 of the integrity check (export.c), against RFC 1319's vectors.
+$(C_SAN)/tests/test_md2: $(C_TDIR)/test_md2.c $(C_DIR)/md2.c $(C_DIR)/md2.h
+	@mkdir -p $(@D)
+	$(CC) $(C_CFLAGS) $(SAN_FLAGS) $< $(C_DIR)/md2.c -lcmocka -o $@
+
+# rt_basic: NVIDIA's runtime unmodified, static (nvcc's default) and
+# shared, when nvcc is here (else skipped with a message).
+C_RT := $(if $(NVCC),$(C_OUT)/tests/rt_basic $(C_OUT)/tests/rt_basic_shared)
+$(C_OUT)/tests/rt_basic: $(C_TDIR)/rt_basic.cu
+	@mkdir -p $(@D)
+	$(NVCC) $< -o $@
+$(C_OUT)/tests/rt_basic_shared: $(C_TDIR)/rt_basic.cu
+	@mkdir -p $(@D)
+	$(NVCC) -cudart shared $< -o $@
+
 check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(C_SAN)/tests/test_driver $(C_OUT)/tests/test_code \
-		$(C_SAN)/tests/test_code $(BUILD)/mdgpud $(C_CUBIN)
+		$(C_SAN)/tests/test_code $(BUILD)/mdgpud $(C_CUBIN) \
+		$(C_SAN)/tests/test_md2 $(C_RT)
 	MDGPU_TEST_CUBIN=$(C_CUBIN) $(C_SAN)/tests/test_image
+	$(C_SAN)/tests/test_md2
 	BUILD=$(BUILD) $(C_TDIR)/run-driver-tests.sh $(C_OUT) \
 		$(C_OUT)/tests/test_driver
 	BUILD=$(BUILD) $(C_TDIR)/run-driver-tests.sh $(C_SAN) \
@@ -106,6 +123,8 @@ check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(C_OUT)/tests/test_code
 	BUILD=$(BUILD) $(C_TDIR)/run-code-tests.sh $(C_SAN) \
 		$(C_SAN)/tests/test_code
+	$(if $(C_RT),BUILD=$(BUILD) $(C_TDIR)/run-rt-tests.sh $(C_OUT) $(C_RT),\
+		@echo "SKIP rt_basic: nvcc not found")
 	$(C_GEN) --doc $(C_OUT)/entry-points.md
 	$(C_DIR)/update-doc.sh --check $(C_OUT)/entry-points.md \
 		$(TOP)/Documentation/libcuda.md

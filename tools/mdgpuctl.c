@@ -6,7 +6,7 @@
  * printed to stdout as the daemon sends them (key=value, stable), the
  * daemon's error message to stderr.
  *
- *   mdgpuctl [-s SOCKET] [-t SECONDS] list
+ *   mdgpuctl [-s SOCKET] [-t SECONDS] list | uids
  *   mdgpuctl [-s SOCKET] [-t SECONDS] set VGPU_ID weight|cap|priority VALUE
  *   mdgpuctl [-s SOCKET] [-t SECONDS] policy best-effort|equal-share|fixed-share
  *   mdgpuctl [-s SOCKET] [-t SECONDS] timeslice MICROSECONDS
@@ -46,6 +46,7 @@ static void usage(FILE *f)
 		"usage: mdgpuctl [-s SOCKET] [-t SECONDS] COMMAND\n"
 		"commands:\n"
 		"  list                                 one line per vGPU\n"
+		"  uids                                 per-uid usage and limits\n"
 		"  set VGPU_ID weight|cap|priority N    change a knob\n"
 		"  policy best-effort|equal-share|fixed-share\n"
 		"  timeslice MICROSECONDS               scheduler time slice\n"
@@ -135,7 +136,8 @@ int main(int argc, char **argv)
 	cmd = argv[optind];
 	nargs = argc - optind - 1;
 	if (!strcmp(cmd, "list") || !strcmp(cmd, "stats") ||
-	    !strcmp(cmd, "version") || !strcmp(cmd, "help")) {
+	    !strcmp(cmd, "version") || !strcmp(cmd, "help") ||
+	    !strcmp(cmd, "uids")) {
 		if (nargs != 0)
 			goto bad_args;
 	} else if (!strcmp(cmd, "set")) {

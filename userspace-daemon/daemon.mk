@@ -117,6 +117,7 @@ $(CUDA_FAKE): $(D_DIR)/tests/test_cuda_fake/libcuda.c $(W_DIR)/cuda_api.h \
 		-shared -fvisibility=hidden \
 		-Wl,-soname,libcuda.so.1 $< -o $@
 $(D_SAN)/tests/test_core_hang: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
+$(D_SAN)/tests/test_worker_handles: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 $(D_SAN)/tests/test_cuda_fake: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
 	$(D_DIR)/tests/test_cuda_backend.c
 check-daemon: $(CUDA_FAKE)

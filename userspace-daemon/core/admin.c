@@ -32,6 +32,7 @@
 
 #include "core_priv.h"
 #include "mdgpud/admin.h"
+#include "mdgpud/limits.h"
 #include "mdgpud/log.h"
 #include "mdgpud/unix_listen.h"
 
@@ -280,6 +281,50 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 	return 0;
 }
 
+/*
+ * One line per uid that holds something through the socket transport or
+ * was refused or timed out lately (core/limits.c), by uid; limits of 0 are
+ * unlimited.  At most max_vgpus + 64 uids (the table's capacity).
+ */
+static int mdgpud_admin_uids(struct mdgpud_core *c, char **buf, size_t *len,
+			     size_t *cap)
+{
+	size_t max = (size_t)c->cfg.max_vgpus + 64, n;
+	struct mdgpud_uid_usage *u = calloc(max, sizeof(*u));
+	int ret = 0;
+
+	if (!u)
+		return mdgpud_admin_fail(buf, len, cap, ENOMEM, "out of memory");
+	n = mdgpud_limits_usage(mdgpud_core_limits(c), u, max);
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = mdgpud_admin_append(buf, len, cap,
+			"uid=%u exempt=%u connections=%" PRIu64
+			" vgpus=%" PRIu64 " pinned_bytes=%" PRIu64
+			" max_connections=%" PRIu64 " max_vgpus=%" PRIu64
+			" max_pinned_bytes=%" PRIu64
+			" refused_connections=%" PRIu64
+			" refused_vgpus=%" PRIu64 " refused_pinned=%" PRIu64
+			" handshake_timeouts=%" PRIu64 "\n",
+			u[i].uid, u[i].exempt,
+			u[i].used[MDGPUD_LIMIT_CONNECTIONS],
+			u[i].used[MDGPUD_LIMIT_VGPUS],
+			u[i].used[MDGPUD_LIMIT_PINNED],
+			u[i].limit[MDGPUD_LIMIT_CONNECTIONS],
+			u[i].limit[MDGPUD_LIMIT_VGPUS],
+			u[i].limit[MDGPUD_LIMIT_PINNED],
+			u[i].refused[MDGPUD_LIMIT_CONNECTIONS],
+			u[i].refused[MDGPUD_LIMIT_VGPUS],
+			u[i].refused[MDGPUD_LIMIT_PINNED],
+			u[i].handshake_timeouts);
+	free(u);
+	if (ret)
+		return mdgpud_admin_fail(buf, len, cap, ENOMEM,
+					 "response too large");
+	return 0;
+}
+
 static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 			      size_t *cap)
 {
@@ -465,13 +510,16 @@ int mdgpud_admin_exec(struct mdgpud_core *c, const char *line, bool may_write,
 					 "empty request (try help)");
 
 	if (!strcmp(tok[0], "list") || !strcmp(tok[0], "stats") ||
-	    !strcmp(tok[0], "version") || !strcmp(tok[0], "help")) {
+	    !strcmp(tok[0], "version") || !strcmp(tok[0], "help") ||
+	    !strcmp(tok[0], "uids")) {
 		if (n != 1)
 			return mdgpud_admin_fail(buf, len, cap, EINVAL,
 						 "%s takes no arguments",
 						 tok[0]);
 		if (!strcmp(tok[0], "list"))
 			ret = mdgpud_admin_list(c, buf, len, cap);
+		else if (!strcmp(tok[0], "uids"))
+			ret = mdgpud_admin_uids(c, buf, len, cap);
 		else if (!strcmp(tok[0], "stats"))
 			ret = mdgpud_admin_stats(c, buf, len, cap);
 		else if (!strcmp(tok[0], "version"))
@@ -482,7 +530,8 @@ int mdgpud_admin_exec(struct mdgpud_core *c, const char *line, bool may_write,
 						  MDGPU_ABI_MINOR) ? -ENOMEM : 0;
 		else
 			ret = mdgpud_admin_append(buf, len, cap,
-				"requests: list | stats | version | help |"
+				"requests: list | uids | stats | version |"
+				" help |"
 				" set <vgpu_id> weight|cap|priority <n> |"
 				" policy best-effort|equal-share|fixed-share |"
 				" timeslice_us <n>\n") ? -ENOMEM : 0;

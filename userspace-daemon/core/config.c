@@ -44,6 +44,15 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->host_mib_max = 1024;
 	cfg->admin_socket_path[0] = '\0';	/* derived from socket_path */
 	cfg->admin_socket_mode = 0600;
+	/* Per-uid limits and the handshake bound (Documentation/daemon.md,
+	 * "Per-uid limits"). */
+	cfg->uid_max_connections = 32;
+	cfg->uid_max_vgpus = 16;
+	cfg->uid_max_pinned_mib = 4096;
+	cfg->nr_uid_limits_exempt = 0;
+	cfg->limit_log_interval_s = 60;
+	cfg->handshake_timeout_ms = 3000;
+	cfg->ctx_overhead_mib = MDGPUD_CTX_OVERHEAD_AUTO;
 }
 
 static int mdgpud_cfg_err(char *err, size_t len, const char *fmt, ...)
@@ -87,6 +96,38 @@ static int mdgpud_set_str(char *dst, size_t size, const char *v)
 static bool mdgpud_is_pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
+}
+
+/*
+ * uid_limits_exempt: "" (none) or decimal uids separated by commas, at
+ * most MDGPUD_UID_EXEMPT_MAX; (uid_t)-1 is not a uid.  The list is
+ * replaced, not appended to, so that -o overrides the file.
+ */
+static int mdgpud_parse_uid_list(const char *value, uint32_t *uids,
+				 uint32_t *nr)
+{
+	char buf[256], *tok, *save = NULL;
+	uint32_t n = 0, tmp[MDGPUD_UID_EXEMPT_MAX];
+	uint64_t v;
+
+	if (mdgpud_set_str(buf, sizeof(buf), value))
+		return -EINVAL;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		for (char *e = tok + strlen(tok);
+		     e > tok && isspace((unsigned char)e[-1]);)
+			*--e = '\0';
+		if (n == MDGPUD_UID_EXEMPT_MAX ||
+		    mdgpud_parse_u64(tok, 10, 0, UINT32_MAX - 1, &v))
+			return -EINVAL;
+		tmp[n++] = (uint32_t)v;
+	}
+	memset(uids, 0, MDGPUD_UID_EXEMPT_MAX * sizeof(*uids));
+	memcpy(uids, tmp, n * sizeof(*uids));
+	*nr = n;
+	return 0;
 }
 
 int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
@@ -146,6 +187,27 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("linger_us", 0, 1000000, linger_us)
 	U("dma_bounce_kib", 4, 1U << 20, dma_bounce_kib)
 	U("host_mib_max", 0, 1U << 20, host_mib_max)
+	/* Per-uid limits, the handshake bound, context overhead. */
+	U("uid_max_connections", 0, 1U << 20, uid_max_connections)
+	U("uid_max_vgpus", 0, 1U << 20, uid_max_vgpus)
+	U("uid_max_pinned_mib", 0, 1ULL << 32, uid_max_pinned_mib)
+	U("limit_log_interval_s", 1, 86400, limit_log_interval_s)
+	U("handshake_timeout_ms", 100, 600000, handshake_timeout_ms)
+	if (!strcmp(key, "uid_limits_exempt")) {
+		ret = mdgpud_parse_uid_list(value, cfg->uid_limits_exempt,
+					    &cfg->nr_uid_limits_exempt);
+		goto out;
+	}
+	if (!strcmp(key, "ctx_overhead_mib")) {
+		if (!strcmp(value, "auto")) {
+			cfg->ctx_overhead_mib = MDGPUD_CTX_OVERHEAD_AUTO;
+		} else {
+			ret = mdgpud_parse_u64(value, 0, 0, 1ULL << 20, &v);
+			if (!ret)
+				cfg->ctx_overhead_mib = v;
+		}
+		goto out;
+	}
 	if (!strcmp(key, "policy")) {
 		if (!strcmp(value, "best-effort"))
 			cfg->policy = MDGPU_POLICY_BEST_EFFORT;

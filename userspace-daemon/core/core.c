@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core_priv.h"
+#include "mdgpud/limits.h"
 #include "mdgpud/log.h"
 
 /* ---------------------------------------------------------------- */
@@ -144,11 +145,14 @@ int mdgpud_core_type_lookup(const struct mdgpud_core *c, const char *name,
 			    uint64_t *aperture_size)
 {
 	const struct mdgpud_vtype *t = mdgpud_vtype_by_name(name);
+	int ret;
 
 	if (!t)
 		return -ENOENT;
+	ret = mdgpud_vgpu_type_quota(c, t, fb_quota);
+	if (ret)
+		return ret;
 	*type_id = t->id;
-	*fb_quota = mdgpud_vtype_fb_quota(t, c->gpu.fb_size);
 	*aperture_size = t->aperture_mib << 20;
 	return 0;
 }
@@ -202,6 +206,9 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 		ret = -ENOMEM;
 		goto err;
 	}
+	ret = mdgpud_limits_create(cfg, &c->limits);
+	if (ret)
+		goto err;
 
 	c->bops = mdgpud_backend_find(cfg->backend);
 	if (!c->bops) {
@@ -297,6 +304,7 @@ void mdgpud_core_destroy(struct mdgpud_core *c)
 	if (c->epfd >= 0)
 		close(c->epfd);
 	free(c->vgpus);
+	mdgpud_limits_destroy(c->limits);	/* after the transport */
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

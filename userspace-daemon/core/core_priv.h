@@ -98,6 +98,7 @@ struct mdgpud_core {
 	uint32_t nr_vgpus;
 	uint32_t next_id;
 
+	struct mdgpud_limits *limits;	/* per-uid accounting (limits.c) */
 	uint64_t linger_ns;		/* cfg.linger_us */
 	struct mdgpud_vcmd vcmd;	/* scratch of the dispatcher */
 };
@@ -117,6 +118,12 @@ void mdgpud_core_poll(struct mdgpud_core *c, int timeout_ms);
  * request (which it consumes).
  */
 int mdgpud_dispatch_run(struct mdgpud_core *c);
+/* vgpu.c: device memory a vGPU's context costs besides its quota
+ * (ctx_overhead_mib), reserved at admission. */
+uint64_t mdgpud_vgpu_ctx_overhead(const struct mdgpud_core *c);
+/* vgpu.c: the quota of a vGPU of type t (-ENOSPC: none to give). */
+int mdgpud_vgpu_type_quota(const struct mdgpud_core *c,
+			   const struct mdgpud_vtype *t, uint64_t *quota);
 /* vgpu.c: after a backend error of v, see whether its context is lost. */
 void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v);
 /* exec.c: execute one validated command of v. */

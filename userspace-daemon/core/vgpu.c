@@ -35,6 +35,64 @@ static uint64_t mdgpud_vgpu_quota_sum(struct mdgpud_core *c)
 }
 
 /*
+ * What ctx_overhead_mib = auto means per backend.  cuda: PROVISIONAL, not
+ * measured on the H100 yet (Documentation/daemon.md, "Context overhead");
+ * chosen on the high side of what CUDA contexts are commonly reported to
+ * cost (300-600 MiB), since too much only leaves memory unpartitioned
+ * while too little lets the driver run out under a tenant within its
+ * quota.  sim: its contexts cost no simulated device memory.
+ */
+#define MDGPUD_CTX_OVERHEAD_CUDA_MIB	512
+
+uint64_t mdgpud_vgpu_ctx_overhead(const struct mdgpud_core *c)
+{
+	uint64_t mib = c->cfg.ctx_overhead_mib;
+
+	if (mib == MDGPUD_CTX_OVERHEAD_AUTO)
+		mib = c->gpu.kind == MDGPU_BACKEND_CUDA ?
+		      MDGPUD_CTX_OVERHEAD_CUDA_MIB : 0;
+	return mib << 20;	/* config.c: at most 2^20 MiB */
+}
+
+/*
+ * The quota of a vGPU of type t.  A fixed type (fb_mib) gets what it
+ * names, its context's overhead comes on top; a share of the GPU
+ * (fb_divisor) gets its share minus the overhead, so that max_instances
+ * of it, contexts included, still fit ("full" stays admissible).
+ * -ENOSPC when the share does not even cover the overhead.
+ */
+int mdgpud_vgpu_type_quota(const struct mdgpud_core *c,
+			   const struct mdgpud_vtype *t, uint64_t *quota)
+{
+	uint64_t q = mdgpud_vtype_fb_quota(t, c->gpu.fb_size);
+	uint64_t ovh = mdgpud_vgpu_ctx_overhead(c);
+
+	if (t->fb_divisor) {
+		if (q <= ovh)
+			return -ENOSPC;
+		q -= ovh;
+	}
+	*quota = q;
+	return 0;
+}
+
+/*
+ * Admission by device memory: every live vGPU's quota and context
+ * overhead plus the new one's must fit in what the daemon partitions
+ * (gpu.fb_size).  Caller holds c->lock.
+ */
+static bool mdgpud_vgpu_fits(struct mdgpud_core *c, uint64_t quota)
+{
+	uint64_t ovh = mdgpud_vgpu_ctx_overhead(c), ovh_all, sum;
+
+	return !__builtin_mul_overflow(ovh, (uint64_t)c->nr_vgpus + 1,
+				       &ovh_all) &&
+	       !__builtin_add_overflow(mdgpud_vgpu_quota_sum(c), quota, &sum) &&
+	       !__builtin_add_overflow(sum, ovh_all, &sum) &&
+	       sum <= c->gpu.fb_size;
+}
+
+/*
  * A backend context for v with what it needs from the start: the
  * transport's aperture mapped into it (zero-copy) and, on IOVA
  * transports, the DMA bounce buffer.  v->vctx.aperture, aperture_size and
@@ -79,14 +137,16 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 {
 	const struct mdgpud_vtype *t;
 	struct mdgpud_vgpu *v;
-	uint64_t quota, ap, sum;
+	uint64_t quota, ap;
 	int ret;
 
 	t = p->type_name ? mdgpud_vtype_by_name(p->type_name) :
 			   mdgpud_vtype_by_id(p->type_id);
 	if (!t)
 		return -ENOENT;
-	quota = mdgpud_vtype_fb_quota(t, c->gpu.fb_size);
+	ret = mdgpud_vgpu_type_quota(c, t, &quota);
+	if (ret)
+		return ret;
 	ap = t->aperture_mib << 20;
 	if (!p->ring_entries || (p->ring_entries & (p->ring_entries - 1)) ||
 	    p->ring_entries > c->cfg.ring_entries_max)
@@ -102,8 +162,7 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	if (c->nr_vgpus >= c->cfg.max_vgpus ||
 	    mdgpud_vgpu_count_type(c, t->id) >= t->max_instances)
 		ret = -EBUSY;
-	else if (__builtin_add_overflow(mdgpud_vgpu_quota_sum(c), quota,
-					&sum) || sum > c->gpu.fb_size)
+	else if (!mdgpud_vgpu_fits(c, quota))
 		ret = -ENOSPC;
 	pthread_mutex_unlock(&c->lock);
 	if (ret)

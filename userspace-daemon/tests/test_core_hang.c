@@ -271,6 +271,8 @@ static int setup_env(void **state, bool attach)
 	strcpy(cfg.socket_path, e->path);
 	strcpy(cfg.backend, "cuda");
 	cfg.cuda_fb_reserve_mib = 1;
+	/* Two 1g vGPUs in the fake's 3 GiB: its contexts cost nothing. */
+	cfg.ctx_overhead_mib = 0;
 	cfg.hang_timeout_ms = HANG_MS;
 	use_built_worker(&cfg);
 	if (mdgpud_core_create(&cfg, &e->core)) {

@@ -5,6 +5,16 @@
  * vGPU whose ring (behind a control page) and aperture live in memfds handed
  * to the client with SCM_RIGHTS, plus an eventfd doorbell.  The connection
  * stays open for the vGPU's lifetime; its end destroys the vGPU.
+ *
+ * Nothing a client does can hold the dispatcher up: every socket is
+ * non-blocking, a hello is gathered across as many reads as it takes, and
+ * a connection whose hello is not complete handshake_timeout_ms after its
+ * accept is dropped (one timerfd for all, armed to the earliest deadline).
+ * What a client holds is charged to its SO_PEERCRED uid (core/limits.c):
+ * the connection at accept, then its vGPU and its aperture (pinned host
+ * memory, zero-copy area included) at the handshake.  A client over its
+ * uid's limit is still answered with a welcome carrying the refusal, once
+ * its hello is in, so that it sees the errno rather than a broken pipe.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +29,13 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mdgpud/daemon.h"
+#include "mdgpud/limits.h"
 #include "mdgpud/log.h"
 #include "mdgpud/transport.h"
 #include "mdgpud/unix_listen.h"
@@ -33,11 +46,21 @@ struct mdgpud_transport {
 	int listen_fd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct mdgpud_sock_client *clients;
-	uint32_t nr_clients;		/* connected, handshake done or not */
+	uint32_t nr_clients;		/* connected, handshake done or not,
+					 * refused ones not included */
+	uint32_t nr_refused;		/* over their uid's limit, waiting
+					 * for their hello to be answered */
+	struct mdgpud_limits *limits;
+	int timer_fd;			/* handshake deadlines */
+	uint64_t timer_at_ns;		/* when it fires; 0 = disarmed */
+	uint64_t full_log_ns;		/* last "too many connections" */
+	uint64_t full_unlogged;		/* refusals since that message */
 };
 
 /* Connections beyond max_vgpus that may sit in the handshake at once. */
 static const uint32_t mdgpud_sock_pending_max = 16;
+/* Connections over their uid's limit that may wait for their answer. */
+static const uint32_t mdgpud_sock_refused_max = 16;
 /* Connections the kernel queues before accept(). */
 static const int mdgpud_sock_backlog = 64;
 
@@ -49,6 +72,11 @@ struct mdgpud_sock_client {
 	uid_t uid;
 	uint8_t hello_buf[sizeof(struct mdgpu_sock_hello)];
 	size_t hello_len;
+	uint64_t deadline_ns;		/* hello due by then; 0 once done */
+	int refuse;			/* <0: answer the hello with it */
+	bool charged_conn, charged_vgpu;	/* to uid (core/limits.c) */
+	bool limited;			/* refused by its uid's limits */
+	uint64_t charged_pinned;
 	struct mdgpud_vgpu *vgpu;	/* NULL until the handshake is done */
 	int ring_fd, ap_fd, db_fd;
 	uint8_t *ring_map;		/* ctrl page + ring */
@@ -190,12 +218,24 @@ static void mdgpud_sock_client_free(struct mdgpud_sock_client *cl)
 	for (pp = &t->clients; *pp; pp = &(*pp)->next) {
 		if (*pp == cl) {
 			*pp = cl->next;
-			t->nr_clients--;
+			if (cl->refuse)
+				t->nr_refused--;
+			else
+				t->nr_clients--;
 			break;
 		}
 	}
 	if (cl->vgpu)
 		mdgpud_vgpu_destroy(cl->vgpu);	/* frees + scrubs memory */
+	if (cl->charged_conn)
+		mdgpud_limits_uncharge(t->limits, cl->uid,
+				       MDGPUD_LIMIT_CONNECTIONS, 1);
+	if (cl->charged_vgpu)
+		mdgpud_limits_uncharge(t->limits, cl->uid, MDGPUD_LIMIT_VGPUS,
+				       1);
+	if (cl->charged_pinned)
+		mdgpud_limits_uncharge(t->limits, cl->uid, MDGPUD_LIMIT_PINNED,
+				       cl->charged_pinned);
 	if (cl->db_fd >= 0) {
 		mdgpud_core_unwatch(t->core, cl->db_fd);
 		close(cl->db_fd);
@@ -312,6 +352,17 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 	 * host_mib_max bounds it, so no overflow. */
 	cl->ap_size = type_ap + ((h->host_bytes + 4095) & ~4095ULL);
 
+	/* The uid's limits, before any memory is allocated for it. */
+	ret = mdgpud_limits_charge(t->limits, cl->uid, MDGPUD_LIMIT_VGPUS, 1);
+	if (ret)
+		goto limited;
+	cl->charged_vgpu = true;
+	ret = mdgpud_limits_charge(t->limits, cl->uid, MDGPUD_LIMIT_PINNED,
+				   cl->ap_size);
+	if (ret)
+		goto limited;
+	cl->charged_pinned = cl->ap_size;
+
 	ring_bytes = MDGPU_SOCK_CTRL_SIZE + MDGPU_RING_BYTES(entries);
 	cl->ring_map_size = (size_t)ring_bytes;
 	ret = mdgpud_sock_memfd("mdgpu-ring", ring_bytes, &cl->ring_map);
@@ -360,6 +411,80 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 	w->backend = gpu->kind;
 	w->host_offset = type_ap;
 	return 0;
+limited:
+	cl->limited = true;
+	return ret;
+}
+
+static uint64_t mdgpud_sock_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Arms the handshake timer to the earliest deadline of a client still in
+ * its handshake, or disarms it.  O(clients), called when it fires and
+ * when a deadline earlier than the armed one appears.
+ */
+static void mdgpud_sock_timer_arm(struct mdgpud_transport *t)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t at = 0;
+
+	for (struct mdgpud_sock_client *cl = t->clients; cl; cl = cl->next)
+		if (cl->deadline_ns && (!at || cl->deadline_ns < at))
+			at = cl->deadline_ns;
+	its.it_value.tv_sec = (time_t)(at / 1000000000ULL);
+	its.it_value.tv_nsec = (long)(at % 1000000000ULL);
+	if (timerfd_settime(t->timer_fd, TFD_TIMER_ABSTIME, &its, NULL))
+		mdgpud_err("handshake timer: %s", strerror(errno));
+	t->timer_at_ns = at;
+}
+
+/* Drops every client whose hello is overdue. */
+static void mdgpud_sock_timer_event(void *data, uint32_t events)
+{
+	struct mdgpud_transport *t = data;
+	struct mdgpud_sock_client *cl, *next;
+	uint64_t now = mdgpud_sock_now_ns(), expirations;
+
+	(void)events;
+	while (read(t->timer_fd, &expirations, sizeof(expirations)) > 0)
+		;
+	for (cl = t->clients; cl; cl = next) {
+		next = cl->next;
+		if (!cl->deadline_ns || cl->deadline_ns > now)
+			continue;
+		mdgpud_dbg("client pid %d uid %u: %zu of %zu hello bytes in "
+			   "%u ms: dropped", (int)cl->pid,
+			   (unsigned int)cl->uid, cl->hello_len,
+			   sizeof(cl->hello_buf), t->cfg->handshake_timeout_ms);
+		mdgpud_limits_note_timeout(t->limits, cl->uid,
+					   t->cfg->handshake_timeout_ms);
+		mdgpud_sock_client_free(cl);
+	}
+	mdgpud_sock_timer_arm(t);
+}
+
+/* After the handshake the client only ever closes. */
+static void mdgpud_sock_client_idle_event(struct mdgpud_sock_client *cl,
+					  uint32_t events)
+{
+	uint8_t junk[64];
+	ssize_t n = read(cl->fd, junk, sizeof(junk));
+
+	if (n > 0)
+		mdgpud_warn("vgpu %u: unexpected data from pid %d, "
+			    "disconnecting", mdgpud_vgpu_id(cl->vgpu),
+			    (int)cl->pid);
+	else if (n < 0 && errno == EAGAIN && !(events & (EPOLLHUP | EPOLLERR)))
+		return;
+	mdgpud_info("vgpu %u: client pid %d gone", mdgpud_vgpu_id(cl->vgpu),
+		    (int)cl->pid);
+	mdgpud_sock_client_free(cl);
 }
 
 static void mdgpud_sock_client_event(void *data, uint32_t events)
@@ -369,29 +494,19 @@ static void mdgpud_sock_client_event(void *data, uint32_t events)
 		.magic = MDGPU_SOCK_MAGIC, .abi_version = MDGPU_ABI_VERSION,
 	};
 	struct mdgpu_sock_hello h;
-	uint8_t junk[64];
 	ssize_t n;
 	int ret;
 
 	if (cl->vgpu) {
-		/* After the handshake the client only ever closes. */
-		n = read(cl->fd, junk, sizeof(junk));
-		if (n > 0)
-			mdgpud_warn("vgpu %u: unexpected data from pid %d, "
-				    "disconnecting", mdgpud_vgpu_id(cl->vgpu),
-				    (int)cl->pid);
-		else if (n < 0 && errno == EAGAIN && !(events & (EPOLLHUP |
-							     EPOLLERR)))
-			return;
-		mdgpud_info("vgpu %u: client pid %d gone",
-			    mdgpud_vgpu_id(cl->vgpu), (int)cl->pid);
-		mdgpud_sock_client_free(cl);
+		mdgpud_sock_client_idle_event(cl, events);
 		return;
 	}
 
+	/* Non-blocking: takes what is there, the rest comes with later
+	 * events (or never: the handshake timer drops the client). */
 	n = read(cl->fd, cl->hello_buf + cl->hello_len,
 		 sizeof(cl->hello_buf) - cl->hello_len);
-	if (n < 0 && errno == EAGAIN)
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
 		mdgpud_sock_client_free(cl);
@@ -400,6 +515,14 @@ static void mdgpud_sock_client_event(void *data, uint32_t events)
 	cl->hello_len += (size_t)n;
 	if (cl->hello_len < sizeof(cl->hello_buf))
 		return;
+	cl->deadline_ns = 0;	/* the timer finds it done */
+	if (cl->refuse) {
+		/* Over its uid's limit since its accept (logged there). */
+		w.status = cl->refuse;
+		mdgpud_sock_send_welcome(cl, &w, false);
+		mdgpud_sock_client_free(cl);
+		return;
+	}
 	memcpy(&h, cl->hello_buf, sizeof(h));
 	ret = mdgpud_sock_handshake(cl, &h, &w);
 	w.status = ret;
@@ -408,14 +531,36 @@ static void mdgpud_sock_client_event(void *data, uint32_t events)
 	else
 		mdgpud_sock_send_welcome(cl, &w, false);
 	if (ret) {
-		mdgpud_warn("client pid %d uid %u: handshake failed: %s",
-			    (int)cl->pid, (unsigned int)cl->uid,
-			    strerror(-ret));
+		/* A refusal by the uid's limits was logged (rate limited)
+		 * by core/limits.c. */
+		if (!cl->limited)
+			mdgpud_warn("client pid %d uid %u: handshake failed: "
+				    "%s", (int)cl->pid, (unsigned int)cl->uid,
+				    strerror(-ret));
 		mdgpud_sock_client_free(cl);
 		return;
 	}
 	mdgpud_info("vgpu %u: client pid %d uid %u connected, type %s",
 		    w.vgpu_id, (int)cl->pid, (unsigned int)cl->uid, h.type);
+}
+
+/* Log at most once per limit_log_interval_s: "too many connections". */
+static void mdgpud_sock_log_full(struct mdgpud_transport *t)
+{
+	uint64_t now = mdgpud_sock_now_ns();
+	uint64_t interval = (uint64_t)t->cfg->limit_log_interval_s *
+			    1000000000ULL;
+
+	if (t->full_log_ns && now - t->full_log_ns < interval) {
+		t->full_unlogged++;
+		return;
+	}
+	mdgpud_warn("too many connections (%u live or in their handshake, "
+		    "%u refused waiting): closing one; %" PRIu64 " closed "
+		    "since the last message", t->nr_clients, t->nr_refused,
+		    t->full_unlogged);
+	t->full_log_ns = now;
+	t->full_unlogged = 0;
 }
 
 static void mdgpud_sock_accept(void *data, uint32_t events)
@@ -424,18 +569,19 @@ static void mdgpud_sock_accept(void *data, uint32_t events)
 	struct mdgpud_sock_client *cl;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int fd;
+	int fd, ret;
 
 	(void)events;
 	fd = accept4(t->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0) {
-		if (errno != EAGAIN)
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			mdgpud_warn("accept: %s", strerror(errno));
 		return;
 	}
-	if (t->nr_clients >= t->cfg->max_vgpus + mdgpud_sock_pending_max) {
-		mdgpud_warn("too many connections (%u): refusing one",
-			    t->nr_clients);
+	/* Without its uid nothing can be charged: no service. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		mdgpud_warn("SO_PEERCRED: %s: closing a connection",
+			    strerror(errno));
 		close(fd);
 		return;
 	}
@@ -447,18 +593,42 @@ static void mdgpud_sock_accept(void *data, uint32_t events)
 	cl->t = t;
 	cl->fd = fd;
 	cl->ring_fd = cl->ap_fd = cl->db_fd = -1;
-	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
-		cl->pid = cred.pid;
-		cl->uid = cred.uid;
+	cl->pid = cred.pid;
+	cl->uid = cred.uid;
+	ret = mdgpud_limits_charge(t->limits, cl->uid,
+				   MDGPUD_LIMIT_CONNECTIONS, 1);
+	if (ret) {
+		/* Answered once its hello is in, if there is room to wait. */
+		if (t->nr_refused >= mdgpud_sock_refused_max)
+			goto drop;
+		cl->refuse = ret;
+	} else {
+		cl->charged_conn = true;
+		if (t->nr_clients >= t->cfg->max_vgpus +
+				     mdgpud_sock_pending_max) {
+			mdgpud_sock_log_full(t);
+			goto drop;
+		}
 	}
-	if (mdgpud_core_watch(t->core, fd, mdgpud_sock_client_event, cl)) {
-		close(fd);
-		free(cl);
-		return;
-	}
+	if (mdgpud_core_watch(t->core, fd, mdgpud_sock_client_event, cl))
+		goto drop;
+	cl->deadline_ns = mdgpud_sock_now_ns() +
+			  (uint64_t)t->cfg->handshake_timeout_ms * 1000000ULL;
 	cl->next = t->clients;
 	t->clients = cl;
-	t->nr_clients++;
+	if (cl->refuse)
+		t->nr_refused++;
+	else
+		t->nr_clients++;
+	if (!t->timer_at_ns || cl->deadline_ns < t->timer_at_ns)
+		mdgpud_sock_timer_arm(t);
+	return;
+drop:
+	if (cl->charged_conn)
+		mdgpud_limits_uncharge(t->limits, cl->uid,
+				       MDGPUD_LIMIT_CONNECTIONS, 1);
+	close(fd);
+	free(cl);
 }
 
 /* ---------------------------------------------------------------- */
@@ -489,6 +659,10 @@ static void mdgpud_sock_destroy(struct mdgpud_transport *t)
 		return;
 	while (t->clients)
 		mdgpud_sock_client_free(t->clients);
+	if (t->timer_fd >= 0) {
+		mdgpud_core_unwatch(t->core, t->timer_fd);
+		close(t->timer_fd);
+	}
 	if (t->listen_fd >= 0) {
 		mdgpud_core_unwatch(t->core, t->listen_fd);
 		close(t->listen_fd);
@@ -508,8 +682,20 @@ static int mdgpud_sock_create(struct mdgpud_core *core,
 		return -ENOMEM;
 	t->core = core;
 	t->cfg = mdgpud_core_config(core);
+	t->limits = mdgpud_core_limits(core);
 	t->listen_fd = -1;
-	(void)cfg;
+	t->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+				     TFD_NONBLOCK | TFD_CLOEXEC);
+	if (t->timer_fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	ret = mdgpud_core_watch(core, t->timer_fd, mdgpud_sock_timer_event, t);
+	if (ret) {
+		close(t->timer_fd);
+		t->timer_fd = -1;
+		goto err;
+	}
 	ret = mdgpud_sock_listen(t);
 	if (ret)
 		goto err;

@@ -16,6 +16,11 @@
 
 #define MDGPUD_DEFAULT_CONFIG	"/etc/mdgpu/mdgpud.conf"
 
+/* Most uids uid_limits_exempt may name. */
+#define MDGPUD_UID_EXEMPT_MAX		16
+/* ctx_overhead_mib = auto. */
+#define MDGPUD_CTX_OVERHEAD_AUTO	UINT64_MAX
+
 /* Every key of the config file; Documentation/daemon.md lists them. */
 struct mdgpud_config {
 	char socket_path[108];		/* socket_path */
@@ -52,6 +57,23 @@ struct mdgpud_config {
 	char admin_socket_path[108];	/* admin_socket_path, "" = derived
 					 * from socket_path, "none" = off */
 	uint32_t admin_socket_mode;	/* admin_socket_mode, octal */
+	/*
+	 * Per-uid limits of socket clients (core/limits.c) and the socket
+	 * handshake bound; 0 = unlimited for the uid_max_* keys.
+	 */
+	uint32_t uid_max_connections;	/* uid_max_connections, handshakes
+					 * included */
+	uint32_t uid_max_vgpus;		/* uid_max_vgpus */
+	uint64_t uid_max_pinned_mib;	/* uid_max_pinned_mib: apertures,
+					 * host_bytes included */
+	uint32_t uid_limits_exempt[MDGPUD_UID_EXEMPT_MAX];
+	uint32_t nr_uid_limits_exempt;	/* uid_limits_exempt = uid,uid,... */
+	uint32_t limit_log_interval_s;	/* limit_log_interval_s */
+	uint32_t handshake_timeout_ms;	/* handshake_timeout_ms */
+	/* ctx_overhead_mib: device memory a vGPU's context costs besides its
+	 * quota, reserved at admission; MDGPUD_CTX_OVERHEAD_AUTO = the
+	 * backend's default (vgpu.c). */
+	uint64_t ctx_overhead_mib;
 };
 
 void mdgpud_config_defaults(struct mdgpud_config *cfg);
