@@ -4,7 +4,8 @@
  *
  * cuModuleLoadData takes an image without its length; the length is found
  * from the image, as the real driver does: PTX is text up to its NUL, a
- * cubin is an ELF64 file whose extent its headers give.
+ * cubin is an ELF64 file whose extent its headers give, a fatbin is its
+ * header and the entry bytes the header counts.
  */
 #include <elf.h>
 #include <errno.h>
@@ -19,6 +20,23 @@
  * for. */
 static const uint32_t mdgpu_cu_fatbin_magic = 0xba55ed50U;
 static const uint32_t mdgpu_cu_fatbin_wrapper_magic = 0x466243b1U;
+
+/* The fatbin header (fatbinary_section.h's layout): entries follow it. */
+struct mdgpu_cu_fatbin_header {
+	uint32_t magic;
+	uint16_t version;		/* 1 */
+	uint16_t header_size;		/* bytes, >= sizeof(this) */
+	uint64_t fat_size;		/* bytes of entries after the header */
+};
+
+/* nvcc's wrapper (__fatBinC_Wrapper_t) in .nvFatBinSegment. */
+struct mdgpu_cu_fatbin_wrapper {
+	uint32_t magic;
+	uint32_t version;		/* 1: data is the fatbin; 2: needs
+					 * device linking */
+	const void *data;
+	const void *filename_or_fatbins;
+};
 
 /* end = max(end, off + n * entsize), overflow-checked; false on overflow. */
 static bool mdgpu_cu_extent(uint64_t *end, uint64_t off, uint64_t n,
@@ -81,6 +99,35 @@ static int mdgpu_cu_elf_size(const unsigned char *p, size_t max,
 	return 0;
 }
 
+static int mdgpu_cu_fatbin_size(const unsigned char *p, size_t max,
+				size_t *size)
+{
+	struct mdgpu_cu_fatbin_header h;
+	uint64_t end;
+
+	if (max < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, p, sizeof(h));
+	if (h.version != 1 || h.header_size < sizeof(h))
+		return -EINVAL;
+	if (__builtin_add_overflow(h.fat_size, (uint64_t)h.header_size, &end))
+		return -EINVAL;
+	if (end > max)
+		return -E2BIG;
+	*size = end;
+	return 0;
+}
+
+const void *mdgpu_cu_fatbin_unwrap(const void *wrapper)
+{
+	struct mdgpu_cu_fatbin_wrapper w;
+
+	memcpy(&w, wrapper, sizeof(w));
+	if (w.magic != mdgpu_cu_fatbin_wrapper_magic || w.version != 1)
+		return NULL;
+	return w.data;
+}
+
 /*
  * Does the image start with the n bytes of magic.  Byte by byte, stopping
  * at the first difference: a short PTX text ends in a NUL, which no magic
@@ -106,9 +153,12 @@ int mdgpu_cu_image_size(const void *image, size_t max,
 		return -EINVAL;
 	memcpy(fb, &mdgpu_cu_fatbin_magic, sizeof(fb));
 	memcpy(wrap, &mdgpu_cu_fatbin_wrapper_magic, sizeof(wrap));
-	if (mdgpu_cu_starts(p, fb, sizeof(fb)) ||
-	    mdgpu_cu_starts(p, wrap, sizeof(wrap))) {
+	if (mdgpu_cu_starts(p, fb, sizeof(fb))) {
 		*kind = MDGPU_CU_IMAGE_FATBIN;
+		return mdgpu_cu_fatbin_size(p, max, size);
+	}
+	if (mdgpu_cu_starts(p, wrap, sizeof(wrap))) {
+		*kind = MDGPU_CU_IMAGE_WRAPPER;
 		return -EOPNOTSUPP;
 	}
 	if (mdgpu_cu_starts(p, (const unsigned char *)ELFMAG, SELFMAG)) {

@@ -1,28 +1,153 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * libcuda: modules, functions and launches.
+ * libcuda: modules, functions, globals and function attributes.
  *
- * An image's kind and size come from the image (image.c).  PTX and ELF
- * cubins are loaded by the daemon; fatbins are not supported yet.
+ * An image's kind and size come from the image (image.c).  PTX, ELF
+ * cubins and fatbins are passed whole to the daemon, whose host driver
+ * loads them (a fatbin as MDGPU_MODULE_CUBIN: the worker hands every
+ * image to cuModuleLoadDataEx, which picks the fatbin's entry for the
+ * GPU).  Loading is eager: a module's code is on the vGPU once the load
+ * returns.
  *
- * A launch with `extra` (CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE) passes the
- * caller's buffer as the parameter blob.  A launch with `kernelParams`
- * needs each parameter's offset and size: for a PTX module they are
- * parsed from the function's .entry line; for a cubin the daemon does
- * not report them yet, and such a launch is CUDA_ERROR_NOT_SUPPORTED.
- * Launches are queued (asynchronous); their errors show at the next
- * synchronising call.
+ * A function's attributes and parameter layout are the host driver's
+ * (FUNC_INFO, asked once at cuModuleGetFunction and again after a
+ * cuFuncSetAttribute).  From a daemon without FUNC_INFO (it answers
+ * -EOPNOTSUPP or -EINVAL) the layout of a PTX module's function is parsed
+ * from its .entry line and its attributes are CUDA_ERROR_NOT_SUPPORTED.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "priv.h"
+#include "code.h"
+
+bool mdgpu_cu_name_ok(const char *name)
+{
+	size_t len;
+
+	if (!name)
+		return false;
+	len = strnlen(name, MDGPU_NAME_MAX + 1);
+	return len && len <= MDGPU_NAME_MAX;
+}
+
+CUresult mdgpu_cu_jit_options(unsigned n, CUjit_option *options,
+			      void **values)
+{
+	if (n && (!options || !values))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < n; i++) {
+		switch (options[i]) {
+		case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+		case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+			values[i] = NULL;	/* bytes written: 0 */
+			break;
+		case CU_JIT_INFO_LOG_BUFFER:
+		case CU_JIT_ERROR_LOG_BUFFER:
+			/* An empty string if the buffer has room for one. */
+			for (unsigned j = 0; j < n; j++) {
+				CUjit_option sz = options[i] ==
+					CU_JIT_INFO_LOG_BUFFER ?
+					CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES :
+					CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+
+				if (options[j] == sz && values[j] && values[i])
+					*(char *)values[i] = '\0';
+			}
+			break;
+		case CU_JIT_WALL_TIME:
+			memset(&values[i], 0, sizeof(float));
+			break;
+		default:
+			break;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult mdgpu_cu_image(const char *who, const void *image,
+			const void **start, size_t *size, uint32_t *kind)
+{
+	enum mdgpu_cu_image_kind k = 0;
+	int ret;
+
+	if (!image)
+		return CUDA_ERROR_INVALID_VALUE;
+	ret = mdgpu_cu_image_size(image, MDGPU_MODULE_MAX, &k, size);
+	if (ret == -EOPNOTSUPP && k == MDGPU_CU_IMAGE_WRAPPER) {
+		image = mdgpu_cu_fatbin_unwrap(image);
+		if (!image) {
+			mdgpu_cu_log("%s: a fatbin wrapper that needs device "
+				     "linking is not supported", who);
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		ret = mdgpu_cu_image_size(image, MDGPU_MODULE_MAX, &k, size);
+		if (!ret && k != MDGPU_CU_IMAGE_FATBIN)
+			ret = -EINVAL;
+	}
+	if (ret == -E2BIG)
+		mdgpu_cu_log("%s: image larger than %u bytes", who,
+			     MDGPU_MODULE_MAX);
+	if (ret)
+		return CUDA_ERROR_INVALID_IMAGE;
+	*start = image;
+	*kind = k == MDGPU_CU_IMAGE_PTX ? MDGPU_MODULE_PTX : MDGPU_MODULE_CUBIN;
+	return CUDA_SUCCESS;
+}
+
+CUresult mdgpu_cu_read_file(const char *who, const char *path, char **buf,
+			    size_t *len)
+{
+	struct stat st;
+	size_t done = 0;
+	char *b;
+	int fd;
+
+	if (!path)
+		return CUDA_ERROR_INVALID_VALUE;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size > (off_t)MDGPU_MODULE_MAX) {
+		mdgpu_cu_log("%s: %s: not a regular file of at most %u bytes",
+			     who, path, MDGPU_MODULE_MAX);
+		close(fd);
+		return CUDA_ERROR_INVALID_IMAGE;
+	}
+	b = malloc((size_t)st.st_size + 1);
+	if (!b) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	while (done < (size_t)st.st_size) {
+		ssize_t n = read(fd, b + done, (size_t)st.st_size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	close(fd);
+	if (done != (size_t)st.st_size) {
+		free(b);
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	}
+	b[done] = '\0';
+	*buf = b;
+	*len = done;
+	return CUDA_SUCCESS;
+}
 
 static void mdgpu_cu_func_drop(CUfunction f)
 {
 	mdgpu_cu_set_del(&mdgpu_cu.funcs, f);
 	mdgpu_cu_layout_free(&f->layout);
+	free(f->info);
 	free(f->name);
 	free(f);
 }
@@ -35,6 +160,10 @@ static void mdgpu_cu_mod_drop(CUmodule m)
 		if (f->mod == m)
 			mdgpu_cu_func_drop(f);
 	}
+	/* Its globals' ranges are the daemon's to free, with the module. */
+	for (size_t i = 0; i < m->globals.n; i++)
+		mdgpu_cu_alloc_forget(m->globals.v[i]);
+	free(m->globals.v);
 	mdgpu_module_unload(mdgpu_cu.g, m->module);
 	mdgpu_cu_set_del(&mdgpu_cu.mods, m);
 	free(m->ptx);
@@ -46,116 +175,124 @@ void mdgpu_cu_module_release(CUcontext ctx)
 	for (size_t i = mdgpu_cu.mods.n; i-- > 0;) {
 		CUmodule m = mdgpu_cu.mods.v[i];
 
-		if (m->ctx == ctx)
+		if (m->ctx == ctx && !m->lib)
 			mdgpu_cu_mod_drop(m);
 	}
 }
 
-static CUresult mdgpu_cu_load(CUmodule *module, const void *image)
+CUresult mdgpu_cu_module_new(const char *who, CUcontext ctx,
+			     const void *image, CUmodule *out)
 {
-	enum mdgpu_cu_image_kind kind = 0;
-	size_t size = 0;
-	CUcontext ctx;
+	const void *start;
+	uint32_t kind;
+	size_t size;
 	CUmodule m;
 	CUresult r;
 	int ret;
 
-	if (!module || !image)
-		return CUDA_ERROR_INVALID_VALUE;
-	ret = mdgpu_cu_image_size(image, MDGPU_MODULE_MAX, &kind, &size);
-	if (ret == -EOPNOTSUPP) {
-		mdgpu_cu_log("cuModuleLoadData: fatbin images are not "
-			     "supported");
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
-	if (ret)
-		return CUDA_ERROR_INVALID_IMAGE;
-	r = mdgpu_cu_enter_ctx(&ctx);
+	r = mdgpu_cu_image(who, image, &start, &size, &kind);
 	if (r)
 		return r;
 	m = calloc(1, sizeof(*m));
 	if (!m || mdgpu_cu_set_add(&mdgpu_cu.mods, m)) {
 		free(m);
-		r = CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	m->ctx = ctx;
-	if (kind == MDGPU_CU_IMAGE_PTX) {
+	if (kind == MDGPU_MODULE_PTX) {
 		/* Kept for the parameter layouts of its functions. */
 		m->ptx = malloc(size);
 		if (!m->ptx) {
 			r = CUDA_ERROR_OUT_OF_MEMORY;
 			goto fail;
 		}
-		memcpy(m->ptx, image, size);
+		memcpy(m->ptx, start, size);
 		m->ptx_len = size - 1;
 	}
-	ret = mdgpu_module_load(mdgpu_cu.g, kind == MDGPU_CU_IMAGE_PTX ?
-				MDGPU_MODULE_PTX : MDGPU_MODULE_CUBIN,
-				image, size, &m->module);
+	ret = mdgpu_module_load(mdgpu_cu.g, kind, start, size, &m->module);
 	if (ret) {
-		mdgpu_cu_log("cuModuleLoadData: %s",
-			     mdgpu_last_error(mdgpu_cu.g));
+		mdgpu_cu_log("%s: %s", who, mdgpu_last_error(mdgpu_cu.g));
 		r = ret == -EINVAL ? CUDA_ERROR_INVALID_IMAGE :
-		    mdgpu_cu_result(ret);
+		    mdgpu_cu_error(ret);
 		goto fail;
 	}
-	*module = m;
-	goto out;
+	*out = m;
+	return CUDA_SUCCESS;
 fail:
 	mdgpu_cu_set_del(&mdgpu_cu.mods, m);
 	free(m->ptx);
 	free(m);
-out:
+	return r;
+}
+
+CUresult mdgpu_cu_module_unload(CUmodule m)
+{
+	/* Queued launches may still use its code. */
+	CUresult r = mdgpu_cu_error(mdgpu_synchronize(mdgpu_cu.g));
+
+	mdgpu_cu_mod_drop(m);
+	return r;
+}
+
+static CUresult mdgpu_cu_load(const char *who, CUmodule *module,
+			      const void *image)
+{
+	CUcontext ctx;
+	CUresult r;
+
+	if (!module || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	r = mdgpu_cu_module_new(who, ctx, image, module);
 	mdgpu_cu_leave();
 	return r;
 }
 
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
 {
-	return mdgpu_cu_load(module, image);
+	return mdgpu_cu_load("cuModuleLoadData", module, image);
 }
 
-/*
- * JIT options: the JIT runs in the daemon's worker, which takes none of
- * them from here.  Output options are answered as "nothing written"
- * (empty logs, zero wall time); the others are hints and are ignored.
- */
+CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+	return mdgpu_cu_load("cuModuleLoadFatBinary", module, fatCubin);
+}
+
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
 				    unsigned int numOptions,
 				    CUjit_option *options,
 				    void **optionValues)
 {
-	if (numOptions && (!options || !optionValues))
-		return CUDA_ERROR_INVALID_VALUE;
-	for (unsigned i = 0; i < numOptions; i++) {
-		switch (options[i]) {
-		case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
-		case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
-			optionValues[i] = NULL;	/* bytes written: 0 */
-			break;
-		case CU_JIT_INFO_LOG_BUFFER:
-		case CU_JIT_ERROR_LOG_BUFFER:
-			/* An empty string if the buffer has room for one. */
-			for (unsigned j = 0; j < numOptions; j++) {
-				CUjit_option sz = options[i] ==
-					CU_JIT_INFO_LOG_BUFFER ?
-					CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES :
-					CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+	CUresult r = mdgpu_cu_jit_options(numOptions, options, optionValues);
 
-				if (options[j] == sz && optionValues[j] &&
-				    optionValues[i])
-					*(char *)optionValues[i] = '\0';
-			}
-			break;
-		case CU_JIT_WALL_TIME:
-			memset(&optionValues[i], 0, sizeof(float));
-			break;
-		default:
-			break;
-		}
-	}
-	return mdgpu_cu_load(module, image);
+	if (r)
+		return r;
+	return mdgpu_cu_load("cuModuleLoadDataEx", module, image);
+}
+
+CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
+{
+	const void *start;
+	uint32_t kind;
+	size_t len, size;
+	CUresult r;
+	char *buf;
+
+	if (!module || !fname)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_read_file("cuModuleLoad", fname, &buf, &len);
+	if (r)
+		return r;
+	/* The image must lie within the file (PTX: with the NUL appended). */
+	r = mdgpu_cu_image("cuModuleLoad", buf, &start, &size, &kind);
+	if (!r && (start != buf || size > len + (kind == MDGPU_MODULE_PTX)))
+		r = CUDA_ERROR_INVALID_IMAGE;
+	if (!r)
+		r = mdgpu_cu_load("cuModuleLoad", module, buf);
+	free(buf);
+	return r;
 }
 
 CUresult CUDAAPI cuModuleUnload(CUmodule hmod)
@@ -167,41 +304,113 @@ CUresult CUDAAPI cuModuleUnload(CUmodule hmod)
 		return r;
 	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, hmod)) {
 		r = CUDA_ERROR_INVALID_HANDLE;
+	} else if (hmod->lib) {
+		mdgpu_cu_log("cuModuleUnload: a library's module goes with "
+			     "cuLibraryUnload");
+		r = CUDA_ERROR_INVALID_HANDLE;
 	} else {
-		r = mdgpu_cu_result(mdgpu_synchronize(mdgpu_cu.g));
-		mdgpu_cu_mod_drop(hmod);
+		r = mdgpu_cu_module_unload(hmod);
 	}
 	mdgpu_cu_leave();
 	return r;
 }
 
-CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
-				     const char *name)
+CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 {
-	CUfunction f;
-	CUcontext ctx;
 	CUresult r;
-	size_t len;
-	int ret;
 
-	if (!hfunc || !name)
+	if (!mode)
 		return CUDA_ERROR_INVALID_VALUE;
-	len = strnlen(name, MDGPU_NAME_MAX + 1);
-	if (!len || len > MDGPU_NAME_MAX)
-		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter_ctx(&ctx);
+	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, hmod)) {
-		r = CUDA_ERROR_INVALID_HANDLE;
-		goto out;
+	*mode = CU_MODULE_EAGER_LOADING;
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
+/*
+ * The layout from FUNC_INFO: each parameter must lie inside the largest
+ * parameter buffer of a launch; bytes is the end of the furthest.
+ */
+static int mdgpu_cu_info_layout(const struct mdgpu_func_info *fi,
+				struct mdgpu_cu_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	if (fi->nr_params > MDGPU_PARAMS_MAX)
+		return -E2BIG;
+	if (fi->nr_params) {
+		l->params = calloc(fi->nr_params, sizeof(*l->params));
+		if (!l->params)
+			return -ENOMEM;
 	}
+	for (uint32_t i = 0; i < fi->nr_params; i++) {
+		const struct mdgpu_func_param *p = &fi->param[i];
+
+		if (p->offset > MDGPU_PARAMS_MAX ||
+		    p->size > MDGPU_PARAMS_MAX - p->offset) {
+			mdgpu_cu_layout_free(l);
+			return -E2BIG;
+		}
+		l->params[i].offset = p->offset;
+		l->params[i].size = p->size;
+		if (p->offset + p->size > l->bytes)
+			l->bytes = p->offset + p->size;
+	}
+	l->count = fi->nr_params;
+	return 0;
+}
+
+/* The function's info and parameter layout, at its first lookup. */
+static CUresult mdgpu_cu_func_describe(CUfunction f)
+{
+	CUmodule m = f->mod;
+	int ret = mdgpu_func_info(mdgpu_cu.g, f->func, &f->info);
+	int lr;
+
+	if (!ret) {
+		lr = mdgpu_cu_info_layout(f->info, &f->layout);
+		if (lr == -ENOMEM)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		f->layout_known = lr == 0;
+		if (lr)
+			mdgpu_cu_log("%s: parameters past %u bytes: "
+				     "kernelParams launches not supported",
+				     f->name, MDGPU_PARAMS_MAX);
+		return CUDA_SUCCESS;
+	}
+	if (ret != -EOPNOTSUPP && ret != -EINVAL)
+		return mdgpu_cu_error(ret);
+	/* A daemon without FUNC_INFO: the PTX tells the layout. */
+	f->info = NULL;
+	if (!m->ptx) {
+		mdgpu_cu_log("%s: the daemon reports no parameter layout: "
+			     "kernelParams launches not supported", f->name);
+		return CUDA_SUCCESS;
+	}
+	lr = mdgpu_cu_ptx_layout(m->ptx, m->ptx_len, f->name, MDGPU_PARAMS_MAX,
+				 &f->layout);
+	if (lr == -ENOMEM)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	f->layout_known = lr == 0;
+	if (lr)
+		mdgpu_cu_log("%s: parameter layout unknown (%d): kernelParams "
+			     "launches not supported", f->name, lr);
+	return CUDA_SUCCESS;
+}
+
+CUresult mdgpu_cu_function(CUmodule m, const char *name, CUfunction *out)
+{
+	CUfunction f;
+	CUresult r;
+	int ret;
+
 	/* The same name gives the same handle, as with the real driver. */
 	for (size_t i = 0; i < mdgpu_cu.funcs.n; i++) {
 		f = mdgpu_cu.funcs.v[i];
-		if (f->mod == hmod && !strcmp(f->name, name)) {
-			*hfunc = f;
-			goto out;
+		if (f->mod == m && !strcmp(f->name, name)) {
+			*out = f;
+			return CUDA_SUCCESS;
 		}
 	}
 	f = calloc(1, sizeof(*f));
@@ -210,126 +419,284 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 		if (f)
 			free(f->name);
 		free(f);
-		r = CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	f->mod = hmod;
-	ret = mdgpu_func_get(mdgpu_cu.g, hmod->module, name, &f->func);
-	if (!ret && hmod->ptx) {
-		int lr = mdgpu_cu_ptx_layout(hmod->ptx, hmod->ptx_len, name,
-					     MDGPU_PARAMS_MAX, &f->layout);
-
-		f->layout_known = lr == 0;
-		if (lr)
-			mdgpu_cu_log("%s: parameter layout unknown (%d): "
-				     "kernelParams launches not supported",
-				     name, lr);
-	}
-	if (ret) {
+	f->mod = m;
+	ret = mdgpu_func_get(mdgpu_cu.g, m->module, name, &f->func);
+	r = ret ? mdgpu_cu_error(ret) : mdgpu_cu_func_describe(f);
+	if (r) {
 		mdgpu_cu_func_drop(f);
-		r = mdgpu_cu_result(ret);
-		goto out;
+		return r;
 	}
-	*hfunc = f;
-out:
-	mdgpu_cu_leave();
-	return r;
-}
-
-/* The parameter blob of `extra`: BUFFER_POINTER and BUFFER_SIZE, END. */
-static CUresult mdgpu_cu_extra(void **extra, const void **buf, size_t *len)
-{
-	bool have_buf = false, have_len = false;
-
-	for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
-			*buf = extra[i + 1];
-			have_buf = true;
-		} else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
-			if (!extra[i + 1])
-				return CUDA_ERROR_INVALID_VALUE;
-			*len = *(const size_t *)extra[i + 1];
-			have_len = true;
-		} else {
-			return CUDA_ERROR_INVALID_VALUE;
-		}
-	}
-	if (have_buf != have_len || (have_len && *len && !*buf))
-		return CUDA_ERROR_INVALID_VALUE;
+	*out = f;
 	return CUDA_SUCCESS;
 }
 
-/* The blob of `kernelParams` by the function's layout, into buf. */
-static CUresult mdgpu_cu_pack(CUfunction f, void **params, unsigned char *buf,
-			      size_t *len)
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+				     const char *name)
 {
-	if (!f->layout_known)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	if (f->layout.count && !params)
-		return CUDA_ERROR_INVALID_VALUE;
-	memset(buf, 0, f->layout.bytes);
-	for (uint32_t i = 0; i < f->layout.count; i++) {
-		const struct mdgpu_cu_param *p = &f->layout.params[i];
-
-		if (!params[i])
-			return CUDA_ERROR_INVALID_VALUE;
-		memcpy(buf + p->offset, params[i], p->size);
-	}
-	*len = f->layout.bytes;
-	return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
-				unsigned int gridDimY, unsigned int gridDimZ,
-				unsigned int blockDimX, unsigned int blockDimY,
-				unsigned int blockDimZ,
-				unsigned int sharedMemBytes, CUstream hStream,
-				void **kernelParams, void **extra)
-{
-	const uint32_t grid[3] = { gridDimX, gridDimY, gridDimZ };
-	const uint32_t block[3] = { blockDimX, blockDimY, blockDimZ };
-	unsigned char packed[MDGPU_PARAMS_MAX];
-	const void *blob = NULL;
-	size_t len = 0;
 	CUcontext ctx;
 	CUresult r;
 
-	if (kernelParams && extra)
+	if (!hfunc || !mdgpu_cu_name_ok(name))
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.funcs, f)) {
+	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, hmod))
 		r = CUDA_ERROR_INVALID_HANDLE;
-		goto out;
-	}
-	r = mdgpu_cu_stream_check(hStream);
-	if (r)
-		goto out;
-	if (extra) {
-		r = mdgpu_cu_extra(extra, &blob, &len);
-	} else if (kernelParams || !f->layout_known) {
-		/* No kernelParams and no layout: the caller says the kernel
-		 * takes no parameters; the daemon checks. */
-		if (kernelParams) {
-			r = mdgpu_cu_pack(f, kernelParams, packed, &len);
-			blob = packed;
-		}
-	} else {
-		r = mdgpu_cu_pack(f, NULL, packed, &len);
-		blob = packed;
-	}
-	if (r)
-		goto out;
-	if (len > MDGPU_PARAMS_MAX) {
-		r = CUDA_ERROR_INVALID_VALUE;
-		goto out;
-	}
-	r = mdgpu_cu_result(mdgpu_launch(mdgpu_cu.g, f->func, grid, block,
-					 sharedMemBytes, blob,
-					 (uint32_t)len));
-out:
+	else
+		r = mdgpu_cu_function(hmod, name, hfunc);
 	mdgpu_cu_leave();
 	return r;
 }
-MDGPU_CU_ALIAS(cuLaunchKernel_ptsz, cuLaunchKernel);
+
+CUresult mdgpu_cu_global(CUmodule m, CUcontext ctx, const char *name,
+			 CUdeviceptr *dptr, size_t *bytes)
+{
+	struct mdgpu_cu_alloc *a;
+	mdgpu_devptr addr = 0;
+	uint64_t size = 0;
+	int ret;
+
+	ret = mdgpu_module_global(mdgpu_cu.g, m->module, name, &addr, &size);
+	if (ret)
+		return mdgpu_cu_error(ret);
+	if (size > SIZE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Recorded once, so that copies and memsets may name it. */
+	if (size && !mdgpu_cu_alloc_range(addr, size)) {
+		a = mdgpu_cu_alloc_add(ctx, addr, size, true);
+		if (!a)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		if (mdgpu_cu_set_add(&m->globals, a)) {
+			mdgpu_cu_alloc_forget(a);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	if (dptr)
+		*dptr = (CUdeviceptr)addr;
+	if (bytes)
+		*bytes = (size_t)size;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
+				      CUmodule hmod, const char *name)
+{
+	CUcontext ctx;
+	CUresult r;
+
+	if (!mdgpu_cu_name_ok(name))
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, hmod))
+		r = CUDA_ERROR_INVALID_HANDLE;
+	else
+		r = mdgpu_cu_global(hmod, ctx, name, dptr, bytes);
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult mdgpu_cu_func_attr(CUfunction f, int attrib, int *value)
+{
+	int32_t v;
+
+	if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX ||
+	    attrib >= MDGPU_FUNC_ATTR_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f->info) {
+		mdgpu_cu_log("cuFuncGetAttribute: the daemon reports no "
+			     "function attributes");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	v = f->info->attr[attrib];
+	if (v == MDGPU_ATTR_NONE)
+		return CUDA_ERROR_INVALID_VALUE;
+	*value = v;
+	return CUDA_SUCCESS;
+}
+
+/* After a change the host driver's values are asked again (it may round
+ * or clamp what was set); if that fails the value set is kept. */
+static void mdgpu_cu_func_refresh(CUfunction f, int attrib, int value)
+{
+	struct mdgpu_func_info *fi;
+
+	if (!mdgpu_func_info(mdgpu_cu.g, f->func, &fi)) {
+		free(f->info);
+		f->info = fi;
+	} else if (f->info && attrib >= 0 && attrib < MDGPU_FUNC_ATTR_MAX) {
+		f->info->attr[attrib] = value;
+	}
+}
+
+CUresult mdgpu_cu_func_set_attr(CUfunction f, int attrib, int value)
+{
+	int ret;
+
+	if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX ||
+	    attrib >= MDGPU_FUNC_ATTR_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	ret = mdgpu_func_set_attr(mdgpu_cu.g, f->func, (uint32_t)attrib,
+				  value);
+	if (ret)
+		return mdgpu_cu_error(ret);
+	mdgpu_cu_func_refresh(f, attrib, value);
+	return CUDA_SUCCESS;
+}
+
+CUresult mdgpu_cu_func_cache(CUfunction f, CUfunc_cache config)
+{
+	switch (config) {
+	case CU_FUNC_CACHE_PREFER_NONE:
+	case CU_FUNC_CACHE_PREFER_SHARED:
+	case CU_FUNC_CACHE_PREFER_L1:
+	case CU_FUNC_CACHE_PREFER_EQUAL:
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return mdgpu_cu_error(mdgpu_func_set_attr(mdgpu_cu.g, f->func,
+						  MDGPU_FUNC_ATTR_CACHE_CONFIG,
+						  (int32_t)config));
+}
+
+CUresult mdgpu_cu_param_info(CUfunction f, size_t index, size_t *offset,
+			     size_t *size)
+{
+	if (!offset)		/* size is optional */
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!f->layout_known) {
+		mdgpu_cu_log("cuFuncGetParamInfo: %s: parameter layout "
+			     "unknown", f->name);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (index >= f->layout.count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*offset = f->layout.params[index].offset;
+	if (size)
+		*size = f->layout.params[index].size;
+	return CUDA_SUCCESS;
+}
+
+/* Entry of the cuFunc* calls: the lock held and f live, or an error. */
+static CUresult mdgpu_cu_enter_func(CUfunction f)
+{
+	CUresult r = mdgpu_cu_enter();
+
+	if (r)
+		return r;
+	if (!mdgpu_cu_set_has(&mdgpu_cu.funcs, f)) {
+		mdgpu_cu_leave();
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,
+				    CUfunction hfunc)
+{
+	CUresult r;
+
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_func(hfunc);
+	if (r)
+		return r;
+	r = mdgpu_cu_func_attr(hfunc, (int)attrib, pi);
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc,
+				    CUfunction_attribute attrib, int value)
+{
+	CUresult r = mdgpu_cu_enter_func(hfunc);
+
+	if (r)
+		return r;
+	r = mdgpu_cu_func_set_attr(hfunc, (int)attrib, value);
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+	CUresult r = mdgpu_cu_enter_func(hfunc);
+
+	if (r)
+		return r;
+	r = mdgpu_cu_func_cache(hfunc, config);
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
+				    size_t *paramOffset, size_t *paramSize)
+{
+	CUresult r = mdgpu_cu_enter_func(func);
+
+	if (r)
+		return r;
+	r = mdgpu_cu_param_info(func, paramIndex, paramOffset, paramSize);
+	mdgpu_cu_leave();
+	return r;
+}
+
+/* The name lives as long as the function (its module or library). */
+CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc)
+{
+	CUresult r;
+
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_func(hfunc);
+	if (r)
+		return r;
+	*name = hfunc->name;
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
+{
+	CUresult r;
+
+	if (!hmod)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_func(hfunc);
+	if (r)
+		return r;
+	*hmod = hfunc->mod;
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
+/* Loading is eager: every function is loaded once it is found. */
+CUresult CUDAAPI cuFuncIsLoaded(CUfunctionLoadingState *state,
+				CUfunction function)
+{
+	CUresult r;
+
+	if (!state)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_func(function);
+	if (r)
+		return r;
+	*state = CU_FUNCTION_LOADING_STATE_LOADED;
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncLoad(CUfunction function)
+{
+	CUresult r = mdgpu_cu_enter_func(function);
+
+	if (r)
+		return r;
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}

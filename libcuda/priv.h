@@ -73,18 +73,31 @@ struct mdgpu_cu_host {
 	bool registered;
 };
 
+/*
+ * A module of the vGPU.  ctx is the context that loaded it, NULL for a
+ * library's module (lib set), which no context owns (code.h).
+ */
 struct CUmod_st {
 	CUcontext ctx;
+	struct CUlib_st *lib;
 	uint32_t module;		/* libmdgpu module handle */
 	char *ptx;			/* PTX text, NULL for a cubin */
 	size_t ptx_len;
+	struct mdgpu_cu_set globals;	/* struct mdgpu_cu_alloc * */
 };
 
+/*
+ * A function of a module; a library's kernel (CUkernel) is the function
+ * of the library's module, the same object.  info is the daemon's
+ * FUNC_INFO answer (NULL from a daemon without it); layout comes from
+ * info, else from the module's PTX.
+ */
 struct CUfunc_st {
 	struct CUmod_st *mod;
 	uint32_t func;			/* libmdgpu function handle */
 	char *name;
-	bool layout_known;		/* parameters parsed from the PTX */
+	struct mdgpu_func_info *info;
+	bool layout_known;
 	struct mdgpu_cu_layout layout;
 };
 

@@ -121,17 +121,37 @@ static void test_elf_size(void **state)
 
 static void test_fatbin(void **state)
 {
-	static const uint32_t fb[4] = { 0xba55ed50U, 0x00100001U, 64, 0 };
-	static const uint32_t wrap[4] = { 0x466243b1U, 1, 0, 0 };
+	/* Header: magic, version 1, header 16 bytes, 64 entry bytes. */
+	static const uint32_t fb[20] = { 0xba55ed50U, 0x00100001U, 64, 0 };
+	static const uint32_t v2[4] = { 0xba55ed50U, 0x00100002U, 64, 0 };
+	static const uint32_t short_hdr[4] = { 0xba55ed50U, 0x00080001U, 0, 0 };
+	static const uint32_t huge[4] = { 0xba55ed50U, 0x00100001U,
+					  0xfffffff8U, 0xffffffffU };
+	struct { uint32_t magic, version; const void *data, *f; } wrap =
+		{ 0x466243b1U, 1, fb, NULL }, wrap2 = { 0x466243b1U, 2, fb, fb };
 	enum mdgpu_cu_image_kind kind = 0;
-	size_t size;
+	size_t size = 0;
 
 	(void)state;
-	assert_int_equal(mdgpu_cu_image_size(fb, sizeof(fb), &kind, &size),
-			 -EOPNOTSUPP);
+	assert_int_equal(mdgpu_cu_image_size(fb, sizeof(fb), &kind, &size), 0);
 	assert_int_equal(kind, MDGPU_CU_IMAGE_FATBIN);
-	assert_int_equal(mdgpu_cu_image_size(wrap, sizeof(wrap), &kind, &size),
+	assert_int_equal(size, 80);
+	/* The header's count past max, other versions, short headers, a
+	 * count that overflows. */
+	assert_int_equal(mdgpu_cu_image_size(fb, 79, &kind, &size), -E2BIG);
+	assert_int_equal(mdgpu_cu_image_size(fb, 12, &kind, &size), -EINVAL);
+	assert_int_equal(mdgpu_cu_image_size(v2, sizeof(v2), &kind, &size),
+			 -EINVAL);
+	assert_int_equal(mdgpu_cu_image_size(short_hdr, sizeof(short_hdr),
+					     &kind, &size), -EINVAL);
+	assert_int_equal(mdgpu_cu_image_size(huge, sizeof(huge), &kind, &size),
+			 -EINVAL);
+	/* The wrapper: version 1 points to the fatbin, 2 is refused. */
+	assert_int_equal(mdgpu_cu_image_size(&wrap, sizeof(wrap), &kind, &size),
 			 -EOPNOTSUPP);
+	assert_int_equal(kind, MDGPU_CU_IMAGE_WRAPPER);
+	assert_ptr_equal(mdgpu_cu_fatbin_unwrap(&wrap), fb);
+	assert_null(mdgpu_cu_fatbin_unwrap(&wrap2));
 }
 
 /* A cubin nvcc built from a .cu (when the toolkit is here), as the

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Runs test_code on mdgpu's libcuda.so.1 against a real build/mdgpud on a
+# temporary socket: once on the sim backend, and once on the cuda backend
+# over the fake libcuda of CI (build/cuda-fake, worker build/mdgpud-worker)
+# when both are built (make check-daemon builds them), else that run is
+# skipped with the reason.
+#   run-code-tests.sh LIBDIR PROGRAM   (BUILD: the build directory)
+set -u
+
+LIBDIR=$1
+PROG=$2
+BUILD=${BUILD:?}
+TMP=$(mktemp -d /tmp/mdgpu-code-test.XXXXXX)
+DPID=
+FAILS=0
+
+stop() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	DPID=
+}
+cleanup() {
+	stop
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# start BACKEND [env...]: an mdgpud on $TMP/BACKEND.sock.
+start() {
+	local backend=$1 sock=$TMP/$1.sock
+	shift
+	env "$@" "$BUILD/mdgpud" -o "backend=$backend" -o sim_realtime=0 \
+		-o "cuda_worker=$BUILD/mdgpud-worker" -o "socket_path=$sock" \
+		-o "admin_socket_path=$TMP/$backend-admin.sock" \
+		-o cuda_fb_reserve_mib=1 -o log_level=info 2>"$TMP/$backend.log" &
+	DPID=$!
+	for _ in $(seq 200); do
+		[ -S "$sock" ] && return 0
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	DPID=
+	# The fake libcuda behind the worker's needs: a skip, with the reason.
+	if grep -q "no usable GPU" "$TMP/$backend.log"; then
+		echo "SKIP: $backend backend run: $(grep -m1 'no usable GPU' "$TMP/$backend.log")"
+		return 2
+	fi
+	cat "$TMP/$backend.log"
+	echo "FAIL: mdgpud ($backend) did not create $sock"
+	return 1
+}
+
+run() {
+	local backend=$1
+	shift
+	env -u MDGPU_DEVICE -u MDGPU_VFIO LD_LIBRARY_PATH="$LIBDIR" \
+		MDGPU_SOCKET="$TMP/$backend.sock" MDGPU_TYPE=1g \
+		MDGPU_TEST_BACKEND="$backend" "$@"
+}
+
+if start sim; then
+	run sim "$PROG" || FAILS=$((FAILS + 1))
+else
+	FAILS=$((FAILS + 1))
+fi
+stop
+
+if [ -x "$BUILD/mdgpud-worker" ] && [ -f "$BUILD/cuda-fake/libcuda.so.1" ]; then
+	start cuda LD_LIBRARY_PATH="$BUILD/cuda-fake"
+	case $? in
+	0) run cuda "$PROG" || FAILS=$((FAILS + 1)) ;;
+	1) FAILS=$((FAILS + 1)) ;;
+	esac
+	stop
+else
+	echo "SKIP: cuda backend run: build/mdgpud-worker and build/cuda-fake not built (make check-daemon)"
+fi
+
+echo "run-code-tests ($LIBDIR): $FAILS failed"
+[ "$FAILS" = 0 ]
