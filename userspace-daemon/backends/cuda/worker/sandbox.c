@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -479,14 +480,21 @@ static void mdgpud_sb_reporter(int sock, pid_t worker)
 	if (seccomp_notify_alloc(&req, &resp))
 		_exit(1);
 	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int nr;
 
+		/* POLLHUP: no task uses the filter any more, the worker is
+		 * gone (receive would fail at once, again and again). */
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;
+		if (!(p.revents & POLLIN))
+			continue;
 		memset(req, 0, sizeof(*req));
-		if (seccomp_notify_receive(fd, req)) {
-			if (errno == EINTR || errno == ENOENT)
-				continue;
-			break;	/* the worker and its threads are gone */
-		}
+		/* ENOENT: that syscall's task died or was interrupted. */
+		if (seccomp_notify_receive(fd, req))
+			continue;
 		nr = req->data.nr;
 		if (nr >= 0 && (size_t)nr < sizeof(seen) * 8 &&
 		    !(seen[nr / 8] & (1u << (nr % 8)))) {
