@@ -44,6 +44,7 @@
 
 #include "../backends/cuda/cuda_backend.h"
 #include "../backends/cuda/cuda_rpc.h"
+#include "../backends/cuda/sandbox.h"
 
 /* The hang bound of the tests' backend (cfg.hang_timeout_ms). */
 #define TEST_HANG_MS	2000
@@ -1343,6 +1344,41 @@ static void test_sandbox_worker(void **state)
 	ops->ctx_destroy(ctx);
 }
 
+/*
+ * The supervisor's check of a worker that is not sandboxed (this very
+ * process stands in for it): required refuses it, naming what is
+ * missing; best-effort lets it run and logs the downgrade.  No GPU.
+ */
+static void test_sandbox_downgrade(void **state)
+{
+	struct mdgpud_cuda_sandbox sb = {
+		.mode = MDGPUD_SANDBOX_REQUIRED,
+		.uid = TEST_WORKER_UID,
+		.gid = TEST_WORKER_GID,
+	};
+	uint32_t active = ~0u;
+
+	(void)state;
+	skip_reason[0] = 0;
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
+			 -EPERM);
+	assert_int_equal(active & (MDGPUD_SANDBOX_IDS | MDGPUD_SANDBOX_MOUNTNS),
+			 0);
+	assert_non_null(strstr(skip_reason, "refused"));
+	assert_non_null(strstr(skip_reason, "mountns"));
+	sb.mode = MDGPUD_SANDBOX_BEST_EFFORT;
+	skip_reason[0] = 0;
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
+			 0);
+	assert_non_null(strstr(skip_reason, "DOWNGRADED"));
+	assert_non_null(strstr(skip_reason, "missing ids"));
+	sb.mode = MDGPUD_SANDBOX_OFF;
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
+			 0);
+	assert_int_equal(active, 0);
+	skip_reason[0] = 0;
+}
+
 #ifdef MDGPUD_TEST_CUDA_FAKE
 /*
  * Driver code that makes a syscall outside the allowlist (the fake's
@@ -1452,6 +1488,7 @@ int main(void)
 		cmocka_unit_test(test_orphaned_worker_exits),
 		cmocka_unit_test(test_slice_hints),
 		cmocka_unit_test(test_sandbox_worker),
+		cmocka_unit_test(test_sandbox_downgrade),
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_sandbox_forbidden_syscall),
 #endif
