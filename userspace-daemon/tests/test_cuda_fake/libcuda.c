@@ -35,8 +35,8 @@
  *   MDGPUD_FAKE_CUDA_SYSCALL=mount   the worker tries to mount a tmpfs
  *   MDGPUD_FAKE_CUDA_SYSCALL=execve  the worker tries to run /bin/true
  *   (under the worker sandbox's seccomp filter the first two kill the
- *   worker; execve fails EPERM and the allocation then succeeds; without
- *   the sandbox each call's result is printed and the allocation goes on)
+ *   worker, and execve fails EPERM, after which the allocation succeeds;
+ *   the result of a call that returns is printed on stderr)
  */
 #include "cuda_api.h"
 #include "cuda_rpc.h"
