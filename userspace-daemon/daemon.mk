@@ -35,8 +35,12 @@ W_SRCS := $(filter-out $(W_API_SRCS),$(wildcard $(W_DIR)/*.c)) \
 	$(W_API_SRCS) $(D_DIR)/backends/cuda/kernels/builtin_embed.c
 W_CFLAGS := $(CFLAGS_COMMON) -I$(D_DIR)/include -I$(W_DIR) \
 	-I$(D_DIR)/backends/cuda
+# libseccomp (libseccomp-dev) linked statically: the worker's sandbox
+# (worker/sandbox.c) then needs nothing at run time on the GPU machine.
+W_LIBS := -l:libseccomp.a -ldl
 W_DEPS := $(W_SRCS) $(wildcard $(W_DIR)/*.h) \
-	$(D_DIR)/backends/cuda/cuda_rpc.h $(TOP)/include/common/cpu.h \
+	$(D_DIR)/backends/cuda/cuda_rpc.h $(D_DIR)/backends/cuda/sandbox.h \
+	$(TOP)/include/common/cpu.h \
 	$(D_DIR)/backends/cuda/kernels/builtin.ptx $(TOP)/include/uapi/mdgpu.h
 
 .PHONY: daemon check-daemon kernels
@@ -94,7 +98,7 @@ $(BUILD)/mdgpud-worker: $(W_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(W_CFLAGS) \
 		-DMDGPUD_BUILTIN_PTX_PATH='"$(D_DIR)/backends/cuda/kernels/builtin.ptx"' \
-		$(W_SRCS) -ldl -o $@
+		$(W_SRCS) $(W_LIBS) -o $@
 
 NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) \
 	$(shell command -v nvcc 2>/dev/null))

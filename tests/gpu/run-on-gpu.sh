@@ -4,7 +4,9 @@
 # Everything the cuda backend needs a GPU for, in one go (run from the
 # repository root on the GPU machine):
 #   1. build (make: libraries, mdgpud-worker, the sanitized cuda tests),
-#   2. the cuda tests (tests/test_cuda_api, tests/test_cuda_backend, the
+#   2. the cuda tests, their workers sandboxed (Documentation/daemon.md,
+#      "Worker sandbox"; tests/gpu/sandbox-on-gpu.sh measures it)
+#      (tests/test_cuda_api, tests/test_cuda_backend, the
 #      latter holding the forged-pointer isolation test), and the daemon's
 #      socket-transport integration tests (tests/test_socket) on the cuda
 #      backend (MDGPU_TEST_BACKEND=cuda),
@@ -40,6 +42,9 @@ if [ ! -f /usr/include/cmocka.h ]; then
 	export LIBRARY_PATH="$libdir${LIBRARY_PATH:+:$LIBRARY_PATH}"
 	export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+
+# shellcheck source=tests/gpu/seccomp-deps.sh
+. "$TOP/tests/gpu/seccomp-deps.sh"
 
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version \
 	--format=csv,noheader 2>/dev/null)" | tee "$OUT/tests.log"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "uapi/mdgpu.h"
+#include "mdgpud/backend.h"
 #include "mdgpud/daemon.h"
 #include "mdgpud/handles.h"
 #include "mdgpud/log.h"
@@ -28,6 +29,8 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->sim_sm_count = 132;
 	cfg->cuda_fb_reserve_mib = 1024;
 	cfg->hang_timeout_ms = 5000;
+	cfg->worker_sandbox = MDGPUD_SANDBOX_REQUIRED;
+	strcpy(cfg->worker_user, "65534");
 	cfg->timeslice_us = MDGPU_TIMESLICE_US_DEFAULT;
 	cfg->policy = MDGPU_POLICY_BEST_EFFORT;
 	cfg->cap_window_us = 100000;
@@ -154,6 +157,31 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	S("transport", transport)
 	S("cuda_worker", cuda_worker)
 	S("admin_socket_path", admin_socket_path)
+	S("worker_user", worker_user)
+	S("worker_group", worker_group)
+	S("worker_seccomp_allow", worker_seccomp_allow)
+	if (!strcmp(key, "worker_sandbox")) {
+		if (!strcmp(value, "required"))
+			cfg->worker_sandbox = MDGPUD_SANDBOX_REQUIRED;
+		else if (!strcmp(value, "best-effort"))
+			cfg->worker_sandbox = MDGPUD_SANDBOX_BEST_EFFORT;
+		else if (!strcmp(value, "off"))
+			cfg->worker_sandbox = MDGPUD_SANDBOX_OFF;
+		else
+			ret = -EINVAL;
+		goto out;
+	}
+	if (!strcmp(key, "worker_seccomp")) {
+		if (!strcmp(value, "enforce"))
+			cfg->worker_seccomp_learn = 0;
+		else if (!strcmp(value, "learn"))
+			cfg->worker_seccomp_learn = 1;
+		else if (!strcmp(value, "audit"))
+			cfg->worker_seccomp_learn = 2;
+		else
+			ret = -EINVAL;
+		goto out;
+	}
 	if (!strcmp(key, "admin_socket_mode")) {
 		ret = mdgpud_parse_u64(value, 8, 0, 0777, &v);
 		if (!ret)

@@ -224,6 +224,11 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.sm_count = cfg->sim_sm_count;
 	bcfg.sim_realtime = cfg->sim_realtime;
 	bcfg.worker_path = cfg->cuda_worker[0] ? cfg->cuda_worker : NULL;
+	bcfg.sandbox = cfg->worker_sandbox;
+	bcfg.worker_user = cfg->worker_user;
+	bcfg.worker_group = cfg->worker_group[0] ? cfg->worker_group : NULL;
+	bcfg.seccomp_learn = cfg->worker_seccomp_learn;
+	bcfg.seccomp_allow = cfg->worker_seccomp_allow;
 	ret = c->bops->open(&bcfg, &c->be, &c->gpu);
 	if (ret) {
 		mdgpud_err("backend %s: open: %s", cfg->backend,

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "uapi/mdgpu.h"
+#include "mdgpud/backend.h"
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
 
@@ -129,6 +130,49 @@ static void test_values(void **state)
 					   sizeof(err)), -EINVAL);
 }
 
+/* The worker sandbox keys: default required as uid 65534; each value. */
+static void test_worker_sandbox(void **state)
+{
+	struct mdgpud_config c;
+	char err[256];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_int_equal(c.worker_sandbox, MDGPUD_SANDBOX_REQUIRED);
+	assert_string_equal(c.worker_user, "65534");
+	assert_string_equal(c.worker_group, "");
+	assert_int_equal(c.worker_seccomp_learn, 0);
+	assert_string_equal(c.worker_seccomp_allow, "");
+	assert_int_equal(mdgpud_config_set(&c, "worker_sandbox", "best-effort",
+					   err, sizeof(err)), 0);
+	assert_int_equal(c.worker_sandbox, MDGPUD_SANDBOX_BEST_EFFORT);
+	assert_int_equal(mdgpud_config_set(&c, "worker_sandbox", "off", err,
+					   sizeof(err)), 0);
+	assert_int_equal(c.worker_sandbox, MDGPUD_SANDBOX_OFF);
+	assert_int_equal(mdgpud_config_set(&c, "worker_sandbox", "maybe", err,
+					   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "worker_sandbox"));
+	assert_int_equal(c.worker_sandbox, MDGPUD_SANDBOX_OFF);
+	assert_int_equal(mdgpud_config_set(&c, "worker_seccomp", "learn", err,
+					   sizeof(err)), 0);
+	assert_int_equal(c.worker_seccomp_learn, 1);
+	assert_int_equal(mdgpud_config_set(&c, "worker_seccomp", "audit", err,
+					   sizeof(err)), 0);
+	assert_int_equal(c.worker_seccomp_learn, 2);
+	assert_int_equal(mdgpud_config_set(&c, "worker_seccomp", "kill", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_user", "mdgpu-worker",
+					   err, sizeof(err)), 0);
+	assert_string_equal(c.worker_user, "mdgpu-worker");
+	assert_int_equal(mdgpud_config_set(&c, "worker_group", "video", err,
+					   sizeof(err)), 0);
+	assert_string_equal(c.worker_group, "video");
+	assert_int_equal(mdgpud_config_set(&c, "worker_seccomp_allow",
+					   "sysinfo,shmget", err, sizeof(err)),
+			 0);
+	assert_string_equal(c.worker_seccomp_allow, "sysinfo,shmget");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -136,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_worker_sandbox),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,6 +29,9 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,9 +44,25 @@
 
 #include "../backends/cuda/cuda_backend.h"
 #include "../backends/cuda/cuda_rpc.h"
+#include "../backends/cuda/sandbox.h"
 
 /* The hang bound of the tests' backend (cfg.hang_timeout_ms). */
 #define TEST_HANG_MS	2000
+
+/*
+ * Every worker of these tests is sandboxed (Documentation/daemon.md,
+ * "Worker sandbox") as these ids, chosen apart from 65534 so that the
+ * tests see the configured ids, not a default.  $MDGPUD_TEST_SANDBOX
+ * (required, best-effort, off) and $MDGPUD_TEST_SECCOMP (enforce, learn,
+ * audit) override the mode, tests/gpu/sandbox-on-gpu.sh uses them.
+ */
+#define TEST_WORKER_UID		65533
+#define TEST_WORKER_GID		65532
+static int test_sandbox = MDGPUD_SANDBOX_REQUIRED;
+static int test_seccomp;	/* 0 enforce, 1 learn, 2 audit */
+
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 
 static const struct mdgpud_backend_ops *ops = &mdgpud_backend_cuda;
 static struct mdgpud_backend *be;
@@ -125,6 +144,24 @@ static int group_setup(void **state)
 	cfg.device_ordinal = 0;
 	cfg.worker_path = worker_path;
 	cfg.hang_timeout_ms = TEST_HANG_MS;
+	{
+		const char *m = getenv("MDGPUD_TEST_SANDBOX");
+		const char *sc = getenv("MDGPUD_TEST_SECCOMP");
+
+		if (m && !strcmp(m, "off"))
+			test_sandbox = MDGPUD_SANDBOX_OFF;
+		else if (m && !strcmp(m, "best-effort"))
+			test_sandbox = MDGPUD_SANDBOX_BEST_EFFORT;
+		if (sc && !strcmp(sc, "learn"))
+			test_seccomp = 1;
+		else if (sc && !strcmp(sc, "audit"))
+			test_seccomp = 2;
+	}
+	cfg.sandbox = test_sandbox;
+	cfg.worker_user = STR(TEST_WORKER_UID);
+	cfg.worker_group = STR(TEST_WORKER_GID);
+	cfg.seccomp_learn = test_seccomp;
+	cfg.seccomp_allow = getenv("MDGPUD_TEST_SECCOMP_ALLOW");
 	ret = ops->open(&cfg, &be, &info);
 #ifdef MDGPUD_TEST_CUDA_FAKE
 	if (ret) {
@@ -1177,6 +1214,233 @@ static void test_slice_hints(void **state)
 	ops->ctx_destroy(ctx);
 }
 
+/* "Key:\tv1\tv2 ..." of /proc/PID/status: how many numbers, into v. */
+static int proc_status(pid_t pid, const char *key, unsigned long v[4])
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	int n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + klen + 1, *end;
+
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		for (n = 0; n < 4; n++, p = end) {
+			v[n] = strtoul(p, &end, 10);
+			if (end == p)
+				break;
+		}
+		break;
+	}
+	fclose(f);
+	return n;
+}
+
+static bool dev_allowed(const char *name)
+{
+	return !strcmp(name, "null") || !strcmp(name, "zero") ||
+	       !strcmp(name, "urandom") || !strncmp(name, "nvidia", 6);
+}
+
+/*
+ * A worker runs as the configured unprivileged ids with no groups,
+ * no_new_privs, a seccomp filter, and its own mount namespace whose /dev
+ * holds only null, zero, urandom and every host /dev/nvidia*, whose /tmp
+ * is its own and whose / is read-only.  The supervisor is not dumpable.
+ */
+static void test_sandbox_worker(void **state)
+{
+	char path[PATH_MAX], self_ns[64], w_ns[64];
+	struct mdgpud_bctx *ctx;
+	unsigned long v[4];
+	struct dirent *de;
+	struct statvfs sv;
+	struct stat st;
+	uint64_t d, res;
+	int nodes = 0, fd;
+	pid_t pid;
+	DIR *dir;
+
+	(void)state;
+	REQUIRE_GPU();
+	if (test_sandbox != MDGPUD_SANDBOX_REQUIRED) {
+		printf("SKIPPED: the sandbox is not required "
+		       "($MDGPUD_TEST_SANDBOX)\n");
+		skip();
+	}
+	assert_int_equal(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+	ctx = ctx_new(81);
+	pid = mdgpud_backend_cuda_worker_pid(ctx);
+	assert_true(pid > 0);
+	/* It works in there. */
+	assert_int_equal(ops->mem_alloc(ctx, 1u << 20, &d, &res), 0);
+
+	assert_int_equal(proc_status(pid, "Seccomp", v), 1);
+	assert_int_equal(v[0], 2);
+	assert_int_equal(proc_status(pid, "NoNewPrivs", v), 1);
+	assert_int_equal(v[0], 1);
+	assert_int_equal(proc_status(pid, "Uid", v), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(v[i], TEST_WORKER_UID);
+	assert_int_equal(proc_status(pid, "Gid", v), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(v[i], TEST_WORKER_GID);
+	assert_int_equal(proc_status(pid, "Groups", v), 0);
+	assert_int_equal(proc_status(pid, "CapEff", v), 1);
+	assert_int_equal(v[0], 0);	/* hex 0 reads as 0 */
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	assert_true(readlink(path, w_ns, sizeof(w_ns)) > 0);
+	assert_true(readlink("/proc/self/ns/mnt", self_ns, sizeof(self_ns)) > 0);
+	assert_string_not_equal(w_ns, self_ns);
+
+	/* Its /dev, seen through its root: only the allowed nodes ... */
+	snprintf(path, sizeof(path), "/proc/%d/root/dev", (int)pid);
+	dir = opendir(path);
+	assert_non_null(dir);
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!dev_allowed(de->d_name))
+			fail_msg("worker /dev holds %s", de->d_name);
+		nodes++;
+	}
+	closedir(dir);
+	assert_true(nodes >= 3);
+	/* ... every host /dev/nvidia* among them, and /dev/null usable. */
+	dir = opendir("/dev");
+	assert_non_null(dir);
+	while ((de = readdir(dir))) {
+		if (strncmp(de->d_name, "nvidia", 6))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/root/dev/%s", (int)pid,
+			 de->d_name);
+		if (lstat(path, &st))
+			fail_msg("worker /dev lacks %s", de->d_name);
+	}
+	closedir(dir);
+	snprintf(path, sizeof(path), "/proc/%d/root/dev/null", (int)pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	/* Read-only /, a /tmp of its own (empty, writable, not ours). */
+	snprintf(path, sizeof(path), "/proc/%d/root/usr", (int)pid);
+	assert_int_equal(statvfs(path, &sv), 0);
+	assert_true(sv.f_flag & ST_RDONLY);
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp", (int)pid);
+	assert_int_equal(statvfs(path, &sv), 0);
+	assert_false(sv.f_flag & ST_RDONLY);
+	assert_int_equal(stat(path, &st), 0);
+	{
+		struct stat host;
+
+		assert_int_equal(stat("/tmp", &host), 0);
+		assert_true(st.st_dev != host.st_dev);
+	}
+	ops->ctx_destroy(ctx);
+}
+
+/*
+ * The supervisor's check of a worker that is not sandboxed (this very
+ * process stands in for it): required refuses it, naming what is
+ * missing; best-effort lets it run and logs the downgrade.  No GPU.
+ */
+static void test_sandbox_downgrade(void **state)
+{
+	struct mdgpud_cuda_sandbox sb = {
+		.mode = MDGPUD_SANDBOX_REQUIRED,
+		.uid = TEST_WORKER_UID,
+		.gid = TEST_WORKER_GID,
+	};
+	uint32_t active = ~0u;
+
+	(void)state;
+	skip_reason[0] = 0;
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
+			 -EPERM);
+	assert_int_equal(active & (MDGPUD_SANDBOX_IDS | MDGPUD_SANDBOX_MOUNTNS),
+			 0);
+	assert_non_null(strstr(skip_reason, "refused"));
+	assert_non_null(strstr(skip_reason, "mountns"));
+	sb.mode = MDGPUD_SANDBOX_BEST_EFFORT;
+	skip_reason[0] = 0;
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
+			 0);
+	assert_non_null(strstr(skip_reason, "DOWNGRADED"));
+	assert_non_null(strstr(skip_reason, "missing ids"));
+	sb.mode = MDGPUD_SANDBOX_OFF;
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
+			 0);
+	assert_int_equal(active, 0);
+	skip_reason[0] = 0;
+}
+
+#ifdef MDGPUD_TEST_CUDA_FAKE
+/*
+ * Driver code that makes a syscall outside the allowlist (the fake's
+ * MDGPUD_FAKE_CUDA_SYSCALL, at the first cuMemAlloc): the worker dies by
+ * SIGSYS at once, the request fails -ENODEV well within the hang bound,
+ * the context is lost, the log says why, and another tenant carries on.
+ * execve is refused softly (EPERM): that worker lives on.
+ */
+static void test_sandbox_forbidden_syscall(void **state)
+{
+	static const char *const killers[] = { "ptrace", "mount" };
+	struct mdgpud_bctx *a, *h;
+	struct timespec t0;
+	uint64_t d, res;
+	siginfo_t si;
+	pid_t pid;
+
+	(void)state;
+	if (test_sandbox != MDGPUD_SANDBOX_REQUIRED || test_seccomp) {
+		printf("SKIPPED: seccomp is not enforced\n");
+		skip();
+	}
+	a = ctx_new(82);
+	for (size_t i = 0; i < sizeof(killers) / sizeof(killers[0]); i++) {
+		assert_int_equal(setenv("MDGPUD_FAKE_CUDA_SYSCALL", killers[i],
+					1), 0);
+		h = ctx_new(83);
+		unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
+		pid = mdgpud_backend_cuda_worker_pid(h);
+		skip_reason[0] = 0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		assert_int_equal(ops->mem_alloc(h, 8192, &d, &res), -ENODEV);
+		assert_true(secs_since(&t0) < TEST_HANG_MS * 1e-3 / 2);
+		assert_int_equal(ops->ctx_status(h), -ENODEV);
+		memset(&si, 0, sizeof(si));
+		assert_int_equal(waitid(P_PID, (id_t)pid, &si,
+					WEXITED | WNOWAIT), 0);
+		assert_int_equal(si.si_code, CLD_KILLED);
+		assert_int_equal(si.si_status, SIGSYS);
+		assert_non_null(strstr(skip_reason, "SIGSYS"));
+		skip_reason[0] = 0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ops->ctx_destroy(h);
+		assert_true(secs_since(&t0) < 1.5);
+		assert_int_equal(ops->mem_alloc(a, 8192, &d, &res), 0);
+	}
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_SYSCALL", "execve", 1), 0);
+	h = ctx_new(84);
+	unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
+	assert_int_equal(ops->mem_alloc(h, 8192, &d, &res), 0);
+	assert_int_equal(ops->ctx_status(h), 0);
+	assert_int_equal(ops->sync(h), 0);
+	ops->ctx_destroy(h);
+	assert_int_equal(ops->sync(a), 0);
+	ops->ctx_destroy(a);
+}
+#endif
+
 static void test_open_errors(void **state)
 {
 	struct mdgpud_backend_cfg cfg = { 0 };
@@ -1291,6 +1555,11 @@ int main(void)
 		cmocka_unit_test(test_worker_fds),
 		cmocka_unit_test(test_orphaned_worker_exits),
 		cmocka_unit_test(test_slice_hints),
+		cmocka_unit_test(test_sandbox_worker),
+		cmocka_unit_test(test_sandbox_downgrade),
+#ifdef MDGPUD_TEST_CUDA_FAKE
+		cmocka_unit_test(test_sandbox_forbidden_syscall),
+#endif
 	};
 
 	/* Workers are our children: never let a test's exit orphan them. */

@@ -25,6 +25,7 @@
 #include <mdgpud/backend.h>
 
 #include "cuda_rpc.h"
+#include "sandbox.h"
 
 #define MDGPUD_CUDA_FB_RESERVE_DEFAULT	(2ull << 30)
 /* Spin budgets before sleeping on the futex (see docs: latency). */
@@ -74,6 +75,7 @@ struct mdgpud_backend {
 	uint64_t shutdown_timeout_ns;	/* ctx_destroy: scrub, free, exit */
 	uint32_t stats_enabled;
 	struct mdgpud_gpu_info info;
+	struct mdgpud_cuda_sandbox sandbox;	/* sandbox.c */
 };
 
 struct mdgpud_cuda_region {
@@ -97,6 +99,7 @@ struct mdgpud_bctx {
 	struct mdgpud_cuda_region *regions;
 	size_t nr_regions, cap_regions;
 	uint32_t next_region;
+	uint32_t sandbox_active;	/* MDGPUD_SANDBOX_* the worker has */
 };
 
 /* spawn.c */

@@ -40,11 +40,14 @@ void mdgpud_cuda_worker_msg(const struct mdgpud_cuda_rpc_shm *shm, char *buf,
 void mdgpud_cuda_mark_dead(struct mdgpud_bctx *ctx)
 {
 	if (!ctx->dead) {
-		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
+		char msg[MDGPUD_CUDA_RPC_MSG_MAX], why[160];
 
 		mdgpud_cuda_worker_msg(ctx->shm, msg, sizeof(msg));
-		mdgpud_warn("cuda: vgpu %u: worker %d lost%s%s", ctx->vgpu_id,
-			    (int)ctx->pid, msg[0] ? ": " : "", msg);
+		/* A signal (SIGSYS: the seccomp allowlist) says more. */
+		mdgpud_cuda_sandbox_death(ctx->pid, why, sizeof(why));
+		mdgpud_warn("cuda: vgpu %u: worker %d lost%s%s%s%s", ctx->vgpu_id,
+			    (int)ctx->pid, msg[0] ? ": " : "", msg,
+			    why[0] ? "; " : "", why);
 	}
 	ctx->dead = 1;
 }

@@ -227,7 +227,7 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	struct mdgpud_backend *be = calloc(1, sizeof(*be));
 	struct mdgpud_cuda_rpc_shm *shm;
 	char ordinal[16];
-	char *argv[4];
+	char *argv[5];
 	uint64_t reserve;
 	pid_t pid;
 	int fd, pidfd, ret;
@@ -257,8 +257,18 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		free(be);
 		return ret;
 	}
+	ret = mdgpud_cuda_sandbox_init(&be->sandbox, cfg);
+	if (ret) {
+		free(be);
+		return ret;
+	}
 
-	/* Probe the device in a throw-away worker: cuInit never runs here. */
+	/*
+	 * Probe the device in a throw-away worker: cuInit never runs here.
+	 * The probe is sandboxed like every worker, so that a sandbox the
+	 * machine cannot give (worker_sandbox = required) stops the daemon
+	 * here, with the worker's reason, and not at the first tenant.
+	 */
 	shm = mdgpud_cuda_shm_new(be, &fd);
 	if (!shm) {
 		ret = -errno;
@@ -269,7 +279,8 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	argv[0] = (char *)MDGPUD_CUDA_WORKER_NAME;
 	argv[1] = (char *)"probe";
 	argv[2] = ordinal;
-	argv[3] = NULL;
+	argv[3] = be->sandbox.mode ? be->sandbox.arg : NULL;
+	argv[4] = NULL;
 	ret = mdgpud_cuda_spawn(be, argv, shm, fd, -1, &pid, &pidfd);
 	close(fd);
 	if (ret) {
@@ -420,7 +431,7 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 {
 	struct mdgpud_bctx *ctx = calloc(1, sizeof(*ctx));
 	char ordinal[16], vgpu[16], ppid[16];
-	char *argv[6];
+	char *argv[7];
 	int sv[2], fd, ret;
 	uint32_t st;
 
@@ -449,7 +460,8 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 	argv[2] = ordinal;
 	argv[3] = vgpu;
 	argv[4] = ppid;
-	argv[5] = NULL;
+	argv[5] = be->sandbox.mode ? be->sandbox.arg : NULL;
+	argv[6] = NULL;
 	ret = mdgpud_cuda_spawn(be, argv, ctx->shm, fd, sv[1], &ctx->pid,
 				&ctx->pidfd);
 	close(sv[1]);
@@ -467,6 +479,14 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 			   msg[0] ? msg : "no reason given");
 		if (ctx->pid > 0)
 			kill(ctx->pid, SIGKILL);
+		ret = -ENODEV;
+		goto err_reap;
+	}
+	/* What the worker really got, from /proc, not from the worker. */
+	ret = mdgpud_cuda_sandbox_check(&be->sandbox, vgpu_id, ctx->pid,
+					&ctx->sandbox_active);
+	if (ret) {
+		kill(ctx->pid, SIGKILL);
 		ret = -ENODEV;
 		goto err_reap;
 	}

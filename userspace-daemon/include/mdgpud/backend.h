@@ -66,6 +66,24 @@ struct mdgpud_backend_cfg {
 	uint32_t hang_timeout_ms; /* cuda: bound of every wait for a worker
 				   * beyond the work's expected time; past
 				   * it the context is lost (0: 5000) */
+	/*
+	 * cuda: the workers' sandbox (Documentation/daemon.md, "Worker
+	 * sandbox").  0 (MDGPUD_SANDBOX_OFF) leaves workers as the daemon
+	 * is; the daemon's config defaults to MDGPUD_SANDBOX_REQUIRED.
+	 */
+	int sandbox;		/* enum mdgpud_worker_sandbox */
+	const char *worker_user;  /* name or uid, NULL = "65534" */
+	const char *worker_group; /* name or gid, NULL = the user's group */
+	int seccomp_learn;	/* 0: enforce; 1: syscalls outside the
+				 * allowlist are reported, not refused;
+				 * 2: every syscall is reported */
+	const char *seccomp_allow; /* extra syscall names, ',' separated */
+};
+
+enum mdgpud_worker_sandbox {
+	MDGPUD_SANDBOX_OFF = 0,
+	MDGPUD_SANDBOX_BEST_EFFORT,	/* run with what works, logged */
+	MDGPUD_SANDBOX_REQUIRED,	/* a worker without it all fails */
 };
 
 struct mdgpud_dim3 {

@@ -36,6 +36,14 @@ struct mdgpud_config {
 	uint32_t hang_timeout_ms;	/* hang_timeout_ms: bound of a wait
 					 * on GPU work past its expected end */
 	char cuda_worker[256];		/* cuda_worker, "" = auto */
+	/* cuda workers' sandbox (Documentation/daemon.md, "Worker sandbox") */
+	int worker_sandbox;		/* worker_sandbox = required |
+					 * best-effort | off */
+	char worker_user[64];		/* worker_user, name or uid */
+	char worker_group[64];		/* worker_group, "" = user's group */
+	int worker_seccomp_learn;	/* worker_seccomp = enforce (0) |
+					 * learn (1) | audit (2) */
+	char worker_seccomp_allow[256];	/* worker_seccomp_allow, names */
 	uint32_t timeslice_us;		/* timeslice_us */
 	uint32_t policy;		/* policy = best-effort | equal-share |
 					 * fixed-share */

@@ -26,14 +26,25 @@
  *                                    memory is overwritten without a
  *                                    terminator, and the worker exits
  *                                    without answering (a hostile worker)
+ *   MDGPUD_FAKE_CUDA_SYSCALL=ptrace  the worker tries PTRACE_ATTACH to its
+ *                                    supervisor (driver code gone rogue)
+ *   MDGPUD_FAKE_CUDA_SYSCALL=mount   the worker tries to mount a tmpfs
+ *   MDGPUD_FAKE_CUDA_SYSCALL=execve  the worker tries to run /bin/true
+ *   (under the worker sandbox's seccomp filter the first two kill the
+ *   worker, and execve fails EPERM, after which the allocation succeeds;
+ *   the result of a call that returns is printed on stderr)
  */
 #include "cuda_rpc.h"
 #include "fake.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -188,6 +199,23 @@ static void fake_alloc_misbehave(size_t n)
 	const char *how = getenv("MDGPUD_FAKE_CUDA_ALLOC");
 	struct mdgpud_cuda_rpc_shm *shm;
 
+	const char *sys = getenv("MDGPUD_FAKE_CUDA_SYSCALL");
+
+	if (sys && n >= 4096) {
+		long r = -1;
+
+		if (!strcmp(sys, "ptrace"))
+			r = syscall(SYS_ptrace, PTRACE_ATTACH, getppid(), 0, 0);
+		else if (!strcmp(sys, "mount"))
+			r = mount("none", "/tmp", "tmpfs", 0, NULL);
+		else if (!strcmp(sys, "execve")) {
+			char *const argv[] = { (char *)"true", NULL };
+
+			r = execv("/bin/true", argv);
+		}
+		fprintf(stderr, "fake libcuda: %s: %ld (%s)\n", sys, r,
+			r ? strerror(errno) : "ok");
+	}
 	if (!how || n < 4096)
 		return;
 	if (!strcmp(how, "hang")) {

@@ -5,14 +5,16 @@
  * (Documentation/cuda-backend.md, "Why one process per vGPU").  Started by
  * the cuda backend's supervisor (backends/cuda/spawn.c) with fork+exec:
  *
- *   mdgpud-worker probe <device-ordinal>
+ *   mdgpud-worker probe <device-ordinal> [--sandbox=...]
  *       fd 3: the shared memfd.  Fills shm->info, state PROBED, exits.
  *   mdgpud-worker serve <device-ordinal> <vgpu-id> <supervisor-pid>
+ *                 [--sandbox=...]
  *       fd 3: the shared memfd, fd 4: unix socket for fd passing.
  *       Serves requests from the ring (backends/cuda/cuda_rpc.h) until
  *       SHUTDOWN, until the supervisor disappears, or until a sticky GPU
  *       error makes the context unusable.
  *
+ * --sandbox (backends/cuda/sandbox.h) is applied first (sandbox.c).
  * The worker is built without sanitizers: it is the only process that
  * loads libcuda.  worker.h lists its files.
  */
@@ -89,6 +91,11 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (mdgpud_worker_main_map_shm(&w))
 		return MDGPUD_WORKER_EXIT_SHM;
+	/* Before libcuda is loaded: nothing of the driver runs unconfined. */
+	if (mdgpud_worker_sandbox(&w, &argc, argv)) {
+		mdgpud_worker_main_state(&w, MDGPUD_CUDA_WORKER_FAILED);
+		return 1;
+	}
 	if (!probe) {
 		w.vgpu_id = (uint32_t)strtoul(argv[3], NULL, 0);
 		w.sup_pid = (pid_t)strtol(argv[4], NULL, 0);

@@ -13,6 +13,7 @@
  *   err.c       CUresult to errno, the message to the supervisor
  *   info.c      ABI 1.2 introspection: device table, function info and
  *               attributes, globals, limits, occupancy, mapped host memory
+ *   sandbox.c   the sandbox the worker puts itself in before cuInit
  */
 #ifndef MDGPUD_WORKER_H
 #define MDGPUD_WORKER_H
@@ -73,6 +74,14 @@ struct mdgpud_worker {
 	 */
 	struct mdgpud_worker_handles modules, funcs, events;
 };
+
+/*
+ * sandbox.c: applies the sandbox the supervisor passed as the last
+ * argument (backends/cuda/sandbox.h) and removes it from argv.  0 when
+ * there is none; negative errno, with the reason in the shared area,
+ * when a required protection cannot be had.
+ */
+int mdgpud_worker_sandbox(struct mdgpud_worker *w, int *argc, char **argv);
 
 /* err.c */
 void mdgpud_worker_err_msg(struct mdgpud_worker *w, const char *fmt, ...)

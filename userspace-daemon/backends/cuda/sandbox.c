@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The worker sandbox, supervisor side: resolves the configured worker
+ * user and group once (backend open), hands each worker its sandbox as an
+ * argument (sandbox.h), and checks from /proc what a started worker
+ * really runs with, rather than trusting the worker: a required
+ * protection that is missing fails the context.  The worker applies the
+ * sandbox itself (worker/sandbox.c), before it loads libcuda.
+ *
+ * Documentation/daemon.md, "Worker sandbox", has the decisions.
+ */
+#include "priv.h"
+#include "sandbox.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mdgpud/log.h>
+
+#define MDGPUD_SANDBOX_DEFAULT_USER	"65534"
+
+static bool mdgpud_sandbox_is_number(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static int mdgpud_sandbox_number(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	/* (uid_t)-1 means "unchanged" to setresuid(): never a real id. */
+	if (errno || *end || v >= UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* worker_user: a name (its primary group comes along) or a number. */
+static int mdgpud_sandbox_user(const char *user, uid_t *uid, gid_t *gid)
+{
+	struct passwd *pw;
+	uint32_t v;
+
+	if (mdgpud_sandbox_is_number(user)) {
+		if (mdgpud_sandbox_number(user, &v))
+			return -EINVAL;
+		*uid = v;
+		pw = getpwuid(*uid);
+		/* A bare number with no passwd entry: gid = uid (65534:
+		 * nobody/nogroup on Debian). */
+		*gid = pw ? pw->pw_gid : (gid_t)v;
+		return 0;
+	}
+	pw = getpwnam(user);
+	if (!pw)
+		return -ENOENT;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+static int mdgpud_sandbox_group(const char *group, gid_t *gid)
+{
+	struct group *gr;
+	uint32_t v;
+
+	if (mdgpud_sandbox_is_number(group)) {
+		if (mdgpud_sandbox_number(group, &v))
+			return -EINVAL;
+		*gid = v;
+		return 0;
+	}
+	gr = getgrnam(group);
+	if (!gr)
+		return -ENOENT;
+	*gid = gr->gr_gid;
+	return 0;
+}
+
+/* "a,b" -> "a:b"; only syscall-name characters. */
+static int mdgpud_sandbox_allow(const char *in, char *out, size_t len)
+{
+	size_t n = strlen(in);
+
+	if (n >= len)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		char c = in[i];
+
+		if (c == ',')
+			c = ':';
+		else if (!islower((unsigned char)c) &&
+			 !isdigit((unsigned char)c) && c != '_')
+			return -EINVAL;
+		out[i] = c;
+	}
+	out[n] = 0;
+	return 0;
+}
+
+int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
+			     const struct mdgpud_backend_cfg *cfg)
+{
+	const char *user = cfg->worker_user && *cfg->worker_user ?
+			   cfg->worker_user : MDGPUD_SANDBOX_DEFAULT_USER;
+	char allow[256] = "";
+	int ret;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->mode = cfg->sandbox;
+	if (sb->mode == MDGPUD_SANDBOX_OFF) {
+		mdgpud_warn("cuda: worker_sandbox = off: workers run as the "
+			    "daemon (uid %u), unconfined", (unsigned)getuid());
+		return 0;
+	}
+	if (sb->mode != MDGPUD_SANDBOX_BEST_EFFORT &&
+	    sb->mode != MDGPUD_SANDBOX_REQUIRED)
+		return -EINVAL;
+	sb->learn = cfg->seccomp_learn;
+	ret = mdgpud_sandbox_user(user, &sb->uid, &sb->gid);
+	if (ret) {
+		mdgpud_err("cuda: worker_user '%s': no such user", user);
+		return -EINVAL;
+	}
+	if (cfg->worker_group && *cfg->worker_group &&
+	    mdgpud_sandbox_group(cfg->worker_group, &sb->gid)) {
+		mdgpud_err("cuda: worker_group '%s': no such group",
+			   cfg->worker_group);
+		return -EINVAL;
+	}
+	if (sb->uid == 0 || sb->gid == 0) {
+		mdgpud_err("cuda: worker_user/worker_group must not be root "
+			   "(uid %u gid %u); worker_sandbox = off says so",
+			   (unsigned)sb->uid, (unsigned)sb->gid);
+		return -EINVAL;
+	}
+	if (cfg->seccomp_allow &&
+	    mdgpud_sandbox_allow(cfg->seccomp_allow, allow, sizeof(allow))) {
+		mdgpud_err("cuda: worker_seccomp_allow '%s': syscall names "
+			   "separated by ','", cfg->seccomp_allow);
+		return -EINVAL;
+	}
+	snprintf(sb->arg, sizeof(sb->arg), "%s%s,%u,%u,%s%s%s",
+		 MDGPUD_SANDBOX_ARG,
+		 sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" : "best-effort",
+		 (unsigned)sb->uid, (unsigned)sb->gid,
+		 sb->learn == 2 ? "audit" : sb->learn ? "learn" : "enforce",
+		 allow[0] ? "," : "", allow);
+	/*
+	 * No core dumps of the supervisor (tenant data passes through it),
+	 * and no ptrace of it by anything but CAP_SYS_PTRACE: workers run as
+	 * another uid, without that capability, and with ptrace outside
+	 * their allowlist, so this is the third wall, not the only one.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+		mdgpud_warn("cuda: PR_SET_DUMPABLE 0: %s", strerror(errno));
+	mdgpud_info("cuda: worker sandbox %s: uid %u gid %u, no groups, "
+		    "no_new_privs, seccomp %s%s%s, private /dev and /tmp, "
+		    "read-only /",
+		    sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" :
+		    "best-effort", (unsigned)sb->uid, (unsigned)sb->gid,
+		    sb->learn == 2 ? "audit (every syscall allowed and "
+		    "reported)" : sb->learn ? "learn (unlisted syscalls "
+		    "allowed and reported)" : "enforce",
+		    allow[0] ? " + " : "", allow);
+	return 0;
+}
+
+void mdgpud_cuda_sandbox_names(uint32_t mask, char *buf, size_t len)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} names[] = {
+		{ MDGPUD_SANDBOX_IDS, "ids" },
+		{ MDGPUD_SANDBOX_NNP, "nnp" },
+		{ MDGPUD_SANDBOX_SECCOMP, "seccomp" },
+		{ MDGPUD_SANDBOX_MOUNTNS, "mountns" },
+	};
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(mask & names[i].bit) || n >= len)
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "",
+				      names[i].name);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+/* /proc/PID/status: "Key:\tv1\tv2..." -> the values (up to 4). */
+static int mdgpud_sandbox_status_line(const char *status, const char *key,
+				      unsigned long v[4])
+{
+	const char *p = status;
+	size_t klen = strlen(key);
+	int n = 0;
+
+	while (p && *p) {
+		if (!strncmp(p, key, klen) && p[klen] == ':') {
+			char *end;
+
+			p += klen + 1;
+			while (n < 4) {
+				while (*p == ' ' || *p == '\t')
+					p++;
+				if (!isdigit((unsigned char)*p))
+					break;
+				v[n++] = strtoul(p, &end, 10);
+				p = end;
+			}
+			return n;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+static uint32_t mdgpud_sandbox_read(const struct mdgpud_cuda_sandbox *sb,
+				    pid_t pid)
+{
+	char path[64], status[4096];
+	unsigned long v[4];
+	struct stat self_ns, w_ns;
+	uint32_t active = 0;
+	ssize_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	len = (ssize_t)fread(status, 1, sizeof(status) - 1, f);
+	fclose(f);
+	status[len > 0 ? len : 0] = 0;
+	if (mdgpud_sandbox_status_line(status, "Uid", v) == 4 &&
+	    v[0] == sb->uid && v[1] == sb->uid && v[2] == sb->uid &&
+	    v[3] == sb->uid &&
+	    mdgpud_sandbox_status_line(status, "Gid", v) == 4 &&
+	    v[0] == sb->gid && v[1] == sb->gid && v[2] == sb->gid &&
+	    v[3] == sb->gid &&
+	    mdgpud_sandbox_status_line(status, "Groups", v) == 0)
+		active |= MDGPUD_SANDBOX_IDS;
+	if (mdgpud_sandbox_status_line(status, "NoNewPrivs", v) == 1 &&
+	    v[0] == 1)
+		active |= MDGPUD_SANDBOX_NNP;
+	/* 2: SECCOMP_MODE_FILTER. */
+	if (mdgpud_sandbox_status_line(status, "Seccomp", v) == 1 && v[0] == 2)
+		active |= MDGPUD_SANDBOX_SECCOMP;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	if (!stat("/proc/self/ns/mnt", &self_ns) && !stat(path, &w_ns) &&
+	    (self_ns.st_ino != w_ns.st_ino || self_ns.st_dev != w_ns.st_dev))
+		active |= MDGPUD_SANDBOX_MOUNTNS;
+	return active;
+}
+
+int mdgpud_cuda_sandbox_check(const struct mdgpud_cuda_sandbox *sb,
+			      uint32_t vgpu_id, pid_t pid, uint32_t *active)
+{
+	char on[64], off[64];
+	uint32_t missing;
+
+	*active = 0;
+	if (sb->mode == MDGPUD_SANDBOX_OFF)
+		return 0;
+	*active = mdgpud_sandbox_read(sb, pid);
+	missing = MDGPUD_SANDBOX_ALL & ~*active;
+	mdgpud_cuda_sandbox_names(*active, on, sizeof(on));
+	mdgpud_cuda_sandbox_names(missing, off, sizeof(off));
+	if (missing && sb->mode == MDGPUD_SANDBOX_REQUIRED) {
+		mdgpud_err("cuda: vgpu %u: worker %d lacks sandbox %s "
+			   "(worker_sandbox = required): refused", vgpu_id,
+			   (int)pid, off);
+		return -EPERM;
+	}
+	if (missing)
+		mdgpud_warn("cuda: vgpu %u: worker %d sandbox DOWNGRADED: "
+			    "active %s, missing %s (worker_sandbox = "
+			    "best-effort)", vgpu_id, (int)pid, on, off);
+	else if (sb->learn)
+		mdgpud_warn("cuda: vgpu %u: worker %d sandbox %s, seccomp in "
+			    "%s mode: syscalls are reported, not refused",
+			    vgpu_id, (int)pid, on,
+			    sb->learn == 2 ? "audit" : "learn");
+	else
+		mdgpud_dbg("cuda: vgpu %u: worker %d sandbox %s", vgpu_id,
+			   (int)pid, on);
+	return 0;
+}
+
+void mdgpud_cuda_sandbox_death(pid_t pid, char *buf, size_t len)
+{
+	siginfo_t si;
+
+	buf[0] = 0;
+	memset(&si, 0, sizeof(si));
+	if (pid <= 0 ||
+	    waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ||
+	    si.si_pid != pid ||
+	    (si.si_code != CLD_KILLED && si.si_code != CLD_DUMPED))
+		return;
+	if (si.si_status == SIGSYS)
+		snprintf(buf, len, "killed by SIGSYS: a system call outside "
+			 "the worker's seccomp allowlist (the kernel log's "
+			 "audit type=1326 line names it)");
+	else
+		snprintf(buf, len, "killed by signal %d (%s)", si.si_status,
+			 strsignal(si.si_status));
+}

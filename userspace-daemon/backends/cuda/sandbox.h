@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The worker sandbox (Documentation/daemon.md, "Worker sandbox"), shared
+ * by the supervisor (backends/cuda/sandbox.c: resolves the configuration,
+ * passes it to each worker, checks from /proc what a worker really got)
+ * and mdgpud-worker (backends/cuda/worker/sandbox.c: applies it before it
+ * loads libcuda).
+ *
+ * The supervisor passes the sandbox as the worker's last argument,
+ *
+ *   --sandbox=<mode>,<uid>,<gid>,<seccomp>[,<extra>]
+ *
+ * mode: "required" or "best-effort" (off: no argument at all); seccomp:
+ * "enforce" or "learn"; extra: syscall names joined by ':' that the
+ * allowlist also allows (config worker_seccomp_allow).
+ */
+#ifndef MDGPUD_CUDA_SANDBOX_H
+#define MDGPUD_CUDA_SANDBOX_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MDGPUD_SANDBOX_ARG		"--sandbox="
+#define MDGPUD_SANDBOX_ARG_MAX		512
+
+/* The protections, as bits of a mask (what is asked, what is active). */
+#define MDGPUD_SANDBOX_IDS		(1u << 0) /* uid/gid dropped, no groups */
+#define MDGPUD_SANDBOX_NNP		(1u << 1) /* PR_SET_NO_NEW_PRIVS */
+#define MDGPUD_SANDBOX_SECCOMP		(1u << 2) /* the allowlist filter */
+#define MDGPUD_SANDBOX_MOUNTNS		(1u << 3) /* private /dev, /tmp, ro / */
+#define MDGPUD_SANDBOX_ALL		(MDGPUD_SANDBOX_IDS | MDGPUD_SANDBOX_NNP | \
+					 MDGPUD_SANDBOX_SECCOMP | \
+					 MDGPUD_SANDBOX_MOUNTNS)
+
+/*
+ * Supervisor side (backends/cuda/sandbox.c).  The backend keeps one of
+ * these; mode 0 (MDGPUD_SANDBOX_OFF) means no sandbox.
+ */
+struct mdgpud_cuda_sandbox {
+	int mode;			/* enum mdgpud_worker_sandbox */
+	int learn;			/* seccomp: report, do not kill */
+	uid_t uid;
+	gid_t gid;
+	char arg[MDGPUD_SANDBOX_ARG_MAX];	/* the worker's argument */
+};
+
+struct mdgpud_backend_cfg;
+
+/*
+ * Resolves cfg's worker_user/worker_group, builds the worker argument and
+ * makes the supervisor non-dumpable.  -EINVAL (logged) for a user or
+ * group that does not resolve.
+ */
+int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
+			     const struct mdgpud_backend_cfg *cfg);
+/*
+ * What worker `pid` (alive, past its start-up) really runs with, read
+ * from /proc: a mask of MDGPUD_SANDBOX_* bits.  Logs it, and returns
+ * -EPERM if the mode is required and a protection is missing.
+ */
+int mdgpud_cuda_sandbox_check(const struct mdgpud_cuda_sandbox *sb,
+			      uint32_t vgpu_id, pid_t pid, uint32_t *active);
+/*
+ * Why a dead worker died, if it was a signal: "killed by signal N" plus,
+ * for SIGSYS, that it made a syscall outside the allowlist.  Empty when
+ * it exited or is not dead yet.  Never reaps.
+ */
+void mdgpud_cuda_sandbox_death(pid_t pid, char *buf, size_t len);
+/* "ids,nnp,seccomp,mountns" for a mask; "none" for 0. */
+void mdgpud_cuda_sandbox_names(uint32_t mask, char *buf, size_t len);
+
+#endif /* MDGPUD_CUDA_SANDBOX_H */

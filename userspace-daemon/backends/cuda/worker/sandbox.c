@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The worker sandbox, applied by the worker to itself right after exec
+ * and before it loads libcuda (Documentation/daemon.md, "Worker
+ * sandbox"), in this order, each step needing what the previous ones
+ * still have:
+ *
+ *   1. mount namespace (needs CAP_SYS_ADMIN): / read-only and private,
+ *      a new /dev holding only null, zero, urandom and the nvidia*
+ *      nodes, a new empty /tmp (HOME points there);
+ *   2. ids: no supplementary groups, then the worker gid, then the
+ *      worker uid (all of real, effective, saved); not dumpable;
+ *   3. PR_SET_NO_NEW_PRIVS;
+ *   4. the seccomp allowlist (syscalls outside it kill the process), or
+ *      in learn/audit mode a reporter child that logs them and lets them
+ *      run (SECCOMP_RET_USER_NOTIF + SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+ *
+ * Mode "required": the first step that fails fails the worker with its
+ * reason.  "best-effort": a failed step is reported on stderr and the
+ * next is tried.  The supervisor checks the result in /proc either way.
+ */
+#include "worker.h"
+#include "sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* mount_setattr(2) (Linux 5.12), without <linux/mount.h>, which clashes
+ * with <sys/mount.h> on some glibc versions. */
+#ifndef __NR_mount_setattr
+#define __NR_mount_setattr		442
+#endif
+#define MDGPUD_SB_MOUNT_ATTR_RDONLY	0x00000001ull
+#define MDGPUD_SB_AT_RECURSIVE		0x8000
+
+struct mdgpud_sb_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+/* The device nodes besides /dev/nvidia*. */
+static const char *const mdgpud_sb_dev_nodes[] = { "null", "zero", "urandom" };
+#define MDGPUD_SB_DEV_MAX		64
+
+/* Private tmpfs sizes: /dev holds only mount points, /tmp the driver's
+ * files (e.g. its JIT cache under $HOME). */
+#define MDGPUD_SB_DEV_OPTS		"mode=0755,size=64k"
+#define MDGPUD_SB_TMP_OPTS		"mode=01777,size=64m"
+
+enum mdgpud_sb_seccomp { SB_ENFORCE, SB_LEARN, SB_AUDIT };
+
+struct mdgpud_sb {
+	struct mdgpud_worker *w;
+	int required;
+	uid_t uid;
+	gid_t gid;
+	enum mdgpud_sb_seccomp seccomp;
+	char allow[MDGPUD_SANDBOX_ARG_MAX];	/* extra names, ':' separated */
+};
+
+/*
+ * The allowlist: what glibc, the dynamic loader, this worker and the
+ * fake libcuda use (measured in CI), plus what NVIDIA's driver is known
+ * to use (ioctl and mmap on /dev/nvidia*, threads, NUMA policy, sockets
+ * to nvidia-persistenced and MPS, /proc and /sys reads), confirmed or
+ * extended on the GPU machine with worker_seccomp = learn / audit
+ * (tests/gpu/sandbox-on-gpu.sh).  Names unknown to this architecture are
+ * skipped.  Syscalls with argument rules are in mdgpud_sb_rules().
+ */
+static const char *const mdgpud_sb_allow[] = {
+	/* files: read anything the mounts let it, write only in /tmp */
+	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv",
+	"pwritev", "preadv2", "pwritev2", "open", "openat", "close",
+	"close_range", "lseek", "fcntl", "dup", "dup2", "dup3", "stat",
+	"lstat", "fstat", "newfstatat", "statx", "statfs", "fstatfs",
+	"access", "faccessat", "faccessat2", "readlink", "readlinkat",
+	"getdents", "getdents64", "getcwd", "mkdir", "mkdirat", "unlink",
+	"unlinkat", "rename", "renameat", "renameat2", "rmdir", "ftruncate",
+	"fallocate", "fsync", "fdatasync", "flock", "umask", "fchmod",
+	"fadvise64", "utimensat", "pipe", "pipe2", "memfd_create",
+	/* memory */
+	"mmap", "munmap", "mprotect", "mremap", "madvise", "brk", "mlock",
+	"mlock2", "munlock", "mlockall", "munlockall", "mincore", "msync",
+	"membarrier", "mbind", "get_mempolicy", "set_mempolicy",
+	/* threads, time, scheduling (clone is in the rules) */
+	"futex", "futex_waitv", "set_robust_list", "get_robust_list", "rseq",
+	"set_tid_address", "sched_yield", "sched_getaffinity",
+	"sched_setaffinity", "sched_getparam", "sched_setparam",
+	"sched_getscheduler", "sched_setscheduler", "sched_getattr",
+	"sched_get_priority_max", "sched_get_priority_min", "getpriority",
+	"setpriority", "nanosleep", "clock_nanosleep", "clock_gettime",
+	"clock_getres", "gettimeofday", "time", "getcpu",
+	/* signals (kill and tgkill are in the rules) */
+	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack",
+	"rt_sigtimedwait", "rt_sigsuspend", "rt_sigpending",
+	"restart_syscall", "pause", "alarm", "getitimer", "setitimer",
+	"timer_create", "timer_settime", "timer_gettime", "timer_getoverrun",
+	"timer_delete", "timerfd_create", "timerfd_settime",
+	"timerfd_gettime", "signalfd4",
+	/* waiting on fds */
+	"poll", "ppoll", "select", "pselect6", "epoll_create", "epoll_create1",
+	"epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2", "eventfd",
+	"eventfd2",
+	/* about itself */
+	"getpid", "gettid", "getppid", "getpgrp", "getpgid", "getsid",
+	"getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid",
+	"getgroups", "capget", "uname", "sysinfo", "getrlimit", "getrusage",
+	"times", "prctl", "getrandom", "exit", "exit_group", "wait4",
+	"waitid",
+	/* unix sockets (socket() itself is in the rules); fd passing */
+	"socketpair", "connect", "sendto", "recvfrom", "sendmsg", "recvmsg",
+	"sendmmsg", "recvmmsg", "shutdown", "getsockname", "getpeername",
+	"getsockopt", "setsockopt",
+};
+
+/* Namespace flags a worker's clone() may not ask for. */
+#define MDGPUD_SB_CLONE_NS	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | \
+				 CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC | \
+				 CLONE_NEWCGROUP)
+
+static int mdgpud_sb_fail(struct mdgpud_sb *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * A step failed: the reason goes to the supervisor (required) or to
+ * stderr (best-effort, where the supervisor's /proc check logs the
+ * downgrade).  Returns -err when required, else 0.
+ */
+static int mdgpud_sb_fail(struct mdgpud_sb *s, int err, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->required) {
+		mdgpud_worker_err_msg(s->w, "sandbox: %s: %s (worker_sandbox = "
+				      "required)", msg, strerror(err));
+		return -err;
+	}
+	fprintf(stderr, "mdgpud-worker %d: sandbox: %s: %s (best-effort: "
+		"going on without it)\n", (int)getpid(), msg, strerror(err));
+	return 0;
+}
+
+static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
+{
+	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[5] = { 0 };
+	unsigned long uid, gid;
+	char *end;
+	int n = 0;
+
+	if (strlen(spec) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, spec);
+	for (char *t = strtok_r(buf, ",", &save); t && n < 5;
+	     t = strtok_r(NULL, ",", &save))
+		f[n++] = t;
+	if (n < 4)
+		return -EINVAL;
+	if (!strcmp(f[0], "required"))
+		s->required = 1;
+	else if (strcmp(f[0], "best-effort"))
+		return -EINVAL;
+	uid = strtoul(f[1], &end, 10);
+	if (*end || !uid || uid >= UINT32_MAX)
+		return -EINVAL;
+	gid = strtoul(f[2], &end, 10);
+	if (*end || !gid || gid >= UINT32_MAX)
+		return -EINVAL;
+	s->uid = (uid_t)uid;
+	s->gid = (gid_t)gid;
+	if (!strcmp(f[3], "enforce"))
+		s->seccomp = SB_ENFORCE;
+	else if (!strcmp(f[3], "learn"))
+		s->seccomp = SB_LEARN;
+	else if (!strcmp(f[3], "audit"))
+		s->seccomp = SB_AUDIT;
+	else
+		return -EINVAL;
+	if (f[4])
+		snprintf(s->allow, sizeof(s->allow), "%s", f[4]);
+	return 0;
+}
+
+/*
+ * O_PATH descriptors of the device nodes the worker may see, taken
+ * before /dev is replaced; names[i] is fds[i]'s name under /dev.
+ */
+static int mdgpud_sb_dev_collect(int fds[], char names[][64], int *n)
+{
+	DIR *d;
+	struct dirent *de;
+
+	*n = 0;
+	for (size_t i = 0; i < sizeof(mdgpud_sb_dev_nodes) /
+			       sizeof(mdgpud_sb_dev_nodes[0]); i++) {
+		char path[80];
+
+		snprintf(path, sizeof(path), "/dev/%s", mdgpud_sb_dev_nodes[i]);
+		fds[*n] = open(path, O_PATH | O_CLOEXEC);
+		if (fds[*n] < 0)
+			return -errno;
+		snprintf(names[(*n)++], 64, "%s", mdgpud_sb_dev_nodes[i]);
+	}
+	d = opendir("/dev");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && *n < MDGPUD_SB_DEV_MAX) {
+		char path[300];
+
+		if (strncmp(de->d_name, "nvidia", 6) ||
+		    strlen(de->d_name) >= 64)
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		/* Nodes and directories (nvidia-caps), never a symlink. */
+		fds[*n] = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fds[*n] < 0)
+			continue;
+		snprintf(names[(*n)++], 64, "%s", de->d_name);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Binds each collected node (or directory) onto the new /dev. */
+static int mdgpud_sb_dev_bind(const int fds[], char names[][64], int n)
+{
+	for (int i = 0; i < n; i++) {
+		char src[64], dst[80];
+		struct stat st;
+		int fd;
+
+		if (fstat(fds[i], &st))
+			return -errno;
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
+		snprintf(dst, sizeof(dst), "/dev/%s", names[i]);
+		if (S_ISDIR(st.st_mode)) {
+			if (mkdir(dst, 0755))
+				return -errno;
+		} else {
+			fd = open(dst, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
+				  0600);
+			if (fd < 0)
+				return -errno;
+			close(fd);
+		}
+		if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL))
+			return -errno;
+	}
+	return 0;
+}
+
+static int mdgpud_sb_mountns(struct mdgpud_sb *s)
+{
+	struct mdgpud_sb_mount_attr ro = {
+		.attr_set = MDGPUD_SB_MOUNT_ATTR_RDONLY,
+	};
+	int fds[MDGPUD_SB_DEV_MAX], n = 0, ret, host_ns;
+	char names[MDGPUD_SB_DEV_MAX][64];
+	const char *step;
+
+	/* To go back to if a later step fails (best-effort). */
+	host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (host_ns < 0)
+		return mdgpud_sb_fail(s, errno, "open /proc/self/ns/mnt");
+	if (unshare(CLONE_NEWNS)) {
+		ret = errno;
+		close(host_ns);
+		return mdgpud_sb_fail(s, ret, "unshare(CLONE_NEWNS)");
+	}
+	/* Nothing the worker mounts may reach the host, and back. */
+	step = "make / private";
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		goto fail_errno;
+	step = "open the /dev nodes";
+	ret = mdgpud_sb_dev_collect(fds, names, &n);
+	if (ret)
+		goto fail;
+	step = "tmpfs on /dev";
+	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC | MS_NODEV,
+		  MDGPUD_SB_DEV_OPTS))
+		goto fail_errno;
+	step = "bind the nodes into /dev";
+	ret = mdgpud_sb_dev_bind(fds, names, n);
+	if (ret)
+		goto fail;
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	n = 0;
+	/* Everything read-only, /dev included (its nodes stay usable:
+	 * opening a device for writing needs no writable mount). */
+	step = "mount_setattr(/, AT_RECURSIVE, RDONLY)";
+	if (syscall(__NR_mount_setattr, AT_FDCWD, "/", MDGPUD_SB_AT_RECURSIVE,
+		    &ro, sizeof(ro)))
+		goto fail_errno;
+	step = "tmpfs on /tmp";
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  MDGPUD_SB_TMP_OPTS))
+		goto fail_errno;
+	/* The driver's per-user files (JIT cache) land in the private,
+	 * writable, per-worker /tmp: never shared with another tenant. */
+	setenv("HOME", "/tmp", 1);
+	if (chdir("/"))
+		goto fail_errno;
+	close(host_ns);
+	return 0;
+
+fail_errno:
+	ret = -errno;
+fail:
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	/*
+	 * Half a namespace (an empty /dev, say) would break the driver and
+	 * still look like a namespace to the supervisor: best-effort goes
+	 * back to the host's, and the supervisor reports mountns missing.
+	 */
+	if (!s->required && (setns(host_ns, CLONE_NEWNS) || chdir("/"))) {
+		int err = errno;
+
+		/* Stuck in half a namespace: fail even best-effort. */
+		close(host_ns);
+		mdgpud_worker_err_msg(s->w, "sandbox: mount namespace: %s: %s; "
+				      "going back to the host's: %s", step,
+				      strerror(-ret), strerror(err));
+		return -err;
+	}
+	close(host_ns);
+	return mdgpud_sb_fail(s, -ret, "mount namespace: %s", step);
+}
+
+static int mdgpud_sb_ids(struct mdgpud_sb *s)
+{
+	uid_t r, e, sv;
+	gid_t gr, ge, gs;
+
+	if (setgroups(0, NULL))
+		return mdgpud_sb_fail(s, errno, "setgroups(0)");
+	if (setresgid(s->gid, s->gid, s->gid))
+		return mdgpud_sb_fail(s, errno, "setresgid(%u)",
+				      (unsigned)s->gid);
+	if (setresuid(s->uid, s->uid, s->uid))
+		return mdgpud_sb_fail(s, errno, "setresuid(%u)",
+				      (unsigned)s->uid);
+	if (getresuid(&r, &e, &sv) || getresgid(&gr, &ge, &gs) ||
+	    r != s->uid || e != s->uid || sv != s->uid || gr != s->gid ||
+	    ge != s->gid || gs != s->gid)
+		return mdgpud_sb_fail(s, EPERM, "ids did not change");
+	/*
+	 * Not dumpable: workers share one uid, so without this one worker
+	 * could ptrace or read the memory of another (the kernel already
+	 * does it on the uid change unless fs.suid_dumpable = 1).
+	 */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	return 0;
+}
+
+/* One rule; on failure *bad names the syscall. */
+static int mdgpud_sb_rule(scmp_filter_ctx ctx, uint32_t action,
+			  const char *name, unsigned int n,
+			  const struct scmp_arg_cmp *cmp, const char **bad)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	int ret;
+
+	if (nr == __NR_SCMP_ERROR) {
+		*bad = name;
+		return -ENOENT;
+	}
+	if (nr < 0)	/* not a syscall of this architecture */
+		return 0;
+	ret = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+	if (ret)
+		*bad = name;
+	return ret;
+}
+
+/* The syscalls allowed only with some arguments, or refused softly. */
+static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
+			   const char **bad)
+{
+	const scmp_datum_t self = (scmp_datum_t)getpid();
+	struct scmp_arg_cmp clone_ok = SCMP_A0_64(SCMP_CMP_MASKED_EQ,
+						  MDGPUD_SB_CLONE_NS, 0);
+	/*
+	 * Any ioctl but TIOCSTI (typing into the daemon's terminal).  One
+	 * comparison per argument and rule is all libseccomp takes, and an
+	 * unconditional rule would override a refusing one.
+	 */
+	struct scmp_arg_cmp ioctl_ok = SCMP_A1_32(SCMP_CMP_NE, TIOCSTI);
+	struct scmp_arg_cmp to_self = SCMP_A0_32(SCMP_CMP_EQ, self);
+	struct scmp_arg_cmp rlimit_self[2] = {
+		SCMP_A0_32(SCMP_CMP_EQ, 0),
+		SCMP_A0_32(SCMP_CMP_EQ, self),
+	};
+	struct scmp_arg_cmp unix_only = SCMP_A0_32(SCMP_CMP_EQ, AF_UNIX);
+	struct scmp_arg_cmp not_unix = SCMP_A0_32(SCMP_CMP_NE, AF_UNIX);
+	int ret = 0;
+
+	/* Threads without new namespaces; glibc falls back from clone3,
+	 * whose flags a filter cannot read, to clone. */
+	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "clone", 1, &clone_ok, bad);
+	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL,
+			      bad);
+	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "ioctl", 1, &ioctl_ok, bad);
+	/* Signals to itself only: all workers share one uid. */
+	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "kill", 1, &to_self, bad);
+	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "tgkill", 1, &to_self, bad);
+	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "prlimit64", 1,
+			      &rlimit_self[0], bad);
+	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "prlimit64", 1,
+			      &rlimit_self[1], bad);
+	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "socket", 1, &unix_only,
+			      bad);
+	if (mode == SB_ENFORCE) {
+		/*
+		 * Refused with an error, not killed: a library probing for a
+		 * network socket or a helper program (nvidia-modprobe) copes
+		 * with the error.  Learn mode reports them instead.
+		 */
+		ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
+				      "socket", 1, &not_unix, bad);
+		ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(EPERM), "execve", 0,
+				      NULL, bad);
+		ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(EPERM), "execveat", 0,
+				      NULL, bad);
+	}
+	return ret ? -EINVAL : 0;
+}
+
+/*
+ * Learn/audit mode's reporter, a child forked before the filter: it
+ * receives each notified syscall, prints it the first time its number
+ * is seen, and lets it run.  It exits when the worker is gone.
+ */
+static void mdgpud_sb_reporter(int sock, pid_t worker)
+{
+	static unsigned char seen[1024];
+	struct seccomp_notif *req = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	char byte;
+	int fd;
+
+	memset(&mh, 0, sizeof(mh));
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	if (recvmsg(sock, &mh, 0) != 1)
+		_exit(0);
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		_exit(0);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	if (seccomp_notify_alloc(&req, &resp))
+		_exit(1);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int nr;
+
+		/* POLLHUP: no task uses the filter any more, the worker is
+		 * gone (receive would fail at once, again and again). */
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			break;
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;
+		if (!(p.revents & POLLIN))
+			continue;
+		memset(req, 0, sizeof(*req));
+		/* ENOENT: that syscall's task died or was interrupted. */
+		if (seccomp_notify_receive(fd, req))
+			continue;
+		nr = req->data.nr;
+		if (nr >= 0 && (size_t)nr < sizeof(seen) * 8 &&
+		    !(seen[nr / 8] & (1u << (nr % 8)))) {
+			char *name = seccomp_syscall_resolve_num_arch(
+				SCMP_ARCH_NATIVE, nr);
+
+			seen[nr / 8] |= (unsigned char)(1u << (nr % 8));
+			fprintf(stderr, "mdgpud-worker %d: seccomp-learn: %s "
+				"(%d) args %#llx %#llx %#llx\n", (int)worker,
+				name ? name : "?", nr,
+				(unsigned long long)req->data.args[0],
+				(unsigned long long)req->data.args[1],
+				(unsigned long long)req->data.args[2]);
+			free(name);
+		}
+		memset(resp, 0, sizeof(*resp));
+		resp->id = req->id;
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		seccomp_notify_respond(fd, resp);
+	}
+	_exit(0);
+}
+
+/* Forks the reporter; *sock_out is the worker's end for the fd. */
+static int mdgpud_sb_fork_reporter(struct mdgpud_sb *s, int *sock_out)
+{
+	pid_t worker = getpid(), pid;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		/* Nothing of the worker's but stderr and its socket. */
+		munmap(s->w->shm, sizeof(*s->w->shm));
+		if (dup2(sv[1], 3) < 0)
+			_exit(1);
+		close_range(4, ~0u, 0);
+		mdgpud_sb_reporter(3, worker);
+	}
+	close(sv[1]);
+	*sock_out = sv[0];
+	return 0;
+}
+
+static int mdgpud_sb_send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	return sendmsg(sock, &mh, 0) == 1 ? 0 : -errno;
+}
+
+static int mdgpud_sb_seccomp(struct mdgpud_sb *s)
+{
+	uint32_t dflt = s->seccomp == SB_ENFORCE ? SCMP_ACT_KILL_PROCESS
+						 : SCMP_ACT_NOTIFY;
+	scmp_filter_ctx ctx = seccomp_init(dflt);
+	int ret = 0, sock = -1;
+	const char *step = "seccomp_init", *bad = "";
+
+	if (!ctx)
+		return mdgpud_sb_fail(s, EINVAL, "%s", step);
+	/* Other ABIs (i386 int 0x80, x32) are killed, not filtered. */
+	step = "allowlist";
+	if (s->seccomp == SB_AUDIT) {
+		/* Every syscall reported, but the fd must reach the
+		 * reporter and the reporter's answers the worker. */
+		ret = mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "sendmsg", 0, NULL,
+				     &bad);
+		if (!ret)
+			ret = mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "close", 0,
+					     NULL, &bad);
+	} else {
+		for (size_t i = 0; !ret && i < sizeof(mdgpud_sb_allow) /
+					       sizeof(mdgpud_sb_allow[0]); i++) {
+			ret = mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW,
+					     mdgpud_sb_allow[i], 0, NULL, &bad);
+			/* Newer than this libseccomp: not used here either. */
+			if (ret == -ENOENT)
+				ret = 0;
+		}
+		if (!ret)
+			ret = mdgpud_sb_rules(ctx, s->seccomp, &bad);
+	}
+	if (ret)
+		goto fail;
+	/* worker_seccomp_allow: names the configuration adds. */
+	for (char *save = NULL, *t = strtok_r(s->allow, ":", &save); t;
+	     t = strtok_r(NULL, ":", &save)) {
+		if (mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, t, 0, NULL, &bad)) {
+			seccomp_release(ctx);
+			return mdgpud_sb_fail(s, EINVAL, "worker_seccomp_allow: "
+					      "'%s' is not a syscall here", t);
+		}
+	}
+	if (s->seccomp != SB_ENFORCE) {
+		step = "fork the learn-mode reporter";
+		ret = mdgpud_sb_fork_reporter(s, &sock);
+		if (ret)
+			goto fail;
+	}
+	step = "seccomp_load";
+	ret = seccomp_load(ctx);
+	if (!ret && sock >= 0) {
+		int nfd = seccomp_notify_fd(ctx);
+
+		step = "pass the notification fd to the reporter";
+		ret = nfd < 0 ? nfd : mdgpud_sb_send_fd(sock, nfd);
+		if (nfd >= 0)
+			close(nfd);	/* the reporter holds it now */
+	}
+	if (sock >= 0)
+		close(sock);
+	seccomp_release(ctx);
+	if (ret)
+		return mdgpud_sb_fail(s, -ret, "seccomp: %s", step);
+	return 0;
+
+fail:
+	if (sock >= 0)
+		close(sock);
+	seccomp_release(ctx);
+	return mdgpud_sb_fail(s, ret < 0 ? -ret : EINVAL, "seccomp: %s %s",
+			      step, bad);
+}
+
+int mdgpud_worker_sandbox(struct mdgpud_worker *w, int *argc, char **argv)
+{
+	struct mdgpud_sb s = { .w = w };
+	const char *arg;
+	int ret;
+
+	if (*argc < 2 || strncmp(argv[*argc - 1], MDGPUD_SANDBOX_ARG,
+				 strlen(MDGPUD_SANDBOX_ARG)))
+		return 0;	/* worker_sandbox = off */
+	arg = argv[--*argc] + strlen(MDGPUD_SANDBOX_ARG);
+	argv[*argc] = NULL;
+	if (mdgpud_sb_parse(&s, arg)) {
+		mdgpud_worker_err_msg(w, "sandbox: bad argument '%s'", arg);
+		return -EINVAL;
+	}
+	ret = mdgpud_sb_mountns(&s);
+	if (!ret)
+		ret = mdgpud_sb_ids(&s);
+	if (!ret && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		ret = mdgpud_sb_fail(&s, errno, "PR_SET_NO_NEW_PRIVS");
+	if (!ret)
+		ret = mdgpud_sb_seccomp(&s);
+	return ret;
+}
