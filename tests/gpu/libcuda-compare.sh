@@ -40,7 +40,8 @@ gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 
 "$B/mdgpud" -o backend=cuda -o transport=socket \
 	-o "socket_path=$TMP/mdgpud.sock" -o "admin_socket_path=$TMP/admin.sock" \
-	-o host_mib_max=1024 -o log_level=warn 2>"$OUT/mdgpud.log" &
+	-o host_mib_max=1024 -o log_level=warn \
+	-o worker_sandbox=${MDGPU_SANDBOX:-best-effort} 2>"$OUT/mdgpud.log" &
 DPID=$!
 for _ in $(seq 300); do [ -S "$TMP/mdgpud.sock" ] && break; sleep 0.05; done
 [ -S "$TMP/mdgpud.sock" ] || { echo "FAIL: no daemon"; cat "$OUT/mdgpud.log"; exit 1; }
