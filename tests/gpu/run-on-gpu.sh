@@ -38,7 +38,7 @@ if [ ! -f /usr/include/cmocka.h ]; then
 		exit 2
 	fi
 	libdir=$(dirname "$(find "$pfx" -name 'libcmocka.so*' | head -1)")
-	export CPATH="$pfx/usr/include${CPATH:+:$CPATH}"
+	export C_INCLUDE_PATH="$pfx/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}"
 	export LIBRARY_PATH="$libdir${LIBRARY_PATH:+:$LIBRARY_PATH}"
 	export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi

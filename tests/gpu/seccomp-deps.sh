@@ -4,7 +4,7 @@
 # (userspace-daemon/daemon.mk, W_LIBS).  If the machine lacks
 # /usr/include/seccomp.h, the .debs in .deps/seccomp/ (on a Debian 12
 # machine: apt-get download libseccomp-dev libseccomp2) are unpacked into
-# a private prefix, never into /, and put on CPATH and LIBRARY_PATH.
+# a private prefix, never into /, and put on C_INCLUDE_PATH (system headers: their warnings are not ours) and LIBRARY_PATH.
 if [ ! -f /usr/include/seccomp.h ]; then
 	sc_pfx=/tmp/mdgpu-seccomp
 	rm -rf "$sc_pfx"
@@ -17,6 +17,6 @@ if [ ! -f /usr/include/seccomp.h ]; then
 		exit 2
 	fi
 	sc_lib=$(dirname "$(find "$sc_pfx" -name 'libseccomp.a' | head -1)")
-	export CPATH="$sc_pfx/usr/include${CPATH:+:$CPATH}"
+	export C_INCLUDE_PATH="$sc_pfx/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}"
 	export LIBRARY_PATH="$sc_lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
 fi
