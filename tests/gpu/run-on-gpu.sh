@@ -55,7 +55,8 @@ make -j"$JOBS" "$B/mdgpud-worker" "$LIBA" \
 	"$B/daemon-san/tests/test_cuda_api" \
 	"$B/daemon-san/tests/test_cuda_backend" \
 	"$B/daemon-san/tests/test_socket" \
-	"$B/daemon-san/tests/test_core_hang" >"$OUT/build.log" 2>&1 || {
+	"$B/daemon-san/tests/test_core_hang" \
+	"$B/daemon-san/tests/test_limits" >"$OUT/build.log" 2>&1 || {
 	tail -30 "$OUT/build.log"; exit 1; }
 
 export MDGPUD_WORKER="$B/mdgpud-worker"
@@ -69,6 +70,10 @@ for t in test_cuda_api test_cuda_backend; do
 	timeout -k 5 240 "$B/daemon-san/tests/$t" 2>&1 | tee -a "$OUT/tests.log" ||
 		status=1
 done
+echo "== test_limits (real driver: a context's device-memory overhead)" |
+	tee -a "$OUT/tests.log"
+MDGPUD_TEST_REAL_CUDA=1 timeout -k 5 120 "$B/daemon-san/tests/test_limits" \
+	2>&1 | tee -a "$OUT/tests.log" || status=1
 echo "== test_core_hang (real driver)" | tee -a "$OUT/tests.log"
 MDGPUD_TEST_REAL_CUDA=1 timeout -k 5 120 "$B/daemon-san/tests/test_core_hang" \
 	2>&1 | tee -a "$OUT/tests.log" || status=1
