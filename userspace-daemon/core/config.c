@@ -171,6 +171,15 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 			ret = -EINVAL;
 		goto out;
 	}
+	if (!strcmp(key, "worker_dev")) {
+		if (!strcmp(value, "host"))
+			cfg->worker_dev_private = 0;
+		else if (!strcmp(value, "private"))
+			cfg->worker_dev_private = 1;
+		else
+			ret = -EINVAL;
+		goto out;
+	}
 	if (!strcmp(key, "worker_seccomp")) {
 		if (!strcmp(value, "enforce"))
 			cfg->worker_seccomp_learn = 0;

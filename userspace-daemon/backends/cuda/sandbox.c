@@ -159,11 +159,12 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 			   "separated by ','", cfg->seccomp_allow);
 		return -EINVAL;
 	}
-	snprintf(sb->arg, sizeof(sb->arg), "%s%s,%u,%u,%s%s%s",
+	snprintf(sb->arg, sizeof(sb->arg), "%s%s,%u,%u,%s,%s%s%s",
 		 MDGPUD_SANDBOX_ARG,
 		 sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" : "best-effort",
 		 (unsigned)sb->uid, (unsigned)sb->gid,
 		 sb->learn == 2 ? "audit" : sb->learn ? "learn" : "enforce",
+		 cfg->private_dev ? "private" : "host",
 		 allow[0] ? "," : "", allow);
 	/*
 	 * No core dumps of the supervisor (tenant data passes through it),
@@ -174,14 +175,15 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		mdgpud_warn("cuda: PR_SET_DUMPABLE 0: %s", strerror(errno));
 	mdgpud_info("cuda: worker sandbox %s: uid %u gid %u, no groups, "
-		    "no_new_privs, seccomp %s%s%s, private /dev and /tmp, "
+		    "no_new_privs, seccomp %s%s%s, %s /dev, private /tmp, "
 		    "read-only /",
 		    sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" :
 		    "best-effort", (unsigned)sb->uid, (unsigned)sb->gid,
 		    sb->learn == 2 ? "audit (every syscall allowed and "
 		    "reported)" : sb->learn ? "learn (unlisted syscalls "
 		    "allowed and reported)" : "enforce",
-		    allow[0] ? " + " : "", allow);
+		    allow[0] ? " + " : "", allow,
+		    cfg->private_dev ? "private" : "the host's");
 	return 0;
 }
 

@@ -8,11 +8,13 @@
  *
  * The supervisor passes the sandbox as the worker's last argument,
  *
- *   --sandbox=<mode>,<uid>,<gid>,<seccomp>[,<extra>]
+ *   --sandbox=<mode>,<uid>,<gid>,<seccomp>,<dev>[,<extra>]
  *
  * mode: "required" or "best-effort" (off: no argument at all); seccomp:
- * "enforce" or "learn"; extra: syscall names joined by ':' that the
- * allowlist also allows (config worker_seccomp_allow).
+ * "enforce", "learn" or "audit"; dev: "private" (a /dev of the nvidia
+ * nodes only) or "host" (the host's /dev, read-only: config worker_dev);
+ * extra: syscall names joined by ':' that the allowlist also allows
+ * (config worker_seccomp_allow).
  */
 #ifndef MDGPUD_CUDA_SANDBOX_H
 #define MDGPUD_CUDA_SANDBOX_H
@@ -27,7 +29,8 @@
 #define MDGPUD_SANDBOX_IDS		(1u << 0) /* uid/gid dropped, no groups */
 #define MDGPUD_SANDBOX_NNP		(1u << 1) /* PR_SET_NO_NEW_PRIVS */
 #define MDGPUD_SANDBOX_SECCOMP		(1u << 2) /* the allowlist filter */
-#define MDGPUD_SANDBOX_MOUNTNS		(1u << 3) /* private /dev, /tmp, ro / */
+#define MDGPUD_SANDBOX_MOUNTNS		(1u << 3) /* private /tmp, ro /, and
+							   * /dev as configured */
 #define MDGPUD_SANDBOX_ALL		(MDGPUD_SANDBOX_IDS | MDGPUD_SANDBOX_NNP | \
 					 MDGPUD_SANDBOX_SECCOMP | \
 					 MDGPUD_SANDBOX_MOUNTNS)

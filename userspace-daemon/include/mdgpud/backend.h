@@ -78,6 +78,8 @@ struct mdgpud_backend_cfg {
 				 * allowlist are reported, not refused;
 				 * 2: every syscall is reported */
 	const char *seccomp_allow; /* extra syscall names, ',' separated */
+	int private_dev;	/* 1: a private /dev of the nvidia nodes only;
+				 * 0: the host's /dev, read-only */
 };
 
 enum mdgpud_worker_sandbox {

@@ -73,6 +73,7 @@ struct mdgpud_sb {
 	uid_t uid;
 	gid_t gid;
 	enum mdgpud_sb_seccomp seccomp;
+	int private_dev;			/* worker_dev = private */
 	char allow[MDGPUD_SANDBOX_ARG_MAX];	/* extra names, ':' separated */
 };
 
@@ -163,7 +164,7 @@ static int mdgpud_sb_fail(struct mdgpud_sb *s, int err, const char *fmt, ...)
 
 static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 {
-	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[5] = { 0 };
+	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[6] = { 0 };
 	unsigned long uid, gid;
 	char *end;
 	int n = 0;
@@ -171,10 +172,10 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 	if (strlen(spec) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, spec);
-	for (char *t = strtok_r(buf, ",", &save); t && n < 5;
+	for (char *t = strtok_r(buf, ",", &save); t && n < 6;
 	     t = strtok_r(NULL, ",", &save))
 		f[n++] = t;
-	if (n < 4)
+	if (n < 5)
 		return -EINVAL;
 	if (!strcmp(f[0], "required"))
 		s->required = 1;
@@ -196,8 +197,12 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 		s->seccomp = SB_AUDIT;
 	else
 		return -EINVAL;
-	if (f[4])
-		snprintf(s->allow, sizeof(s->allow), "%s", f[4]);
+	if (!strcmp(f[4], "private"))
+		s->private_dev = 1;
+	else if (strcmp(f[4], "host"))
+		return -EINVAL;
+	if (f[5])
+		snprintf(s->allow, sizeof(s->allow), "%s", f[5]);
 	return 0;
 }
 
@@ -291,18 +296,20 @@ static int mdgpud_sb_mountns(struct mdgpud_sb *s)
 	step = "make / private";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		goto fail_errno;
-	step = "open the /dev nodes";
-	ret = mdgpud_sb_dev_collect(fds, names, &n);
-	if (ret)
-		goto fail;
-	step = "tmpfs on /dev";
-	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC | MS_NODEV,
-		  MDGPUD_SB_DEV_OPTS))
-		goto fail_errno;
-	step = "bind the nodes into /dev";
-	ret = mdgpud_sb_dev_bind(fds, names, n);
-	if (ret)
-		goto fail;
+	if (s->private_dev) {
+		step = "open the /dev nodes";
+		ret = mdgpud_sb_dev_collect(fds, names, &n);
+		if (ret)
+			goto fail;
+		step = "tmpfs on /dev";
+		if (mount("tmpfs", "/dev", "tmpfs",
+			  MS_NOSUID | MS_NOEXEC | MS_NODEV, MDGPUD_SB_DEV_OPTS))
+			goto fail_errno;
+		step = "bind the nodes into /dev";
+		ret = mdgpud_sb_dev_bind(fds, names, n);
+		if (ret)
+			goto fail;
+	}
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	n = 0;
