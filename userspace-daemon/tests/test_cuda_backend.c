@@ -42,6 +42,22 @@
 #include "../backends/cuda/cuda_backend.h"
 #include "../backends/cuda/cuda_rpc.h"
 
+/* A plain launch (no flags, no cluster) through the ops table. */
+static int test_launch(const struct mdgpud_backend_ops *o,
+		       struct mdgpud_bctx *c, uint64_t stream, uint64_t fn,
+		       struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
+		       uint32_t shared_bytes, const void *params,
+		       uint32_t params_len)
+{
+	struct mdgpud_launch l = {
+		.func = fn, .grid = grid, .block = block,
+		.shared_bytes = shared_bytes, .params = params,
+		.params_len = params_len,
+	};
+
+	return o->launch(c, stream, &l);
+}
+
 /* The hang bound of the tests' backend (cfg.hang_timeout_ms). */
 #define TEST_HANG_MS	2000
 
@@ -211,20 +227,20 @@ static void test_alloc_copy(void **state)
 	assert_int_not_equal(a, b);
 
 	/* Zero-copy path: host_alloc'd buffers. */
-	assert_int_equal(ops->copy_h2d(ctx, a, h, n), 0);
-	assert_int_equal(ops->copy_d2d(ctx, b, a, n), 0);
-	assert_int_equal(ops->copy_d2h(ctx, back, b, n), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, a, h, n, 0), 0);
+	assert_int_equal(ops->copy_d2d(ctx, 0, b, a, n), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, back, b, n, 0), 0);
 	assert_memory_equal(h, back, n);
 
 	/* Staged path: memory the worker does not map, at an offset. */
 	heap = malloc(n);
 	assert_non_null(heap);
 	memset(heap, 0, n);
-	assert_int_equal(ops->copy_d2h(ctx, heap + 1, a + 1, n - 1), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, heap + 1, a + 1, n - 1, 0), 0);
 	assert_memory_equal(heap + 1, h + 1, n - 1);
 	heap[5] ^= 0xff;
-	assert_int_equal(ops->copy_h2d(ctx, b + 5, heap + 5, 1), 0);
-	assert_int_equal(ops->copy_d2h(ctx, back, b, 16), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, b + 5, heap + 5, 1, 0), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, back, b, 16, 0), 0);
 	assert_int_equal(back[5], heap[5]);
 	assert_int_equal(back[4], h[4]);
 	assert_int_equal(back[6], h[6]);
@@ -232,12 +248,12 @@ static void test_alloc_copy(void **state)
 	free(heap);
 
 	/* memset8 */
-	assert_int_equal(ops->memset8(ctx, b + 100, 0xa5, 1000), 0);
-	assert_int_equal(ops->copy_d2h(ctx, back, b, 2000), 0);
+	assert_int_equal(ops->mem_set(ctx, 0, b + 100, 0xa5, 1, 1000), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, back, b, 2000, 0), 0);
 	for (int i = 0; i < 2000; i++)
 		assert_int_equal(back[i], i >= 100 && i < 1100 ? 0xa5 : h[i]);
 
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 	assert_int_equal(ops->mem_free(ctx, a, n), 0);
 	assert_int_equal(ops->mem_free(ctx, b, n), 0);
 	assert_int_equal(ops->mem_free(ctx, b, n), -ENOENT);
@@ -270,19 +286,19 @@ static void test_builtins(void **state)
 	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dx, &res), 0);
 	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dy, &res), 0);
 	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dz, &res), 0);
-	assert_int_equal(ops->copy_h2d(ctx, dx, x, count * 4), 0);
-	assert_int_equal(ops->copy_h2d(ctx, dy, y, count * 4), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, dx, x, count * 4, 0), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, dy, y, count * 4, 0), 0);
 
 	/* CHECKSUM equals the C reference, on random data. */
 	arg[0] = dx;
 	arg[1] = count;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, mdgpud_checksum_ref(x, count));
 	arg[1] = 0;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 0);
 	arg[1] = 1;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, x[0]);
 
 	/* ADD: z = x + y (wrapping). */
@@ -290,8 +306,8 @@ static void test_builtins(void **state)
 	arg[1] = dx;
 	arg[2] = dy;
 	arg[3] = count;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_ADD_U32, arg, NULL), 0);
-	assert_int_equal(ops->copy_d2h(ctx, out, dz, count * 4), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_ADD_U32, arg, NULL), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, out, dz, count * 4, 0), 0);
 	for (uint64_t i = 0; i < count; i++)
 		assert_int_equal(out[i], (uint32_t)(x[i] + y[i]));
 
@@ -299,27 +315,27 @@ static void test_builtins(void **state)
 	arg[0] = dz;
 	arg[1] = count - 3;
 	arg[2] = 0xdeadbeef;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->copy_d2h(ctx, out, dz, count * 4), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, out, dz, count * 4, 0), 0);
 	for (uint64_t i = 0; i < count - 3; i++)
 		assert_int_equal(out[i], 0xdeadbeef);
 	for (uint64_t i = count - 3; i < count; i++)
 		assert_int_equal(out[i], (uint32_t)(x[i] + y[i]));
 	arg[0] = dz;
 	arg[1] = count;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, mdgpud_checksum_ref(out, count));
 
 	/* SPIN_NS: 2 ms of GPU time, measured by a slice. */
 	assert_int_equal(ops->slice_begin(ctx), 0);
 	arg[0] = 2000000;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
 	assert_int_equal(ops->slice_end(ctx, 0, &res), 0);
 	fprintf(stderr, "slice with SPIN_NS 2 ms: %" PRIu64 " ns\n", res);
 	assert_true(res >= 1900000 && res < 200000000);
-	assert_int_equal(ops->builtin(ctx, 77, arg, NULL), -EINVAL);
+	assert_int_equal(ops->builtin(ctx, 0, 77, arg, NULL), -EINVAL);
 
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 	ops->ctx_destroy(ctx);	/* frees dx, dy, dz and the host buffers */
 }
 
@@ -403,7 +419,7 @@ static void test_module_launch_events(void **state)
 	for (uint64_t i = 0; i < n; i++)
 		h[i] = (uint32_t)(i * 7 + 3);
 	assert_int_equal(ops->mem_alloc(ctx, n * 4, &d, &res), 0);
-	assert_int_equal(ops->copy_h2d(ctx, d, h, n * 4), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, d, h, n * 4, 0), 0);
 
 	/* A JIT error is -EINVAL and leaves the context usable. */
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, bad_ptx,
@@ -414,31 +430,31 @@ static void test_module_launch_events(void **state)
 			 -ENOENT);
 	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
 
-	assert_int_equal(ops->event_create(ctx, &ev0), 0);
-	assert_int_equal(ops->event_create(ctx, &ev1), 0);
-	assert_int_equal(ops->event_record(ctx, ev0), 0);
+	assert_int_equal(ops->event_create(ctx, 0, &ev0), 0);
+	assert_int_equal(ops->event_create(ctx, 0, &ev1), 0);
+	assert_int_equal(ops->event_record(ctx, 0, ev0), 0);
 	pack_scale_add(blob, d, n, 5);
-	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
 				     sizeof(blob)), 0);
 	arg[0] = 1000000;	/* 1 ms between the events */
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
-	assert_int_equal(ops->event_record(ctx, ev1), 0);
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	assert_int_equal(ops->event_record(ctx, 0, ev1), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 	assert_int_equal(ops->event_elapsed(ctx, ev0, ev1, &ns), 0);
 	fprintf(stderr, "event elapsed around launch + 1 ms spin: %" PRIu64
 		" ns\n", ns);
 	assert_true(ns >= 950000 && ns < 100000000);
 
-	assert_int_equal(ops->copy_d2h(ctx, h, d, n * 4), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, n * 4, 0), 0);
 	for (uint64_t i = 0; i < n; i++)
 		assert_int_equal(h[i], (uint32_t)((i * 7 + 3) * 5 + i));
 
 	/* A bad launch shape fails, reported by the next sync. */
 	block.x = 4096;
-	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
 				     sizeof(blob)), 0);
-	assert_int_equal(ops->sync(ctx), -EINVAL);
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), -EINVAL);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 
 	/* Unload: its functions are gone with it. */
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
@@ -446,12 +462,12 @@ static void test_module_launch_events(void **state)
 	assert_int_equal(ops->func_get(ctx, res, "scale_add", &fn2), 0);
 	assert_int_equal(ops->module_unload(ctx, mod), 0);
 	block.x = 128;
-	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
 				     sizeof(blob)), 0);
-	assert_int_equal(ops->sync(ctx), -ENOENT);
-	assert_int_equal(ops->launch(ctx, fn2, grid, block, 0, blob,
+	assert_int_equal(ops->sync(ctx, 0), -ENOENT);
+	assert_int_equal(test_launch(ops, ctx, 0, fn2, grid, block, 0, blob,
 				     sizeof(blob)), 0);
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 
 	assert_int_equal(ops->event_destroy(ctx, ev0), 0);
 	assert_int_equal(ops->event_destroy(ctx, ev1), 0);
@@ -473,20 +489,20 @@ static void test_free_scrub(void **state)
 	arg[0] = d;
 	arg[1] = n / 4;
 	arg[2] = 0x5ec7e7;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_not_equal(sum, 0);
 	assert_int_equal(ops->mem_free(ctx, d, n), 0);
 	assert_int_equal(ops->mem_alloc(ctx, n, &d2, &res), 0);
 	fprintf(stderr, "re-allocation %s the freed address\n",
 		d2 == d ? "reused" : "did not reuse");
 	arg[0] = d2;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 0);
 	h = ops->host_alloc(ctx, 1u << 20);
 	assert_non_null(h);
 	memset(h, 0xff, 1u << 20);
-	assert_int_equal(ops->copy_d2h(ctx, h, d2 + n - (1u << 20), 1u << 20),
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d2 + n - (1u << 20), 1u << 20, 0),
 			 0);
 	for (uint32_t i = 0; i < (1u << 18); i++)
 		assert_int_equal(h[i], 0);
@@ -509,7 +525,7 @@ static void test_worker_crash(void **state)
 	arg[0] = da;
 	arg[1] = 1u << 18;
 	arg[2] = 7;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
 
 	pid = mdgpud_backend_cuda_worker_pid(b);
 	assert_true(pid > 0);
@@ -521,14 +537,14 @@ static void test_worker_crash(void **state)
 		assert_int_equal(waitid(P_PID, (id_t)pid, &si,
 					WEXITED | WNOWAIT), 0);
 	}
-	assert_int_equal(ops->sync(b), -ENODEV);
+	assert_int_equal(ops->sync(b, 0), -ENODEV);
 	assert_int_equal(ops->mem_alloc(b, 4096, &db, &res), -ENODEV);
 	assert_null(ops->host_alloc(b, 4096));
 	assert_int_equal(mdgpud_backend_cuda_worker_pid(b), -1);
 
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 7ull * (1ull << 18) * (1ull << 18));
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	ops->ctx_destroy(b);
 	ops->ctx_destroy(a);
 }
@@ -557,8 +573,8 @@ static void test_isolation_forged_pointer(void **state)
 	arg[0] = da;
 	arg[1] = n / 4;
 	arg[2] = 0xa11ce5;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg,
 				      &sum_before), 0);
 
 	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
@@ -567,30 +583,30 @@ static void test_isolation_forged_pointer(void **state)
 	target = da + n / 2;	/* A's device address, forged into B */
 	memcpy(blob, &target, 8);
 	memcpy(blob + 8, &val, 4);
-	assert_int_equal(ops->launch(b, fn, one, one, 0, blob, sizeof(blob)),
+	assert_int_equal(test_launch(ops, b, 0, fn, one, one, 0, blob, sizeof(blob)),
 			 0);
-	ret = ops->sync(b);
+	ret = ops->sync(b, 0);
 	fprintf(stderr, "tenant B's forged access to 0x%" PRIx64 ": sync %d "
 		"(%s)\n", target, ret, strerror(-ret));
 	assert_true(ret == -EIO || ret == -ENODEV);
-	assert_int_equal(ops->sync(b), -ENODEV);
+	assert_int_equal(ops->sync(b, 0), -ENODEV);
 	assert_int_equal(mdgpud_backend_cuda_worker_pid(b), -1);
 
 	/* A is intact and keeps working. */
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg,
 				      &sum_after), 0);
 	assert_int_equal(sum_after, sum_before);
 	h = ops->host_alloc(a, 4096);
 	assert_non_null(h);
-	assert_int_equal(ops->copy_d2h(a, h, target, 4096), 0);
+	assert_int_equal(ops->copy_d2h(a, 0, h, target, 4096, 0), 0);
 	for (int i = 0; i < 1024; i++)
 		assert_int_equal(h[i], 0xa11ce5);
 	arg[2] = 42;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg,
 				      &sum_after), 0);
 	assert_int_equal(sum_after, 42ull * (n / 4) * (n / 4));
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	ops->ctx_destroy(b);
 	ops->ctx_destroy(a);
 }
@@ -618,20 +634,20 @@ static void test_crash_leaves_no_data(void **state)
 	arg[0] = da;
 	arg[1] = words;
 	arg[2] = secret;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	pid = mdgpud_backend_cuda_worker_pid(a);
 	assert_true(pid > 0);
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
-	assert_int_equal(ops->sync(a), -ENODEV);
+	assert_int_equal(ops->sync(a, 0), -ENODEV);
 	ops->ctx_destroy(a);
 
 	c = ctx_new(10);
 	assert_int_equal(ops->mem_alloc(c, n, &dc, &res), 0);
 	h = ops->host_alloc(c, n);
 	assert_non_null(h);
-	assert_int_equal(ops->copy_d2h(c, h, dc, n), 0);
+	assert_int_equal(ops->copy_d2h(c, 0, h, dc, n, 0), 0);
 	for (uint64_t i = 0; i < words; i++)
 		found += h[i] == secret;
 	fprintf(stderr, "new tenant's fresh 256 MiB: %" PRIu64 " words of the "
@@ -664,12 +680,12 @@ static void *tenant_thread(void *p)
 		arg[0] = d;
 		arg[1] = words;
 		arg[2] = t->vgpu * 1000 + i;
-		if (ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL) ||
-		    ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum) ||
+		if (ops->builtin(ctx, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL) ||
+		    ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum) ||
 		    sum != (uint64_t)(t->vgpu * 1000 + i) * words * words)
 			t->failures++;
 	}
-	if (ops->sync(ctx))
+	if (ops->sync(ctx, 0))
 		t->failures++;
 	ops->ctx_destroy(ctx);
 	return NULL;
@@ -719,13 +735,13 @@ static void test_map_shared(void **state)
 	for (size_t i = 0; i < size; i++)
 		p[i] = (uint8_t)(i * 131 + 7);
 	assert_int_equal(ops->mem_alloc(ctx, size, &d, &res), 0);
-	assert_int_equal(ops->copy_h2d(ctx, d, p + 4096, size - 4096), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, d, p + 4096, size - 4096, 0), 0);
 	memset(p, 0, size);
-	assert_int_equal(ops->copy_d2h(ctx, p, d, size - 4096), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, p, d, size - 4096, 0), 0);
 	for (size_t i = 0; i < size - 4096; i++)
 		assert_int_equal(p[i], (uint8_t)((i + 4096) * 131 + 7));
 	ops->host_free(ctx, p, size);	/* unmaps in the worker only */
-	assert_int_equal(ops->copy_d2h(ctx, p, d, 4096), 0);	/* staged */
+	assert_int_equal(ops->copy_d2h(ctx, 0, p, d, 4096, 0), 0);	/* staged */
 	assert_int_equal(p[0], (uint8_t)(4096 * 131 + 7));
 	assert_int_equal(munmap(p, size), 0);
 	ops->ctx_destroy(ctx);
@@ -774,12 +790,12 @@ static void test_cubin(void **state)
 	for (uint64_t i = 0; i < n; i++)
 		h[i] = (uint32_t)i;
 	assert_int_equal(ops->mem_alloc(ctx, n * 4, &d, &res), 0);
-	assert_int_equal(ops->copy_h2d(ctx, d, h, n * 4), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, d, h, n * 4, 0), 0);
 	pack_scale_add(blob, d, n, 3);
-	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
 				     sizeof(blob)), 0);
-	assert_int_equal(ops->sync(ctx), 0);
-	assert_int_equal(ops->copy_d2h(ctx, h, d, n * 4), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, n * 4, 0), 0);
 	for (uint64_t i = 0; i < n; i++)
 		assert_int_equal(h[i], (uint32_t)(i * 3 + i));
 	ops->ctx_destroy(ctx);
@@ -828,7 +844,7 @@ static void test_hung_kernel_destroy(void **state)
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
 	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
-	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), 0);
+	assert_int_equal(test_launch(ops, h, 0, fn, one, one, 0, NULL, 0), 0);
 	pid = mdgpud_backend_cuda_worker_pid(h);
 	assert_true(pid > 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -843,8 +859,8 @@ static void test_hung_kernel_destroy(void **state)
 	arg[0] = d;
 	arg[1] = 1024;
 	arg[2] = 3;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 3ull * 1024 * 1024);
 	ops->ctx_destroy(a);
 }
@@ -881,7 +897,7 @@ static void test_hung_kernel_bound(void **state)
 	assert_true(pid > 0);
 
 	assert_int_equal(ops->slice_begin(h), 0);
-	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), 0);
+	assert_int_equal(test_launch(ops, h, 0, fn, one, one, 0, NULL, 0), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(ops->slice_end(h, 0, &gpu_ns), -ETIMEDOUT);
 	secs = secs_since(&t0);
@@ -891,12 +907,12 @@ static void test_hung_kernel_bound(void **state)
 	assert_true(secs < TEST_HANG_MS * 1e-3 + 1.0);
 	assert_int_equal(mdgpud_backend_cuda_worker_pid(h), -1);
 	assert_worker_exited(pid);
-	assert_int_equal(ops->sync(h), -ENODEV);
+	assert_int_equal(ops->sync(h, 0), -ENODEV);
 	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), -ENODEV);
-	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), -ENODEV);
+	assert_int_equal(test_launch(ops, h, 0, fn, one, one, 0, NULL, 0), -ENODEV);
 
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 5ull * 1024 * 1024);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -905,7 +921,7 @@ static void test_hung_kernel_bound(void **state)
 	fprintf(stderr, "destroying the hung context took %.3f s\n", secs);
 	assert_true(secs < 1.5);
 	assert_int_equal(kill(pid, 0), -1);	/* reaped */
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	ops->ctx_destroy(a);
 }
 
@@ -1137,7 +1153,7 @@ static void test_slice_hints(void **state)
 	assert_true(pid > 0);
 
 	assert_int_equal(ops->slice_begin(ctx), 0);
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
 	t = mono_ns();
 	assert_int_equal(ops->slice_end(ctx, 80000000, &gpu), 0);
 	t = mono_ns() - t;
