@@ -925,6 +925,362 @@ static void test_hung_kernel_bound(void **state)
 	ops->ctx_destroy(a);
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Streams (ABI 1.2)                                                    */
+/* ------------------------------------------------------------------ */
+
+/* count u32 words at d on `stream` hold `v` (checksum v * count^2). */
+static void assert_words(struct mdgpud_bctx *ctx, uint64_t stream,
+			 uint64_t d, uint64_t count, uint32_t v)
+{
+	uint64_t sum = 0, arg[5] = { d, count, 0, 0, 0 };
+
+	assert_int_equal(ops->builtin(ctx, stream, MDGPU_BUILTIN_CHECKSUM, arg,
+				      &sum), 0);
+	assert_int_equal(sum, (uint64_t)v * count * count);
+}
+
+static void builtin_on(struct mdgpud_bctx *ctx, uint64_t stream,
+		       uint32_t kernel, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	uint64_t arg[5] = { a0, a1, a2, 0, 0 };
+
+	assert_int_equal(ops->builtin(ctx, stream, kernel, arg, NULL), 0);
+}
+
+/*
+ * Two streams: one busy with a long kernel while the other's work
+ * completes (they run concurrently), events pending then complete,
+ * STREAM_WAIT_EVENT orders a fill on one stream after a fill on the
+ * other, per-stream order, memset widths.
+ */
+static void test_streams_order_events(void **state)
+{
+	const uint64_t words = 1024;
+	struct mdgpud_bctx *ctx;
+	uint64_t d, d2, res, s1, s2, ev, ev_nt, ns;
+	uint32_t pending;
+	int32_t least, greatest;
+	uint16_t *h16;
+
+	(void)state;
+	REQUIRE_GPU();
+	ops->stream_priorities(be, &least, &greatest);
+	fprintf(stderr, "stream priorities: least %d greatest %d\n", least,
+		greatest);
+	assert_true(greatest <= least);
+	ctx = ctx_new(30);
+	assert_int_equal(ops->mem_alloc(ctx, words * 4, &d, &res), 0);
+	assert_int_equal(ops->mem_alloc(ctx, words * 4, &d2, &res), 0);
+	assert_int_equal(ops->stream_create(ctx, 0, least, &s1), 0);
+	assert_int_equal(ops->stream_create(ctx, MDGPU_STREAM_F_NON_BLOCKING,
+					    greatest, &s2), 0);
+	assert_int_not_equal(s1, s2);
+	assert_int_equal(ops->event_create(ctx, 0, &ev), 0);
+
+	/* s1: 600 ms of spinning, then fill 1, then the event. */
+	builtin_on(ctx, s1, MDGPU_BUILTIN_SPIN_NS, 600000000, 0, 0);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d, words, 1);
+	assert_int_equal(ops->event_record(ctx, s1, ev), 0);
+	assert_int_equal(ops->event_query(ctx, ev, &pending), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	/* s2 runs meanwhile: its sync ends while s1 still spins. */
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d2, words, 5);
+	assert_int_equal(ops->sync(ctx, s2), 0);
+	assert_int_equal(ops->stream_query(ctx, s2, &pending), 0);
+	assert_int_equal(pending, 0);
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	/* s2 waits for the event, then fills 2: after s1's fill of 1. */
+	assert_int_equal(ops->stream_wait_event(ctx, s2, ev), 0);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d, words, 2);
+	assert_int_equal(ops->event_sync(ctx, ev), 0);
+	assert_int_equal(ops->event_query(ctx, ev, &pending), 0);
+	assert_int_equal(pending, 0);
+	assert_int_equal(ops->sync(ctx, s2), 0);
+	assert_words(ctx, 0, d, words, 2);
+	assert_words(ctx, s2, d2, words, 5);
+
+	/* Per-stream order: fill 3, fill 4, 16-bit memset of the first
+	 * half, all on s1, then a copy on s1. */
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d, words, 3);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d, words, 4);
+	assert_int_equal(ops->mem_set(ctx, s1, d, 0xbeef, 2, words * 2), 0);
+	assert_int_equal(ops->mem_set(ctx, s1, d + words * 2, 0x01020304, 4,
+				      words * 2), 0);
+	h16 = ops->host_alloc(ctx, words * 4);
+	assert_non_null(h16);
+	assert_int_equal(ops->copy_d2h(ctx, s1, h16, d, words * 4, 0), 0);
+	for (uint64_t i = 0; i < words; i++)
+		assert_int_equal(h16[i], 0xbeef);
+	for (uint64_t i = words; i < 2 * words; i += 2) {
+		assert_int_equal(h16[i], 0x0304);
+		assert_int_equal(h16[i + 1], 0x0102);
+	}
+
+	/* Timing disabled: ELAPSED refuses it. */
+	assert_int_equal(ops->event_create(ctx, MDGPU_EVENT_F_DISABLE_TIMING,
+					   &ev_nt), 0);
+	assert_int_equal(ops->event_record(ctx, s1, ev_nt), 0);
+	assert_int_equal(ops->event_record(ctx, s1, ev), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_int_equal(ops->event_elapsed(ctx, ev_nt, ev, &ns), -EINVAL);
+	assert_int_equal(ops->event_elapsed(ctx, ev, ev, &ns), 0);
+
+	/* Unknown streams fail cleanly. */
+	assert_int_equal(ops->stream_destroy(ctx, s2), 0);
+	assert_int_equal(ops->stream_destroy(ctx, s2), -ENOENT);
+	assert_int_equal(ops->sync(ctx, s2), -ENOENT);
+	assert_int_equal(ops->stream_query(ctx, s2, &pending), -ENOENT);
+	assert_int_equal(ops->stream_query(ctx, ev, &pending), -ENOENT);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d, words, 9);
+	assert_int_equal(ops->sync(ctx, 0), -ENOENT);	/* latched */
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_words(ctx, s1, d2, words, 5);
+	ops->ctx_destroy(ctx);
+}
+
+/*
+ * F_ASYNC host copies: a copy from a shared region is queued, not waited
+ * for (a kernel ahead of it on its stream still runs), and done at the
+ * stream's SYNC; a staged one completes before it returns.  A destroyed
+ * stream's queued work still runs and SYNC 0 waits for it.  A slice's
+ * GPU time covers the work of every stream.
+ */
+static void test_streams_async_copy_slice(void **state)
+{
+	const uint64_t words = 1024;
+	struct mdgpud_bctx *ctx;
+	uint64_t d, res, s1, s2, gpu_ns;
+	uint32_t *h, *heap, pending;
+	struct timespec t0;
+	double secs;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(31);
+	assert_int_equal(ops->mem_alloc(ctx, words * 4, &d, &res), 0);
+	assert_int_equal(ops->stream_create(ctx, 0, 0, &s1), 0);
+	assert_int_equal(ops->stream_create(ctx, MDGPU_STREAM_F_NON_BLOCKING,
+					    0, &s2), 0);
+	h = ops->host_alloc(ctx, words * 4);
+	assert_non_null(h);
+	memset(h, 0xff, words * 4);
+
+	builtin_on(ctx, s1, MDGPU_BUILTIN_SPIN_NS, 400000000, 0, 0);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d, words, 0x600d);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->copy_d2h(ctx, s1, h, d, words * 4, 1), 0);
+	secs = secs_since(&t0);
+	fprintf(stderr, "async d2h behind a 400 ms kernel returned after "
+		"%.3f s\n", secs);
+	assert_true(secs < 0.3);
+	assert_int_equal(h[0], 0xffffffffu);	/* not yet copied */
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(ops->sync(ctx, s1), 0);
+	for (uint64_t i = 0; i < words; i++)
+		assert_int_equal(h[i], 0x600d);
+
+	/* Heap memory is staged: done when the call returns. */
+	heap = calloc(words, 4);
+	assert_non_null(heap);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_SPIN_NS, 100000000, 0, 0);
+	assert_int_equal(ops->copy_d2h(ctx, s1, heap, d, words * 4, 1), 0);
+	assert_int_equal(heap[words - 1], 0x600d);
+	free(heap);
+
+	/* An async host-to-device copy, then SYNC 0. */
+	for (uint64_t i = 0; i < words; i++)
+		h[i] = 77;
+	assert_int_equal(ops->copy_h2d(ctx, s2, d, h, words * 4, 1), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_words(ctx, 0, d, words, 77);
+
+	/* Destroyed with work queued: the work runs, SYNC 0 waits for it. */
+	builtin_on(ctx, s2, MDGPU_BUILTIN_SPIN_NS, 300000000, 0, 0);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d, words, 8);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->stream_destroy(ctx, s2), 0);
+	assert_true(secs_since(&t0) < 0.2);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	secs = secs_since(&t0);
+	fprintf(stderr, "SYNC 0 after destroying a busy stream: %.3f s\n",
+		secs);
+	assert_true(secs >= 0.25);
+	assert_words(ctx, 0, d, words, 8);
+
+	/* A slice with 150 ms on s1 and 300 ms on stream 0 ... */
+	assert_int_equal(ops->slice_begin(ctx), 0);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_SPIN_NS, 150000000, 0, 0);
+	builtin_on(ctx, 0, MDGPU_BUILTIN_SPIN_NS, 300000000, 0, 0);
+	assert_int_equal(ops->slice_end(ctx, 0, &gpu_ns), 0);
+	fprintf(stderr, "slice with 150 ms on s1 and 300 ms on stream 0: "
+		"%" PRIu64 " ns of GPU time\n", gpu_ns);
+	assert_true(gpu_ns >= 290000000);
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 0);
+	/* ... and one with 300 ms on a non-blocking stream only. */
+	assert_int_equal(ops->stream_create(ctx, MDGPU_STREAM_F_NON_BLOCKING,
+					    0, &s2), 0);
+	assert_int_equal(ops->slice_begin(ctx), 0);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_SPIN_NS, 300000000, 0, 0);
+	assert_int_equal(ops->slice_end(ctx, 0, &gpu_ns), 0);
+	fprintf(stderr, "slice with 300 ms on a non-blocking stream: %" PRIu64
+		" ns\n", gpu_ns);
+	assert_true(gpu_ns >= 290000000);
+	assert_int_equal(ops->stream_query(ctx, s2, &pending), 0);
+	assert_int_equal(pending, 0);
+	ops->ctx_destroy(ctx);
+}
+
+/*
+ * A kernel that never ends on a created stream: the default stream's
+ * queries still answer, STREAM_QUERY says pending, and SYNC 0 (which
+ * covers every stream) ends at the hang bound with -ETIMEDOUT.
+ */
+static void test_streams_hang_bound(void **state)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *h;
+	uint64_t mod, fn, s1, d, res;
+	uint32_t pending;
+	struct timespec t0;
+	double secs;
+
+	(void)state;
+	REQUIRE_GPU();
+	h = ctx_new(32);
+	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), 0);
+	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
+					  sizeof(loop_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->stream_create(h, MDGPU_STREAM_F_NON_BLOCKING, 0,
+					    &s1), 0);
+	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
+	builtin_on(h, 0, MDGPU_BUILTIN_FILL_U32, d, 1024, 4);
+	assert_int_equal(ops->sync(h, 0), -ETIMEDOUT);
+	assert_int_equal(ops->ctx_status(h), -ETIMEDOUT);
+	ops->ctx_destroy(h);
+
+	/* The same, seen through STREAM_QUERY first. */
+	h = ctx_new(33);
+	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
+					  sizeof(loop_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->stream_create(h, 0, 0, &s1), 0);
+	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
+	assert_int_equal(ops->stream_query(h, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->slice_begin(h), 0);
+	assert_int_equal(ops->slice_end(h, 0, &res), -ETIMEDOUT);
+	secs = secs_since(&t0);
+	fprintf(stderr, "a slice with an endless kernel on a created stream "
+		"ended after %.3f s (bound %u ms)\n", secs, TEST_HANG_MS);
+	assert_true(secs >= TEST_HANG_MS * 1e-3);
+	assert_true(secs < TEST_HANG_MS * 1e-3 + 1.5);
+	assert_int_equal(ops->stream_query(h, s1, &pending), -ENODEV);
+	ops->ctx_destroy(h);
+}
+
+/*
+ * A GPU fault: the failing command's -EIO carries the CUresult (700,
+ * illegal address) in err_code, and the lost context reports -EIO with
+ * the same code.
+ */
+static void test_fault_code(void **state)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *b;
+	uint64_t mod, fn, target = 16, s1;
+	uint32_t val = 1;
+	uint8_t blob[12];
+
+	(void)state;
+	REQUIRE_GPU();
+	b = ctx_new(34);
+	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
+					  sizeof(poke_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(b, mod, "poke", &fn), 0);
+	assert_int_equal(ops->stream_create(b, 0, 0, &s1), 0);
+	memcpy(blob, &target, 8);
+	memcpy(blob + 8, &val, 4);
+	assert_int_equal(test_launch(ops, b, s1, fn, one, one, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(b, s1), -EIO);
+	assert_int_equal(ops->err_code(b), 700);
+	assert_int_equal(ops->ctx_status(b), -EIO);
+	assert_int_equal(ops->sync(b, 0), -ENODEV);
+	assert_int_equal(ops->err_code(b), 700);
+	ops->ctx_destroy(b);
+}
+
+/*
+ * Cooperative and clustered launches go through cuLaunchKernelEx with the
+ * attributes; plain ones through cuLaunchKernel.  The fake's launch_info
+ * kernel reports how it was launched.
+ */
+#ifdef MDGPUD_TEST_CUDA_FAKE
+static const char launch_info_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .entry launch_info(.param .u64 p)\n{\n\tret;\n}\n";
+
+static void test_launch_ex(void **state)
+{
+	struct mdgpud_bctx *ctx;
+	uint64_t mod, fn, d, res;
+	uint32_t *h;
+	struct mdgpud_launch l = {
+		.grid = { 4, 2, 1 }, .block = { 32, 1, 1 },
+		.params_len = 8,
+	};
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(35);
+	assert_int_equal(ops->mem_alloc(ctx, 64, &d, &res), 0);
+	h = ops->host_alloc(ctx, 4096);
+	assert_non_null(h);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX,
+					  launch_info_ptx,
+					  sizeof(launch_info_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &fn), 0);
+	l.func = fn;
+	l.params = &d;
+	l.flags = MDGPU_LAUNCH_F_COOPERATIVE;
+	l.cluster = MDGPU_CLUSTER(2, 2, 1);
+	assert_int_equal(ops->launch(ctx, 0, &l), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, 20, 0), 0);
+	assert_int_equal(h[0], 1);	/* cuLaunchKernelEx */
+	assert_int_equal(h[1], 1);	/* cooperative */
+	assert_int_equal(h[2], 2);
+	assert_int_equal(h[3], 2);
+	assert_int_equal(h[4], 1);
+	l.flags = 0;
+	l.cluster = MDGPU_CLUSTER(4, 1, 1);
+	assert_int_equal(ops->launch(ctx, 0, &l), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, 20, 0), 0);
+	assert_int_equal(h[0], 1);
+	assert_int_equal(h[1], 0);
+	assert_int_equal(h[2], 4);
+	l.cluster = 0;
+	assert_int_equal(ops->launch(ctx, 0, &l), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, 20, 0), 0);
+	assert_int_equal(h[0], 0);	/* cuLaunchKernel */
+	assert_int_equal(h[2], 0);
+	/* A cluster the driver refuses (3 does not divide 4) fails at the
+	 * next sync, as any bad launch. */
+	l.cluster = MDGPU_CLUSTER(3, 1, 1);
+	assert_int_equal(ops->launch(ctx, 0, &l), 0);
+	assert_int_equal(ops->sync(ctx, 0), -EINVAL);
+	ops->ctx_destroy(ctx);
+}
+#endif
+
 #ifdef MDGPUD_TEST_CUDA_FAKE
 /* A context whose worker misbehaves at its first cuMemAlloc (the fake's
  * MDGPUD_FAKE_CUDA_ALLOC). */
@@ -1239,6 +1595,13 @@ int main(void)
 		cmocka_unit_test(test_worker_fds),
 		cmocka_unit_test(test_orphaned_worker_exits),
 		cmocka_unit_test(test_slice_hints),
+		cmocka_unit_test(test_streams_order_events),
+		cmocka_unit_test(test_streams_async_copy_slice),
+		cmocka_unit_test(test_streams_hang_bound),
+		cmocka_unit_test(test_fault_code),
+#ifdef MDGPUD_TEST_CUDA_FAKE
+		cmocka_unit_test(test_launch_ex),
+#endif
 	};
 
 	/* Workers are our children: never let a test's exit orphan them. */

@@ -410,11 +410,14 @@ static int mdgpud_worker_op_sync(struct mdgpud_worker *w,
 static int mdgpud_worker_op_slice_begin(struct mdgpud_worker *w,
 					struct mdgpud_cuda_rpc_slot *s)
 {
+	mdgpud_cu_result res;
+
 	(void)s;
 	w->slice_open = 1;
-	return mdgpud_worker_err(w, w->cu.event_record(w->slice_ev[0],
-						       w->stream),
-				 "slice begin");
+	res = w->cu.event_record(w->slice_ev[0], w->stream);
+	if (!res)
+		res = mdgpud_worker_stream_after(w, w->slice_ev[0]);
+	return mdgpud_worker_err(w, res, "slice begin");
 }
 
 /*

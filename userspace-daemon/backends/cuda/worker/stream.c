@@ -61,6 +61,14 @@ int mdgpud_worker_stream_create(struct mdgpud_worker *w, uint32_t flags,
 		free(st);
 		return mdgpud_worker_err(w, res, "cuStreamCreateWithPriority");
 	}
+	/* Created inside a slice: its work too after the slice's begin. */
+	if (w->slice_open)
+		res = w->cu.stream_wait_event(st->cu, w->slice_ev[0], 0);
+	if (res) {
+		w->cu.stream_destroy(st->cu);
+		free(st);
+		return mdgpud_worker_err(w, res, "cuStreamWaitEvent");
+	}
 	ret = mdgpud_worker_handles_insert(&w->streams, st, 0, handle);
 	if (ret) {
 		w->cu.stream_destroy(st->cu);
@@ -127,6 +135,26 @@ void mdgpud_worker_stream_destroy_all(struct mdgpud_worker *w)
 		free(st);
 	}
 	mdgpud_worker_handles_fini(&w->streams);
+}
+
+/*
+ * Every stream's later work waits for `ev` (recorded on the worker's own
+ * stream): the slice's begin event then precedes all of the slice's work
+ * on every stream, whichever stream the GPU takes first.  The streams are
+ * drained at a slice's begin, so the waits cost the GPU nothing.
+ */
+mdgpud_cu_result mdgpud_worker_stream_after(struct mdgpud_worker *w,
+					    mdgpud_cu_event ev)
+{
+	mdgpud_cu_result res = w->cu.stream_wait_event(w->stream0.cu, ev, 0);
+	uint32_t cursor = 0;
+	void *obj;
+
+	while (!res &&
+	       !mdgpud_worker_handles_next(&w->streams, &cursor, &obj))
+		res = w->cu.stream_wait_event(
+			((struct mdgpud_worker_stream *)obj)->cu, ev, 0);
+	return res;
 }
 
 /* The worker's stream waits for every stream's work queued so far. */

@@ -136,6 +136,8 @@ int mdgpud_worker_stream_create(struct mdgpud_worker *w, uint32_t flags,
 int mdgpud_worker_stream_destroy(struct mdgpud_worker *w, uint64_t handle);
 void mdgpud_worker_stream_destroy_all(struct mdgpud_worker *w);
 mdgpud_cu_result mdgpud_worker_stream_join(struct mdgpud_worker *w);
+mdgpud_cu_result mdgpud_worker_stream_after(struct mdgpud_worker *w,
+					    mdgpud_cu_event ev);
 void mdgpud_worker_stream_latch(struct mdgpud_worker *w, int err);
 int mdgpud_worker_stream_sync(struct mdgpud_worker *w, uint64_t handle);
 int mdgpud_worker_stream_query(struct mdgpud_worker *w, uint64_t handle,
