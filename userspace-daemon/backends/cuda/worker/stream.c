@@ -29,6 +29,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <uapi/mdgpu.h>
+
 /* The stream of `handle` (0: the default stream), or -ENOENT. */
 int mdgpud_worker_stream_get(struct mdgpud_worker *w, uint64_t handle,
 			     struct mdgpud_worker_stream **out)
@@ -49,8 +51,9 @@ int mdgpud_worker_stream_create(struct mdgpud_worker *w, uint32_t flags,
 				int32_t priority, uint64_t *handle)
 {
 	struct mdgpud_worker_stream *st = calloc(1, sizeof(*st));
-	unsigned int cu_flags = (flags & 1) ? MDGPUD_CU_STREAM_NON_BLOCKING :
-					      MDGPUD_CU_STREAM_DEFAULT;
+	unsigned int cu_flags = (flags & MDGPU_STREAM_F_NON_BLOCKING) ?
+				MDGPUD_CU_STREAM_NON_BLOCKING :
+				MDGPUD_CU_STREAM_DEFAULT;
 	mdgpud_cu_result res;
 	int ret;
 
