@@ -691,11 +691,18 @@ FAKE_EXPORT mdgpud_cu_result cuEventSynchronize(mdgpud_cu_event e)
 	return fake_sticky;
 }
 
+/*
+ * The sticky error is read after the work is seen done: a kernel that
+ * faults sets it before its stream marks it done, so a query that finds
+ * the fault's work done also finds the fault.
+ */
 FAKE_EXPORT mdgpud_cu_result cuEventQuery(mdgpud_cu_event e)
 {
+	int done = fake_event_done(e);
+
 	if (fake_sticky)
 		return fake_sticky;
-	return fake_event_done(e) ? 0 : MDGPUD_CUDA_ERROR_NOT_READY;
+	return done ? 0 : MDGPUD_CUDA_ERROR_NOT_READY;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuEventElapsedTime_v2(float *ms,
@@ -777,11 +784,11 @@ FAKE_EXPORT mdgpud_cu_result cuStreamQuery(mdgpud_cu_stream s)
 	struct CUstream_st *st = fake_stream_of(s);
 	int idle;
 
-	if (fake_sticky)
-		return fake_sticky;
 	pthread_mutex_lock(&fake_mu);
 	idle = st->done >= st->queued;
 	pthread_mutex_unlock(&fake_mu);
+	if (fake_sticky)	/* after: see cuEventQuery */
+		return fake_sticky;
 	return idle ? 0 : MDGPUD_CUDA_ERROR_NOT_READY;
 }
 
