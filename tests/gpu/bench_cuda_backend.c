@@ -35,6 +35,22 @@
 #include "userspace-daemon/backends/cuda/worker/cuda_api.h"
 #include "userspace-daemon/backends/cuda/cuda_backend.h"
 
+/* A plain launch (no flags, no cluster) through the ops table. */
+static int test_launch(const struct mdgpud_backend_ops *o,
+		       struct mdgpud_bctx *c, uint64_t stream, uint64_t fn,
+		       struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
+		       uint32_t shared_bytes, const void *params,
+		       uint32_t params_len)
+{
+	struct mdgpud_launch l = {
+		.func = fn, .grid = grid, .block = block,
+		.shared_bytes = shared_bytes, .params = params,
+		.params_len = params_len,
+	};
+
+	return o->launch(c, stream, &l);
+}
+
 #define REPS		11
 #define RT_ITERS	2000
 #define ASYNC_ITERS	5000
@@ -135,8 +151,8 @@ static double backend_rt(struct bk *b, int iters)
 	double t0 = now_s();
 
 	for (int i = 0; i < iters; i++) {
-		OK(b->ops->launch(b->ctx, b->empty, one, one, 0, NULL, 0));
-		OK(b->ops->sync(b->ctx));
+		OK(test_launch(b->ops, b->ctx, 0, b->empty, one, one, 0, NULL, 0));
+		OK(b->ops->sync(b->ctx, 0));
 	}
 	return (now_s() - t0) / iters;
 }
@@ -175,8 +191,8 @@ static double backend_idle_rt(struct bk *b)
 
 		usleep(IDLE_GAP_US);
 		t0 = now_s();
-		OK(b->ops->launch(b->ctx, b->empty, one, one, 0, NULL, 0));
-		OK(b->ops->sync(b->ctx));
+		OK(test_launch(b->ops, b->ctx, 0, b->empty, one, one, 0, NULL, 0));
+		OK(b->ops->sync(b->ctx, 0));
 		v[i] = now_s() - t0;
 	}
 	return median(v, IDLE_ITERS);
@@ -199,8 +215,8 @@ static double backend_async(struct bk *b, int iters)
 	double t0 = now_s();
 
 	for (int i = 0; i < iters; i++)
-		OK(b->ops->launch(b->ctx, b->empty, one, one, 0, NULL, 0));
-	OK(b->ops->sync(b->ctx));
+		OK(test_launch(b->ops, b->ctx, 0, b->empty, one, one, 0, NULL, 0));
+	OK(b->ops->sync(b->ctx, 0));
 	return (now_s() - t0) / iters;
 }
 
@@ -227,9 +243,9 @@ static double backend_bw(struct bk *b, int dir, int iters)
 
 	for (int i = 0; i < iters; i++) {
 		if (dir == 0)
-			OK(b->ops->copy_h2d(b->ctx, b->dbuf, b->hbuf, BW_BYTES));
+			OK(b->ops->copy_h2d(b->ctx, 0, b->dbuf, b->hbuf, BW_BYTES, 0));
 		else
-			OK(b->ops->copy_d2h(b->ctx, b->hbuf, b->dbuf, BW_BYTES));
+			OK(b->ops->copy_d2h(b->ctx, 0, b->hbuf, b->dbuf, BW_BYTES, 0));
 	}
 	return (now_s() - t0) / iters;
 }

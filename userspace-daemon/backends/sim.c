@@ -17,6 +17,12 @@
  * argument; other work by a fixed cost model (below).  slice_end() and
  * events report simulated time, so scheduling tests are deterministic.
  * With sim_realtime, SPIN_NS also sleeps for real.
+ *
+ * Streams (ABI 1.2): accepted and run in submission order on the one
+ * queue the context has: work runs synchronously, so every stream and
+ * event is always idle (queries answer 0) and waits are no-ops.  Stream
+ * values are numbers (no resources); the priority range is 0 (least) to
+ * -5 (greatest), the H100's, so that clients see a real range.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,6 +44,9 @@ static const uint64_t mdgpud_sim_bytes_per_us = 20000;	/* 20 GB/s */
 /* Device addresses start here (nonzero, GPU-looking), 2 MiB granular. */
 static const uint64_t mdgpud_sim_addr_base = 0x7f0000000000ULL;
 static const uint64_t mdgpud_sim_addr_align = 2ULL << 20;
+/* Stream priorities the sim backend reports (the H100's range). */
+static const int32_t mdgpud_sim_prio_least = 0;
+static const int32_t mdgpud_sim_prio_greatest = -5;
 /* At most this many scrubbed bytes are cached for reuse. */
 static const uint64_t mdgpud_sim_cache_max = 1ULL << 30;
 
@@ -67,6 +76,7 @@ struct mdgpud_sim_alloc {
 struct mdgpud_sim_event {
 	uint64_t ns;
 	bool recorded;
+	bool no_timing;		/* MDGPU_EVENT_F_DISABLE_TIMING */
 	struct mdgpud_sim_event *next;
 	struct mdgpud_sim_event *prev;
 };
@@ -80,6 +90,7 @@ struct mdgpud_bctx {
 	size_t na, cap;
 	struct mdgpud_sim_event events;	/* list head */
 	uint64_t limit[MDGPUD_CU_LIMIT_MAX];	/* CTX_LIMIT values */
+	uint64_t next_stream;	/* stream values handed out */
 };
 
 static void mdgpud_sim_device_info(struct mdgpu_device_info *d,
@@ -334,23 +345,37 @@ static int mdgpud_sim_mem_free(struct mdgpud_bctx *c, uint64_t addr,
 	return 0;
 }
 
-static int mdgpud_sim_memset8(struct mdgpud_bctx *c, uint64_t addr,
-			      uint8_t value, uint64_t len)
+static int mdgpud_sim_mem_set(struct mdgpud_bctx *c, uint64_t stream,
+			      uint64_t addr, uint32_t value, uint32_t width,
+			      uint64_t len)
 {
 	uint8_t *p = mdgpud_sim_ptr(c, addr, len);
+	uint16_t v16 = (uint16_t)value;
 
+	(void)stream;
 	if (!p)
 		return -EFAULT;
-	memset(p, value, len);
+	if ((width != 1 && width != 2 && width != 4) || len % width)
+		return -EINVAL;
+	if (width == 1)
+		memset(p, (uint8_t)value, len);
+	for (uint64_t i = 0; width == 2 && i < len; i += 2)
+		memcpy(p + i, &v16, 2);
+	for (uint64_t i = 0; width == 4 && i < len; i += 4)
+		memcpy(p + i, &value, 4);
 	mdgpud_sim_tick(c, len);
 	return 0;
 }
 
-static int mdgpud_sim_copy_h2d(struct mdgpud_bctx *c, uint64_t dst,
-			       const void *src, uint64_t len)
+/* Host copies are synchronous whether or not `async` asks otherwise. */
+static int mdgpud_sim_copy_h2d(struct mdgpud_bctx *c, uint64_t stream,
+			       uint64_t dst, const void *src, uint64_t len,
+			       int async)
 {
 	uint8_t *p = mdgpud_sim_ptr(c, dst, len);
 
+	(void)stream;
+	(void)async;
 	if (!p)
 		return -EFAULT;
 	memcpy(p, src, len);
@@ -358,11 +383,13 @@ static int mdgpud_sim_copy_h2d(struct mdgpud_bctx *c, uint64_t dst,
 	return 0;
 }
 
-static int mdgpud_sim_copy_d2h(struct mdgpud_bctx *c, void *dst,
-			       uint64_t src, uint64_t len)
+static int mdgpud_sim_copy_d2h(struct mdgpud_bctx *c, uint64_t stream,
+			       void *dst, uint64_t src, uint64_t len, int async)
 {
 	uint8_t *p = mdgpud_sim_ptr(c, src, len);
 
+	(void)stream;
+	(void)async;
 	if (!p)
 		return -EFAULT;
 	memcpy(dst, p, len);
@@ -370,12 +397,13 @@ static int mdgpud_sim_copy_d2h(struct mdgpud_bctx *c, void *dst,
 	return 0;
 }
 
-static int mdgpud_sim_copy_d2d(struct mdgpud_bctx *c, uint64_t dst,
-			       uint64_t src, uint64_t len)
+static int mdgpud_sim_copy_d2d(struct mdgpud_bctx *c, uint64_t stream,
+			       uint64_t dst, uint64_t src, uint64_t len)
 {
 	uint8_t *d = mdgpud_sim_ptr(c, dst, len);
 	uint8_t *s = mdgpud_sim_ptr(c, src, len);
 
+	(void)stream;
 	if (!d || !s)
 		return -EFAULT;
 	memmove(d, s, len);
@@ -404,13 +432,10 @@ static int mdgpud_sim_func_get(struct mdgpud_bctx *c, uint64_t module,
 	return -ENOENT;
 }
 
-static int mdgpud_sim_launch(struct mdgpud_bctx *c, uint64_t func,
-			     struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
-			     uint32_t shared_bytes, const void *params,
-			     uint32_t params_len)
+static int mdgpud_sim_launch(struct mdgpud_bctx *c, uint64_t stream,
+			     const struct mdgpud_launch *l)
 {
-	(void)c; (void)func; (void)grid; (void)block; (void)shared_bytes;
-	(void)params; (void)params_len;
+	(void)c; (void)stream; (void)l;
 	return -EOPNOTSUPP;
 }
 
@@ -446,12 +471,14 @@ static void mdgpud_sim_sleep_ns(uint64_t ns)
 		mdgpu_cpu_relax();
 }
 
-static int mdgpud_sim_builtin(struct mdgpud_bctx *c, uint32_t kernel,
-			      const uint64_t arg[5], uint64_t *result)
+static int mdgpud_sim_builtin(struct mdgpud_bctx *c, uint64_t stream,
+			      uint32_t kernel, const uint64_t arg[5],
+			      uint64_t *result)
 {
 	uint32_t *d, *a, *b;
 	uint64_t n, bytes;
 
+	(void)stream;
 	*result = 0;
 	switch (kernel) {
 	case MDGPU_BUILTIN_FILL_U32:
@@ -500,12 +527,14 @@ static int mdgpud_sim_builtin(struct mdgpud_bctx *c, uint32_t kernel,
 	}
 }
 
-static int mdgpud_sim_event_create(struct mdgpud_bctx *c, uint64_t *event)
+static int mdgpud_sim_event_create(struct mdgpud_bctx *c, uint32_t flags,
+				   uint64_t *event)
 {
 	struct mdgpud_sim_event *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return -ENOMEM;
+	e->no_timing = flags & MDGPU_EVENT_F_DISABLE_TIMING;
 	e->next = c->events.next;
 	e->prev = &c->events;
 	c->events.next->prev = e;
@@ -514,10 +543,12 @@ static int mdgpud_sim_event_create(struct mdgpud_bctx *c, uint64_t *event)
 	return 0;
 }
 
-static int mdgpud_sim_event_record(struct mdgpud_bctx *c, uint64_t event)
+static int mdgpud_sim_event_record(struct mdgpud_bctx *c, uint64_t stream,
+				   uint64_t event)
 {
 	struct mdgpud_sim_event *e = (void *)(uintptr_t)event;
 
+	(void)stream;
 	e->ns = c->clock_ns;
 	e->recorded = true;
 	return 0;
@@ -532,6 +563,8 @@ static int mdgpud_sim_event_elapsed(struct mdgpud_bctx *c, uint64_t start,
 	(void)c;
 	if (!s->recorded || !e->recorded)
 		return -EINVAL;	/* as cuEventElapsedTime on unrecorded */
+	if (s->no_timing || e->no_timing)
+		return -EINVAL;	/* as cuEventElapsedTime: INVALID_HANDLE */
 	*ns = e->ns >= s->ns ? e->ns - s->ns : 0;
 	return 0;
 }
@@ -547,10 +580,69 @@ static int mdgpud_sim_event_destroy(struct mdgpud_bctx *c, uint64_t event)
 	return 0;
 }
 
-static int mdgpud_sim_sync(struct mdgpud_bctx *c)
+static int mdgpud_sim_sync(struct mdgpud_bctx *c, uint64_t stream)
 {
 	(void)c;	/* everything ran synchronously */
+	(void)stream;
 	return 0;
+}
+
+static int mdgpud_sim_stream_create(struct mdgpud_bctx *c, uint32_t flags,
+				    int32_t priority, uint64_t *stream)
+{
+	(void)flags;	/* one queue: nothing to synchronise */
+	(void)priority;
+	*stream = ++c->next_stream;
+	return 0;
+}
+
+static int mdgpud_sim_stream_destroy(struct mdgpud_bctx *c, uint64_t stream)
+{
+	(void)c;
+	(void)stream;
+	return 0;
+}
+
+static int mdgpud_sim_stream_wait_event(struct mdgpud_bctx *c,
+					uint64_t stream, uint64_t event)
+{
+	(void)c;	/* the event's work is done already */
+	(void)stream;
+	(void)event;
+	return 0;
+}
+
+static int mdgpud_sim_stream_query(struct mdgpud_bctx *c, uint64_t stream,
+				   uint32_t *pending)
+{
+	(void)c;
+	(void)stream;
+	*pending = 0;
+	return 0;
+}
+
+static int mdgpud_sim_event_query(struct mdgpud_bctx *c, uint64_t event,
+				  uint32_t *pending)
+{
+	(void)c;
+	(void)event;
+	*pending = 0;
+	return 0;
+}
+
+static int mdgpud_sim_event_sync(struct mdgpud_bctx *c, uint64_t event)
+{
+	(void)c;
+	(void)event;
+	return 0;
+}
+
+static void mdgpud_sim_stream_priorities(struct mdgpud_backend *be,
+					 int32_t *least, int32_t *greatest)
+{
+	(void)be;
+	*least = mdgpud_sim_prio_least;
+	*greatest = mdgpud_sim_prio_greatest;
 }
 
 static int mdgpud_sim_slice_begin(struct mdgpud_bctx *c)
@@ -665,7 +757,7 @@ const struct mdgpud_backend_ops mdgpud_backend_sim = {
 	.map_shared = mdgpud_sim_map_shared,
 	.mem_alloc = mdgpud_sim_mem_alloc,
 	.mem_free = mdgpud_sim_mem_free,
-	.memset8 = mdgpud_sim_memset8,
+	.mem_set = mdgpud_sim_mem_set,
 	.copy_h2d = mdgpud_sim_copy_h2d,
 	.copy_d2h = mdgpud_sim_copy_d2h,
 	.copy_d2d = mdgpud_sim_copy_d2d,
@@ -685,4 +777,11 @@ const struct mdgpud_backend_ops mdgpud_backend_sim = {
 	 * OCCUPANCY have no function or module to name; the aperture is not
 	 * device-mapped (QUERY APERTURE_DEVPTR answers 0). */
 	.ctx_limit = mdgpud_sim_ctx_limit,
+	.stream_create = mdgpud_sim_stream_create,
+	.stream_destroy = mdgpud_sim_stream_destroy,
+	.stream_wait_event = mdgpud_sim_stream_wait_event,
+	.stream_query = mdgpud_sim_stream_query,
+	.event_query = mdgpud_sim_event_query,
+	.event_sync = mdgpud_sim_event_sync,
+	.stream_priorities = mdgpud_sim_stream_priorities,
 };

@@ -59,6 +59,7 @@ struct mdgpud_vgpu {
 	 * without reaching the backend, until a reset opens a new context.
 	 */
 	int ctx_err;
+	uint64_t ctx_err_code;		/* bops->err_code of the loss */
 	int aperture_fd;		/* dup of the transport's, or -1 */
 
 	uint32_t head;			/* next command to execute */
@@ -145,5 +146,13 @@ void mdgpud_info_release(struct mdgpud_vgpu *v, bool live);
 /* exec.c: execute one validated command of v. */
 int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		uint64_t *result, uint64_t *result2);
+/* exec_stream.c: the stream and event-query opcodes (ABI 1.2). */
+int mdgpud_exec_stream(struct mdgpud_vgpu *v, const struct mdgpud_vcmd *vc,
+		       uint64_t *result);
+int mdgpud_exec_stream_priorities(struct mdgpud_vgpu *v, uint64_t *least,
+				  uint64_t *greatest);
+/* exec_stream.c: destroy every stream of v (reset, destroy); through
+ * the backend only while its context is live. */
+void mdgpud_vgpu_release_streams(struct mdgpud_vgpu *v, bool live);
 
 #endif /* MDGPUD_CORE_PRIV_H */

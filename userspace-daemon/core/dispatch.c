@@ -220,6 +220,35 @@ static uint64_t mdgpud_dispatch_busy_until(uint64_t t0, uint64_t n,
 	return t0 + n * ns;
 }
 
+/*
+ * Executes one validated command, or fails it with the lost context's
+ * error.  A command failing with -EIO carries the backend's own error
+ * code in *result2 (the CUresult on cuda), the same one for every command
+ * of a context lost to a GPU fault, until a reset.
+ */
+static int mdgpud_dispatch_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
+				uint64_t *result, uint64_t *result2)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	int ret;
+
+	if (!v->ctx_err) {
+		ret = mdgpud_exec(v, vc, result, result2);
+		if (!ret)
+			return 0;
+		mdgpud_vgpu_check_ctx(v);
+		/* The command that found the worker gone after a fault
+		 * reports the fault, as the later ones will. */
+		if (ret == -ENODEV && v->ctx_err == -EIO)
+			ret = -EIO;
+		if (ret == -EIO)
+			*result2 = b->err_code ? b->err_code(v->bctx) : 0;
+		return ret;
+	}
+	*result2 = v->ctx_err == -EIO ? v->ctx_err_code : 0;
+	return v->ctx_err;
+}
+
 static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 				      struct mdgpud_vgpu *v, uint64_t slice_ns)
 {
@@ -256,14 +285,12 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		ret = mdgpud_validate(&v->vctx, v->tops->sq_entry(v->tpriv, idx),
 				      &c->vcmd);
 		if (!ret)
-			ret = v->ctx_err ? v->ctx_err :
-			      mdgpud_exec(v, &c->vcmd, &result, &result2);
-		if (ret)
-			mdgpud_vgpu_check_ctx(v);
+			ret = mdgpud_dispatch_exec(v, &c->vcmd, &result,
+						   &result2);
 		cpl.status = ret;
 		cpl.opcode = c->vcmd.opcode;
 		cpl.result = ret ? 0 : result;
-		cpl.result2 = ret ? 0 : result2;
+		cpl.result2 = !ret || ret == -EIO ? result2 : 0;
 		/* Statistics first: a client that saw its completion sees
 		 * the command counted. */
 		bucket = mdgpud_dispatch_log2(wait);

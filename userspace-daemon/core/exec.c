@@ -25,12 +25,12 @@ static int mdgpud_exec_iova_copy(struct mdgpud_vgpu *v,
 			ret = v->tops->dma(v->tpriv, vc->copy.host.addr + done,
 					   v->bounce, n, false);
 			if (!ret)
-				ret = b->copy_h2d(v->bctx,
+				ret = b->copy_h2d(v->bctx, vc->stream,
 						  vc->copy.dev_dst + done,
-						  v->bounce, n);
+						  v->bounce, n, 0);
 		} else {
-			ret = b->copy_d2h(v->bctx, v->bounce,
-					  vc->copy.dev_src + done, n);
+			ret = b->copy_d2h(v->bctx, vc->stream, v->bounce,
+					  vc->copy.dev_src + done, n, 0);
 			if (!ret)
 				ret = v->tops->dma(v->tpriv,
 						   vc->copy.host.addr + done,
@@ -103,6 +103,23 @@ static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
 	return 0;
 }
 
+static int mdgpud_exec_launch(struct mdgpud_vgpu *v,
+			      const struct mdgpud_vcmd *vc)
+{
+	struct mdgpud_launch l = {
+		.func = vc->launch.func,
+		.grid = vc->launch.grid,
+		.block = vc->launch.block,
+		.shared_bytes = vc->launch.shared_bytes,
+		.flags = vc->launch.flags,
+		.cluster = vc->launch.cluster,
+		.params_len = vc->launch.params_len,
+		.params = vc->launch.params,
+	};
+
+	return v->core->bops->launch(v->bctx, vc->stream, &l);
+}
+
 int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		uint64_t *result, uint64_t *result2)
 {
@@ -111,6 +128,7 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 	struct mdgpud_mem_entry e;
 	uint64_t val;
 	uint32_t h;
+	bool async;
 	int ret;
 
 	switch (vc->opcode) {
@@ -126,22 +144,26 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 			return ret;
 		return b->mem_free(v->bctx, e.addr, e.size);
 	case MDGPU_OP_MEMSET:
-		return b->memset8(v->bctx, vc->memset.addr, vc->memset.value,
+		return b->mem_set(v->bctx, vc->stream, vc->memset.addr,
+				  vc->memset.value, vc->memset.width,
 				  vc->memset.len);
 	case MDGPU_OP_COPY:
 		if (!vc->copy.len)
 			return 0;
+		async = (vc->flags & MDGPU_CMD_F_ASYNC) != 0;
 		if (vc->copy.dir == MDGPUD_COPY_D2D)
-			ret = b->copy_d2d(v->bctx, vc->copy.dev_dst,
+			ret = b->copy_d2d(v->bctx, vc->stream, vc->copy.dev_dst,
 					  vc->copy.dev_src, vc->copy.len);
-		else if (!vc->copy.host.ptr)
+		else if (!vc->copy.host.ptr)	/* staged: always synchronous */
 			ret = mdgpud_exec_iova_copy(v, vc);
 		else if (vc->copy.dir == MDGPUD_COPY_H2D)
-			ret = b->copy_h2d(v->bctx, vc->copy.dev_dst,
-					  vc->copy.host.ptr, vc->copy.len);
+			ret = b->copy_h2d(v->bctx, vc->stream, vc->copy.dev_dst,
+					  vc->copy.host.ptr, vc->copy.len,
+					  async);
 		else
-			ret = b->copy_d2h(v->bctx, vc->copy.host.ptr,
-					  vc->copy.dev_src, vc->copy.len);
+			ret = b->copy_d2h(v->bctx, vc->stream, vc->copy.host.ptr,
+					  vc->copy.dev_src, vc->copy.len,
+					  async);
 		if (!ret) {
 			pthread_mutex_lock(&c->lock);
 			v->bytes_copied += vc->copy.len;
@@ -194,14 +216,12 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 			if (ret)
 				return ret;
 		}
-		return b->launch(v->bctx, vc->launch.func, vc->launch.grid,
-				 vc->launch.block, vc->launch.shared_bytes,
-				 vc->launch.params, vc->launch.params_len);
+		return mdgpud_exec_launch(v, vc);
 	case MDGPU_OP_BUILTIN:
-		return b->builtin(v->bctx, vc->builtin.kernel, vc->builtin.arg,
-				  result);
+		return b->builtin(v->bctx, vc->stream, vc->builtin.kernel,
+				  vc->builtin.arg, result);
 	case MDGPU_OP_EVENT_CREATE:
-		ret = b->event_create(v->bctx, &val);
+		ret = b->event_create(v->bctx, vc->event.flags, &val);
 		if (ret)
 			return ret;
 		ret = mdgpud_handles_add(v->handles, MDGPUD_H_EVENT, val, 0,
@@ -213,7 +233,7 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		*result = h;
 		return 0;
 	case MDGPU_OP_EVENT_RECORD:
-		return b->event_record(v->bctx, vc->event.event);
+		return b->event_record(v->bctx, vc->stream, vc->event.event);
 	case MDGPU_OP_EVENT_ELAPSED:
 		return b->event_elapsed(v->bctx, vc->event.event,
 					vc->event.end, result);
@@ -224,7 +244,7 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		return mdgpud_handles_del(v->handles, vc->event.handle,
 					  MDGPUD_H_EVENT);
 	case MDGPU_OP_SYNC:
-		return b->sync(v->bctx);
+		return b->sync(v->bctx, vc->stream);
 	case MDGPU_OP_QUERY:
 		switch (vc->query.what) {
 		case MDGPU_QUERY_FB_QUOTA:
@@ -246,6 +266,9 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 			return 0;
 		case MDGPU_QUERY_APERTURE_DEVPTR:
 			return mdgpud_info_exec(v, vc, result, result2);
+		case MDGPU_QUERY_STREAM_PRIORITIES:
+			return mdgpud_exec_stream_priorities(v, result,
+							     result2);
 		}
 		return -EINVAL;
 	case MDGPU_OP_DEVICE_INFO:
@@ -255,6 +278,7 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 	case MDGPU_OP_CTX_LIMIT:
 	case MDGPU_OP_OCCUPANCY:
 		return mdgpud_info_exec(v, vc, result, result2);
+	default:
+		return mdgpud_exec_stream(v, vc, result);
 	}
-	return -EINVAL;
 }

@@ -76,7 +76,7 @@ int mdgpud_handles_add(struct mdgpud_handles *h, uint32_t kind,
 	struct mdgpud_handle_slot *s;
 	uint32_t idx;
 
-	if (kind < MDGPUD_H_MODULE || kind > MDGPUD_H_EVENT)
+	if (kind < MDGPUD_H_MODULE || kind > MDGPUD_H_STREAM)
 		return -EINVAL;
 	if (!h->free_head)
 		return -ENOSPC;

@@ -13,7 +13,7 @@
 /*
  * Bytes of the 56-byte operand area each opcode uses; the rest must be zero
  * (reserved for future minor ABI versions).  Opcodes without operands
- * (NOP, SYNC, EVENT_CREATE) use none.
+ * (NOP, SYNC, STREAM_QUERY) use none.
  */
 static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_NOP] = 0,
@@ -24,9 +24,9 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_MODULE_LOAD] = sizeof(struct mdgpu_cmd_module_load),
 	[MDGPU_OP_MODULE_UNLOAD] = sizeof(struct mdgpu_cmd_module_unload),
 	[MDGPU_OP_FUNC_GET] = sizeof(struct mdgpu_cmd_func_get),
-	[MDGPU_OP_LAUNCH] = offsetof(struct mdgpu_cmd_launch, flags),
+	[MDGPU_OP_LAUNCH] = sizeof(struct mdgpu_cmd_launch),
 	[MDGPU_OP_BUILTIN] = sizeof(struct mdgpu_cmd_builtin),
-	[MDGPU_OP_EVENT_CREATE] = 0,
+	[MDGPU_OP_EVENT_CREATE] = offsetof(struct mdgpu_cmd_event, pad),
 	[MDGPU_OP_EVENT_RECORD] = offsetof(struct mdgpu_cmd_event, flags),
 	[MDGPU_OP_EVENT_ELAPSED] = offsetof(struct mdgpu_cmd_event, flags),
 	[MDGPU_OP_EVENT_DESTROY] = offsetof(struct mdgpu_cmd_event, flags),
@@ -38,6 +38,12 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_MODULE_GLOBAL] = sizeof(struct mdgpu_cmd_module_global),
 	[MDGPU_OP_CTX_LIMIT] = sizeof(struct mdgpu_cmd_limit),
 	[MDGPU_OP_OCCUPANCY] = sizeof(struct mdgpu_cmd_occupancy),
+	[MDGPU_OP_STREAM_CREATE] = offsetof(struct mdgpu_cmd_stream, pad),
+	[MDGPU_OP_STREAM_DESTROY] = offsetof(struct mdgpu_cmd_stream, flags),
+	[MDGPU_OP_STREAM_WAIT_EVENT] = offsetof(struct mdgpu_cmd_event, end),
+	[MDGPU_OP_STREAM_QUERY] = 0,
+	[MDGPU_OP_EVENT_QUERY] = offsetof(struct mdgpu_cmd_event, end),
+	[MDGPU_OP_EVENT_SYNC] = offsetof(struct mdgpu_cmd_event, end),
 };
 
 static int mdgpud_check_tail_zero(const struct mdgpu_cmd *c, size_t used)
@@ -84,6 +90,27 @@ static int mdgpud_check_host(const struct mdgpud_vctx *vc, uint32_t space,
 	default:
 		return -EINVAL;
 	}
+}
+
+/* Width 1, 2 or 4 (0 means 1), a value that fits it, addr and len
+ * multiples of it, the range inside one allocation. */
+static int mdgpud_v_memset(const struct mdgpud_vctx *vc,
+			   const struct mdgpu_cmd_memset *m,
+			   struct mdgpud_vcmd *o)
+{
+	uint32_t width = m->width ? m->width : 1;
+
+	if (width != 1 && width != 2 && width != 4)
+		return -EINVAL;
+	if (width < 4 && (m->value >> (8 * width)))
+		return -EINVAL;
+	if ((m->addr | m->len) & (width - 1))
+		return -EINVAL;
+	o->memset.addr = m->addr;
+	o->memset.len = m->len;
+	o->memset.value = m->value;
+	o->memset.width = width;
+	return mdgpud_check_dev(vc, m->addr, m->len);
 }
 
 static int mdgpud_v_copy(const struct mdgpud_vctx *vc,
@@ -182,6 +209,32 @@ static int mdgpud_check_dim(const uint32_t d[3], struct mdgpud_dim3 *out,
 	return 0;
 }
 
+/*
+ * LAUNCH's ABI 1.2 operands: known flags only; a cluster of three nonzero
+ * dimensions (bits 30-31 zero) that divide the grid's, as the driver
+ * requires, or no cluster.
+ */
+static int mdgpud_check_launch_ext(const struct mdgpu_cmd_launch *l,
+				   struct mdgpud_vcmd *o)
+{
+	uint32_t c = l->cluster;
+	uint32_t dim[3] = { MDGPU_CLUSTER_X(c), MDGPU_CLUSTER_Y(c),
+			    MDGPU_CLUSTER_Z(c) };
+
+	if (l->flags & ~MDGPU_LAUNCH_F_COOPERATIVE)
+		return -EINVAL;
+	if (c & ~MDGPU_CLUSTER_MASK)
+		return -EINVAL;
+	o->launch.flags = l->flags;
+	o->launch.cluster = c;
+	if (!c)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (!dim[i] || l->grid[i] % dim[i])
+			return -EINVAL;
+	return 0;
+}
+
 static int mdgpud_v_launch(const struct mdgpud_vctx *vc,
 			   const struct mdgpu_cmd_launch *l,
 			   struct mdgpud_vcmd *o)
@@ -207,6 +260,9 @@ static int mdgpud_v_launch(const struct mdgpud_vctx *vc,
 	if (l->shared_bytes > vc->shared_bytes_max)
 		return -E2BIG;
 	o->launch.shared_bytes = l->shared_bytes;
+	ret = mdgpud_check_launch_ext(l, o);
+	if (ret)
+		return ret;
 	if (l->params_len > MDGPU_PARAMS_MAX)
 		return -E2BIG;
 	o->launch.params_len = l->params_len;
@@ -456,6 +512,79 @@ static int mdgpud_v_occupancy(const struct mdgpud_vctx *vc,
 	}
 }
 
+/* The opcodes whose GPU work goes to the header's stream. */
+static bool mdgpud_op_takes_stream(uint16_t opcode)
+{
+	switch (opcode) {
+	case MDGPU_OP_MEMSET:
+	case MDGPU_OP_COPY:
+	case MDGPU_OP_LAUNCH:
+	case MDGPU_OP_BUILTIN:
+	case MDGPU_OP_EVENT_RECORD:
+	case MDGPU_OP_SYNC:
+	case MDGPU_OP_STREAM_WAIT_EVENT:
+	case MDGPU_OP_STREAM_QUERY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The header's ABI 1.2 fields: F_ASYNC on COPY only; a stream only on
+ * the opcodes that take one, and then 0 or a live stream of this vGPU.
+ */
+static int mdgpud_check_header_stream(const struct mdgpud_vctx *vc,
+				      const struct mdgpu_cmd *c,
+				      struct mdgpud_vcmd *o)
+{
+	if ((c->flags & MDGPU_CMD_F_ASYNC) && c->opcode != MDGPU_OP_COPY)
+		return -EINVAL;
+	o->stream_handle = c->stream;
+	o->stream = 0;
+	if (!c->stream)
+		return 0;
+	if (!mdgpud_op_takes_stream(c->opcode))
+		return -EINVAL;
+	return mdgpud_handles_get(vc->handles, c->stream, MDGPUD_H_STREAM,
+				  &o->stream);
+}
+
+/* STREAM_CREATE, STREAM_DESTROY. */
+static int mdgpud_v_stream_op(const struct mdgpud_vctx *vc, uint16_t opcode,
+			      const struct mdgpu_cmd_stream *st,
+			      struct mdgpud_vcmd *o)
+{
+	if (opcode == MDGPU_OP_STREAM_DESTROY) {
+		o->stream_op.handle = st->stream;
+		return mdgpud_handles_get(vc->handles, st->stream,
+					  MDGPUD_H_STREAM,
+					  &o->stream_op.stream);
+	}
+	if (st->stream || (st->flags & ~MDGPU_STREAM_F_NON_BLOCKING))
+		return -EINVAL;
+	o->stream_op.flags = st->flags;
+	o->stream_op.priority = st->priority;	/* clamped by the executor */
+	return 0;
+}
+
+/* The queried value is one this ABI defines and the daemon answers. */
+static bool mdgpud_query_known(uint32_t what)
+{
+	switch (what) {
+	case MDGPU_QUERY_FB_QUOTA:
+	case MDGPU_QUERY_FB_USED:
+	case MDGPU_QUERY_SM_COUNT:
+	case MDGPU_QUERY_ABI_VERSION:
+	case MDGPU_QUERY_BACKEND:
+	case MDGPU_QUERY_APERTURE_DEVPTR:
+	case MDGPU_QUERY_STREAM_PRIORITIES:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int mdgpud_validate(const struct mdgpud_vctx *vc,
 		    const struct mdgpu_cmd *shared, struct mdgpud_vcmd *o)
 {
@@ -473,9 +602,9 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		return -EINVAL;
 	if (c.flags & ~MDGPU_CMD_F_MASK)
 		return -EINVAL;
-	/* Streams and asynchronous copies come with the ABI 1.2 ops. */
-	if (c.stream || (c.flags & MDGPU_CMD_F_ASYNC))
-		return -EINVAL;
+	ret = mdgpud_check_header_stream(vc, &c, o);
+	if (ret)
+		return ret;
 	ret = mdgpud_check_tail_zero(&c, mdgpud_payload_bytes[c.opcode]);
 	if (ret)
 		return ret;
@@ -483,8 +612,23 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 	switch (c.opcode) {
 	case MDGPU_OP_NOP:
 	case MDGPU_OP_SYNC:
-	case MDGPU_OP_EVENT_CREATE:
+	case MDGPU_OP_STREAM_QUERY:
 		return 0;
+	case MDGPU_OP_EVENT_CREATE:
+		if (c.event.event || c.event.end ||
+		    (c.event.flags & ~MDGPU_EVENT_F_DISABLE_TIMING))
+			return -EINVAL;
+		o->event.flags = c.event.flags;
+		return 0;
+	case MDGPU_OP_STREAM_CREATE:
+	case MDGPU_OP_STREAM_DESTROY:
+		return mdgpud_v_stream_op(vc, c.opcode, &c.stream_op, o);
+	case MDGPU_OP_STREAM_WAIT_EVENT:
+	case MDGPU_OP_EVENT_QUERY:
+	case MDGPU_OP_EVENT_SYNC:
+		o->event.handle = c.event.event;
+		return mdgpud_handles_get(vc->handles, c.event.event,
+					  MDGPUD_H_EVENT, &o->event.event);
 	case MDGPU_OP_MEM_ALLOC:
 		if (!c.alloc.size || c.alloc.flags)
 			return -EINVAL;
@@ -495,12 +639,7 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		/* Exactly an allocation's start: the executor removes it. */
 		return mdgpud_check_dev(vc, c.free.addr, 0);
 	case MDGPU_OP_MEMSET:
-		if (c.memset.width > 1 || c.memset.value > 0xff)
-			return -EINVAL;
-		o->memset.addr = c.memset.addr;
-		o->memset.len = c.memset.len;
-		o->memset.value = (uint8_t)c.memset.value;
-		return mdgpud_check_dev(vc, c.memset.addr, c.memset.len);
+		return mdgpud_v_memset(vc, &c.memset, o);
 	case MDGPU_OP_COPY:
 		return mdgpud_v_copy(vc, &c.copy, o);
 	case MDGPU_OP_MODULE_LOAD:
@@ -552,8 +691,7 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 	case MDGPU_OP_QUERY:
 		if (c.query.pad)
 			return -EINVAL;
-		if (c.query.what < MDGPU_QUERY_FB_QUOTA ||
-		    c.query.what > MDGPU_QUERY_APERTURE_DEVPTR)
+		if (!mdgpud_query_known(c.query.what))
 			return -EINVAL;
 		o->query.what = c.query.what;
 		return 0;

@@ -249,11 +249,13 @@ err_free:
 }
 
 /*
- * Releases everything v holds: events, modules and their functions, then,
- * once the GPU finished what still runs, context limits it raised (their
- * charges) and memory (scrubbed by the backend).  With the context lost only the bookkeeping goes: the backend
- * has nothing left (the driver freed the memory with the context and
- * hands it to the next process zeroed).  Returns the bytes freed.
+ * Releases everything v holds: streams (their queued work still runs),
+ * events, modules and their functions, then, once the GPU finished what
+ * still runs, context limits it raised (their charges) and memory
+ * (scrubbed by the backend).  With the context lost only the bookkeeping
+ * goes: the backend has nothing left (the driver freed the memory with
+ * the context and hands it to the next process zeroed).  Returns the
+ * bytes freed.
  */
 static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 {
@@ -263,6 +265,7 @@ static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 	uint32_t cur = 0, h;
 	uint64_t val, freed = 0;
 
+	mdgpud_vgpu_release_streams(v, live);
 	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h,
 				    &val)) {
 		if (live)
@@ -278,7 +281,7 @@ static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 		mdgpud_handles_del(v->handles, h, MDGPUD_H_MODULE);
 	}
 	if (live)
-		b->sync(v->bctx);
+		b->sync(v->bctx, 0);
 	mdgpud_info_release(v, live);
 	for (;;) {
 		int r;
@@ -357,6 +360,7 @@ void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v)
 		return;
 	pthread_mutex_lock(&v->core->lock);
 	v->ctx_err = st;
+	v->ctx_err_code = st == -EIO && b->err_code ? b->err_code(v->bctx) : 0;
 	if (st == -ETIMEDOUT)
 		v->hangs++;
 	else
@@ -364,7 +368,7 @@ void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v)
 	pthread_mutex_unlock(&v->core->lock);
 	mdgpud_warn("vgpu %u: GPU context %s: commands fail (%s) until a "
 		    "reset", v->id, st == -ETIMEDOUT ? "hung and destroyed" :
-		    "lost", strerror(-st));
+		    st == -EIO ? "faulted" : "lost", strerror(-st));
 	mdgpud_vgpu_event(v, st == -ETIMEDOUT ? MDGPU_VGPU_EVENT_HANG :
 						MDGPU_VGPU_EVENT_LOST);
 }
@@ -392,6 +396,7 @@ static void mdgpud_vgpu_ctx_restore(struct mdgpud_vgpu *v)
 	v->bounce = bounce;
 	pthread_mutex_lock(&v->core->lock);
 	v->ctx_err = 0;
+	v->ctx_err_code = 0;
 	pthread_mutex_unlock(&v->core->lock);
 	mdgpud_info("vgpu %u: reset: new GPU context", v->id);
 	mdgpud_vgpu_event(v, MDGPU_VGPU_EVENT_RESTORED);

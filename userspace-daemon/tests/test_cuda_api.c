@@ -73,6 +73,19 @@ static void test_symbols_match_cuda_h(void **state)
 	assert_null(mdgpud_cuda_api_symbol_name(n));
 }
 
+/* CU_STREAM_LEGACY is a pointer constant: compared here, not statically. */
+static void test_stream_legacy_matches_cuda_h(void **state)
+{
+	unsigned long v = 0;
+
+	(void)state;
+	if (!mdgpud_cuda_abi_stream_legacy(&v)) {
+		printf("SKIPPED: no cuda.h at build time, nothing to compare\n");
+		skip();
+	}
+	assert_int_equal(v, (unsigned long)(uintptr_t)MDGPUD_CU_STREAM_LEGACY);
+}
+
 static void test_load_failures(void **state)
 {
 	struct mdgpud_cuda_api api;
@@ -97,6 +110,7 @@ int main(void)
 		cmocka_unit_test(test_errno_map),
 		cmocka_unit_test(test_sticky),
 		cmocka_unit_test(test_symbols_match_cuda_h),
+		cmocka_unit_test(test_stream_legacy_matches_cuda_h),
 		cmocka_unit_test(test_load_failures),
 	};
 

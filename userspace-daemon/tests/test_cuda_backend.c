@@ -46,6 +46,22 @@
 #include "../backends/cuda/cuda_rpc.h"
 #include "../backends/cuda/sandbox.h"
 
+/* A plain launch (no flags, no cluster) through the ops table. */
+static int test_launch(const struct mdgpud_backend_ops *o,
+		       struct mdgpud_bctx *c, uint64_t stream, uint64_t fn,
+		       struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
+		       uint32_t shared_bytes, const void *params,
+		       uint32_t params_len)
+{
+	struct mdgpud_launch l = {
+		.func = fn, .grid = grid, .block = block,
+		.shared_bytes = shared_bytes, .params = params,
+		.params_len = params_len,
+	};
+
+	return o->launch(c, stream, &l);
+}
+
 /* The hang bound of the tests' backend (cfg.hang_timeout_ms). */
 #define TEST_HANG_MS	2000
 
@@ -258,20 +274,20 @@ static void test_alloc_copy(void **state)
 	assert_int_not_equal(a, b);
 
 	/* Zero-copy path: host_alloc'd buffers. */
-	assert_int_equal(ops->copy_h2d(ctx, a, h, n), 0);
-	assert_int_equal(ops->copy_d2d(ctx, b, a, n), 0);
-	assert_int_equal(ops->copy_d2h(ctx, back, b, n), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, a, h, n, 0), 0);
+	assert_int_equal(ops->copy_d2d(ctx, 0, b, a, n), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, back, b, n, 0), 0);
 	assert_memory_equal(h, back, n);
 
 	/* Staged path: memory the worker does not map, at an offset. */
 	heap = malloc(n);
 	assert_non_null(heap);
 	memset(heap, 0, n);
-	assert_int_equal(ops->copy_d2h(ctx, heap + 1, a + 1, n - 1), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, heap + 1, a + 1, n - 1, 0), 0);
 	assert_memory_equal(heap + 1, h + 1, n - 1);
 	heap[5] ^= 0xff;
-	assert_int_equal(ops->copy_h2d(ctx, b + 5, heap + 5, 1), 0);
-	assert_int_equal(ops->copy_d2h(ctx, back, b, 16), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, b + 5, heap + 5, 1, 0), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, back, b, 16, 0), 0);
 	assert_int_equal(back[5], heap[5]);
 	assert_int_equal(back[4], h[4]);
 	assert_int_equal(back[6], h[6]);
@@ -279,12 +295,12 @@ static void test_alloc_copy(void **state)
 	free(heap);
 
 	/* memset8 */
-	assert_int_equal(ops->memset8(ctx, b + 100, 0xa5, 1000), 0);
-	assert_int_equal(ops->copy_d2h(ctx, back, b, 2000), 0);
+	assert_int_equal(ops->mem_set(ctx, 0, b + 100, 0xa5, 1, 1000), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, back, b, 2000, 0), 0);
 	for (int i = 0; i < 2000; i++)
 		assert_int_equal(back[i], i >= 100 && i < 1100 ? 0xa5 : h[i]);
 
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 	assert_int_equal(ops->mem_free(ctx, a, n), 0);
 	assert_int_equal(ops->mem_free(ctx, b, n), 0);
 	assert_int_equal(ops->mem_free(ctx, b, n), -ENOENT);
@@ -317,19 +333,19 @@ static void test_builtins(void **state)
 	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dx, &res), 0);
 	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dy, &res), 0);
 	assert_int_equal(ops->mem_alloc(ctx, count * 4, &dz, &res), 0);
-	assert_int_equal(ops->copy_h2d(ctx, dx, x, count * 4), 0);
-	assert_int_equal(ops->copy_h2d(ctx, dy, y, count * 4), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, dx, x, count * 4, 0), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, dy, y, count * 4, 0), 0);
 
 	/* CHECKSUM equals the C reference, on random data. */
 	arg[0] = dx;
 	arg[1] = count;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, mdgpud_checksum_ref(x, count));
 	arg[1] = 0;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 0);
 	arg[1] = 1;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, x[0]);
 
 	/* ADD: z = x + y (wrapping). */
@@ -337,8 +353,8 @@ static void test_builtins(void **state)
 	arg[1] = dx;
 	arg[2] = dy;
 	arg[3] = count;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_ADD_U32, arg, NULL), 0);
-	assert_int_equal(ops->copy_d2h(ctx, out, dz, count * 4), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_ADD_U32, arg, NULL), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, out, dz, count * 4, 0), 0);
 	for (uint64_t i = 0; i < count; i++)
 		assert_int_equal(out[i], (uint32_t)(x[i] + y[i]));
 
@@ -346,27 +362,27 @@ static void test_builtins(void **state)
 	arg[0] = dz;
 	arg[1] = count - 3;
 	arg[2] = 0xdeadbeef;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->copy_d2h(ctx, out, dz, count * 4), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, out, dz, count * 4, 0), 0);
 	for (uint64_t i = 0; i < count - 3; i++)
 		assert_int_equal(out[i], 0xdeadbeef);
 	for (uint64_t i = count - 3; i < count; i++)
 		assert_int_equal(out[i], (uint32_t)(x[i] + y[i]));
 	arg[0] = dz;
 	arg[1] = count;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, mdgpud_checksum_ref(out, count));
 
 	/* SPIN_NS: 2 ms of GPU time, measured by a slice. */
 	assert_int_equal(ops->slice_begin(ctx), 0);
 	arg[0] = 2000000;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
 	assert_int_equal(ops->slice_end(ctx, 0, &res), 0);
 	fprintf(stderr, "slice with SPIN_NS 2 ms: %" PRIu64 " ns\n", res);
 	assert_true(res >= 1900000 && res < 200000000);
-	assert_int_equal(ops->builtin(ctx, 77, arg, NULL), -EINVAL);
+	assert_int_equal(ops->builtin(ctx, 0, 77, arg, NULL), -EINVAL);
 
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 	ops->ctx_destroy(ctx);	/* frees dx, dy, dz and the host buffers */
 }
 
@@ -450,7 +466,7 @@ static void test_module_launch_events(void **state)
 	for (uint64_t i = 0; i < n; i++)
 		h[i] = (uint32_t)(i * 7 + 3);
 	assert_int_equal(ops->mem_alloc(ctx, n * 4, &d, &res), 0);
-	assert_int_equal(ops->copy_h2d(ctx, d, h, n * 4), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, d, h, n * 4, 0), 0);
 
 	/* A JIT error is -EINVAL and leaves the context usable. */
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, bad_ptx,
@@ -461,31 +477,31 @@ static void test_module_launch_events(void **state)
 			 -ENOENT);
 	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
 
-	assert_int_equal(ops->event_create(ctx, &ev0), 0);
-	assert_int_equal(ops->event_create(ctx, &ev1), 0);
-	assert_int_equal(ops->event_record(ctx, ev0), 0);
+	assert_int_equal(ops->event_create(ctx, 0, &ev0), 0);
+	assert_int_equal(ops->event_create(ctx, 0, &ev1), 0);
+	assert_int_equal(ops->event_record(ctx, 0, ev0), 0);
 	pack_scale_add(blob, d, n, 5);
-	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
 				     sizeof(blob)), 0);
 	arg[0] = 1000000;	/* 1 ms between the events */
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
-	assert_int_equal(ops->event_record(ctx, ev1), 0);
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	assert_int_equal(ops->event_record(ctx, 0, ev1), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 	assert_int_equal(ops->event_elapsed(ctx, ev0, ev1, &ns), 0);
 	fprintf(stderr, "event elapsed around launch + 1 ms spin: %" PRIu64
 		" ns\n", ns);
 	assert_true(ns >= 950000 && ns < 100000000);
 
-	assert_int_equal(ops->copy_d2h(ctx, h, d, n * 4), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, n * 4, 0), 0);
 	for (uint64_t i = 0; i < n; i++)
 		assert_int_equal(h[i], (uint32_t)((i * 7 + 3) * 5 + i));
 
 	/* A bad launch shape fails, reported by the next sync. */
 	block.x = 4096;
-	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
 				     sizeof(blob)), 0);
-	assert_int_equal(ops->sync(ctx), -EINVAL);
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), -EINVAL);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 
 	/* Unload: its functions are gone with it. */
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
@@ -493,12 +509,12 @@ static void test_module_launch_events(void **state)
 	assert_int_equal(ops->func_get(ctx, res, "scale_add", &fn2), 0);
 	assert_int_equal(ops->module_unload(ctx, mod), 0);
 	block.x = 128;
-	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
 				     sizeof(blob)), 0);
-	assert_int_equal(ops->sync(ctx), -ENOENT);
-	assert_int_equal(ops->launch(ctx, fn2, grid, block, 0, blob,
+	assert_int_equal(ops->sync(ctx, 0), -ENOENT);
+	assert_int_equal(test_launch(ops, ctx, 0, fn2, grid, block, 0, blob,
 				     sizeof(blob)), 0);
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 
 	assert_int_equal(ops->event_destroy(ctx, ev0), 0);
 	assert_int_equal(ops->event_destroy(ctx, ev1), 0);
@@ -520,20 +536,20 @@ static void test_free_scrub(void **state)
 	arg[0] = d;
 	arg[1] = n / 4;
 	arg[2] = 0x5ec7e7;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_not_equal(sum, 0);
 	assert_int_equal(ops->mem_free(ctx, d, n), 0);
 	assert_int_equal(ops->mem_alloc(ctx, n, &d2, &res), 0);
 	fprintf(stderr, "re-allocation %s the freed address\n",
 		d2 == d ? "reused" : "did not reuse");
 	arg[0] = d2;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 0);
 	h = ops->host_alloc(ctx, 1u << 20);
 	assert_non_null(h);
 	memset(h, 0xff, 1u << 20);
-	assert_int_equal(ops->copy_d2h(ctx, h, d2 + n - (1u << 20), 1u << 20),
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d2 + n - (1u << 20), 1u << 20, 0),
 			 0);
 	for (uint32_t i = 0; i < (1u << 18); i++)
 		assert_int_equal(h[i], 0);
@@ -556,7 +572,7 @@ static void test_worker_crash(void **state)
 	arg[0] = da;
 	arg[1] = 1u << 18;
 	arg[2] = 7;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
 
 	pid = mdgpud_backend_cuda_worker_pid(b);
 	assert_true(pid > 0);
@@ -568,14 +584,14 @@ static void test_worker_crash(void **state)
 		assert_int_equal(waitid(P_PID, (id_t)pid, &si,
 					WEXITED | WNOWAIT), 0);
 	}
-	assert_int_equal(ops->sync(b), -ENODEV);
+	assert_int_equal(ops->sync(b, 0), -ENODEV);
 	assert_int_equal(ops->mem_alloc(b, 4096, &db, &res), -ENODEV);
 	assert_null(ops->host_alloc(b, 4096));
 	assert_int_equal(mdgpud_backend_cuda_worker_pid(b), -1);
 
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 7ull * (1ull << 18) * (1ull << 18));
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	ops->ctx_destroy(b);
 	ops->ctx_destroy(a);
 }
@@ -604,8 +620,8 @@ static void test_isolation_forged_pointer(void **state)
 	arg[0] = da;
 	arg[1] = n / 4;
 	arg[2] = 0xa11ce5;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg,
 				      &sum_before), 0);
 
 	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
@@ -614,30 +630,30 @@ static void test_isolation_forged_pointer(void **state)
 	target = da + n / 2;	/* A's device address, forged into B */
 	memcpy(blob, &target, 8);
 	memcpy(blob + 8, &val, 4);
-	assert_int_equal(ops->launch(b, fn, one, one, 0, blob, sizeof(blob)),
+	assert_int_equal(test_launch(ops, b, 0, fn, one, one, 0, blob, sizeof(blob)),
 			 0);
-	ret = ops->sync(b);
+	ret = ops->sync(b, 0);
 	fprintf(stderr, "tenant B's forged access to 0x%" PRIx64 ": sync %d "
 		"(%s)\n", target, ret, strerror(-ret));
 	assert_true(ret == -EIO || ret == -ENODEV);
-	assert_int_equal(ops->sync(b), -ENODEV);
+	assert_int_equal(ops->sync(b, 0), -ENODEV);
 	assert_int_equal(mdgpud_backend_cuda_worker_pid(b), -1);
 
 	/* A is intact and keeps working. */
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg,
 				      &sum_after), 0);
 	assert_int_equal(sum_after, sum_before);
 	h = ops->host_alloc(a, 4096);
 	assert_non_null(h);
-	assert_int_equal(ops->copy_d2h(a, h, target, 4096), 0);
+	assert_int_equal(ops->copy_d2h(a, 0, h, target, 4096, 0), 0);
 	for (int i = 0; i < 1024; i++)
 		assert_int_equal(h[i], 0xa11ce5);
 	arg[2] = 42;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg,
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg,
 				      &sum_after), 0);
 	assert_int_equal(sum_after, 42ull * (n / 4) * (n / 4));
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	ops->ctx_destroy(b);
 	ops->ctx_destroy(a);
 }
@@ -669,20 +685,20 @@ static void test_crash_leaves_no_data(void **state)
 	arg[0] = da;
 	arg[1] = words;
 	arg[2] = secret;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	pid = mdgpud_backend_cuda_worker_pid(a);
 	assert_true(pid > 0);
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
-	assert_int_equal(ops->sync(a), -ENODEV);
+	assert_int_equal(ops->sync(a, 0), -ENODEV);
 	ops->ctx_destroy(a);
 
 	c = ctx_new(10);
 	assert_int_equal(ops->mem_alloc(c, n, &dc, &res), 0);
 	h = ops->host_alloc(c, n);
 	assert_non_null(h);
-	assert_int_equal(ops->copy_d2h(c, h, dc, n), 0);
+	assert_int_equal(ops->copy_d2h(c, 0, h, dc, n, 0), 0);
 	for (uint64_t i = 0; i < words; i++)
 		found += h[i] == secret;
 	fprintf(stderr, "new tenant's fresh %" PRIu64 " MiB: %" PRIu64 " words "
@@ -715,12 +731,12 @@ static void *tenant_thread(void *p)
 		arg[0] = d;
 		arg[1] = words;
 		arg[2] = t->vgpu * 1000 + i;
-		if (ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL) ||
-		    ops->builtin(ctx, MDGPU_BUILTIN_CHECKSUM, arg, &sum) ||
+		if (ops->builtin(ctx, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL) ||
+		    ops->builtin(ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum) ||
 		    sum != (uint64_t)(t->vgpu * 1000 + i) * words * words)
 			t->failures++;
 	}
-	if (ops->sync(ctx))
+	if (ops->sync(ctx, 0))
 		t->failures++;
 	ops->ctx_destroy(ctx);
 	return NULL;
@@ -770,13 +786,13 @@ static void test_map_shared(void **state)
 	for (size_t i = 0; i < size; i++)
 		p[i] = (uint8_t)(i * 131 + 7);
 	assert_int_equal(ops->mem_alloc(ctx, size, &d, &res), 0);
-	assert_int_equal(ops->copy_h2d(ctx, d, p + 4096, size - 4096), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, d, p + 4096, size - 4096, 0), 0);
 	memset(p, 0, size);
-	assert_int_equal(ops->copy_d2h(ctx, p, d, size - 4096), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, p, d, size - 4096, 0), 0);
 	for (size_t i = 0; i < size - 4096; i++)
 		assert_int_equal(p[i], (uint8_t)((i + 4096) * 131 + 7));
 	ops->host_free(ctx, p, size);	/* unmaps in the worker only */
-	assert_int_equal(ops->copy_d2h(ctx, p, d, 4096), 0);	/* staged */
+	assert_int_equal(ops->copy_d2h(ctx, 0, p, d, 4096, 0), 0);	/* staged */
 	assert_int_equal(p[0], (uint8_t)(4096 * 131 + 7));
 	assert_int_equal(munmap(p, size), 0);
 	ops->ctx_destroy(ctx);
@@ -825,12 +841,12 @@ static void test_cubin(void **state)
 	for (uint64_t i = 0; i < n; i++)
 		h[i] = (uint32_t)i;
 	assert_int_equal(ops->mem_alloc(ctx, n * 4, &d, &res), 0);
-	assert_int_equal(ops->copy_h2d(ctx, d, h, n * 4), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, d, h, n * 4, 0), 0);
 	pack_scale_add(blob, d, n, 3);
-	assert_int_equal(ops->launch(ctx, fn, grid, block, 0, blob,
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
 				     sizeof(blob)), 0);
-	assert_int_equal(ops->sync(ctx), 0);
-	assert_int_equal(ops->copy_d2h(ctx, h, d, n * 4), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, n * 4, 0), 0);
 	for (uint64_t i = 0; i < n; i++)
 		assert_int_equal(h[i], (uint32_t)(i * 3 + i));
 	ops->ctx_destroy(ctx);
@@ -879,7 +895,7 @@ static void test_hung_kernel_destroy(void **state)
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
 	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
-	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), 0);
+	assert_int_equal(test_launch(ops, h, 0, fn, one, one, 0, NULL, 0), 0);
 	pid = mdgpud_backend_cuda_worker_pid(h);
 	assert_true(pid > 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -894,8 +910,8 @@ static void test_hung_kernel_destroy(void **state)
 	arg[0] = d;
 	arg[1] = 1024;
 	arg[2] = 3;
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 3ull * 1024 * 1024);
 	ops->ctx_destroy(a);
 }
@@ -932,7 +948,7 @@ static void test_hung_kernel_bound(void **state)
 	assert_true(pid > 0);
 
 	assert_int_equal(ops->slice_begin(h), 0);
-	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), 0);
+	assert_int_equal(test_launch(ops, h, 0, fn, one, one, 0, NULL, 0), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(ops->slice_end(h, 0, &gpu_ns), -ETIMEDOUT);
 	secs = secs_since(&t0);
@@ -942,12 +958,12 @@ static void test_hung_kernel_bound(void **state)
 	assert_true(secs < TEST_HANG_MS * 1e-3 + 1.0);
 	assert_int_equal(mdgpud_backend_cuda_worker_pid(h), -1);
 	assert_worker_exited(pid);
-	assert_int_equal(ops->sync(h), -ENODEV);
+	assert_int_equal(ops->sync(h, 0), -ENODEV);
 	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), -ENODEV);
-	assert_int_equal(ops->launch(h, fn, one, one, 0, NULL, 0), -ENODEV);
+	assert_int_equal(test_launch(ops, h, 0, fn, one, one, 0, NULL, 0), -ENODEV);
 
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
-	assert_int_equal(ops->builtin(a, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL), 0);
+	assert_int_equal(ops->builtin(a, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum), 0);
 	assert_int_equal(sum, 5ull * 1024 * 1024);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -956,9 +972,365 @@ static void test_hung_kernel_bound(void **state)
 	fprintf(stderr, "destroying the hung context took %.3f s\n", secs);
 	assert_true(secs < 1.5);
 	assert_int_equal(kill(pid, 0), -1);	/* reaped */
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	ops->ctx_destroy(a);
 }
+
+
+/* ------------------------------------------------------------------ */
+/* Streams (ABI 1.2)                                                    */
+/* ------------------------------------------------------------------ */
+
+/* count u32 words at d on `stream` hold `v` (checksum v * count^2). */
+static void assert_words(struct mdgpud_bctx *ctx, uint64_t stream,
+			 uint64_t d, uint64_t count, uint32_t v)
+{
+	uint64_t sum = 0, arg[5] = { d, count, 0, 0, 0 };
+
+	assert_int_equal(ops->builtin(ctx, stream, MDGPU_BUILTIN_CHECKSUM, arg,
+				      &sum), 0);
+	assert_int_equal(sum, (uint64_t)v * count * count);
+}
+
+static void builtin_on(struct mdgpud_bctx *ctx, uint64_t stream,
+		       uint32_t kernel, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	uint64_t arg[5] = { a0, a1, a2, 0, 0 };
+
+	assert_int_equal(ops->builtin(ctx, stream, kernel, arg, NULL), 0);
+}
+
+/*
+ * Two streams: one busy with a long kernel while the other's work
+ * completes (they run concurrently), events pending then complete,
+ * STREAM_WAIT_EVENT orders a fill on one stream after a fill on the
+ * other, per-stream order, memset widths.
+ */
+static void test_streams_order_events(void **state)
+{
+	const uint64_t words = 1024;
+	struct mdgpud_bctx *ctx;
+	uint64_t d, d2, res, s1, s2, ev, ev_nt, ns;
+	uint32_t pending;
+	int32_t least, greatest;
+	uint16_t *h16;
+
+	(void)state;
+	REQUIRE_GPU();
+	ops->stream_priorities(be, &least, &greatest);
+	fprintf(stderr, "stream priorities: least %d greatest %d\n", least,
+		greatest);
+	assert_true(greatest <= least);
+	ctx = ctx_new(30);
+	assert_int_equal(ops->mem_alloc(ctx, words * 4, &d, &res), 0);
+	assert_int_equal(ops->mem_alloc(ctx, words * 4, &d2, &res), 0);
+	assert_int_equal(ops->stream_create(ctx, 0, least, &s1), 0);
+	assert_int_equal(ops->stream_create(ctx, MDGPU_STREAM_F_NON_BLOCKING,
+					    greatest, &s2), 0);
+	assert_int_not_equal(s1, s2);
+	assert_int_equal(ops->event_create(ctx, 0, &ev), 0);
+
+	/* s1: 600 ms of spinning, then fill 1, then the event. */
+	builtin_on(ctx, s1, MDGPU_BUILTIN_SPIN_NS, 600000000, 0, 0);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d, words, 1);
+	assert_int_equal(ops->event_record(ctx, s1, ev), 0);
+	assert_int_equal(ops->event_query(ctx, ev, &pending), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	/* s2 runs meanwhile: its sync ends while s1 still spins. */
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d2, words, 5);
+	assert_int_equal(ops->sync(ctx, s2), 0);
+	assert_int_equal(ops->stream_query(ctx, s2, &pending), 0);
+	assert_int_equal(pending, 0);
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	/* s2 waits for the event, then fills 2: after s1's fill of 1. */
+	assert_int_equal(ops->stream_wait_event(ctx, s2, ev), 0);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d, words, 2);
+	assert_int_equal(ops->event_sync(ctx, ev), 0);
+	assert_int_equal(ops->event_query(ctx, ev, &pending), 0);
+	assert_int_equal(pending, 0);
+	assert_int_equal(ops->sync(ctx, s2), 0);
+	assert_words(ctx, 0, d, words, 2);
+	assert_words(ctx, s2, d2, words, 5);
+
+	/* Per-stream order: fill 3, fill 4, 16-bit memset of the first
+	 * half, all on s1, then a copy on s1. */
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d, words, 3);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d, words, 4);
+	assert_int_equal(ops->mem_set(ctx, s1, d, 0xbeef, 2, words * 2), 0);
+	assert_int_equal(ops->mem_set(ctx, s1, d + words * 2, 0x01020304, 4,
+				      words * 2), 0);
+	h16 = ops->host_alloc(ctx, words * 4);
+	assert_non_null(h16);
+	assert_int_equal(ops->copy_d2h(ctx, s1, h16, d, words * 4, 0), 0);
+	for (uint64_t i = 0; i < words; i++)
+		assert_int_equal(h16[i], 0xbeef);
+	for (uint64_t i = words; i < 2 * words; i += 2) {
+		assert_int_equal(h16[i], 0x0304);
+		assert_int_equal(h16[i + 1], 0x0102);
+	}
+
+	/* Timing disabled: ELAPSED refuses it. */
+	assert_int_equal(ops->event_create(ctx, MDGPU_EVENT_F_DISABLE_TIMING,
+					   &ev_nt), 0);
+	assert_int_equal(ops->event_record(ctx, s1, ev_nt), 0);
+	assert_int_equal(ops->event_record(ctx, s1, ev), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_int_equal(ops->event_elapsed(ctx, ev_nt, ev, &ns), -EINVAL);
+	assert_int_equal(ops->event_elapsed(ctx, ev, ev, &ns), 0);
+
+	/* Unknown streams fail cleanly. */
+	assert_int_equal(ops->stream_destroy(ctx, s2), 0);
+	assert_int_equal(ops->stream_destroy(ctx, s2), -ENOENT);
+	assert_int_equal(ops->sync(ctx, s2), -ENOENT);
+	assert_int_equal(ops->stream_query(ctx, s2, &pending), -ENOENT);
+	assert_int_equal(ops->stream_query(ctx, ev, &pending), -ENOENT);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d, words, 9);
+	assert_int_equal(ops->sync(ctx, 0), -ENOENT);	/* latched */
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_words(ctx, s1, d2, words, 5);
+	ops->ctx_destroy(ctx);
+}
+
+/*
+ * F_ASYNC host copies: a copy from a shared region is queued, not waited
+ * for (a kernel ahead of it on its stream still runs), and done at the
+ * stream's SYNC; a staged one completes before it returns.  A destroyed
+ * stream's queued work still runs and SYNC 0 waits for it.  A slice's
+ * GPU time covers the work of every stream.
+ */
+static void test_streams_async_copy_slice(void **state)
+{
+	const uint64_t words = 1024;
+	struct mdgpud_bctx *ctx;
+	uint64_t d, res, s1, s2, gpu_ns;
+	uint32_t *h, *heap, pending;
+	struct timespec t0;
+	double secs;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(31);
+	assert_int_equal(ops->mem_alloc(ctx, words * 4, &d, &res), 0);
+	assert_int_equal(ops->stream_create(ctx, 0, 0, &s1), 0);
+	assert_int_equal(ops->stream_create(ctx, MDGPU_STREAM_F_NON_BLOCKING,
+					    0, &s2), 0);
+	h = ops->host_alloc(ctx, words * 4);
+	assert_non_null(h);
+	memset(h, 0xff, words * 4);
+
+	builtin_on(ctx, s1, MDGPU_BUILTIN_SPIN_NS, 400000000, 0, 0);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d, words, 0x600d);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->copy_d2h(ctx, s1, h, d, words * 4, 1), 0);
+	secs = secs_since(&t0);
+	fprintf(stderr, "async d2h behind a 400 ms kernel returned after "
+		"%.3f s\n", secs);
+	assert_true(secs < 0.3);
+	assert_int_equal(h[0], 0xffffffffu);	/* not yet copied */
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(ops->sync(ctx, s1), 0);
+	for (uint64_t i = 0; i < words; i++)
+		assert_int_equal(h[i], 0x600d);
+
+	/* Heap memory is staged: done when the call returns. */
+	heap = calloc(words, 4);
+	assert_non_null(heap);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_SPIN_NS, 100000000, 0, 0);
+	assert_int_equal(ops->copy_d2h(ctx, s1, heap, d, words * 4, 1), 0);
+	assert_int_equal(heap[words - 1], 0x600d);
+	free(heap);
+
+	/* An async host-to-device copy, then SYNC 0. */
+	for (uint64_t i = 0; i < words; i++)
+		h[i] = 77;
+	assert_int_equal(ops->copy_h2d(ctx, s2, d, h, words * 4, 1), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_words(ctx, 0, d, words, 77);
+
+	/* Destroyed with work queued: the work runs, SYNC 0 waits for it. */
+	builtin_on(ctx, s2, MDGPU_BUILTIN_SPIN_NS, 300000000, 0, 0);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d, words, 8);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->stream_destroy(ctx, s2), 0);
+	assert_true(secs_since(&t0) < 0.2);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	secs = secs_since(&t0);
+	fprintf(stderr, "SYNC 0 after destroying a busy stream: %.3f s\n",
+		secs);
+	assert_true(secs >= 0.25);
+	assert_words(ctx, 0, d, words, 8);
+
+	/* A slice with 150 ms on s1 and 300 ms on stream 0 ... */
+	assert_int_equal(ops->slice_begin(ctx), 0);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_SPIN_NS, 150000000, 0, 0);
+	builtin_on(ctx, 0, MDGPU_BUILTIN_SPIN_NS, 300000000, 0, 0);
+	assert_int_equal(ops->slice_end(ctx, 0, &gpu_ns), 0);
+	fprintf(stderr, "slice with 150 ms on s1 and 300 ms on stream 0: "
+		"%" PRIu64 " ns of GPU time\n", gpu_ns);
+	assert_true(gpu_ns >= 290000000);
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 0);
+	/* ... and one with 300 ms on a non-blocking stream only. */
+	assert_int_equal(ops->stream_create(ctx, MDGPU_STREAM_F_NON_BLOCKING,
+					    0, &s2), 0);
+	assert_int_equal(ops->slice_begin(ctx), 0);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_SPIN_NS, 300000000, 0, 0);
+	assert_int_equal(ops->slice_end(ctx, 0, &gpu_ns), 0);
+	fprintf(stderr, "slice with 300 ms on a non-blocking stream: %" PRIu64
+		" ns\n", gpu_ns);
+	assert_true(gpu_ns >= 290000000);
+	assert_int_equal(ops->stream_query(ctx, s2, &pending), 0);
+	assert_int_equal(pending, 0);
+	ops->ctx_destroy(ctx);
+}
+
+/*
+ * A kernel that never ends on a created stream: the default stream's
+ * queries still answer, STREAM_QUERY says pending, and SYNC 0 (which
+ * covers every stream) ends at the hang bound with -ETIMEDOUT.
+ */
+static void test_streams_hang_bound(void **state)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *h;
+	uint64_t mod, fn, s1, d, res;
+	uint32_t pending;
+	struct timespec t0;
+	double secs;
+
+	(void)state;
+	REQUIRE_GPU();
+	h = ctx_new(32);
+	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), 0);
+	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
+					  sizeof(loop_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->stream_create(h, MDGPU_STREAM_F_NON_BLOCKING, 0,
+					    &s1), 0);
+	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
+	builtin_on(h, 0, MDGPU_BUILTIN_FILL_U32, d, 1024, 4);
+	assert_int_equal(ops->sync(h, 0), -ETIMEDOUT);
+	assert_int_equal(ops->ctx_status(h), -ETIMEDOUT);
+	ops->ctx_destroy(h);
+
+	/* The same, seen through STREAM_QUERY first. */
+	h = ctx_new(33);
+	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
+					  sizeof(loop_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->stream_create(h, 0, 0, &s1), 0);
+	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
+	assert_int_equal(ops->stream_query(h, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->slice_begin(h), 0);
+	assert_int_equal(ops->slice_end(h, 0, &res), -ETIMEDOUT);
+	secs = secs_since(&t0);
+	fprintf(stderr, "a slice with an endless kernel on a created stream "
+		"ended after %.3f s (bound %u ms)\n", secs, TEST_HANG_MS);
+	assert_true(secs >= TEST_HANG_MS * 1e-3);
+	assert_true(secs < TEST_HANG_MS * 1e-3 + 1.5);
+	assert_int_equal(ops->stream_query(h, s1, &pending), -ENODEV);
+	ops->ctx_destroy(h);
+}
+
+/*
+ * A GPU fault: the failing command's -EIO carries the CUresult (700,
+ * illegal address) in err_code, and the lost context reports -EIO with
+ * the same code.
+ */
+static void test_fault_code(void **state)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *b;
+	uint64_t mod, fn, target = 16, s1;
+	uint32_t val = 1;
+	uint8_t blob[12];
+
+	(void)state;
+	REQUIRE_GPU();
+	b = ctx_new(34);
+	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
+					  sizeof(poke_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(b, mod, "poke", &fn), 0);
+	assert_int_equal(ops->stream_create(b, 0, 0, &s1), 0);
+	memcpy(blob, &target, 8);
+	memcpy(blob + 8, &val, 4);
+	assert_int_equal(test_launch(ops, b, s1, fn, one, one, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(b, s1), -EIO);
+	assert_int_equal(ops->err_code(b), 700);
+	assert_int_equal(ops->ctx_status(b), -EIO);
+	assert_int_equal(ops->sync(b, 0), -ENODEV);
+	assert_int_equal(ops->err_code(b), 700);
+	ops->ctx_destroy(b);
+}
+
+/*
+ * Cooperative and clustered launches go through cuLaunchKernelEx with the
+ * attributes; plain ones through cuLaunchKernel.  The fake's launch_info
+ * kernel reports how it was launched.
+ */
+#ifdef MDGPUD_TEST_CUDA_FAKE
+static const char launch_info_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .entry launch_info(.param .u64 p)\n{\n\tret;\n}\n";
+
+static void test_launch_ex(void **state)
+{
+	struct mdgpud_bctx *ctx;
+	uint64_t mod, fn, d, res;
+	uint32_t *h;
+	struct mdgpud_launch l = {
+		.grid = { 4, 2, 1 }, .block = { 32, 1, 1 },
+		.params_len = 8,
+	};
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(35);
+	assert_int_equal(ops->mem_alloc(ctx, 64, &d, &res), 0);
+	h = ops->host_alloc(ctx, 4096);
+	assert_non_null(h);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX,
+					  launch_info_ptx,
+					  sizeof(launch_info_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &fn), 0);
+	l.func = fn;
+	l.params = &d;
+	l.flags = MDGPU_LAUNCH_F_COOPERATIVE;
+	l.cluster = MDGPU_CLUSTER(2, 2, 1);
+	assert_int_equal(ops->launch(ctx, 0, &l), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, 20, 0), 0);
+	assert_int_equal(h[0], 1);	/* cuLaunchKernelEx */
+	assert_int_equal(h[1], 1);	/* cooperative */
+	assert_int_equal(h[2], 2);
+	assert_int_equal(h[3], 2);
+	assert_int_equal(h[4], 1);
+	l.flags = 0;
+	l.cluster = MDGPU_CLUSTER(4, 1, 1);
+	assert_int_equal(ops->launch(ctx, 0, &l), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, 20, 0), 0);
+	assert_int_equal(h[0], 1);
+	assert_int_equal(h[1], 0);
+	assert_int_equal(h[2], 4);
+	l.cluster = 0;
+	assert_int_equal(ops->launch(ctx, 0, &l), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, 20, 0), 0);
+	assert_int_equal(h[0], 0);	/* cuLaunchKernel */
+	assert_int_equal(h[2], 0);
+	/* A cluster the driver refuses (3 does not divide 4) fails at the
+	 * next sync, as any bad launch. */
+	l.cluster = MDGPU_CLUSTER(3, 1, 1);
+	assert_int_equal(ops->launch(ctx, 0, &l), 0);
+	assert_int_equal(ops->sync(ctx, 0), -EINVAL);
+	ops->ctx_destroy(ctx);
+}
+#endif
 
 #ifdef MDGPUD_TEST_CUDA_FAKE
 /* A context whose worker misbehaves at its first cuMemAlloc (the fake's
@@ -1188,7 +1560,7 @@ static void test_slice_hints(void **state)
 	assert_true(pid > 0);
 
 	assert_int_equal(ops->slice_begin(ctx), 0);
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
 	t = mono_ns();
 	assert_int_equal(ops->slice_end(ctx, 80000000, &gpu), 0);
 	t = mono_ns() - t;
@@ -1445,9 +1817,9 @@ static void test_sandbox_forbidden_syscall(void **state)
 	unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
 	assert_int_equal(ops->mem_alloc(h, 8192, &d, &res), 0);
 	assert_int_equal(ops->ctx_status(h), 0);
-	assert_int_equal(ops->sync(h), 0);
+	assert_int_equal(ops->sync(h, 0), 0);
 	ops->ctx_destroy(h);
-	assert_int_equal(ops->sync(a), 0);
+	assert_int_equal(ops->sync(a, 0), 0);
 	ops->ctx_destroy(a);
 }
 #endif
@@ -1520,15 +1892,15 @@ static void test_stack_limit_memory(void **state)
 	assert_int_equal(ops->mem_alloc(ctx, 4096, &d, &res), 0);
 	arg[0] = d;
 	arg[1] = 1024;
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL),
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL),
 			 0);
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 	before = probe_free();
 	assert_int_equal(ops->ctx_limit(ctx, 0, 1, stack, &now), 0);
 	assert_true(now >= stack);
-	assert_int_equal(ops->builtin(ctx, MDGPU_BUILTIN_FILL_U32, arg, NULL),
+	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL),
 			 0);
-	assert_int_equal(ops->sync(ctx), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
 	after = probe_free();
 	charge = (stack - dflt) * (uint64_t)info.dev.attr[16] *
 		 (uint64_t)info.dev.attr[39];
@@ -1570,6 +1942,13 @@ int main(void)
 		cmocka_unit_test(test_sandbox_downgrade),
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_sandbox_forbidden_syscall),
+#endif
+		cmocka_unit_test(test_streams_order_events),
+		cmocka_unit_test(test_streams_async_copy_slice),
+		cmocka_unit_test(test_streams_hang_bound),
+		cmocka_unit_test(test_fault_code),
+#ifdef MDGPUD_TEST_CUDA_FAKE
+		cmocka_unit_test(test_launch_ex),
 #endif
 	};
 

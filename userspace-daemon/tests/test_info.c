@@ -120,6 +120,9 @@ static int setup_backend(void **state, bool cuda)
 	if (cuda) {
 		strcpy(cfg.backend, "cuda");
 		cfg.cuda_fb_reserve_mib = 1;	/* 0 is the default */
+		/* Two 1g vGPUs in the fake's 3 GiB: its contexts cost
+		 * nothing (as test_core_hang). */
+		cfg.ctx_overhead_mib = 0;
 		if (cuda_paths(&cfg)) {
 			fprintf(stderr, "mdgpud-worker or cuda-fake missing\n");
 			return -1;

@@ -13,6 +13,22 @@
 #include "uapi/mdgpu.h"
 #include "mdgpud/backend.h"
 
+/* A plain launch (no flags, no cluster) through the ops table. */
+static int test_launch(const struct mdgpud_backend_ops *o,
+		       struct mdgpud_bctx *c, uint64_t stream, uint64_t fn,
+		       struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
+		       uint32_t shared_bytes, const void *params,
+		       uint32_t params_len)
+{
+	struct mdgpud_launch l = {
+		.func = fn, .grid = grid, .block = block,
+		.shared_bytes = shared_bytes, .params = params,
+		.params_len = params_len,
+	};
+
+	return o->launch(c, stream, &l);
+}
+
 struct fx {
 	const struct mdgpud_backend_ops *ops;
 	struct mdgpud_backend *be;
@@ -81,33 +97,33 @@ static void test_builtins(void **state)
 	assert_int_equal(f->ops->mem_alloc(f->ctx, n * 4, &c, &rsv), 0);
 	for (uint64_t i = 0; i < n; i++)
 		host[i] = (uint32_t)(i * 0x9e3779b9U);
-	assert_int_equal(f->ops->copy_h2d(f->ctx, a, host, n * 4), 0);
+	assert_int_equal(f->ops->copy_h2d(f->ctx, 0, a, host, n * 4, 0), 0);
 
 	arg[0] = b; arg[1] = n; arg[2] = 0x01020304;
-	assert_int_equal(f->ops->builtin(f->ctx, MDGPU_BUILTIN_FILL_U32, arg,
+	assert_int_equal(f->ops->builtin(f->ctx, 0, MDGPU_BUILTIN_FILL_U32, arg,
 					 &sum), 0);
 	arg[0] = c; arg[1] = a; arg[2] = b; arg[3] = n;
-	assert_int_equal(f->ops->builtin(f->ctx, MDGPU_BUILTIN_ADD_U32, arg,
+	assert_int_equal(f->ops->builtin(f->ctx, 0, MDGPU_BUILTIN_ADD_U32, arg,
 					 &sum), 0);
 	for (uint64_t i = 0; i < n; i++)
 		ref[i] = host[i] + 0x01020304;
 	memset(arg, 0, sizeof(arg));
 	arg[0] = c; arg[1] = n;
-	assert_int_equal(f->ops->builtin(f->ctx, MDGPU_BUILTIN_CHECKSUM, arg,
+	assert_int_equal(f->ops->builtin(f->ctx, 0, MDGPU_BUILTIN_CHECKSUM, arg,
 					 &sum), 0);
 	assert_int_equal(sum, mdgpud_checksum_ref(ref, n));
-	assert_int_equal(f->ops->copy_d2h(f->ctx, host, c, n * 4), 0);
+	assert_int_equal(f->ops->copy_d2h(f->ctx, 0, host, c, n * 4, 0), 0);
 	assert_memory_equal(host, ref, n * 4);
 	/* d2d + memset */
-	assert_int_equal(f->ops->copy_d2d(f->ctx, a, c, n * 4), 0);
-	assert_int_equal(f->ops->memset8(f->ctx, a, 0xff, 8), 0);
-	assert_int_equal(f->ops->copy_d2h(f->ctx, host, a, n * 4), 0);
+	assert_int_equal(f->ops->copy_d2d(f->ctx, 0, a, c, n * 4), 0);
+	assert_int_equal(f->ops->mem_set(f->ctx, 0, a, 0xff, 1, 8), 0);
+	assert_int_equal(f->ops->copy_d2h(f->ctx, 0, host, a, n * 4, 0), 0);
 	assert_int_equal(host[0], 0xffffffffU);
 	assert_int_equal(host[2], ref[2]);
 	/* A range outside every allocation is refused, never touched. */
-	assert_int_equal(f->ops->memset8(f->ctx, a + n * 4 - 4, 0, 8),
+	assert_int_equal(f->ops->mem_set(f->ctx, 0, a + n * 4 - 4, 0, 1, 8),
 			 -EFAULT);
-	assert_int_equal(f->ops->builtin(f->ctx, 99, arg, &sum), -EINVAL);
+	assert_int_equal(f->ops->builtin(f->ctx, 0, 99, arg, &sum), -EINVAL);
 	f->ops->host_free(f->ctx, host, n * 4);
 	free(ref);
 }
@@ -120,7 +136,7 @@ static void test_scrub_and_limit(void **state)
 
 	assert_int_equal(f->ops->mem_alloc(f->ctx, 1 << 20, &a, &rsv), 0);
 	arg[0] = a; arg[1] = (1 << 20) / 4; arg[2] = 0xabcdef01;
-	assert_int_equal(f->ops->builtin(f->ctx, MDGPU_BUILTIN_FILL_U32, arg,
+	assert_int_equal(f->ops->builtin(f->ctx, 0, MDGPU_BUILTIN_FILL_U32, arg,
 					 &sum), 0);
 	assert_int_equal(f->ops->mem_free(f->ctx, a, 1 << 20), 0);
 	assert_int_equal(f->ops->mem_free(f->ctx, a, 1 << 20), -ENOENT);
@@ -129,11 +145,11 @@ static void test_scrub_and_limit(void **state)
 	assert_int_equal(f->ops->mem_alloc(other, 1 << 20, &b, &rsv), 0);
 	memset(arg, 0, sizeof(arg));
 	arg[0] = b; arg[1] = (1 << 20) / 4;
-	assert_int_equal(f->ops->builtin(other, MDGPU_BUILTIN_CHECKSUM, arg,
+	assert_int_equal(f->ops->builtin(other, 0, MDGPU_BUILTIN_CHECKSUM, arg,
 					 &sum), 0);
 	assert_int_equal(sum, 0);
 	/* Contexts cannot reach each other's addresses. */
-	assert_int_equal(f->ops->memset8(f->ctx, b, 1, 1), -EFAULT);
+	assert_int_equal(f->ops->mem_set(f->ctx, 0, b, 1, 1, 1), -EFAULT);
 	/* fb_size is the backend's hard limit (64 MiB here). */
 	assert_int_equal(f->ops->mem_alloc(other, 64ULL << 20, &a, &rsv),
 			 -ENOMEM);
@@ -149,24 +165,24 @@ static void test_clock_events(void **state)
 	struct fx *f = *state;
 	uint64_t e0, e1, ns, slice, arg[5] = { 5000000 };
 
-	assert_int_equal(f->ops->event_create(f->ctx, &e0), 0);
-	assert_int_equal(f->ops->event_create(f->ctx, &e1), 0);
+	assert_int_equal(f->ops->event_create(f->ctx, 0, &e0), 0);
+	assert_int_equal(f->ops->event_create(f->ctx, 0, &e1), 0);
 	assert_int_equal(f->ops->event_elapsed(f->ctx, e0, e1, &ns), -EINVAL);
 	assert_int_equal(f->ops->slice_begin(f->ctx), 0);
-	assert_int_equal(f->ops->event_record(f->ctx, e0), 0);
-	assert_int_equal(f->ops->builtin(f->ctx, MDGPU_BUILTIN_SPIN_NS, arg,
+	assert_int_equal(f->ops->event_record(f->ctx, 0, e0), 0);
+	assert_int_equal(f->ops->builtin(f->ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg,
 					 &ns), 0);
-	assert_int_equal(f->ops->event_record(f->ctx, e1), 0);
+	assert_int_equal(f->ops->event_record(f->ctx, 0, e1), 0);
 	assert_int_equal(f->ops->event_elapsed(f->ctx, e0, e1, &ns), 0);
 	assert_int_equal(ns, 5000000);		/* deterministic */
 	assert_int_equal(f->ops->slice_end(f->ctx, 0, &slice), 0);
 	assert_int_equal(slice, 5000000);
 	arg[0] = MDGPU_SPIN_NS_MAX + 1;
-	assert_int_equal(f->ops->builtin(f->ctx, MDGPU_BUILTIN_SPIN_NS, arg,
+	assert_int_equal(f->ops->builtin(f->ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg,
 					 &ns), -E2BIG);
 	assert_int_equal(f->ops->event_destroy(f->ctx, e0), 0);
 	/* e1 is left for ctx_destroy to free (ASAN checks the leak). */
-	assert_int_equal(f->ops->sync(f->ctx), 0);
+	assert_int_equal(f->ops->sync(f->ctx, 0), 0);
 }
 
 static void test_no_foreign_code(void **state)
@@ -178,7 +194,7 @@ static void test_no_foreign_code(void **state)
 	assert_int_equal(f->ops->module_load(f->ctx, MDGPU_MODULE_PTX,
 					     ".version 8.0", 13, &mod),
 			 -EOPNOTSUPP);
-	assert_int_equal(f->ops->launch(f->ctx, 1, one, one, 0, NULL, 0),
+	assert_int_equal(test_launch(f->ops, f->ctx, 0, 1, one, one, 0, NULL, 0),
 			 -EOPNOTSUPP);
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -452,6 +453,243 @@ static void test_events_query(void **state)
 	assert_int_equal(v(f, &c), -EINVAL);
 }
 
+/* ABI 1.2: the header's stream, F_ASYNC, the stream opcodes. */
+static void test_streams(void **state)
+{
+	static const uint16_t takes[] = {
+		MDGPU_OP_MEMSET, MDGPU_OP_COPY, MDGPU_OP_LAUNCH,
+		MDGPU_OP_BUILTIN, MDGPU_OP_EVENT_RECORD, MDGPU_OP_SYNC,
+		MDGPU_OP_STREAM_WAIT_EVENT, MDGPU_OP_STREAM_QUERY,
+	};
+	struct fixture *f = *state;
+	struct mdgpu_cmd c, good[8];
+	uint32_t st, other_st;
+
+	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_STREAM, 77, 0, &st),
+			 0);
+	assert_int_equal(mdgpud_handles_add(f->other_h, MDGPUD_H_STREAM, 88, 0,
+					    &other_st), 0);
+	/* One valid command of each opcode that takes a stream. */
+	for (size_t i = 0; i < 8; i++)
+		good[i] = cmd(takes[i]);
+	good[0].memset.addr = BASE;
+	good[0].memset.len = 16;
+	good[1].copy.src = BASE;
+	good[1].copy.dst = BASE + 4096;
+	good[1].copy.len = 64;
+	good[1].copy.src_space = good[1].copy.dst_space = MDGPU_SPACE_DEVICE;
+	good[2].launch.func = f->func;
+	good[2].launch.grid[0] = good[2].launch.grid[1] = 1;
+	good[2].launch.grid[2] = 1;
+	good[2].launch.block[0] = good[2].launch.block[1] = 1;
+	good[2].launch.block[2] = 1;
+	good[3].builtin.kernel = MDGPU_BUILTIN_SPIN_NS;
+	good[4].event.event = f->event;
+	good[6].event.event = f->event;
+	for (size_t i = 0; i < 8; i++) {
+		c = good[i];
+		assert_int_equal(v(f, &c), 0);
+		assert_int_equal(f->out.stream, 0);
+		c.stream = st;
+		assert_int_equal(v(f, &c), 0);
+		assert_int_equal(f->out.stream, 77);
+		assert_int_equal(f->out.stream_handle, st);
+		c.stream = other_st;		/* another vGPU's stream */
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.stream = f->event;		/* a handle of another kind */
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.stream = st ^ (1U << 20);	/* stale generation */
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.stream = UINT32_MAX;
+		assert_int_equal(v(f, &c), -ENOENT);
+	}
+	/* Every other opcode requires stream 0. */
+	for (uint16_t op = 0; op < MDGPU_OP_COUNT; op++) {
+		bool t = false;
+
+		for (size_t i = 0; i < 8; i++)
+			t |= takes[i] == op;
+		if (t)
+			continue;
+		c = cmd(op);
+		c.stream = st;
+		assert_int_equal(v(f, &c), -EINVAL);
+	}
+
+	/* F_ASYNC: COPY only. */
+	c = good[1];
+	c.flags = MDGPU_CMD_F_ASYNC | MDGPU_CMD_F_IRQ;
+	assert_int_equal(v(f, &c), 0);
+	c.copy.dst = 0;
+	c.copy.dst_space = MDGPU_SPACE_APERTURE;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.flags & MDGPU_CMD_F_ASYNC, MDGPU_CMD_F_ASYNC);
+	for (size_t i = 0; i < 8; i++) {
+		if (takes[i] == MDGPU_OP_COPY)
+			continue;
+		c = good[i];
+		c.flags = MDGPU_CMD_F_ASYNC;
+		assert_int_equal(v(f, &c), -EINVAL);
+	}
+
+	/* STREAM_CREATE. */
+	c = cmd(MDGPU_OP_STREAM_CREATE);
+	assert_int_equal(v(f, &c), 0);
+	c.stream_op.flags = MDGPU_STREAM_F_NON_BLOCKING;
+	c.stream_op.priority = INT32_MIN;	/* clamped by the executor */
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.stream_op.priority, INT32_MIN);
+	assert_int_equal(f->out.stream_op.flags, MDGPU_STREAM_F_NON_BLOCKING);
+	c.stream_op.flags = 2;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.stream_op.flags = 0;
+	c.stream_op.stream = st;		/* CREATE names no stream */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.stream_op.stream = 0;
+	c.stream_op.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	/* STREAM_DESTROY. */
+	c = cmd(MDGPU_OP_STREAM_DESTROY);
+	c.stream_op.stream = st;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.stream_op.stream, 77);
+	c.stream_op.flags = 1;			/* reserved for DESTROY */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.stream_op.flags = 0;
+	c.stream_op.stream = 0;			/* the default stream */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.stream_op.stream = other_st;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.stream_op.stream = f->event;
+	assert_int_equal(v(f, &c), -ENOENT);
+
+	/* Event waits and queries. */
+	for (uint16_t op = MDGPU_OP_STREAM_WAIT_EVENT;
+	     op <= MDGPU_OP_EVENT_SYNC; op++) {
+		if (op == MDGPU_OP_STREAM_QUERY)
+			continue;
+		c = cmd(op);
+		c.event.event = f->event;
+		assert_int_equal(v(f, &c), 0);
+		assert_int_equal(f->out.event.event, 33);
+		c.event.end = f->event;		/* reserved here */
+		assert_int_equal(v(f, &c), -EINVAL);
+		c.event.end = 0;
+		c.event.flags = 1;
+		assert_int_equal(v(f, &c), -EINVAL);
+		c.event.flags = 0;
+		c.event.event = st;		/* a stream is no event */
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.event.event = f->other_event;
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.event.event = 0;
+		assert_int_equal(v(f, &c), -ENOENT);
+	}
+	c = cmd(MDGPU_OP_STREAM_QUERY);
+	c.raw[0] = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	/* EVENT_CREATE flags. */
+	c = cmd(MDGPU_OP_EVENT_CREATE);
+	c.event.flags = MDGPU_EVENT_F_DISABLE_TIMING;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.event.flags, MDGPU_EVENT_F_DISABLE_TIMING);
+	c.event.flags = 2;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.event.flags = 0;
+	c.event.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	/* QUERY STREAM_PRIORITIES. */
+	c = cmd(MDGPU_OP_QUERY);
+	c.query.what = MDGPU_QUERY_STREAM_PRIORITIES;
+	assert_int_equal(v(f, &c), 0);
+	c.query.what = MDGPU_QUERY_STREAM_PRIORITIES + 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
+/* MEMSET widths 1, 2, 4; LAUNCH flags and clusters (ABI 1.2). */
+static void test_memset_width_launch_ext(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MEMSET), l;
+
+	c.memset.addr = BASE;
+	c.memset.len = 4096;
+	c.memset.width = 2;
+	c.memset.value = 0xffff;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.memset.width, 2);
+	assert_int_equal(f->out.memset.value, 0xffff);
+	c.memset.value = 0x10000;		/* does not fit 16 bits */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.memset.value = 1;
+	c.memset.addr = BASE + 1;		/* misaligned */
+	c.memset.len = 4094;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.memset.addr = BASE;
+	c.memset.len = 4095;			/* not a multiple */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.memset.width = 4;
+	c.memset.len = 4096;
+	c.memset.value = 0xffffffff;
+	assert_int_equal(v(f, &c), 0);
+	c.memset.addr = BASE + 2;
+	c.memset.len = 4092;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.memset.addr = BASE + 4;
+	assert_int_equal(v(f, &c), 0);
+	c.memset.len = 4096;			/* one word past the alloc */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.memset.len = UINT64_MAX - 3;		/* aligned, overflows */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.memset.len = 4;
+	for (uint32_t w = 3; w < 64; w++) {
+		if (w == 4)
+			continue;
+		c.memset.width = w;
+		assert_int_equal(v(f, &c), -EINVAL);
+	}
+	c.memset.width = 0;			/* means 1 */
+	c.memset.value = 0x100;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.memset.value = 0xab;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.memset.width, 1);
+
+	l = cmd(MDGPU_OP_LAUNCH);
+	l.launch.func = f->func;
+	l.launch.grid[0] = 4;
+	l.launch.grid[1] = 6;
+	l.launch.grid[2] = 1;
+	l.launch.block[0] = 32;
+	l.launch.block[1] = l.launch.block[2] = 1;
+	l.launch.flags = MDGPU_LAUNCH_F_COOPERATIVE;
+	assert_int_equal(v(f, &l), 0);
+	assert_int_equal(f->out.launch.flags, MDGPU_LAUNCH_F_COOPERATIVE);
+	l.launch.flags = 2;
+	assert_int_equal(v(f, &l), -EINVAL);
+	l.launch.flags = 0;
+	l.launch.cluster = MDGPU_CLUSTER(2, 3, 1);
+	assert_int_equal(v(f, &l), 0);
+	assert_int_equal(f->out.launch.cluster, MDGPU_CLUSTER(2, 3, 1));
+	l.launch.cluster = MDGPU_CLUSTER(4, 6, 1);
+	assert_int_equal(v(f, &l), 0);
+	l.launch.cluster = MDGPU_CLUSTER(3, 1, 1);	/* 4 % 3 */
+	assert_int_equal(v(f, &l), -EINVAL);
+	l.launch.cluster = MDGPU_CLUSTER(8, 1, 1);	/* larger than grid */
+	assert_int_equal(v(f, &l), -EINVAL);
+	l.launch.cluster = MDGPU_CLUSTER(2, 0, 1);	/* zero inside */
+	assert_int_equal(v(f, &l), -EINVAL);
+	l.launch.cluster = MDGPU_CLUSTER(0, 0, 1);
+	assert_int_equal(v(f, &l), -EINVAL);
+	l.launch.cluster = MDGPU_CLUSTER(2, 1, 1) | 1U << 30;
+	assert_int_equal(v(f, &l), -EINVAL);
+	l.launch.cluster = MDGPU_CLUSTER(2, 1, 1) | 1U << 31;
+	assert_int_equal(v(f, &l), -EINVAL);
+}
+
 static void test_handles_lifecycle(void **state)
 {
 	struct fixture *f = *state;
@@ -791,6 +1029,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_occupancy, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_streams, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memset_width_launch_ext,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handles_lifecycle, setup,
 						teardown),
 	};

@@ -13,9 +13,19 @@
  * requests outstanding.
  *
  * Asynchronous requests (launch, memset, builtins other than checksum,
- * event record, device-to-device copies, slice begin) are posted and not
- * waited for; their first error is kept by the worker and reported by the
- * next SYNC or SLICE_END.  Everything else is waited for.  The worker
+ * event record, stream wait, device-to-device copies, host copies with
+ * the async argument set, slice begin) are posted and not waited for;
+ * the first error of each stream is kept by the worker and reported by
+ * the next SYNC of that stream, or of stream 0 (every stream).
+ * Everything else is waited for.  An answer carries, beside its errno
+ * status, the CUresult behind it (cu_result, 0 if none); a worker whose
+ * context a sticky error lost writes that CUresult to lost_result before
+ * it sets the LOST state.
+ *
+ * Streams: a request's stream argument is 0 for the vGPU's default
+ * stream (the driver's legacy default stream, CU_STREAM_LEGACY) or a
+ * handle STREAM_CREATE answered; a handle the worker does not have fails
+ * the request with -ENOENT.  The worker
  * publishes done after every synchronous request, when it has drained the
  * ring, and every 16 requests.
  *
@@ -54,7 +64,7 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		4
+#define MDGPUD_CUDA_RPC_VERSION		5
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -109,21 +119,26 @@ enum mdgpud_cuda_rpc_op {
 	MDGPUD_CUDA_RPC_UNMAP,		/* a0 region */
 	MDGPUD_CUDA_RPC_MEM_ALLOC,	/* a0 size -> r0 addr, r1 reserved */
 	MDGPUD_CUDA_RPC_MEM_FREE,	/* a0 addr, a1 size */
-	MDGPUD_CUDA_RPC_MEMSET8,	/* a0 addr, a1 value, a2 len */
-	MDGPUD_CUDA_RPC_COPY_H2D,	/* a0 dst, a1 region, a2 off, a3 len */
-	MDGPUD_CUDA_RPC_COPY_D2H,	/* a0 src, a1 region, a2 off, a3 len */
-	MDGPUD_CUDA_RPC_COPY_D2D,	/* a0 dst, a1 src, a2 len */
+	MDGPUD_CUDA_RPC_MEMSET,		/* a0 addr, a1 value, a2 len (bytes),
+					 * a3 width 1/2/4, a4 stream */
+	MDGPUD_CUDA_RPC_COPY_H2D,	/* a0 dst, a1 region, a2 off, a3 len,
+					 * a4 stream, a5 1: posted */
+	MDGPUD_CUDA_RPC_COPY_D2H,	/* a0 src, a1 region, a2 off, a3 len,
+					 * a4 stream, a5 1: posted */
+	MDGPUD_CUDA_RPC_COPY_D2D,	/* a0 dst, a1 src, a2 len, a3 stream */
 	MDGPUD_CUDA_RPC_MODULE_LOAD,	/* a0 kind, a1 len (staging) -> r0 */
 	MDGPUD_CUDA_RPC_MODULE_UNLOAD,	/* a0 module */
 	MDGPUD_CUDA_RPC_FUNC_GET,	/* a0 module; inline name -> r0 */
 	MDGPUD_CUDA_RPC_LAUNCH,		/* a0 func, a1 grid x|y<<32, a2 grid z|
-				   block x<<32, a3 block y|z<<32, a4 shm */
-	MDGPUD_CUDA_RPC_BUILTIN,	/* a0 kernel, a1.. args -> r0 */
-	MDGPUD_CUDA_RPC_EVENT_CREATE,	/* -> r0 event */
-	MDGPUD_CUDA_RPC_EVENT_RECORD,	/* a0 event */
+				   block x<<32, a3 block y|z<<32, a4 shm,
+				   a5 stream, a6 flags | cluster << 32 */
+	MDGPUD_CUDA_RPC_BUILTIN,	/* a0 kernel, a1..a5 args, a6 stream
+					 * -> r0 */
+	MDGPUD_CUDA_RPC_EVENT_CREATE,	/* a0 MDGPU_EVENT_F_* -> r0 event */
+	MDGPUD_CUDA_RPC_EVENT_RECORD,	/* a0 event, a1 stream */
 	MDGPUD_CUDA_RPC_EVENT_ELAPSED,	/* a0 start, a1 end -> r0 ns */
 	MDGPUD_CUDA_RPC_EVENT_DESTROY,	/* a0 event */
-	MDGPUD_CUDA_RPC_SYNC,
+	MDGPUD_CUDA_RPC_SYNC,		/* a0 stream (0: every stream) */
 	MDGPUD_CUDA_RPC_SLICE_BEGIN,
 	MDGPUD_CUDA_RPC_SLICE_END,	/* a0 expected drain ns -> r0 GPU ns */
 	MDGPUD_CUDA_RPC_SHUTDOWN,	/* scrub and free everything, exit */
@@ -143,6 +158,14 @@ enum mdgpud_cuda_rpc_op {
 					 * a6 grid z -> r0 */
 	MDGPUD_CUDA_RPC_HOST_DEVPTR,	/* a0 region -> r0 device address
 					 * (0: not mapped), r1 bytes */
+	/* ABI 1.2 streams and events (worker/stream.c). */
+	MDGPUD_CUDA_RPC_STREAM_CREATE,	/* a0 MDGPU_STREAM_F_*, a1 priority
+					 * (s32) -> r0 stream */
+	MDGPUD_CUDA_RPC_STREAM_DESTROY,	/* a0 stream */
+	MDGPUD_CUDA_RPC_STREAM_WAIT_EVENT, /* a0 stream, a1 event */
+	MDGPUD_CUDA_RPC_STREAM_QUERY,	/* a0 stream -> r0 1: pending */
+	MDGPUD_CUDA_RPC_EVENT_QUERY,	/* a0 event -> r0 1: pending */
+	MDGPUD_CUDA_RPC_EVENT_SYNC,	/* a0 event */
 	MDGPUD_CUDA_RPC_OP_COUNT
 };
 
@@ -160,7 +183,7 @@ struct mdgpud_cuda_rpc_slot {
 	uint64_t arg[7];
 	/* Written by the worker. */
 	_Alignas(64) int32_t status;	/* 0 or negative errno */
-	uint32_t pad;
+	uint32_t cu_result;		/* the CUresult behind it, or 0 */
 	uint64_t result[2];
 	_Alignas(64) uint8_t inline_data[MDGPUD_CUDA_RPC_INLINE_MAX];
 };
@@ -181,13 +204,16 @@ struct mdgpud_cuda_rpc_info {
 	char full_name[MDGPU_DEV_NAME_LEN];
 	uint32_t nr_attrs;
 	int32_t attr[MDGPU_DEV_ATTR_MAX];
+	/* Streams (ABI 1.2). */
+	int32_t prio_least;		/* cuCtxGetStreamPriorityRange */
+	int32_t prio_greatest;
 };
 
 struct mdgpud_cuda_rpc_shm {
 	uint32_t magic;
 	uint32_t version;
 	_Atomic uint32_t state;		/* enum mdgpud_cuda_worker_state */
-	uint32_t pad0;
+	uint32_t lost_result;		/* LOST: the CUresult that lost it */
 	struct mdgpud_cuda_rpc_info info;	/* filled by the worker */
 	char msg[MDGPUD_CUDA_RPC_MSG_MAX];	/* worker's last message */
 	/* Spin budgets, set by the supervisor before exec. */

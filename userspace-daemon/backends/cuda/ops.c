@@ -191,9 +191,10 @@ static int mdgpud_cuda_mem_free(struct mdgpud_bctx *ctx, uint64_t addr,
 }
 
 /* Queue an asynchronous request (no answer awaited): errors surface at the
- * next sync or slice_end. */
+ * next sync of its stream or slice_end. */
 static int mdgpud_cuda_post_simple(struct mdgpud_bctx *ctx, uint32_t op,
-				   uint64_t a0, uint64_t a1, uint64_t a2)
+				   uint64_t a0, uint64_t a1, uint64_t a2,
+				   uint64_t a3)
 {
 	int ret;
 	struct mdgpud_cuda_rpc_slot *s = mdgpud_cuda_slot(ctx, op, &ret);
@@ -203,20 +204,41 @@ static int mdgpud_cuda_post_simple(struct mdgpud_bctx *ctx, uint32_t op,
 	s->arg[0] = a0;
 	s->arg[1] = a1;
 	s->arg[2] = a2;
+	s->arg[3] = a3;
 	mdgpud_cuda_post(ctx);
 	return 0;
 }
 
-static int mdgpud_cuda_memset8(struct mdgpud_bctx *ctx, uint64_t addr,
-			       uint8_t value, uint64_t len)
+static int mdgpud_cuda_mem_set(struct mdgpud_bctx *ctx, uint64_t stream,
+			       uint64_t addr, uint32_t value, uint32_t width,
+			       uint64_t len)
 {
-	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_MEMSET8, addr, value,
-				       len);
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	if ((width != 1 && width != 2 && width != 4) || len % width)
+		return -EINVAL;
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_MEMSET, &ret);
+	if (!s)
+		return ret;
+	s->arg[0] = addr;
+	s->arg[1] = value;
+	s->arg[2] = len;
+	s->arg[3] = width;
+	s->arg[4] = stream;
+	mdgpud_cuda_post(ctx);
+	return 0;
 }
 
-/* One host<->device copy, zero-copy from a region or staged in chunks. */
+/*
+ * One host<->device copy on `stream`, zero-copy from a region or staged
+ * in chunks.  With `async`, a zero-copy one is posted, not waited for
+ * (the worker queues it and goes on); a staged one is always waited for,
+ * since the staging area is reused by the next chunk or request.
+ */
 static int mdgpud_cuda_copy_host(struct mdgpud_bctx *ctx, uint32_t op,
-				 uint64_t dev, uint8_t *host, uint64_t len)
+				 uint64_t stream, uint64_t dev, uint8_t *host,
+				 uint64_t len, int async)
 {
 	const struct mdgpud_cuda_region *r = mdgpud_cuda_region_find(ctx, host,
 								     len);
@@ -234,6 +256,12 @@ static int mdgpud_cuda_copy_host(struct mdgpud_bctx *ctx, uint32_t op,
 		s->arg[1] = r->id;
 		s->arg[2] = (uint64_t)(host - r->ptr);
 		s->arg[3] = len;
+		s->arg[4] = stream;
+		s->arg[5] = async ? 1 : 0;
+		if (async) {
+			mdgpud_cuda_post(ctx);
+			return 0;
+		}
 		return mdgpud_cuda_call_copy(ctx, s, len);
 	}
 	for (uint64_t done = 0; done < len; done += chunk) {
@@ -249,6 +277,7 @@ static int mdgpud_cuda_copy_host(struct mdgpud_bctx *ctx, uint32_t op,
 		s->arg[1] = MDGPUD_CUDA_RPC_REGION_STAGING;
 		s->arg[2] = 0;
 		s->arg[3] = n;
+		s->arg[4] = stream;
 		ret = mdgpud_cuda_call_copy(ctx, s, n);
 		if (ret)
 			return ret;
@@ -258,25 +287,28 @@ static int mdgpud_cuda_copy_host(struct mdgpud_bctx *ctx, uint32_t op,
 	return 0;
 }
 
-static int mdgpud_cuda_copy_h2d(struct mdgpud_bctx *ctx, uint64_t dst,
-				const void *src, uint64_t len)
+static int mdgpud_cuda_copy_h2d(struct mdgpud_bctx *ctx, uint64_t stream,
+				uint64_t dst, const void *src, uint64_t len,
+				int async)
 {
-	return mdgpud_cuda_copy_host(ctx, MDGPUD_CUDA_RPC_COPY_H2D, dst,
-				     (uint8_t *)(uintptr_t)src, len);
+	return mdgpud_cuda_copy_host(ctx, MDGPUD_CUDA_RPC_COPY_H2D, stream,
+				     dst, (uint8_t *)(uintptr_t)src, len,
+				     async);
 }
 
-static int mdgpud_cuda_copy_d2h(struct mdgpud_bctx *ctx, void *dst,
-				uint64_t src, uint64_t len)
+static int mdgpud_cuda_copy_d2h(struct mdgpud_bctx *ctx, uint64_t stream,
+				void *dst, uint64_t src, uint64_t len,
+				int async)
 {
-	return mdgpud_cuda_copy_host(ctx, MDGPUD_CUDA_RPC_COPY_D2H, src, dst,
-				     len);
+	return mdgpud_cuda_copy_host(ctx, MDGPUD_CUDA_RPC_COPY_D2H, stream,
+				     src, dst, len, async);
 }
 
-static int mdgpud_cuda_copy_d2d(struct mdgpud_bctx *ctx, uint64_t dst,
-				uint64_t src, uint64_t len)
+static int mdgpud_cuda_copy_d2d(struct mdgpud_bctx *ctx, uint64_t stream,
+				uint64_t dst, uint64_t src, uint64_t len)
 {
 	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_COPY_D2D, dst, src,
-				       len);
+				       len, stream);
 }
 
 static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
@@ -368,34 +400,35 @@ static int mdgpud_cuda_func_get(struct mdgpud_bctx *ctx, uint64_t module,
 	return ret;
 }
 
-static int mdgpud_cuda_launch(struct mdgpud_bctx *ctx, uint64_t func,
-			      struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
-			      uint32_t shared_bytes, const void *params,
-			      uint32_t params_len)
+static int mdgpud_cuda_launch(struct mdgpud_bctx *ctx, uint64_t stream,
+			      const struct mdgpud_launch *l)
 {
 	struct mdgpud_cuda_rpc_slot *s;
 	int ret;
 
-	if (params_len > MDGPU_PARAMS_MAX ||
-	    params_len > MDGPUD_CUDA_RPC_INLINE_MAX)
+	if (l->params_len > MDGPU_PARAMS_MAX ||
+	    l->params_len > MDGPUD_CUDA_RPC_INLINE_MAX)
 		return -E2BIG;
 	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_LAUNCH, &ret);
 	if (!s)
 		return ret;
-	s->arg[0] = func;
-	s->arg[1] = grid.x | (uint64_t)grid.y << 32;
-	s->arg[2] = grid.z | (uint64_t)block.x << 32;
-	s->arg[3] = block.y | (uint64_t)block.z << 32;
-	s->arg[4] = shared_bytes;
-	if (params_len)
-		memcpy(s->inline_data, params, params_len);
-	s->inline_len = params_len;
+	s->arg[0] = l->func;
+	s->arg[1] = l->grid.x | (uint64_t)l->grid.y << 32;
+	s->arg[2] = l->grid.z | (uint64_t)l->block.x << 32;
+	s->arg[3] = l->block.y | (uint64_t)l->block.z << 32;
+	s->arg[4] = l->shared_bytes;
+	s->arg[5] = stream;
+	s->arg[6] = l->flags | (uint64_t)l->cluster << 32;
+	if (l->params_len)
+		memcpy(s->inline_data, l->params, l->params_len);
+	s->inline_len = l->params_len;
 	mdgpud_cuda_post(ctx);
 	return 0;
 }
 
-static int mdgpud_cuda_builtin(struct mdgpud_bctx *ctx, uint32_t kernel,
-			       const uint64_t arg[5], uint64_t *result)
+static int mdgpud_cuda_builtin(struct mdgpud_bctx *ctx, uint64_t stream,
+			       uint32_t kernel, const uint64_t arg[5],
+			       uint64_t *result)
 {
 	struct mdgpud_cuda_rpc_slot *s;
 	int ret;
@@ -417,6 +450,7 @@ static int mdgpud_cuda_builtin(struct mdgpud_bctx *ctx, uint32_t kernel,
 		return ret;
 	s->arg[0] = kernel;
 	memcpy(&s->arg[1], arg, 5 * sizeof(arg[0]));
+	s->arg[6] = stream;
 	if (kernel != MDGPU_BUILTIN_CHECKSUM) {
 		mdgpud_cuda_post(ctx);
 		if (result)
@@ -429,16 +463,18 @@ static int mdgpud_cuda_builtin(struct mdgpud_bctx *ctx, uint32_t kernel,
 	return ret;
 }
 
-static int mdgpud_cuda_event_create(struct mdgpud_bctx *ctx, uint64_t *event)
+static int mdgpud_cuda_event_create(struct mdgpud_bctx *ctx, uint32_t flags,
+				    uint64_t *event)
 {
-	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_EVENT_CREATE, 0, 0,
+	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_EVENT_CREATE, flags, 0,
 				  event);
 }
 
-static int mdgpud_cuda_event_record(struct mdgpud_bctx *ctx, uint64_t event)
+static int mdgpud_cuda_event_record(struct mdgpud_bctx *ctx, uint64_t stream,
+				    uint64_t event)
 {
 	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_EVENT_RECORD,
-				       event, 0, 0);
+				       event, stream, 0, 0);
 }
 
 static int mdgpud_cuda_event_elapsed(struct mdgpud_bctx *ctx, uint64_t start,
@@ -454,14 +490,15 @@ static int mdgpud_cuda_event_destroy(struct mdgpud_bctx *ctx, uint64_t event)
 				  NULL);
 }
 
-static int mdgpud_cuda_sync(struct mdgpud_bctx *ctx)
+static int mdgpud_cuda_sync(struct mdgpud_bctx *ctx, uint64_t stream)
 {
-	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_SYNC, 0, 0, NULL);
+	return mdgpud_cuda_simple(ctx, MDGPUD_CUDA_RPC_SYNC, stream, 0, NULL);
 }
 
 static int mdgpud_cuda_slice_begin(struct mdgpud_bctx *ctx)
 {
-	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_SLICE_BEGIN, 0, 0, 0);
+	return mdgpud_cuda_post_simple(ctx, MDGPUD_CUDA_RPC_SLICE_BEGIN, 0, 0, 0,
+				       0);
 }
 
 static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
@@ -498,7 +535,9 @@ static int mdgpud_cuda_ctx_status(const struct mdgpud_bctx *ctx)
 {
 	if (ctx->hung)
 		return -ETIMEDOUT;
-	return ctx->dead ? -ENODEV : 0;
+	if (!ctx->dead)
+		return 0;
+	return ctx->lost_cu ? -EIO : -ENODEV;	/* a GPU fault, or gone */
 }
 
 const struct mdgpud_backend_ops mdgpud_backend_cuda = {
@@ -513,7 +552,7 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.map_shared = mdgpud_cuda_map_shared,
 	.mem_alloc = mdgpud_cuda_mem_alloc,
 	.mem_free = mdgpud_cuda_mem_free,
-	.memset8 = mdgpud_cuda_memset8,
+	.mem_set = mdgpud_cuda_mem_set,
 	.copy_h2d = mdgpud_cuda_copy_h2d,
 	.copy_d2h = mdgpud_cuda_copy_d2h,
 	.copy_d2d = mdgpud_cuda_copy_d2d,
@@ -536,4 +575,12 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.ctx_limit = mdgpud_cuda_ctx_limit,
 	.occupancy = mdgpud_cuda_occupancy,
 	.host_devptr = mdgpud_cuda_host_devptr,
+	.stream_create = mdgpud_cuda_stream_create,
+	.stream_destroy = mdgpud_cuda_stream_destroy,
+	.stream_wait_event = mdgpud_cuda_stream_wait_event,
+	.stream_query = mdgpud_cuda_stream_query,
+	.event_query = mdgpud_cuda_event_query,
+	.event_sync = mdgpud_cuda_event_sync,
+	.stream_priorities = mdgpud_cuda_stream_priorities,
+	.err_code = mdgpud_cuda_err_code,
 };

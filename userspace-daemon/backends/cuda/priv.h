@@ -74,6 +74,7 @@ struct mdgpud_backend {
 	uint64_t hang_timeout_ns;	/* bound of a wait for an answer */
 	uint64_t shutdown_timeout_ns;	/* ctx_destroy: scrub, free, exit */
 	uint32_t stats_enabled;
+	int32_t prio_least, prio_greatest;	/* stream priorities */
 	struct mdgpud_gpu_info info;
 	struct mdgpud_cuda_sandbox sandbox;	/* sandbox.c */
 };
@@ -96,6 +97,8 @@ struct mdgpud_bctx {
 	uint32_t done_seen;	/* last value of shm->done read */
 	int dead;		/* worker gone: every request -ENODEV */
 	int hung;		/* killed for not answering in time */
+	uint32_t last_cu;	/* CUresult of the last answer */
+	uint32_t lost_cu;	/* CUresult that lost the context, or 0 */
 	struct mdgpud_cuda_region *regions;
 	size_t nr_regions, cap_regions;
 	uint32_t next_region;
@@ -110,6 +113,23 @@ void mdgpud_cuda_close(struct mdgpud_backend *be);
 int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 			   struct mdgpud_bctx **out);
 void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx);
+
+/* streams.c */
+void mdgpud_cuda_prio_range(struct mdgpud_backend *be, int32_t least,
+			    int32_t greatest);
+int mdgpud_cuda_stream_create(struct mdgpud_bctx *ctx, uint32_t flags,
+			      int32_t priority, uint64_t *stream);
+int mdgpud_cuda_stream_destroy(struct mdgpud_bctx *ctx, uint64_t stream);
+int mdgpud_cuda_stream_wait_event(struct mdgpud_bctx *ctx, uint64_t stream,
+				  uint64_t event);
+int mdgpud_cuda_stream_query(struct mdgpud_bctx *ctx, uint64_t stream,
+			     uint32_t *pending);
+int mdgpud_cuda_event_query(struct mdgpud_bctx *ctx, uint64_t event,
+			    uint32_t *pending);
+int mdgpud_cuda_event_sync(struct mdgpud_bctx *ctx, uint64_t event);
+void mdgpud_cuda_stream_priorities(struct mdgpud_backend *be,
+				   int32_t *least, int32_t *greatest);
+uint64_t mdgpud_cuda_err_code(const struct mdgpud_bctx *ctx);
 
 /* rpc.c */
 void mdgpud_cuda_worker_msg(const struct mdgpud_cuda_rpc_shm *shm, char *buf,

@@ -39,6 +39,10 @@ void mdgpud_cuda_worker_msg(const struct mdgpud_cuda_rpc_shm *shm, char *buf,
 
 void mdgpud_cuda_mark_dead(struct mdgpud_bctx *ctx)
 {
+	/* A context a GPU fault lost: the worker named the CUresult. */
+	if (!ctx->dead && !ctx->hung &&
+	    atomic_load(&ctx->shm->state) == MDGPUD_CUDA_WORKER_LOST)
+		ctx->lost_cu = *(volatile uint32_t *)&ctx->shm->lost_result;
 	if (!ctx->dead) {
 		char msg[MDGPUD_CUDA_RPC_MSG_MAX], why[160];
 
@@ -264,6 +268,7 @@ static int mdgpud_cuda_answer(struct mdgpud_bctx *ctx,
 		return ret;
 	ctx->done_seen = ctx->tail;
 	ret = s->status;
+	ctx->last_cu = ret ? s->cu_result : 0;
 	if (ret && atomic_load(&ctx->shm->state) == MDGPUD_CUDA_WORKER_LOST) {
 		/* The context faulted: this answer is its last. */
 		mdgpud_cuda_mark_dead(ctx);

@@ -327,6 +327,8 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	be->info.sm_count = shm->info.sm_count;
 	be->info.kind = MDGPU_BACKEND_CUDA;
 	mdgpud_cuda_info_from_probe(&be->info.dev, &shm->info);
+	mdgpud_cuda_prio_range(be, shm->info.prio_least,
+			       shm->info.prio_greatest);
 	reserve = cfg->fb_reserve ? cfg->fb_reserve
 				  : MDGPUD_CUDA_FB_RESERVE_DEFAULT;
 	if (cfg->fb_size)

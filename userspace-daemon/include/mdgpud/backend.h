@@ -92,6 +92,17 @@ struct mdgpud_dim3 {
 	uint32_t x, y, z;
 };
 
+/* One kernel launch, validated. */
+struct mdgpud_launch {
+	uint64_t func;
+	struct mdgpud_dim3 grid, block;
+	uint32_t shared_bytes;
+	uint32_t flags;			/* MDGPU_LAUNCH_F_* */
+	uint32_t cluster;		/* MDGPU_CLUSTER() or 0 */
+	uint32_t params_len;
+	const void *params;
+};
+
 struct mdgpud_backend_ops {
 	const char *name;	/* "sim", "cuda" */
 
@@ -112,8 +123,9 @@ struct mdgpud_backend_ops {
 	void (*ctx_destroy)(struct mdgpud_bctx *ctx);
 	/*
 	 * 0 while the context is usable; -ETIMEDOUT once it was destroyed
-	 * for work that did not drain within the hang bound; -ENODEV once
-	 * it died otherwise (a GPU fault, its worker gone).  A lost context
+	 * for work that did not drain within the hang bound; -EIO once a
+	 * GPU fault made it unusable (err_code() says which); -ENODEV once
+	 * it died otherwise (its worker gone).  A lost context
 	 * stays lost: a new one takes its place (ctx_create).  NULL: the
 	 * backend's contexts cannot be lost.
 	 */
@@ -133,19 +145,37 @@ struct mdgpud_backend_ops {
 	/* Device memory.  *reserved: bytes the device really set aside. */
 	int (*mem_alloc)(struct mdgpud_bctx *ctx, uint64_t size,
 			 uint64_t *addr, uint64_t *reserved);
-	/* Scrubs [addr, addr + size) to zero, then frees it. */
+	/* Scrubs [addr, addr + size) to zero, then frees it; waits for the
+	 * work of every stream first (the memory may still be in use). */
 	int (*mem_free)(struct mdgpud_bctx *ctx, uint64_t addr, uint64_t size);
-	int (*memset8)(struct mdgpud_bctx *ctx, uint64_t addr, uint8_t value,
-		       uint64_t len);
 
-	/* Copies; ordered after previously submitted work of the context.
-	 * copy_d2h returns only when the data is in host memory. */
-	int (*copy_h2d)(struct mdgpud_bctx *ctx, uint64_t dst, const void *src,
-			uint64_t len);
-	int (*copy_d2h)(struct mdgpud_bctx *ctx, void *dst, uint64_t src,
-			uint64_t len);
-	int (*copy_d2d)(struct mdgpud_bctx *ctx, uint64_t dst, uint64_t src,
-			uint64_t len);
+	/*
+	 * Streams.  `stream` is 0 for the context's default stream (CUDA's
+	 * legacy default stream: it waits for earlier work of blocking
+	 * streams, and their later work for it) or a value stream_create()
+	 * returned.  Work on one stream runs in submission order.
+	 */
+
+	/* Fills len bytes (a multiple of width) with the low `width` (1, 2
+	 * or 4) bytes of value; asynchronous. */
+	int (*mem_set)(struct mdgpud_bctx *ctx, uint64_t stream, uint64_t addr,
+		       uint32_t value, uint32_t width, uint64_t len);
+
+	/*
+	 * Copies, ordered after earlier work of their stream.  A host copy
+	 * returns once it is done (copy_d2h: the data is in host memory),
+	 * unless `async` is set and the backend can queue it without a
+	 * staging copy (host memory it shares with the device, such as
+	 * map_shared() regions): then it returns once queued, and the
+	 * caller keeps the host bytes as they are until later work shows
+	 * the copy done.  copy_d2d is always asynchronous.
+	 */
+	int (*copy_h2d)(struct mdgpud_bctx *ctx, uint64_t stream, uint64_t dst,
+			const void *src, uint64_t len, int async);
+	int (*copy_d2h)(struct mdgpud_bctx *ctx, uint64_t stream, void *dst,
+			uint64_t src, uint64_t len, int async);
+	int (*copy_d2d)(struct mdgpud_bctx *ctx, uint64_t stream, uint64_t dst,
+			uint64_t src, uint64_t len);
 
 	/* Code.  Handles are backend values; the core maps guest handles. */
 	int (*module_load)(struct mdgpud_bctx *ctx, uint32_t kind,
@@ -154,24 +184,28 @@ struct mdgpud_backend_ops {
 	int (*func_get)(struct mdgpud_bctx *ctx, uint64_t module,
 			const char *name, uint64_t *func);
 	/* Asynchronous: errors of the running kernel surface at sync(). */
-	int (*launch)(struct mdgpud_bctx *ctx, uint64_t func,
-		      struct mdgpud_dim3 grid, struct mdgpud_dim3 block,
-		      uint32_t shared_bytes, const void *params,
-		      uint32_t params_len);
+	int (*launch)(struct mdgpud_bctx *ctx, uint64_t stream,
+		      const struct mdgpud_launch *l);
 	/* enum mdgpu_builtin; arguments already validated.  CHECKSUM is
 	 * synchronous and returns its value in *result. */
-	int (*builtin)(struct mdgpud_bctx *ctx, uint32_t kernel,
-		       const uint64_t arg[5], uint64_t *result);
+	int (*builtin)(struct mdgpud_bctx *ctx, uint64_t stream,
+		       uint32_t kernel, const uint64_t arg[5],
+		       uint64_t *result);
 
-	/* Events. */
-	int (*event_create)(struct mdgpud_bctx *ctx, uint64_t *event);
-	int (*event_record)(struct mdgpud_bctx *ctx, uint64_t event);
+	/* Events.  flags: MDGPU_EVENT_F_*. */
+	int (*event_create)(struct mdgpud_bctx *ctx, uint32_t flags,
+			    uint64_t *event);
+	/* Asynchronous: the event completes when the stream's earlier work
+	 * has. */
+	int (*event_record)(struct mdgpud_bctx *ctx, uint64_t stream,
+			    uint64_t event);
 	int (*event_elapsed)(struct mdgpud_bctx *ctx, uint64_t start,
 			     uint64_t end, uint64_t *ns);
 	int (*event_destroy)(struct mdgpud_bctx *ctx, uint64_t event);
 
-	/* Wait until all submitted work of the context has finished. */
-	int (*sync)(struct mdgpud_bctx *ctx);
+	/* Wait until the work of `stream` has finished; stream 0: all
+	 * submitted work of the context, every stream. */
+	int (*sync)(struct mdgpud_bctx *ctx, uint64_t stream);
 
 	/*
 	 * Accounting for the scheduler: slice_begin() marks the start of a
@@ -222,6 +256,36 @@ struct mdgpud_backend_ops {
 	 */
 	int (*host_devptr)(struct mdgpud_bctx *ctx, const void *ptr,
 			   size_t size, uint64_t *devptr, uint64_t *bytes);
+	/*
+	 * Streams and event queries (ABI 1.2).  stream_create: flags
+	 * MDGPU_STREAM_F_*, priority already clamped to stream_priorities().
+	 * stream_destroy returns at once; work queued on the stream still
+	 * runs, and sync(0) and slice_end() still wait for it.
+	 * stream_wait_event: later work of `stream` waits for the event's
+	 * last record (no record: no wait).  The queries answer *pending 1
+	 * while work is outstanding, 0 once done; event_sync waits for the
+	 * event's last record, within the hang bound like sync().
+	 */
+	int (*stream_create)(struct mdgpud_bctx *ctx, uint32_t flags,
+			     int32_t priority, uint64_t *stream);
+	int (*stream_destroy)(struct mdgpud_bctx *ctx, uint64_t stream);
+	int (*stream_wait_event)(struct mdgpud_bctx *ctx, uint64_t stream,
+				 uint64_t event);
+	int (*stream_query)(struct mdgpud_bctx *ctx, uint64_t stream,
+			    uint32_t *pending);
+	int (*event_query)(struct mdgpud_bctx *ctx, uint64_t event,
+			   uint32_t *pending);
+	int (*event_sync)(struct mdgpud_bctx *ctx, uint64_t event);
+	/* The device's priority range: numerically least (lowest priority)
+	 * and greatest (highest; CUDA's are <= least). */
+	void (*stream_priorities)(struct mdgpud_backend *be, int32_t *least,
+				  int32_t *greatest);
+	/*
+	 * Optional (NULL: none).  The backend's own code of the last op that
+	 * failed with -EIO (a CUresult on cuda), or, once ctx_status()
+	 * reports the context lost, of the error that lost it; 0 if none.
+	 */
+	uint64_t (*err_code)(const struct mdgpud_bctx *ctx);
 };
 
 extern const struct mdgpud_backend_ops mdgpud_backend_sim;

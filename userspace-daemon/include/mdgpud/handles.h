@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Per-vGPU handle table: guest-visible u32 handles mapped to backend u64
- * values.  A handle names one slot of one kind (module, function, event) in
+ * values.  A handle names one slot of one kind (module, function, event,
+ * stream) in
  * the submitting vGPU's own table, so a handle of another vGPU, a stale
  * handle or a handle of the wrong kind never resolves.
  *
@@ -17,6 +18,7 @@ enum mdgpud_handle_kind {
 	MDGPUD_H_MODULE = 1,
 	MDGPUD_H_FUNC = 2,
 	MDGPUD_H_EVENT = 3,
+	MDGPUD_H_STREAM = 4,		/* ABI 1.2 */
 };
 
 #define MDGPUD_HANDLES_MAX	((1U << 20) - 1)

@@ -15,7 +15,8 @@
  * Errors (negative errno, reported in the command's completion):
  *   -EINVAL  opcode, flags, reserved field, space, kind, alignment, zero size
  *   -ERANGE  offset/length outside the buffer it names, or overflow
- *   -ENOENT  handle or device address not owned by this vGPU
+ *   -ENOENT  handle or device address not owned by this vGPU (the
+ *            header's stream included)
  *   -E2BIG   length above an ABI limit
  */
 #ifndef MDGPUD_VALIDATE_H
@@ -55,10 +56,18 @@ enum mdgpud_copy_dir {
 struct mdgpud_vcmd {
 	uint16_t opcode;
 	uint16_t flags;
+	/* The header's stream: its guest handle and backend value, 0 for
+	 * the default stream. */
+	uint32_t stream_handle;
+	uint64_t stream;
 	union {
 		struct { uint64_t size; } alloc;
 		struct { uint64_t addr; } free;
-		struct { uint64_t addr, len; uint8_t value; } memset;
+		struct {
+			uint64_t addr, len;
+			uint32_t value;
+			uint32_t width;		/* 1, 2 or 4 */
+		} memset;
 		struct {
 			uint32_t dir;		/* enum mdgpud_copy_dir */
 			uint64_t len;
@@ -84,6 +93,8 @@ struct mdgpud_vcmd {
 			uint64_t func;
 			struct mdgpud_dim3 grid, block;
 			uint32_t shared_bytes;
+			uint32_t flags;		/* MDGPU_LAUNCH_F_* */
+			uint32_t cluster;	/* MDGPU_CLUSTER() or 0 */
 			uint32_t params_len;
 			/* Copied at validation unless IOVA (copied by DMA). */
 			struct mdgpud_hostbuf params_src;
@@ -93,6 +104,7 @@ struct mdgpud_vcmd {
 		struct {
 			uint32_t handle, end_handle;
 			uint64_t event, end;
+			uint32_t flags;		/* CREATE: MDGPU_EVENT_F_* */
 		} event;
 		struct { uint32_t what; } query;
 		/* ABI 1.2 introspection (core/info.c executes them). */
@@ -124,6 +136,13 @@ struct mdgpud_vcmd {
 			uint64_t func;
 			struct mdgpud_occupancy q;
 		} occupancy;
+		/* ABI 1.2 streams (core/exec_stream.c executes them). */
+		struct {
+			uint32_t handle;	/* DESTROY */
+			uint64_t stream;	/* DESTROY: backend value */
+			uint32_t flags;		/* CREATE: MDGPU_STREAM_F_* */
+			int32_t priority;	/* CREATE: not yet clamped */
+		} stream_op;
 	};
 };
 

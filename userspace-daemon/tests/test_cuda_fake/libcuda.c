@@ -11,11 +11,15 @@
  * one exception to the mdgpud_ prefix: this file IS a libcuda.
  *
  * "Device memory" is host memory of the worker; device addresses are host
- * pointers.  Modules, their kernels and globals, the named fake kernels
- * that run as C at launch, function attributes, occupancy, context limits
- * and the device attribute table live in modules.c (its header comment
- * lists the kernels).  cuInit fails with NO_DEVICE when
- * MDGPUD_FAKE_CUDA_NODEV is set.
+ * pointers.  Work is asynchronous as on a GPU: every stream is a queue
+ * run in order by a thread of its own (see "Streams" below), so a stream
+ * can be busy while another runs, events and queries see work pending,
+ * and a kernel that never ends hangs only its stream.  Modules, their
+ * kernels and globals, the named fake kernels that run as C on their
+ * stream's thread, function attributes, occupancy, context limits and
+ * the device attribute table live in modules.c (its header comment lists
+ * the kernels).  cuInit fails with NO_DEVICE when MDGPUD_FAKE_CUDA_NODEV
+ * is set.
  *
  * A worker gone wrong, for the supervisor's bounds (read by the worker at
  * each cuMemAlloc of 4 KiB or more, which its own start-up never makes, so
@@ -38,24 +42,23 @@
 #include "fake.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-mdgpud_cu_result fake_sticky;
+_Atomic mdgpud_cu_result fake_sticky;
 
 struct CUctx_st { int dummy; };
-struct CUstream_st { int dummy; };
-struct CUevent_st { uint64_t ns; int recorded; };
 
 static struct CUctx_st fake_ctx;
-static struct CUstream_st fake_stream;
 
 uint64_t fake_now_ns(void)
 {
@@ -63,6 +66,245 @@ uint64_t fake_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams (ABI 1.2).                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every stream is a FIFO of operations run by its own thread.  An
+ * operation may depend on (stream, n): it starts only once that stream
+ * has completed its n-th operation.  The legacy default stream
+ * (CU_STREAM_LEGACY, or NULL) gets the driver's semantics from such
+ * dependencies: an operation on it waits for the work queued so far on
+ * every blocking stream, and an operation on a blocking stream waits for
+ * the work queued so far on it; non-blocking streams take none.  Events
+ * are (stream, n) marks; cuStreamWaitEvent queues an empty operation that
+ * depends on the event's mark at the time of the call.  Streams are never
+ * freed (a destroyed one only stops taking work): later dependencies may
+ * still name them, and a worker makes few.
+ */
+#define FAKE_MAX_DEPS	64
+
+struct fake_op;
+typedef void (*fake_run_fn)(struct fake_op *op);
+
+struct fake_dep {
+	struct CUstream_st *st;
+	uint64_t n;
+};
+
+struct fake_op {
+	fake_run_fn run;
+	uint64_t n;			/* its number on its stream */
+	struct fake_dep dep[FAKE_MAX_DEPS];
+	unsigned int nr_deps;
+	/* Arguments, by kind. */
+	mdgpud_cu_function fn;
+	unsigned int threads;
+	struct fake_launch_info info;
+	uint8_t *blob;			/* owned copy of the parameters */
+	size_t len;
+	void *dst;
+	const void *src;
+	uint64_t value;
+	unsigned int width;
+	struct CUevent_st *ev;
+	uint64_t ev_gen;
+	struct fake_op *next;
+};
+
+struct CUstream_st {
+	unsigned int flags;
+	int legacy;
+	int priority;
+	uint64_t queued, done;		/* operations queued / completed */
+	struct fake_op *head, *tail;
+	pthread_t thread;
+	struct CUstream_st *next_all;
+};
+
+struct CUevent_st {
+	unsigned int flags;
+	struct CUstream_st *st;		/* of the last record, or NULL */
+	uint64_t n;			/* its mark on st */
+	uint64_t gen;			/* records so far */
+	uint64_t ns;			/* when the last record ran */
+	unsigned int pending;		/* record operations not yet run */
+	int recorded, destroyed;
+};
+
+static pthread_mutex_t fake_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fake_cv = PTHREAD_COND_INITIALIZER;
+static struct CUstream_st fake_legacy = { .legacy = 1 };
+static struct CUstream_st *fake_streams;	/* every stream but legacy */
+static pthread_once_t fake_legacy_once = PTHREAD_ONCE_INIT;
+
+static int fake_dep_done(const struct fake_op *op)
+{
+	for (unsigned int i = 0; i < op->nr_deps; i++)
+		if (op->dep[i].st->done < op->dep[i].n)
+			return 0;
+	return 1;
+}
+
+static void *fake_stream_thread(void *arg)
+{
+	struct CUstream_st *st = arg;
+
+	pthread_mutex_lock(&fake_mu);
+	for (;;) {
+		struct fake_op *op;
+
+		while (!st->head || !fake_dep_done(st->head))
+			pthread_cond_wait(&fake_cv, &fake_mu);
+		op = st->head;
+		pthread_mutex_unlock(&fake_mu);
+		if (op->run)
+			op->run(op);
+		pthread_mutex_lock(&fake_mu);
+		st->head = op->next;
+		if (!st->head)
+			st->tail = NULL;
+		st->done = op->n;
+		pthread_cond_broadcast(&fake_cv);
+		if (op->fn)
+			fake_kernel_release(op->fn);
+		free(op->blob);
+		free(op);
+	}
+	return NULL;
+}
+
+static void fake_legacy_start(void)
+{
+	pthread_create(&fake_legacy.thread, NULL, fake_stream_thread,
+		       &fake_legacy);
+}
+
+static struct CUstream_st *fake_stream_of(mdgpud_cu_stream s)
+{
+	pthread_once(&fake_legacy_once, fake_legacy_start);
+	if (!s || s == MDGPUD_CU_STREAM_LEGACY)
+		return &fake_legacy;
+	return s;
+}
+
+static int fake_blocking(const struct CUstream_st *st)
+{
+	return !st->legacy && !(st->flags & MDGPUD_CU_STREAM_NON_BLOCKING);
+}
+
+static void fake_add_dep(struct fake_op *op, struct CUstream_st *st,
+			 uint64_t n)
+{
+	if (n > st->done && op->nr_deps < FAKE_MAX_DEPS)
+		op->dep[op->nr_deps++] = (struct fake_dep){ st, n };
+}
+
+/* Queues op on stream s (fake_mu held): its number, its implicit deps. */
+static void fake_enqueue_locked(mdgpud_cu_stream s, struct fake_op *op)
+{
+	struct CUstream_st *st = fake_stream_of(s);
+
+	if (st->legacy) {
+		for (struct CUstream_st *b = fake_streams; b; b = b->next_all)
+			if (fake_blocking(b))
+				fake_add_dep(op, b, b->queued);
+	} else if (fake_blocking(st)) {
+		fake_add_dep(op, &fake_legacy, fake_legacy.queued);
+	}
+	op->n = ++st->queued;
+	op->next = NULL;
+	if (st->tail)
+		st->tail->next = op;
+	else
+		st->head = op;
+	st->tail = op;
+	pthread_cond_broadcast(&fake_cv);
+}
+
+static void fake_enqueue(mdgpud_cu_stream s, struct fake_op *op)
+{
+	pthread_mutex_lock(&fake_mu);
+	fake_enqueue_locked(s, op);
+	pthread_mutex_unlock(&fake_mu);
+}
+
+static struct fake_op *fake_op_new(fake_run_fn run)
+{
+	struct fake_op *op = calloc(1, sizeof(*op));
+
+	if (op)
+		op->run = run;
+	return op;
+}
+
+/* Waits until st completed its n-th operation. */
+static void fake_wait(struct CUstream_st *st, uint64_t n)
+{
+	pthread_mutex_lock(&fake_mu);
+	while (st->done < n)
+		pthread_cond_wait(&fake_cv, &fake_mu);
+	pthread_mutex_unlock(&fake_mu);
+}
+
+static void fake_run_kernel(struct fake_op *op)
+{
+	mdgpud_cu_result r;
+
+	r = fake_kernel_run(op->fn, op->blob, op->threads, &op->info);
+	if (r && !fake_sticky)
+		fake_sticky = r;
+}
+
+static void fake_run_memset(struct fake_op *op)
+{
+	uint8_t *d = op->dst;
+
+	for (size_t i = 0; i < op->len; i++)
+		memcpy(d + i * op->width, &op->value, op->width);
+}
+
+static void fake_run_copy(struct fake_op *op)
+{
+	memmove(op->dst, op->src, op->len);
+}
+
+static void fake_run_record(struct fake_op *op)
+{
+	struct CUevent_st *e = op->ev;
+	uint64_t now = fake_now_ns();
+
+	pthread_mutex_lock(&fake_mu);
+	if (e->gen == op->ev_gen)
+		e->ns = now;
+	if (!--e->pending && e->destroyed)
+		free(e);
+	pthread_mutex_unlock(&fake_mu);
+}
+
+/* Queues an asynchronous memset or copy (the sticky error first). */
+static mdgpud_cu_result fake_queue_mem(fake_run_fn run, void *dst,
+				       const void *src, size_t n,
+				       uint64_t value, unsigned int width,
+				       mdgpud_cu_stream s)
+{
+	struct fake_op *op;
+
+	if (fake_sticky)
+		return fake_sticky;
+	op = fake_op_new(run);
+	if (!op)
+		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	op->dst = dst;
+	op->src = src;
+	op->len = n;
+	op->value = value;
+	op->width = width;
+	fake_enqueue(s, op);
+	return 0;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuInit(unsigned int flags)
@@ -161,8 +403,17 @@ FAKE_EXPORT mdgpud_cu_result cuCtxSetCurrent(mdgpud_cu_context c)
 	return 0;
 }
 
+/* Every stream's work queued so far. */
 FAKE_EXPORT mdgpud_cu_result cuCtxSynchronize(void)
 {
+	struct CUstream_st *st;
+
+	fake_wait(&fake_legacy, fake_legacy.queued);
+	pthread_mutex_lock(&fake_mu);
+	st = fake_streams;
+	pthread_mutex_unlock(&fake_mu);
+	for (; st; st = st->next_all)
+		fake_wait(st, st->queued);
 	return fake_sticky;
 }
 
@@ -241,7 +492,16 @@ FAKE_EXPORT mdgpud_cu_result cuMemAlloc_v2(mdgpud_cu_deviceptr *p, size_t n)
 		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
 	/* Like the driver within one process: freed memory may come back
 	 * with its old contents (malloc reuse), so the worker must scrub. */
-	m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+	if (n >= (2u << 20)) {
+		/* Huge pages: a large fill or copy on a loaded CI machine
+		 * then costs far fewer page faults. */
+		m = aligned_alloc(2u << 20, (n + (2u << 20) - 1) &
+					    ~(size_t)((2u << 20) - 1));
+		if (m)
+			madvise(m, n, MADV_HUGEPAGE);
+	} else {
+		m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+	}
 	if (!m)
 		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
 	*p = (uintptr_t)m;
@@ -258,33 +518,45 @@ FAKE_EXPORT mdgpud_cu_result cuMemsetD8Async(mdgpud_cu_deviceptr d,
 					     unsigned char v, size_t n,
 					     mdgpud_cu_stream s)
 {
-	(void)s;
-	if (fake_sticky)
-		return fake_sticky;
-	memset((void *)(uintptr_t)d, v, n);
-	return 0;
+	return fake_queue_mem(fake_run_memset, (void *)(uintptr_t)d, NULL, n, v,
+			      1, s);
 }
 
+FAKE_EXPORT mdgpud_cu_result cuMemsetD16Async(mdgpud_cu_deviceptr d,
+					      unsigned short v, size_t n,
+					      mdgpud_cu_stream s)
+{
+	if (d & 1)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	return fake_queue_mem(fake_run_memset, (void *)(uintptr_t)d, NULL, n, v,
+			      2, s);
+}
+
+FAKE_EXPORT mdgpud_cu_result cuMemsetD32Async(mdgpud_cu_deviceptr d,
+					      unsigned int v, size_t n,
+					      mdgpud_cu_stream s)
+{
+	if (d & 3)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	return fake_queue_mem(fake_run_memset, (void *)(uintptr_t)d, NULL, n, v,
+			      4, s);
+}
+
+/* Copies read and write host memory when they run, as DMA does. */
 FAKE_EXPORT mdgpud_cu_result cuMemcpyHtoDAsync_v2(mdgpud_cu_deviceptr d,
 						  const void *h, size_t n,
 						  mdgpud_cu_stream s)
 {
-	(void)s;
-	if (fake_sticky)
-		return fake_sticky;
-	memcpy((void *)(uintptr_t)d, h, n);
-	return 0;
+	return fake_queue_mem(fake_run_copy, (void *)(uintptr_t)d, h, n, 0, 0,
+			      s);
 }
 
 FAKE_EXPORT mdgpud_cu_result cuMemcpyDtoHAsync_v2(void *h,
 						  mdgpud_cu_deviceptr d,
 						  size_t n, mdgpud_cu_stream s)
 {
-	(void)s;
-	if (fake_sticky)
-		return fake_sticky;
-	memcpy(h, (const void *)(uintptr_t)d, n);
-	return 0;
+	return fake_queue_mem(fake_run_copy, h, (const void *)(uintptr_t)d, n,
+			      0, 0, s);
 }
 
 FAKE_EXPORT mdgpud_cu_result cuMemcpyDtoDAsync_v2(mdgpud_cu_deviceptr d,
@@ -292,11 +564,8 @@ FAKE_EXPORT mdgpud_cu_result cuMemcpyDtoDAsync_v2(mdgpud_cu_deviceptr d,
 						  size_t n,
 						  mdgpud_cu_stream st)
 {
-	(void)st;
-	if (fake_sticky)
-		return fake_sticky;
-	memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
-	return 0;
+	return fake_queue_mem(fake_run_copy, (void *)(uintptr_t)d,
+			      (const void *)(uintptr_t)s, n, 0, 0, st);
 }
 
 FAKE_EXPORT mdgpud_cu_result cuMemHostRegister_v2(void *p, size_t n,
@@ -324,6 +593,39 @@ FAKE_EXPORT mdgpud_cu_result cuMemHostGetDevicePointer_v2(
 	return 0;
 }
 
+/* Checks a launch and queues the kernel with a copy of its parameters. */
+static mdgpud_cu_result fake_launch(mdgpud_cu_function f, unsigned int gx,
+				    unsigned int gy, unsigned int gz,
+				    unsigned int bx, unsigned int by,
+				    unsigned int bz, mdgpud_cu_stream s,
+				    void **params, void **extra,
+				    const struct fake_launch_info *info)
+{
+	struct fake_op *op;
+	mdgpud_cu_result r;
+	uint8_t *blob;
+
+	if (fake_sticky)
+		return fake_sticky;
+	if ((uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz || !bx || !by ||
+	    !bz)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	op = fake_op_new(fake_run_kernel);
+	if (!op)
+		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	r = fake_kernel_prepare(f, params, extra, &blob);
+	if (r) {
+		free(op);
+		return r;
+	}
+	op->blob = blob;
+	op->fn = f;
+	op->threads = gx * gy * gz * bx * by * bz;
+	op->info = *info;
+	fake_enqueue(s, op);
+	return 0;
+}
+
 FAKE_EXPORT mdgpud_cu_result cuLaunchKernel(mdgpud_cu_function f,
 					    unsigned int gx, unsigned int gy,
 					    unsigned int gz, unsigned int bx,
@@ -332,78 +634,226 @@ FAKE_EXPORT mdgpud_cu_result cuLaunchKernel(mdgpud_cu_function f,
 					    mdgpud_cu_stream s, void **params,
 					    void **extra)
 {
-	(void)s;
+	static const struct fake_launch_info plain;
+
 	(void)shared;
-	if (fake_sticky)
-		return fake_sticky;
-	if ((uint64_t)bx * by * bz > 1024 || !gx || !gy || !gz || !bx || !by ||
-	    !bz)
-		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
-	return fake_launch(f, gx * gy * gz * bx * by * bz, params, extra);
+	return fake_launch(f, gx, gy, gz, bx, by, bz, s, params, extra,
+			   &plain);
 }
 
 FAKE_EXPORT mdgpud_cu_result cuEventCreate(mdgpud_cu_event *e,
 					   unsigned int flags)
 {
-	(void)flags;
 	*e = calloc(1, sizeof(**e));
-	return *e ? 0 : MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	if (!*e)
+		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	(*e)->flags = flags;
+	return 0;
 }
 
+/* The event's mark moves to the end of the stream's queued work. */
 FAKE_EXPORT mdgpud_cu_result cuEventRecord(mdgpud_cu_event e,
 					   mdgpud_cu_stream s)
 {
-	(void)s;
-	e->ns = fake_now_ns();	/* launches run synchronously */
+	struct fake_op *op;
+
+	if (fake_sticky)
+		return fake_sticky;
+	op = fake_op_new(fake_run_record);
+	if (!op)
+		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&fake_mu);
+	op->ev = e;
+	op->ev_gen = ++e->gen;
+	e->pending++;
 	e->recorded = 1;
-	return fake_sticky;
+	e->st = fake_stream_of(s);
+	fake_enqueue_locked(s, op);
+	e->n = op->n;
+	pthread_mutex_unlock(&fake_mu);
+	return 0;
+}
+
+static int fake_event_done(mdgpud_cu_event e)
+{
+	int done;
+
+	pthread_mutex_lock(&fake_mu);
+	done = !e->st || e->st->done >= e->n;
+	pthread_mutex_unlock(&fake_mu);
+	return done;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuEventSynchronize(mdgpud_cu_event e)
 {
-	(void)e;
+	if (e->st)
+		fake_wait(e->st, e->n);
 	return fake_sticky;
+}
+
+/*
+ * The sticky error is read after the work is seen done: a kernel that
+ * faults sets it before its stream marks it done, so a query that finds
+ * the fault's work done also finds the fault.
+ */
+FAKE_EXPORT mdgpud_cu_result cuEventQuery(mdgpud_cu_event e)
+{
+	int done = fake_event_done(e);
+
+	if (fake_sticky)
+		return fake_sticky;
+	return done ? 0 : MDGPUD_CUDA_ERROR_NOT_READY;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuEventElapsedTime_v2(float *ms,
 						   mdgpud_cu_event a,
 						   mdgpud_cu_event b)
 {
-	if (!a->recorded || !b->recorded)
+	if (!a->recorded || !b->recorded ||
+	    ((a->flags | b->flags) & MDGPUD_CU_EVENT_DISABLE_TIMING))
 		return MDGPUD_CUDA_ERROR_INVALID_HANDLE;
+	if (!fake_event_done(a) || !fake_event_done(b))
+		return MDGPUD_CUDA_ERROR_NOT_READY;
+	pthread_mutex_lock(&fake_mu);
 	*ms = (float)((double)(b->ns - a->ns) / 1e6);
+	pthread_mutex_unlock(&fake_mu);
 	return fake_sticky;
 }
 
+/* Freed once its pending records have run. */
 FAKE_EXPORT mdgpud_cu_result cuEventDestroy_v2(mdgpud_cu_event e)
 {
-	free(e);
+	pthread_mutex_lock(&fake_mu);
+	if (e->pending)
+		e->destroyed = 1;
+	else
+		free(e);
+	pthread_mutex_unlock(&fake_mu);
+	return 0;
+}
+
+FAKE_EXPORT mdgpud_cu_result cuStreamCreateWithPriority(mdgpud_cu_stream *s,
+							unsigned int flags,
+							int priority)
+{
+	struct CUstream_st *st;
+
+	if (flags & ~(unsigned int)MDGPUD_CU_STREAM_NON_BLOCKING)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	fake_stream_of(NULL);	/* the legacy stream runs first */
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	st->flags = flags;
+	st->priority = priority;
+	if (pthread_create(&st->thread, NULL, fake_stream_thread, st)) {
+		free(st);
+		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_lock(&fake_mu);
+	st->next_all = fake_streams;
+	fake_streams = st;
+	pthread_mutex_unlock(&fake_mu);
+	*s = st;
 	return 0;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuStreamCreate(mdgpud_cu_stream *s,
 					    unsigned int flags)
 {
-	(void)flags;
-	*s = &fake_stream;
-	return 0;
+	return cuStreamCreateWithPriority(s, flags, 0);
 }
 
+/* Its queued work still runs; the stream object stays (see above). */
 FAKE_EXPORT mdgpud_cu_result cuStreamDestroy_v2(mdgpud_cu_stream s)
 {
-	(void)s;
-	return 0;
+	return s && s != MDGPUD_CU_STREAM_LEGACY ? 0
+						 : MDGPUD_CUDA_ERROR_INVALID_HANDLE;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuStreamSynchronize(mdgpud_cu_stream s)
 {
-	(void)s;
+	struct CUstream_st *st = fake_stream_of(s);
+
+	fake_wait(st, st->queued);
 	return fake_sticky;
 }
 
-/* Work runs synchronously: the stream is always drained. */
 FAKE_EXPORT mdgpud_cu_result cuStreamQuery(mdgpud_cu_stream s)
 {
-	(void)s;
-	return fake_sticky;
+	struct CUstream_st *st = fake_stream_of(s);
+	int idle;
+
+	pthread_mutex_lock(&fake_mu);
+	idle = st->done >= st->queued;
+	pthread_mutex_unlock(&fake_mu);
+	if (fake_sticky)	/* after: see cuEventQuery */
+		return fake_sticky;
+	return idle ? 0 : MDGPUD_CUDA_ERROR_NOT_READY;
+}
+
+/* An empty operation on s that waits for e's mark as it is now. */
+FAKE_EXPORT mdgpud_cu_result cuStreamWaitEvent(mdgpud_cu_stream s,
+					       mdgpud_cu_event e,
+					       unsigned int flags)
+{
+	struct fake_op *op;
+
+	if (flags)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	op = fake_op_new(NULL);
+	if (!op)
+		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&fake_mu);
+	if (e->st)
+		fake_add_dep(op, e->st, e->n);
+	fake_enqueue_locked(s, op);
+	pthread_mutex_unlock(&fake_mu);
+	return 0;
+}
+
+/* The H100's range. */
+FAKE_EXPORT mdgpud_cu_result cuCtxGetStreamPriorityRange(int *least,
+							 int *greatest)
+{
+	*least = 0;
+	*greatest = -5;
+	return 0;
+}
+
+/* Cooperative and cluster attributes, checked as the driver does. */
+FAKE_EXPORT mdgpud_cu_result cuLaunchKernelEx(
+	const struct CUlaunchConfig_st *config, mdgpud_cu_function f,
+	void **params, void **extra)
+{
+	const struct mdgpud_cu_launch_config *c = (const void *)config;
+	struct fake_launch_info info = { .ex = 1 };
+
+	if (!c || (c->num_attrs && !c->attrs))
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < c->num_attrs; i++) {
+		const struct mdgpud_cu_launch_attr *a = &c->attrs[i];
+
+		switch (a->id) {
+		case MDGPUD_CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+			info.cooperative = a->value.cooperative != 0;
+			break;
+		case MDGPUD_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+			info.cluster[0] = a->value.cluster_dim.x;
+			info.cluster[1] = a->value.cluster_dim.y;
+			info.cluster[2] = a->value.cluster_dim.z;
+			if (!info.cluster[0] || !info.cluster[1] ||
+			    !info.cluster[2] ||
+			    c->grid_x % info.cluster[0] ||
+			    c->grid_y % info.cluster[1] ||
+			    c->grid_z % info.cluster[2])
+				return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+			break;
+		default:
+			return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return fake_launch(f, c->grid_x, c->grid_y, c->grid_z, c->block_x,
+			   c->block_y, c->block_z, c->stream, params, extra,
+			   &info);
 }

@@ -20,10 +20,27 @@
  * pointers) when launched, one "thread" per element up to the grid's
  * thread count; any other kernel loads, answers its parameter layout and
  * attributes, and fails at launch with CUDA_ERROR_NOT_SUPPORTED.
+ * Kernels run on their stream's thread (libcuda.c), from a copy of their
+ * parameters taken at launch; a queued launch holds its module, so an
+ * unload frees it only once the launch has run.
+ *
+ * The named kernels:
+ *   mdgpud_fill_u32, mdgpud_add_u32, mdgpud_checksum_u32, mdgpud_spin_ns
+ *     (the builtins, same parameter layouts as kernels/builtin.cu)
+ *   scale_add (u64 p, u64 n, u32 k): p[i] = p[i] * k + i
+ *   poke (u64, u32), illegal_address (): simulate a GPU fault:
+ *     ILLEGAL_ADDRESS, sticky, seen at the next sync
+ *   forever (): blocks its stream forever (a kernel that never ends)
+ *   vadd_f32 (a, b, c, u32 n), saxpy (f32 a, x, y, u32 n),
+ *   fill_u32 (p, u32 v, u32 n), write_global (u32 v): see below
+ *   launch_info (u64 p): writes how it was launched, 5 u32 at p:
+ *     by cuLaunchKernelEx (1) or cuLaunchKernel (0), its COOPERATIVE
+ *     attribute, its cluster dimensions x, y, z (0 without one)
  */
 #include "fake.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +86,7 @@ struct fake_global {
 };
 
 struct CUmod_st {
+	atomic_uint refs;		/* its load, and each queued launch */
 	struct CUfunc_st *funcs;
 	uint32_t nfuncs;
 	struct fake_global *globals;
@@ -195,7 +213,7 @@ static mdgpud_cu_result k_fault(const struct CUfunc_st *f, const uint8_t *b,
 	return 0;
 }
 
-/* A kernel that never ends: blocks the launching thread. */
+/* A kernel that never ends: blocks its stream's thread. */
 static mdgpud_cu_result k_forever(const struct CUfunc_st *f,
 				  const uint8_t *b, unsigned int t)
 {
@@ -268,6 +286,24 @@ static mdgpud_cu_result k_write_global(const struct CUfunc_st *f,
 	return 0;
 }
 
+/* How the kernel running on this stream thread was launched. */
+static _Thread_local const struct fake_launch_info *fake_cur_launch;
+
+/* launch_info(p): p[0..4] = ex, cooperative, cluster x, y, z. */
+static mdgpud_cu_result k_launch_info(const struct CUfunc_st *f,
+				      const uint8_t *b, unsigned int t)
+{
+	uint32_t *p = (uint32_t *)(uintptr_t)arg_u64(f, b, 0);
+	const struct fake_launch_info *i = fake_cur_launch;
+
+	(void)t;
+	p[0] = (uint32_t)i->ex;
+	p[1] = (uint32_t)i->cooperative;
+	for (int k = 0; k < 3; k++)
+		p[2 + k] = i->cluster[k];
+	return 0;
+}
+
 static const struct fake_kernel fake_kernels[] = {
 	{ "mdgpud_fill_u32", 3, { 8, 8, 4 }, k_builtin_fill },
 	{ "mdgpud_add_u32", 4, { 8, 8, 8, 8 }, k_builtin_add },
@@ -281,6 +317,7 @@ static const struct fake_kernel fake_kernels[] = {
 	{ "saxpy", 4, { 4, 8, 8, 4 }, k_saxpy },
 	{ "fill_u32", 3, { 8, 4, 4 }, k_fill_u32 },
 	{ "write_global", 1, { 4 }, k_write_global },
+	{ "launch_info", 1, { 8 }, k_launch_info },
 };
 
 /* The named kernel f runs as, if its parameters are the listed ones. */
@@ -543,6 +580,7 @@ static mdgpud_cu_result fake_module_parse(const char *text,
 
 	if (!m)
 		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+	atomic_init(&m->refs, 1);
 	m->ptx_version = 80;
 	while (ok && fake_lex_next(&lx, tok, sizeof(tok))) {
 		if (lx.brace || lx.paren)
@@ -594,9 +632,16 @@ FAKE_EXPORT mdgpud_cu_result cuModuleLoadDataEx(mdgpud_cu_module *mod,
 	return fake_module_parse(text, mod);
 }
 
+/* Its launches still queued keep it until they have run. */
+static void fake_module_put(struct CUmod_st *m)
+{
+	if (atomic_fetch_sub(&m->refs, 1) == 1)
+		fake_module_free(m);
+}
+
 FAKE_EXPORT mdgpud_cu_result cuModuleUnload(mdgpud_cu_module m)
 {
-	fake_module_free(m);
+	fake_module_put(m);
 	return 0;
 }
 
@@ -781,21 +826,18 @@ cuOccupancyMaxActiveClusters(int *n, mdgpud_cu_function f,
 	return 0;
 }
 
-/* Packs the parameters, as the driver does, and runs the kernel. */
-mdgpud_cu_result fake_launch(mdgpud_cu_function f, unsigned int threads,
-			     void **kernel_params, void **extra)
+/* Packs the parameters, as the driver does, into a copy of the launch's. */
+mdgpud_cu_result fake_kernel_prepare(mdgpud_cu_function f,
+				     void **kernel_params, void **extra,
+				     uint8_t **blob)
 {
-	static uint8_t blob[FAKE_PARAM_BYTES_MAX];
-	const uint8_t *args = blob;
+	const uint8_t *args = NULL;
 	size_t len = 0;
 
+	*blob = NULL;
 	if (kernel_params && extra)
 		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
-	if (kernel_params) {
-		for (uint32_t i = 0; i < f->nparams; i++)
-			memcpy(blob + f->off[i], kernel_params[i], f->size[i]);
-	} else if (extra) {
-		args = NULL;
+	if (extra) {
 		for (int i = 0; extra[i] !=
 		     (void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_END_AS_INT;
 		     i += 2) {
@@ -810,12 +852,41 @@ mdgpud_cu_result fake_launch(mdgpud_cu_function f, unsigned int threads,
 		}
 		if (len != f->param_bytes || (len && !args))
 			return MDGPUD_CUDA_ERROR_INVALID_VALUE;
-	} else if (f->nparams) {
+	} else if (!kernel_params && f->nparams) {
 		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
 	}
 	if (!f->k)
 		return MDGPUD_CUDA_ERROR_NOT_SUPPORTED;
-	return f->k->fn(f, args, threads);
+	if (f->param_bytes) {
+		*blob = calloc(1, f->param_bytes);
+		if (!*blob)
+			return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
+		if (kernel_params)
+			for (uint32_t i = 0; i < f->nparams; i++)
+				memcpy(*blob + f->off[i], kernel_params[i],
+				       f->size[i]);
+		else
+			memcpy(*blob, args, len);
+	}
+	atomic_fetch_add(&f->mod->refs, 1);
+	return 0;
+}
+
+mdgpud_cu_result fake_kernel_run(mdgpud_cu_function f, const uint8_t *blob,
+				 unsigned int threads,
+				 const struct fake_launch_info *how)
+{
+	mdgpud_cu_result r;
+
+	fake_cur_launch = how;
+	r = f->k->fn(f, blob, threads);
+	fake_cur_launch = NULL;
+	return r;
+}
+
+void fake_kernel_release(mdgpud_cu_function f)
+{
+	fake_module_put(f->mod);
 }
 
 /* ---- device attributes and context limits ----------------------------- */

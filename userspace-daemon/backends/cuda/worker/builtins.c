@@ -28,6 +28,7 @@ static unsigned int mdgpud_worker_builtins_grid(struct mdgpud_worker *w,
 }
 
 static int mdgpud_worker_builtins_launch(struct mdgpud_worker *w,
+					 mdgpud_cu_stream st,
 					 mdgpud_cu_function f,
 					 unsigned int grid, unsigned int block,
 					 void *blob, size_t len)
@@ -41,14 +42,14 @@ static int mdgpud_worker_builtins_launch(struct mdgpud_worker *w,
 	};
 
 	return mdgpud_worker_err(w, w->cu.launch_kernel(f, grid, 1, 1, block,
-							  1, 1, 0, w->stream,
+							  1, 1, 0, st,
 							  NULL, extra),
 				 "builtin launch");
 }
 
 /* a: dst, count, value. */
 static int mdgpud_worker_builtins_fill(struct mdgpud_worker *w,
-				       const uint64_t *a)
+				       mdgpud_cu_stream st, const uint64_t *a)
 {
 	/* Packed exactly as the kernel's parameters: 8 + 8 + 4. */
 	uint8_t p[20];
@@ -61,14 +62,14 @@ static int mdgpud_worker_builtins_fill(struct mdgpud_worker *w,
 	memcpy(p + 16, &value, 4);
 	unsigned int grid = mdgpud_worker_builtins_grid(w, a[1]);
 
-	return mdgpud_worker_builtins_launch(w, w->fn_fill, grid,
+	return mdgpud_worker_builtins_launch(w, st, w->fn_fill, grid,
 					     MDGPUD_WORKER_BLOCK_THREADS,
 					     p, sizeof(p));
 }
 
 /* a: dst, a, b, count. */
 static int mdgpud_worker_builtins_add(struct mdgpud_worker *w,
-				      const uint64_t *a)
+				      mdgpud_cu_stream st, const uint64_t *a)
 {
 	struct { uint64_t dst, a, b, count; } p = { a[0], a[1], a[2], a[3] };
 
@@ -76,13 +77,14 @@ static int mdgpud_worker_builtins_add(struct mdgpud_worker *w,
 		return 0;
 	unsigned int grid = mdgpud_worker_builtins_grid(w, a[3]);
 
-	return mdgpud_worker_builtins_launch(w, w->fn_add, grid,
+	return mdgpud_worker_builtins_launch(w, st, w->fn_add, grid,
 					     MDGPUD_WORKER_BLOCK_THREADS,
 					     &p, sizeof(p));
 }
 
 /* a: src, count.  Waits for the sum, returned in *sum. */
 static int mdgpud_worker_builtins_checksum(struct mdgpud_worker *w,
+					   mdgpud_cu_stream st,
 					   const uint64_t *a, uint64_t *sum)
 {
 	struct { uint64_t src, count, out; } p = { a[0], a[1], w->scratch };
@@ -90,45 +92,52 @@ static int mdgpud_worker_builtins_checksum(struct mdgpud_worker *w,
 	int ret;
 
 	*sum = 0;
-	res = w->cu.memset_d8_async(w->scratch, 0, sizeof(*sum), w->stream);
+	res = w->cu.memset_d8_async(w->scratch, 0, sizeof(*sum), st);
 	if (res)
 		return mdgpud_worker_err(w, res, "checksum");
 	if (a[1]) {
 		ret = mdgpud_worker_builtins_launch(
-			w, w->fn_checksum, mdgpud_worker_builtins_grid(w, a[1]),
+			w, st, w->fn_checksum, mdgpud_worker_builtins_grid(w, a[1]),
 			MDGPUD_WORKER_BLOCK_THREADS, &p, sizeof(p));
 		if (ret)
 			return ret;
 	}
-	res = w->cu.memcpy_dtoh_async(sum, w->scratch, sizeof(*sum),
-				      w->stream);
+	res = w->cu.memcpy_dtoh_async(sum, w->scratch, sizeof(*sum), st);
 	if (!res)
-		res = mdgpud_worker_context_drain(w, 0, w->shm->worker_spin_ns);
+		res = mdgpud_worker_context_drain(w, st, 0,
+						  w->shm->worker_spin_ns);
 	return mdgpud_worker_err(w, res, "checksum");
 }
 
-/* s->arg[0]: the kernel (enum mdgpu_builtin), then its arguments. */
+/*
+ * s->arg[0]: the kernel (enum mdgpu_builtin), then its five arguments,
+ * then (a6) the stream it runs on.
+ */
 int mdgpud_worker_builtins_run(struct mdgpud_worker *w,
 			       struct mdgpud_cuda_rpc_slot *s)
 {
 	const uint64_t *a = &s->arg[1];
+	struct mdgpud_worker_stream *st;
 	uint64_t v;
 	int ret;
 
+	if (mdgpud_worker_stream_get(w, s->arg[6], &st))
+		return -ENOENT;
+	w->req_stream = st;
 	switch (s->arg[0]) {
 	case MDGPU_BUILTIN_FILL_U32:
-		return mdgpud_worker_builtins_fill(w, a);
+		return mdgpud_worker_builtins_fill(w, st->cu, a);
 	case MDGPU_BUILTIN_ADD_U32:
-		return mdgpud_worker_builtins_add(w, a);
+		return mdgpud_worker_builtins_add(w, st->cu, a);
 	case MDGPU_BUILTIN_CHECKSUM:
-		ret = mdgpud_worker_builtins_checksum(w, a, &v);
+		ret = mdgpud_worker_builtins_checksum(w, st->cu, a, &v);
 		if (!ret)
 			s->result[0] = v;
 		return ret;
 	case MDGPU_BUILTIN_SPIN_NS:
 		v = a[0];
-		return mdgpud_worker_builtins_launch(w, w->fn_spin, 1, 1, &v,
-						     sizeof(v));
+		return mdgpud_worker_builtins_launch(w, st->cu, w->fn_spin, 1,
+						     1, &v, sizeof(v));
 	default:
 		return -EINVAL;
 	}

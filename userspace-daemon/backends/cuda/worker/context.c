@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The worker's CUDA context: opening it (probe and serve), the objects a
- * serving worker keeps (stream, builtin kernels, events), waiting for the
- * stream to drain, and the teardown that scrubs and frees everything.
+ * serving worker keeps (its own stream, builtin kernels, events), waiting
+ * for a stream or the whole vGPU to drain, and the teardown that scrubs
+ * and frees everything.
  */
 #include "worker.h"
 
@@ -61,6 +62,9 @@ int mdgpud_worker_context_open(struct mdgpud_worker *w, int ordinal)
 				    sizeof(w->shm->info.bus_id), w->dev);
 	w->cu.driver_get_version(&w->shm->info.driver_version);
 	mdgpud_worker_info_probe(w);
+	if (w->cu.ctx_get_stream_priority_range(&w->shm->info.prio_least,
+						&w->shm->info.prio_greatest))
+		w->shm->info.prio_least = w->shm->info.prio_greatest = 0;
 	res = w->cu.mem_get_info(&free_b, &total_b);
 	if (res)
 		return mdgpud_worker_err(w, res, "cuMemGetInfo");
@@ -111,6 +115,9 @@ int mdgpud_worker_context_setup(struct mdgpud_worker *w)
 				   MDGPUD_WORKER_HANDLES_MAX);
 	mdgpud_worker_handles_init(&w->events, MDGPUD_WORKER_TAG_EVENT,
 				   MDGPUD_WORKER_HANDLES_MAX);
+	mdgpud_worker_handles_init(&w->streams, MDGPUD_WORKER_TAG_STREAM,
+				   MDGPUD_WORKER_HANDLES_MAX);
+	w->stream0.cu = MDGPUD_CU_STREAM_LEGACY;
 	if ((res = w->cu.stream_create(&w->stream,
 				       MDGPUD_CU_STREAM_NON_BLOCKING)))
 		return mdgpud_worker_err(w, res, "cuStreamCreate");
@@ -125,13 +132,15 @@ int mdgpud_worker_context_setup(struct mdgpud_worker *w)
 				      MDGPUD_CU_EVENT_DEFAULT)) ||
 	    (res = w->cu.event_create(&w->drain_ev,
 				      MDGPUD_CU_EVENT_BLOCKING_SYNC |
+				      MDGPUD_CU_EVENT_DISABLE_TIMING)) ||
+	    (res = w->cu.event_create(&w->join_ev,
 				      MDGPUD_CU_EVENT_DISABLE_TIMING)))
 		return mdgpud_worker_err(w, res, "cuEventCreate");
 	return mdgpud_worker_mem_init(w);
 }
 
 /*
- * Waits until the stream has drained; the driver's result (a sticky error
+ * Waits until `stream` has drained; the driver's result (a sticky error
  * of earlier work included).  The context keeps the driver's default
  * scheduling (spinning cuStreamSynchronize), so the worker never calls
  * that on a long wait:
@@ -148,6 +157,7 @@ int mdgpud_worker_context_setup(struct mdgpud_worker *w)
  *    thread by interrupt), so that a long kernel costs no CPU.
  */
 mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
+					     mdgpud_cu_stream stream,
 					     uint64_t expect_ns,
 					     uint64_t spin_ns)
 {
@@ -160,7 +170,7 @@ mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
 		while (now < from) {
 			struct timespec ts = { 0, MDGPUD_WORKER_DRAIN_POLL_NS };
 
-			res = w->cu.stream_query(w->stream);
+			res = w->cu.stream_query(stream);
 			if (res != MDGPUD_CUDA_ERROR_NOT_READY)
 				return res;
 			if (from - now < (uint64_t)ts.tv_nsec)
@@ -172,34 +182,32 @@ mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
 	}
 	until = now + spin_ns;
 	for (unsigned int n = 0;; n++) {
-		res = w->cu.stream_query(w->stream);
+		res = w->cu.stream_query(stream);
 		if (res != MDGPUD_CUDA_ERROR_NOT_READY)
 			return res;
 		if ((n & 15) == 15 && mdgpud_cuda_now_ns() >= until)
 			break;
 		mdgpu_cpu_relax();
 	}
-	res = w->cu.event_record(w->drain_ev, w->stream);
+	res = w->cu.event_record(w->drain_ev, stream);
 	if (!res)
 		res = w->cu.event_synchronize(w->drain_ev);
 	return res;
 }
 
 /*
- * Drains the stream and reports, then clears, the async-error latch: the
- * first error of an asynchronous request since the last sync, unless the
- * drain itself lost the context (-EIO).
+ * Waits until all of the vGPU's work, every stream's (stream.c joins them
+ * into the worker's own stream), has drained.
  */
-int mdgpud_worker_context_sync(struct mdgpud_worker *w, uint64_t expect_ns)
+mdgpud_cu_result mdgpud_worker_context_drain_all(struct mdgpud_worker *w,
+						 uint64_t expect_ns)
 {
-	int ret = mdgpud_worker_err(w, mdgpud_worker_context_drain(
-					w, expect_ns, w->shm->worker_spin_ns),
-				    "synchronize");
+	mdgpud_cu_result res = mdgpud_worker_stream_join(w);
 
-	if (w->pending_err && ret != -EIO)
-		ret = w->pending_err;
-	w->pending_err = 0;
-	return ret;
+	if (res)
+		return res;
+	return mdgpud_worker_context_drain(w, w->stream, expect_ns,
+					   w->shm->worker_spin_ns);
 }
 
 /* Scrub and free everything the context still holds. */
@@ -208,8 +216,9 @@ void mdgpud_worker_context_teardown(struct mdgpud_worker *w)
 	uint32_t cursor = 0;
 	void *obj;
 
-	w->cu.stream_synchronize(w->stream);
+	w->cu.ctx_synchronize();	/* every stream */
 	mdgpud_worker_mem_free_all(w);
+	mdgpud_worker_stream_destroy_all(w);
 	while (!mdgpud_worker_handles_next(&w->events, &cursor, &obj))
 		w->cu.event_destroy(obj);
 	cursor = 0;

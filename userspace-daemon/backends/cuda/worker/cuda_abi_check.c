@@ -15,6 +15,7 @@
 #include "cuda_api.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <mdgpud/cuda_values.h>
 #include <uapi/mdgpu.h>
@@ -140,30 +141,13 @@ MDGPUD_CHECK_EQ(MDGPUD_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT,
 MDGPUD_CHECK_EQ(MDGPUD_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT,
 		CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT);
 
-/* ABI 1.2 introspection: enum types, the launch config layout, values. */
+/* ABI 1.2 introspection: enum types and values (the launch config's
+ * layout is checked with the streams' below). */
 _Static_assert(sizeof(CUlimit) == sizeof(mdgpud_cu_limit), "CUlimit");
 _Static_assert(sizeof(CUfunction_attribute) ==
 	       sizeof(mdgpud_cu_function_attribute), "CUfunction_attribute");
 _Static_assert(sizeof(CUfunc_cache) == sizeof(mdgpud_cu_func_cache),
 	       "CUfunc_cache");
-MDGPUD_CHECK_EQ(sizeof(struct mdgpud_cu_launch_config), sizeof(CUlaunchConfig));
-MDGPUD_CHECK_EQ(offsetof(struct mdgpud_cu_launch_config, shared_bytes),
-		offsetof(CUlaunchConfig, sharedMemBytes));
-MDGPUD_CHECK_EQ(offsetof(struct mdgpud_cu_launch_config, stream),
-		offsetof(CUlaunchConfig, hStream));
-MDGPUD_CHECK_EQ(offsetof(struct mdgpud_cu_launch_config, attrs),
-		offsetof(CUlaunchConfig, attrs));
-MDGPUD_CHECK_EQ(offsetof(struct mdgpud_cu_launch_config, num_attrs),
-		offsetof(CUlaunchConfig, numAttrs));
-MDGPUD_CHECK_EQ(sizeof(struct mdgpud_cu_launch_attribute),
-		sizeof(CUlaunchAttribute));
-MDGPUD_CHECK_EQ(offsetof(struct mdgpud_cu_launch_attribute, value),
-		offsetof(CUlaunchAttribute, value));
-MDGPUD_CHECK_EQ(offsetof(struct mdgpud_cu_launch_attribute,
-			 value.cluster_dim.z),
-		offsetof(CUlaunchAttribute, value.clusterDim.z));
-MDGPUD_CHECK_EQ(MDGPUD_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-		CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
 MDGPUD_CHECK_EQ(MDGPUD_CU_MEMHOSTREGISTER_DEVICEMAP,
 		CU_MEMHOSTREGISTER_DEVICEMAP);
 
@@ -239,6 +223,50 @@ _Static_assert(MDGPU_DEV_ATTR_MAX >= CU_DEVICE_ATTRIBUTE_MAX,
 _Static_assert(MDGPU_FUNC_ATTR_MAX >= CU_FUNC_ATTRIBUTE_MAX,
 	       "FUNC_INFO holds every function attribute");
 
+/* ABI 1.2 streams and launch attributes. */
+MDGPUD_CHECK_EQ(MDGPUD_CU_STREAM_DEFAULT, CU_STREAM_DEFAULT);
+MDGPUD_CHECK_EQ(MDGPUD_CU_LAUNCH_ATTRIBUTE_COOPERATIVE,
+		CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+MDGPUD_CHECK_EQ(MDGPUD_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+		CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+/* cuLaunchKernelEx's structures, member by member. */
+#define MDGPUD_CHECK_MEMBER(t, m, mt, mm)				\
+	MDGPUD_CHECK_EQ(offsetof(t, m), offsetof(mt, mm));		\
+	MDGPUD_CHECK_EQ(sizeof(((t *)0)->m), sizeof(((mt *)0)->mm))
+MDGPUD_CHECK_EQ(sizeof(CUlaunchConfig), sizeof(struct mdgpud_cu_launch_config));
+MDGPUD_CHECK_MEMBER(CUlaunchConfig, gridDimX, struct mdgpud_cu_launch_config,
+		    grid_x);
+MDGPUD_CHECK_MEMBER(CUlaunchConfig, gridDimZ, struct mdgpud_cu_launch_config,
+		    grid_z);
+MDGPUD_CHECK_MEMBER(CUlaunchConfig, blockDimX, struct mdgpud_cu_launch_config,
+		    block_x);
+MDGPUD_CHECK_MEMBER(CUlaunchConfig, blockDimZ, struct mdgpud_cu_launch_config,
+		    block_z);
+MDGPUD_CHECK_MEMBER(CUlaunchConfig, sharedMemBytes,
+		    struct mdgpud_cu_launch_config, shared_bytes);
+MDGPUD_CHECK_MEMBER(CUlaunchConfig, hStream, struct mdgpud_cu_launch_config,
+		    stream);
+MDGPUD_CHECK_MEMBER(CUlaunchConfig, attrs, struct mdgpud_cu_launch_config,
+		    attrs);
+MDGPUD_CHECK_MEMBER(CUlaunchConfig, numAttrs, struct mdgpud_cu_launch_config,
+		    num_attrs);
+MDGPUD_CHECK_EQ(sizeof(CUlaunchAttribute), sizeof(struct mdgpud_cu_launch_attr));
+MDGPUD_CHECK_MEMBER(CUlaunchAttribute, id, struct mdgpud_cu_launch_attr, id);
+MDGPUD_CHECK_MEMBER(CUlaunchAttribute, value, struct mdgpud_cu_launch_attr,
+		    value);
+MDGPUD_CHECK_MEMBER(CUlaunchAttribute, value.cooperative,
+		    struct mdgpud_cu_launch_attr, value.cooperative);
+MDGPUD_CHECK_MEMBER(CUlaunchAttribute, value.clusterDim.x,
+		    struct mdgpud_cu_launch_attr, value.cluster_dim.x);
+MDGPUD_CHECK_MEMBER(CUlaunchAttribute, value.clusterDim.z,
+		    struct mdgpud_cu_launch_attr, value.cluster_dim.z);
+
+int mdgpud_cuda_abi_stream_legacy(unsigned long *value)
+{
+	*value = (unsigned long)(uintptr_t)CU_STREAM_LEGACY;
+	return 1;
+}
+
 #define MDGPUD_STR2(x) #x
 #define MDGPUD_STR(x) MDGPUD_STR2(x)
 static const char *const mdgpud_cuda_h_mapped[] = {
@@ -256,6 +284,12 @@ int mdgpud_cuda_abi_mapped_name(size_t i, const char **mapped_name)
 }
 
 #else /* !MDGPUD_HAVE_CUDA_H */
+
+int mdgpud_cuda_abi_stream_legacy(unsigned long *value)
+{
+	(void)value;
+	return 0;
+}
 
 int mdgpud_cuda_abi_mapped_name(size_t i, const char **mapped_name)
 {

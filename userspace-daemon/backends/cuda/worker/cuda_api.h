@@ -29,6 +29,8 @@ typedef struct CUmod_st *mdgpud_cu_module;
 typedef struct CUfunc_st *mdgpud_cu_function;
 typedef struct CUstream_st *mdgpud_cu_stream;
 typedef struct CUevent_st *mdgpud_cu_event;
+/* cuLaunchKernelEx's config, opaque here: see mdgpud_cu_launch_config. */
+struct CUlaunchConfig_st;
 /* CUjit_option and CUdevice_attribute: enums, unsigned int in the ABI. */
 typedef unsigned int mdgpud_cu_jit_option;
 typedef unsigned int mdgpud_cu_device_attribute;
@@ -37,34 +39,6 @@ typedef unsigned int mdgpud_cu_device_attribute;
 typedef unsigned int mdgpud_cu_limit;
 typedef unsigned int mdgpud_cu_function_attribute;
 typedef unsigned int mdgpud_cu_func_cache;
-
-/*
- * CUlaunchConfig and CUlaunchAttribute, for cuOccupancyMaxActiveClusters:
- * the layout of cuda.h's structs (cuda_abi_check.c compares sizes and
- * offsets); the entry point takes the driver's incomplete tag, as for the
- * handles, and the worker passes a pointer to this layout.
- */
-struct CUlaunchConfig_st;
-#define MDGPUD_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION	4
-struct mdgpud_cu_launch_attribute {
-	unsigned int id;
-	char pad[4];
-	union {
-		char pad[64];
-		struct {
-			unsigned int x, y, z;
-		} cluster_dim;
-	} value;
-};
-
-struct mdgpud_cu_launch_config {
-	unsigned int grid_x, grid_y, grid_z;
-	unsigned int block_x, block_y, block_z;
-	unsigned int shared_bytes;
-	mdgpud_cu_stream stream;
-	struct mdgpud_cu_launch_attribute *attrs;
-	unsigned int num_attrs;
-};
 
 /* CUresult values the daemon distinguishes (cuda_errno.c maps them all). */
 #define MDGPUD_CUDA_SUCCESS				0
@@ -121,6 +95,39 @@ struct mdgpud_cu_launch_config {
 #define MDGPUD_CU_LAUNCH_PARAM_END_AS_INT		0x00
 #define MDGPUD_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT	0x01
 #define MDGPUD_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT	0x02
+
+/*
+ * Streams and launch attributes (ABI 1.2).  CU_STREAM_LEGACY is a pointer
+ * constant in cuda.h, which a static assertion cannot compare:
+ * tests/test_cuda_api.c checks it against mdgpud_cuda_abi_stream_legacy().
+ */
+#define MDGPUD_CU_STREAM_DEFAULT			0x0
+#define MDGPUD_CU_STREAM_LEGACY				((mdgpud_cu_stream)0x1)
+#define MDGPUD_CU_LAUNCH_ATTRIBUTE_COOPERATIVE		2
+#define MDGPUD_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION	4
+
+/* CUlaunchAttribute's layout (cuda_abi_check.c proves it equal). */
+struct mdgpud_cu_launch_attr {
+	unsigned int id;		/* CUlaunchAttributeID */
+	char pad[4];
+	union {
+		char pad[64];
+		unsigned long long align;
+		int cooperative;
+		struct { unsigned int x, y, z; } cluster_dim;
+	} value;
+};
+
+/* CUlaunchConfig's layout (cuda_abi_check.c proves it equal); passed to
+ * cuLaunchKernelEx as the driver's struct CUlaunchConfig_st. */
+struct mdgpud_cu_launch_config {
+	unsigned int grid_x, grid_y, grid_z;
+	unsigned int block_x, block_y, block_z;
+	unsigned int shared_bytes;
+	mdgpud_cu_stream stream;
+	struct mdgpud_cu_launch_attr *attrs;
+	unsigned int num_attrs;
+};
 
 /*
  * X(member, cuda.h name, symbol resolved, return type, parameter list).
@@ -208,7 +215,8 @@ struct mdgpud_cu_launch_config {
 	  (mdgpud_cu_stream stream))					\
 	X(stream_query, cuStreamQuery, "cuStreamQuery",			\
 	  (mdgpud_cu_stream stream))					\
-	MDGPUD_CU_INFO_FUNCS(X)
+	MDGPUD_CU_INFO_FUNCS(X)						\
+	MDGPUD_CU_FUNCS_STREAMS(X)
 
 /* ABI 1.2 introspection (worker/info.c). */
 #define MDGPUD_CU_INFO_FUNCS(X)						\
@@ -254,6 +262,28 @@ struct mdgpud_cu_launch_config {
 	  "cuOccupancyMaxActiveClusters",				\
 	  (int *clusters, mdgpud_cu_function func,			\
 	   const struct CUlaunchConfig_st *config))
+
+/* ABI 1.2: streams, events, 16/32-bit memsets, extended launches. */
+#define MDGPUD_CU_FUNCS_STREAMS(X)					\
+	X(stream_create_with_priority, cuStreamCreateWithPriority,	\
+	  "cuStreamCreateWithPriority",					\
+	  (mdgpud_cu_stream *stream, unsigned int flags, int priority))	\
+	X(stream_wait_event, cuStreamWaitEvent, "cuStreamWaitEvent",	\
+	  (mdgpud_cu_stream stream, mdgpud_cu_event event,		\
+	   unsigned int flags))						\
+	X(event_query, cuEventQuery, "cuEventQuery",			\
+	  (mdgpud_cu_event event))					\
+	X(ctx_get_stream_priority_range, cuCtxGetStreamPriorityRange,	\
+	  "cuCtxGetStreamPriorityRange", (int *least, int *greatest))	\
+	X(memset_d16_async, cuMemsetD16Async, "cuMemsetD16Async",	\
+	  (mdgpud_cu_deviceptr dst, unsigned short value, size_t n,	\
+	   mdgpud_cu_stream stream))					\
+	X(memset_d32_async, cuMemsetD32Async, "cuMemsetD32Async",	\
+	  (mdgpud_cu_deviceptr dst, unsigned int value, size_t n,	\
+	   mdgpud_cu_stream stream))					\
+	X(launch_kernel_ex, cuLaunchKernelEx, "cuLaunchKernelEx",	\
+	  (const struct CUlaunchConfig_st *config, mdgpud_cu_function f, \
+	   void **kernel_params, void **extra))
 
 #define MDGPUD_CU_PFN_TYPEDEF(member, cuname, sym, params)		\
 	typedef mdgpud_cu_result (*mdgpud_cu_pfn_##member) params;
@@ -302,5 +332,8 @@ const char *mdgpud_cuda_api_symbol_name(size_t i);
  * (e.g. "cuMemAlloc_v2"); 0 when no cuda.h was found at build time.
  */
 int mdgpud_cuda_abi_mapped_name(size_t i, const char **mapped_name);
+/* 1 and cuda.h's CU_STREAM_LEGACY in *value when checked against a real
+ * cuda.h, else 0. */
+int mdgpud_cuda_abi_stream_legacy(unsigned long *value);
 
 #endif /* MDGPUD_CUDA_API_H */

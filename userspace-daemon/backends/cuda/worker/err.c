@@ -25,6 +25,7 @@ static void mdgpud_worker_err_lost(struct mdgpud_worker *w,
 		w->cu.get_error_name(res, &name);
 	mdgpud_worker_err_msg(w, "%s: %s (%u): context lost", what,
 			      name ? name : "?", res);
+	w->shm->lost_result = res;	/* before the state (seq_cst store) */
 	atomic_store(&w->shm->state, MDGPUD_CUDA_WORKER_LOST);
 }
 
@@ -36,6 +37,7 @@ int mdgpud_worker_err(struct mdgpud_worker *w, mdgpud_cu_result res,
 
 	if (res == MDGPUD_CUDA_SUCCESS)
 		return 0;
+	w->last_cu = res;
 	if (mdgpud_cuda_error_is_sticky(res)) {
 		mdgpud_worker_err_lost(w, res, what);
 		return -EIO;

@@ -169,7 +169,7 @@ static mdgpud_cu_result
 mdgpud_worker_info_clusters(struct mdgpud_worker *w, void *f,
 			    const struct mdgpud_cuda_rpc_slot *s, int *out)
 {
-	struct mdgpud_cu_launch_attribute attr = {
+	struct mdgpud_cu_launch_attr attr = {
 		.id = MDGPUD_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
 	};
 	struct mdgpud_cu_launch_config cfg = {

@@ -219,7 +219,8 @@ int mdgpud_worker_mem_alloc(struct mdgpud_worker *w, uint64_t size,
 }
 
 /*
- * Forgets allocation i, scrubs it to zero, waits for that, frees it.  An
+ * Forgets allocation i, scrubs it to zero once every stream's earlier work
+ * is done (it may still use the memory), waits for that, frees it.  An
  * allocation that could not be scrubbed is not freed: it stays the
  * context's, out of any other tenant's reach.
  */
@@ -229,9 +230,11 @@ static int mdgpud_worker_mem_scrub_free(struct mdgpud_worker *w, size_t i)
 	mdgpud_cu_result res;
 
 	w->allocs[i] = w->allocs[--w->nr_allocs];
-	res = w->cu.memset_d8_async(a.addr, 0, a.size, w->stream);
+	res = mdgpud_worker_stream_join(w);
 	if (!res)
-		res = mdgpud_worker_context_drain(w, 0,
+		res = w->cu.memset_d8_async(a.addr, 0, a.size, w->stream);
+	if (!res)
+		res = mdgpud_worker_context_drain(w, w->stream, 0,
 						  w->shm->worker_spin_ns);
 	if (res)
 		return mdgpud_worker_err(w, res, "scrub");

@@ -4,9 +4,12 @@
  * through mdgpud_worker_ops[], indexed by enum mdgpud_cuda_rpc_op.  Each
  * returns 0 or a negative errno and writes its results into the slot;
  * serve.c stores the status of a synchronous request and latches the
- * first error of an asynchronous one.  Modules, functions and events are
- * named by handles of the worker's tables (handles.h), never by the
- * driver's pointers, so that only objects of this context can be used.
+ * first error of an asynchronous one.  Modules, functions, events and
+ * streams are named by handles of the worker's tables (handles.h), never
+ * by the driver's pointers, so that only objects of this context can be
+ * used; a request naming a stream the worker does not have fails -ENOENT.
+ * A request on a stream sets w->req_stream (serve.c latches its error
+ * there).
  */
 #include "worker.h"
 
@@ -70,50 +73,100 @@ static int mdgpud_worker_op_mem_free(struct mdgpud_worker *w,
 	return mdgpud_worker_mem_free(w, s->arg[0]);
 }
 
-static int mdgpud_worker_op_memset8(struct mdgpud_worker *w,
-				    struct mdgpud_cuda_rpc_slot *s)
+/* The stream of handle h for this request, or NULL (-ENOENT). */
+static mdgpud_cu_stream *mdgpud_worker_req_stream(struct mdgpud_worker *w,
+						  uint64_t h)
 {
-	return mdgpud_worker_err(w, w->cu.memset_d8_async(
-				 s->arg[0], (unsigned char)s->arg[1],
-				 s->arg[2], w->stream), "cuMemsetD8");
+	struct mdgpud_worker_stream *st;
+
+	if (mdgpud_worker_stream_get(w, h, &st))
+		return NULL;
+	w->req_stream = st;
+	return &st->cu;
 }
 
-/* Host <-> device copies wait for the GPU, spinning for about their time. */
-static int mdgpud_worker_op_copy_h2d(struct mdgpud_worker *w,
-				     struct mdgpud_cuda_rpc_slot *s)
+/* a0 addr, a1 value, a2 bytes, a3 width (1, 2, 4), a4 stream. */
+static int mdgpud_worker_op_memset(struct mdgpud_worker *w,
+				   struct mdgpud_cuda_rpc_slot *s)
+{
+	mdgpud_cu_stream *st = mdgpud_worker_req_stream(w, s->arg[4]);
+	uint64_t width = s->arg[3], n;
+
+	if (!st)
+		return -ENOENT;
+	if ((width != 1 && width != 2 && width != 4) || s->arg[2] % width)
+		return -EINVAL;
+	n = s->arg[2] / width;
+	if (width == 1)
+		return mdgpud_worker_err(w, w->cu.memset_d8_async(
+					 s->arg[0], (unsigned char)s->arg[1],
+					 n, *st), "cuMemsetD8Async");
+	if (width == 2)
+		return mdgpud_worker_err(w, w->cu.memset_d16_async(
+					 s->arg[0], (unsigned short)s->arg[1],
+					 n, *st), "cuMemsetD16Async");
+	return mdgpud_worker_err(w, w->cu.memset_d32_async(
+				 s->arg[0], (unsigned int)s->arg[1], n, *st),
+				 "cuMemsetD32Async");
+}
+
+/*
+ * Host <-> device copies: a0 device address, a1 region, a2 offset, a3 len,
+ * a4 stream, a5 1 when posted (then queued only: the supervisor does not
+ * wait, serve.c latches an error).  Otherwise they wait for the stream,
+ * spinning for about their transfer time.
+ */
+static int mdgpud_worker_op_copy_host(struct mdgpud_worker *w,
+				      struct mdgpud_cuda_rpc_slot *s, int h2d)
 {
 	uint8_t *h = mdgpud_worker_mem_host(w, s->arg[1], s->arg[2], s->arg[3]);
+	mdgpud_cu_stream *st = mdgpud_worker_req_stream(w, s->arg[4]);
 	mdgpud_cu_result res;
 
 	if (!h)
 		return -ERANGE;
-	res = w->cu.memcpy_htod_async(s->arg[0], h, s->arg[3], w->stream);
-	if (!res)
-		res = mdgpud_worker_context_drain(w, 0, mdgpud_cuda_copy_spin(
-				s->arg[3], w->shm->worker_spin_ns));
-	return mdgpud_worker_err(w, res, "copy h2d");
+	if (!st)
+		return -ENOENT;
+	if (h2d)
+		res = w->cu.memcpy_htod_async(s->arg[0], h, s->arg[3], *st);
+	else
+		res = w->cu.memcpy_dtoh_async(h, s->arg[0], s->arg[3], *st);
+	if (!res && s->arg[5] != 1)
+		res = mdgpud_worker_context_drain(w, *st, 0,
+						  mdgpud_cuda_copy_spin(
+						  s->arg[3],
+						  w->shm->worker_spin_ns));
+	return mdgpud_worker_err(w, res, h2d ? "copy h2d" : "copy d2h");
+}
+
+static int mdgpud_worker_op_copy_h2d(struct mdgpud_worker *w,
+				     struct mdgpud_cuda_rpc_slot *s)
+{
+	return mdgpud_worker_op_copy_host(w, s, 1);
 }
 
 static int mdgpud_worker_op_copy_d2h(struct mdgpud_worker *w,
 				     struct mdgpud_cuda_rpc_slot *s)
 {
-	uint8_t *h = mdgpud_worker_mem_host(w, s->arg[1], s->arg[2], s->arg[3]);
-	mdgpud_cu_result res;
-
-	if (!h)
-		return -ERANGE;
-	res = w->cu.memcpy_dtoh_async(h, s->arg[0], s->arg[3], w->stream);
-	if (!res)
-		res = mdgpud_worker_context_drain(w, 0, mdgpud_cuda_copy_spin(
-				s->arg[3], w->shm->worker_spin_ns));
-	return mdgpud_worker_err(w, res, "copy d2h");
+	return mdgpud_worker_op_copy_host(w, s, 0);
 }
 
+/* Posted only when a5 says so. */
+static bool mdgpud_worker_op_copy_async(const struct mdgpud_cuda_rpc_slot *s)
+{
+	return s->arg[5] == 1;
+}
+
+/* a0 dst, a1 src, a2 len, a3 stream. */
 static int mdgpud_worker_op_copy_d2d(struct mdgpud_worker *w,
 				     struct mdgpud_cuda_rpc_slot *s)
 {
+	mdgpud_cu_stream *st = mdgpud_worker_req_stream(w, s->arg[3]);
+
+	if (!st)
+		return -ENOENT;
 	return mdgpud_worker_err(w, w->cu.memcpy_dtod_async(
-				 s->arg[0], s->arg[1], s->arg[2], w->stream),
+				 s->arg[0], s->arg[1], s->arg[2], *st),
 				 "copy d2d");
 }
 
@@ -199,8 +252,46 @@ static int mdgpud_worker_op_func_get(struct mdgpud_worker *w,
 }
 
 /*
+ * A cooperative or clustered launch: cuLaunchKernelEx with the launch
+ * attributes (cluster packed as MDGPU_CLUSTER, validated by the core).
+ */
+static mdgpud_cu_result mdgpud_worker_launch_ex(struct mdgpud_worker *w,
+						void *f, mdgpud_cu_stream st,
+						const uint64_t *a,
+						void **extra)
+{
+	uint32_t flags = (uint32_t)a[6], cluster = (uint32_t)(a[6] >> 32);
+	struct mdgpud_cu_launch_attr attr[2];
+	struct mdgpud_cu_launch_config cfg = {
+		.grid_x = (uint32_t)a[1], .grid_y = (uint32_t)(a[1] >> 32),
+		.grid_z = (uint32_t)a[2], .block_x = (uint32_t)(a[2] >> 32),
+		.block_y = (uint32_t)a[3], .block_z = (uint32_t)(a[3] >> 32),
+		.shared_bytes = (uint32_t)a[4], .stream = st, .attrs = attr,
+	};
+
+	memset(attr, 0, sizeof(attr));
+	if (flags & MDGPU_LAUNCH_F_COOPERATIVE) {
+		attr[cfg.num_attrs].id = MDGPUD_CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		attr[cfg.num_attrs++].value.cooperative = 1;
+	}
+	if (cluster) {
+		struct mdgpud_cu_launch_attr *c = &attr[cfg.num_attrs++];
+
+		c->id = MDGPUD_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+		c->value.cluster_dim.x = MDGPU_CLUSTER_X(cluster);
+		c->value.cluster_dim.y = MDGPU_CLUSTER_Y(cluster);
+		c->value.cluster_dim.z = MDGPU_CLUSTER_Z(cluster);
+	}
+	return w->cu.launch_kernel_ex(
+		(const struct CUlaunchConfig_st *)(const void *)&cfg, f, NULL,
+		extra);
+}
+
+/*
  * a0 function, a1 grid x | y << 32, a2 grid z | block x << 32, a3 block
- * y | z << 32, a4 shared bytes; inline data the parameter blob.
+ * y | z << 32, a4 shared bytes, a5 stream, a6 MDGPU_LAUNCH_F_* | cluster
+ * << 32; inline data the parameter blob.  cuLaunchKernel, or
+ * cuLaunchKernelEx when a flag or a cluster asks for attributes.
  */
 static int mdgpud_worker_op_launch(struct mdgpud_worker *w,
 				   struct mdgpud_cuda_rpc_slot *s)
@@ -213,18 +304,26 @@ static int mdgpud_worker_op_launch(struct mdgpud_worker *w,
 		&len,
 		(void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_END_AS_INT,
 	};
+	mdgpud_cu_stream *st = mdgpud_worker_req_stream(w, s->arg[5]);
 	mdgpud_cu_result res;
 	void *f;
 
-	if (mdgpud_worker_handles_get(&w->funcs, s->arg[0], &f))
+	if (mdgpud_worker_handles_get(&w->funcs, s->arg[0], &f) || !st)
 		return -ENOENT;
 	if (len > MDGPUD_CUDA_RPC_INLINE_MAX)
 		return -E2BIG;
+	if (s->arg[6] & ~(uint64_t)MDGPU_LAUNCH_F_COOPERATIVE &
+	    ~((uint64_t)MDGPU_CLUSTER_MASK << 32))
+		return -EINVAL;
+	if (s->arg[6])
+		return mdgpud_worker_err(w, mdgpud_worker_launch_ex(
+				w, f, *st, s->arg, len ? extra : NULL),
+				"cuLaunchKernelEx");
 	res = w->cu.launch_kernel(f,
 		(uint32_t)s->arg[1], (uint32_t)(s->arg[1] >> 32),
 		(uint32_t)s->arg[2], (uint32_t)(s->arg[2] >> 32),
 		(uint32_t)s->arg[3], (uint32_t)(s->arg[3] >> 32),
-		(uint32_t)s->arg[4], w->stream, NULL, len ? extra : NULL);
+		(uint32_t)s->arg[4], *st, NULL, len ? extra : NULL);
 	return mdgpud_worker_err(w, res, "cuLaunchKernel");
 }
 
@@ -247,7 +346,10 @@ static int mdgpud_worker_op_event_create(struct mdgpud_worker *w,
 	mdgpud_cu_event e;
 	int ret;
 
-	res = w->cu.event_create(&e, MDGPUD_CU_EVENT_DEFAULT);
+	/* Blocking sync: EVENT_SYNC and ELAPSED wait without spinning. */
+	res = w->cu.event_create(&e, MDGPUD_CU_EVENT_BLOCKING_SYNC |
+				 ((s->arg[0] & MDGPU_EVENT_F_DISABLE_TIMING) ?
+				  MDGPUD_CU_EVENT_DISABLE_TIMING : 0));
 	if (res)
 		return mdgpud_worker_err(w, res, "cuEventCreate");
 	ret = mdgpud_worker_handles_insert(&w->events, e, 0, &s->result[0]);
@@ -259,11 +361,12 @@ static int mdgpud_worker_op_event_create(struct mdgpud_worker *w,
 static int mdgpud_worker_op_event_record(struct mdgpud_worker *w,
 					 struct mdgpud_cuda_rpc_slot *s)
 {
+	mdgpud_cu_stream *st = mdgpud_worker_req_stream(w, s->arg[1]);
 	void *e;
 
-	if (mdgpud_worker_handles_get(&w->events, s->arg[0], &e))
+	if (mdgpud_worker_handles_get(&w->events, s->arg[0], &e) || !st)
 		return -ENOENT;
-	return mdgpud_worker_err(w, w->cu.event_record(e, w->stream),
+	return mdgpud_worker_err(w, w->cu.event_record(e, *st),
 				 "cuEventRecord");
 }
 
@@ -297,24 +400,32 @@ static int mdgpud_worker_op_event_destroy(struct mdgpud_worker *w,
 	return mdgpud_worker_err(w, w->cu.event_destroy(e), "cuEventDestroy");
 }
 
+/* a0 stream; 0: every stream of the vGPU. */
 static int mdgpud_worker_op_sync(struct mdgpud_worker *w,
 				 struct mdgpud_cuda_rpc_slot *s)
 {
-	(void)s;
-	return mdgpud_worker_context_sync(w, 0);
+	return mdgpud_worker_stream_sync(w, s->arg[0]);
 }
 
 static int mdgpud_worker_op_slice_begin(struct mdgpud_worker *w,
 					struct mdgpud_cuda_rpc_slot *s)
 {
+	mdgpud_cu_result res;
+
 	(void)s;
 	w->slice_open = 1;
-	return mdgpud_worker_err(w, w->cu.event_record(w->slice_ev[0],
-						       w->stream),
-				 "slice begin");
+	res = w->cu.event_record(w->slice_ev[0], w->stream);
+	if (!res)
+		res = mdgpud_worker_stream_after(w, w->slice_ev[0]);
+	return mdgpud_worker_err(w, res, "slice begin");
 }
 
-/* a0 expected drain ns: drains, answers the slice's GPU time. */
+/*
+ * a0 expected drain ns: drains every stream, answers the slice's GPU
+ * time, from the begin event to the end of the last stream's work (all
+ * of them joined into the worker's stream before the end event).  The
+ * streams' latched errors stay for the client's SYNC.
+ */
 static int mdgpud_worker_op_slice_end(struct mdgpud_worker *w,
 				      struct mdgpud_cuda_rpc_slot *s)
 {
@@ -325,10 +436,15 @@ static int mdgpud_worker_op_slice_end(struct mdgpud_worker *w,
 	if (!w->slice_open)
 		return -EINVAL;
 	w->slice_open = 0;
-	res = w->cu.event_record(w->slice_ev[1], w->stream);
+	res = mdgpud_worker_stream_join(w);
+	if (!res)
+		res = w->cu.event_record(w->slice_ev[1], w->stream);
 	if (res)
 		return mdgpud_worker_err(w, res, "slice end");
-	ret = mdgpud_worker_context_sync(w, s->arg[0]);
+	ret = mdgpud_worker_err(w, mdgpud_worker_context_drain(
+					w, w->stream, s->arg[0],
+					w->shm->worker_spin_ns),
+				"slice drain");
 	if (ret)
 		return ret;
 	res = w->cu.event_elapsed_time(&ms, w->slice_ev[0], w->slice_ev[1]);
@@ -347,16 +463,96 @@ static int mdgpud_worker_op_shutdown(struct mdgpud_worker *w,
 	return 0;
 }
 
+/* a0 MDGPU_STREAM_F_*, a1 priority (s32, clamped by the core). */
+static int mdgpud_worker_op_stream_create(struct mdgpud_worker *w,
+					  struct mdgpud_cuda_rpc_slot *s)
+{
+	if (s->arg[0] & ~(uint64_t)MDGPU_STREAM_F_NON_BLOCKING)
+		return -EINVAL;
+	return mdgpud_worker_stream_create(w, (uint32_t)s->arg[0],
+					   (int32_t)(uint32_t)s->arg[1],
+					   &s->result[0]);
+}
+
+static int mdgpud_worker_op_stream_destroy(struct mdgpud_worker *w,
+					   struct mdgpud_cuda_rpc_slot *s)
+{
+	return mdgpud_worker_stream_destroy(w, s->arg[0]);
+}
+
+/* a0 stream, a1 event: later work of the stream waits for the event. */
+static int mdgpud_worker_op_stream_wait_event(struct mdgpud_worker *w,
+					      struct mdgpud_cuda_rpc_slot *s)
+{
+	mdgpud_cu_stream *st = mdgpud_worker_req_stream(w, s->arg[0]);
+	void *e;
+
+	if (mdgpud_worker_handles_get(&w->events, s->arg[1], &e) || !st)
+		return -ENOENT;
+	return mdgpud_worker_err(w, w->cu.stream_wait_event(*st, e, 0),
+				 "cuStreamWaitEvent");
+}
+
+static int mdgpud_worker_op_stream_query(struct mdgpud_worker *w,
+					 struct mdgpud_cuda_rpc_slot *s)
+{
+	return mdgpud_worker_stream_query(w, s->arg[0], &s->result[0]);
+}
+
+/* a0 event: r0 1 while its last record is pending. */
+static int mdgpud_worker_op_event_query(struct mdgpud_worker *w,
+					struct mdgpud_cuda_rpc_slot *s)
+{
+	mdgpud_cu_result res;
+	void *e;
+
+	if (mdgpud_worker_handles_get(&w->events, s->arg[0], &e))
+		return -ENOENT;
+	res = w->cu.event_query(e);
+	s->result[0] = res == MDGPUD_CUDA_ERROR_NOT_READY;
+	if (s->result[0])
+		return 0;
+	return mdgpud_worker_err(w, res, "cuEventQuery");
+}
+
+/*
+ * a0 event: waits for its last record, polling for the spin budget, then
+ * blocking (client events are CU_EVENT_BLOCKING_SYNC).  The supervisor
+ * bounds the wait.
+ */
+static int mdgpud_worker_op_event_sync(struct mdgpud_worker *w,
+				       struct mdgpud_cuda_rpc_slot *s)
+{
+	uint64_t until = mdgpud_cuda_now_ns() + w->shm->worker_spin_ns;
+	mdgpud_cu_result res;
+	void *e;
+
+	if (mdgpud_worker_handles_get(&w->events, s->arg[0], &e))
+		return -ENOENT;
+	for (unsigned int n = 0;; n++) {
+		res = w->cu.event_query(e);
+		if (res != MDGPUD_CUDA_ERROR_NOT_READY)
+			return mdgpud_worker_err(w, res, "cuEventQuery");
+		if ((n & 15) == 15 && mdgpud_cuda_now_ns() >= until)
+			break;
+		mdgpu_cpu_relax();
+	}
+	return mdgpud_worker_err(w, w->cu.event_synchronize(e),
+				 "cuEventSynchronize");
+}
+
 static const struct mdgpud_worker_op mdgpud_worker_ops[] = {
 	[MDGPUD_CUDA_RPC_NOP] = { mdgpud_worker_op_nop },
 	[MDGPUD_CUDA_RPC_MAP] = { mdgpud_worker_op_map },
 	[MDGPUD_CUDA_RPC_UNMAP] = { mdgpud_worker_op_unmap },
 	[MDGPUD_CUDA_RPC_MEM_ALLOC] = { mdgpud_worker_op_mem_alloc },
 	[MDGPUD_CUDA_RPC_MEM_FREE] = { mdgpud_worker_op_mem_free },
-	[MDGPUD_CUDA_RPC_MEMSET8] = { mdgpud_worker_op_memset8,
+	[MDGPUD_CUDA_RPC_MEMSET] = { mdgpud_worker_op_memset,
 					.async = true },
-	[MDGPUD_CUDA_RPC_COPY_H2D] = { mdgpud_worker_op_copy_h2d },
-	[MDGPUD_CUDA_RPC_COPY_D2H] = { mdgpud_worker_op_copy_d2h },
+	[MDGPUD_CUDA_RPC_COPY_H2D] = { mdgpud_worker_op_copy_h2d,
+				.async_if = mdgpud_worker_op_copy_async },
+	[MDGPUD_CUDA_RPC_COPY_D2H] = { mdgpud_worker_op_copy_d2h,
+				.async_if = mdgpud_worker_op_copy_async },
 	[MDGPUD_CUDA_RPC_COPY_D2D] = { mdgpud_worker_op_copy_d2d,
 					.async = true },
 	[MDGPUD_CUDA_RPC_MODULE_LOAD] = { mdgpud_worker_op_module_load },
@@ -383,6 +579,14 @@ static const struct mdgpud_worker_op mdgpud_worker_ops[] = {
 	[MDGPUD_CUDA_RPC_CTX_LIMIT] = { mdgpud_worker_op_ctx_limit },
 	[MDGPUD_CUDA_RPC_OCCUPANCY] = { mdgpud_worker_op_occupancy },
 	[MDGPUD_CUDA_RPC_HOST_DEVPTR] = { mdgpud_worker_op_host_devptr },
+	/* ABI 1.2 streams and events: stream.c */
+	[MDGPUD_CUDA_RPC_STREAM_CREATE] = { mdgpud_worker_op_stream_create },
+	[MDGPUD_CUDA_RPC_STREAM_DESTROY] = { mdgpud_worker_op_stream_destroy },
+	[MDGPUD_CUDA_RPC_STREAM_WAIT_EVENT] = {
+		mdgpud_worker_op_stream_wait_event, .async = true },
+	[MDGPUD_CUDA_RPC_STREAM_QUERY] = { mdgpud_worker_op_stream_query },
+	[MDGPUD_CUDA_RPC_EVENT_QUERY] = { mdgpud_worker_op_event_query },
+	[MDGPUD_CUDA_RPC_EVENT_SYNC] = { mdgpud_worker_op_event_sync },
 };
 
 _Static_assert(sizeof(mdgpud_worker_ops) / sizeof(mdgpud_worker_ops[0]) ==

@@ -2,8 +2,9 @@
 /*
  * The request loop of a serving worker: waiting for the ring (spin, the
  * supervisor's hint, futex sleep), running each request, latching the
- * first error of asynchronous ones, publishing `done` and waking a
- * sleeping supervisor.  The protocol is cuda_rpc.h's.
+ * first error of asynchronous ones on their stream (stream.c), answering
+ * synchronous ones with their errno and CUresult, publishing `done` and
+ * waking a sleeping supervisor.  The protocol is cuda_rpc.h's.
  */
 #include "worker.h"
 
@@ -181,11 +182,13 @@ int mdgpud_worker_serve(struct mdgpud_worker *w)
 		op = s->op;
 		shutdown = op == MDGPUD_CUDA_RPC_SHUTDOWN;
 		async = mdgpud_worker_requests_async(op, s);
+		w->req_stream = NULL;
+		w->last_cu = 0;
 		ret = mdgpud_worker_serve_one(w, op, s, &t_prev);
 		if (async) {
-			if (ret && !w->pending_err)
-				w->pending_err = ret;
+			mdgpud_worker_stream_latch(w, ret);
 		} else {
+			s->cu_result = ret ? w->last_cu : 0;
 			s->status = ret;
 		}
 		lost = atomic_load(&shm->state) == MDGPUD_CUDA_WORKER_LOST;

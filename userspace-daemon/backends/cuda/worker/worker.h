@@ -9,6 +9,7 @@
  *   requests.c  one function per request op, dispatched through a table
  *   builtins.c  the builtin kernels (fill, add, checksum, spin)
  *   memory.c    device allocations and their scrub, host regions
+ *   stream.c    the vGPU's streams, their error latches, draining them
  *   handles.c   modules, functions and events behind opaque handles
  *   err.c       CUresult to errno, the message to the supervisor
  *   info.c      ABI 1.2 introspection: device table, function info and
@@ -32,6 +33,19 @@
 #define MDGPUD_WORKER_TAG_MODULE	1
 #define MDGPUD_WORKER_TAG_FUNC		2
 #define MDGPUD_WORKER_TAG_EVENT		3
+#define MDGPUD_WORKER_TAG_STREAM	4
+
+/*
+ * A stream of the vGPU: the default one (handle 0, the driver's legacy
+ * default stream) or one STREAM_CREATE made.  `err` latches the first
+ * error of an asynchronous request on it (errno and CUresult), reported
+ * and cleared by the next SYNC or STREAM_QUERY of it, or SYNC 0.
+ */
+struct mdgpud_worker_stream {
+	mdgpud_cu_stream cu;
+	int err;
+	uint32_t err_cu;
+};
 
 /* Host memory the supervisor shared, by region number. */
 struct mdgpud_worker_region {
@@ -53,7 +67,17 @@ struct mdgpud_worker {
 	uint32_t vgpu_id;
 	mdgpud_cu_device dev;
 	mdgpud_cu_context ctx;
+	/*
+	 * The worker's own stream (non-blocking): slice events, scrubs and
+	 * drains.  To wait for all of the vGPU's work, every stream of the
+	 * vGPU is joined into it (join_ev recorded there, waited for here).
+	 */
 	mdgpud_cu_stream stream;
+	mdgpud_cu_event join_ev;	/* no timing */
+	struct mdgpud_worker_stream stream0;	/* the default stream */
+	/* Set by a request on a stream: where serve.c latches its error. */
+	struct mdgpud_worker_stream *req_stream;
+	uint32_t last_cu;		/* CUresult of the last failure */
 	mdgpud_cu_module builtin_mod;
 	mdgpud_cu_function fn_fill, fn_add, fn_checksum, fn_spin;
 	mdgpud_cu_deviceptr scratch;	/* 8 bytes: checksum result */
@@ -61,7 +85,9 @@ struct mdgpud_worker {
 	mdgpud_cu_event drain_ev;	/* CU_EVENT_BLOCKING_SYNC, no timing */
 	int slice_open;
 	uint32_t sm_count;
-	int pending_err;		/* first error of an async request */
+	int pending_err;		/* first error of an async request on
+					 * no stream (a bad stream handle) */
+	uint32_t pending_cu;
 
 	/* regions[0 .. nr_regions) addressable; cap_regions allocated. */
 	struct mdgpud_worker_region *regions;
@@ -72,7 +98,7 @@ struct mdgpud_worker {
 	 * Objects the context created, the only ones a request may name.
 	 * A function's parent is its module's handle.
 	 */
-	struct mdgpud_worker_handles modules, funcs, events;
+	struct mdgpud_worker_handles modules, funcs, events, streams;
 };
 
 /*
@@ -94,9 +120,11 @@ int mdgpud_worker_context_open(struct mdgpud_worker *w, int ordinal);
 int mdgpud_worker_context_setup(struct mdgpud_worker *w);
 void mdgpud_worker_context_teardown(struct mdgpud_worker *w);
 mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
+					     mdgpud_cu_stream stream,
 					     uint64_t expect_ns,
 					     uint64_t spin_ns);
-int mdgpud_worker_context_sync(struct mdgpud_worker *w, uint64_t expect_ns);
+mdgpud_cu_result mdgpud_worker_context_drain_all(struct mdgpud_worker *w,
+						 uint64_t expect_ns);
 
 /* memory.c */
 int mdgpud_worker_mem_init(struct mdgpud_worker *w);
@@ -110,6 +138,21 @@ int mdgpud_worker_mem_alloc(struct mdgpud_worker *w, uint64_t size,
 			    mdgpud_cu_deviceptr *addr, uint64_t *reserved);
 int mdgpud_worker_mem_free(struct mdgpud_worker *w, mdgpud_cu_deviceptr addr);
 void mdgpud_worker_mem_free_all(struct mdgpud_worker *w);
+
+/* stream.c */
+int mdgpud_worker_stream_get(struct mdgpud_worker *w, uint64_t handle,
+			     struct mdgpud_worker_stream **out);
+int mdgpud_worker_stream_create(struct mdgpud_worker *w, uint32_t flags,
+				int32_t priority, uint64_t *handle);
+int mdgpud_worker_stream_destroy(struct mdgpud_worker *w, uint64_t handle);
+void mdgpud_worker_stream_destroy_all(struct mdgpud_worker *w);
+mdgpud_cu_result mdgpud_worker_stream_join(struct mdgpud_worker *w);
+mdgpud_cu_result mdgpud_worker_stream_after(struct mdgpud_worker *w,
+					    mdgpud_cu_event ev);
+void mdgpud_worker_stream_latch(struct mdgpud_worker *w, int err);
+int mdgpud_worker_stream_sync(struct mdgpud_worker *w, uint64_t handle);
+int mdgpud_worker_stream_query(struct mdgpud_worker *w, uint64_t handle,
+			       uint64_t *pending);
 
 /* builtins.c */
 int mdgpud_worker_builtins_run(struct mdgpud_worker *w,
