@@ -112,7 +112,7 @@ $(C_OUT)/tests/rt_basic_shared: $(C_TDIR)/rt_basic.cu
 check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(C_SAN)/tests/test_driver $(C_OUT)/tests/test_code \
 		$(C_SAN)/tests/test_code $(BUILD)/mdgpud $(C_CUBIN) \
-		$(C_SAN)/tests/test_md2 $(C_RT)
+		$(C_SAN)/tests/test_md2 $(C_RT) $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 	MDGPU_TEST_CUBIN=$(C_CUBIN) $(C_SAN)/tests/test_image
 	$(C_SAN)/tests/test_md2
 	BUILD=$(BUILD) $(C_TDIR)/run-driver-tests.sh $(C_OUT) \
