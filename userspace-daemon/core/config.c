@@ -172,10 +172,12 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 		goto out;
 	}
 	if (!strcmp(key, "worker_dev")) {
-		if (!strcmp(value, "host"))
-			cfg->worker_dev_private = 0;
+		if (!strcmp(value, "none"))
+			cfg->worker_dev = MDGPUD_WORKER_DEV_NONE;
+		else if (!strcmp(value, "host"))
+			cfg->worker_dev = MDGPUD_WORKER_DEV_HOST;
 		else if (!strcmp(value, "private"))
-			cfg->worker_dev_private = 1;
+			cfg->worker_dev = MDGPUD_WORKER_DEV_PRIVATE;
 		else
 			ret = -EINVAL;
 		goto out;

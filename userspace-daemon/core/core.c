@@ -229,7 +229,7 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.worker_group = cfg->worker_group[0] ? cfg->worker_group : NULL;
 	bcfg.seccomp_learn = cfg->worker_seccomp_learn;
 	bcfg.seccomp_allow = cfg->worker_seccomp_allow;
-	bcfg.private_dev = cfg->worker_dev_private;
+	bcfg.dev = cfg->worker_dev;
 	ret = c->bops->open(&bcfg, &c->be, &c->gpu);
 	if (ret) {
 		mdgpud_err("backend %s: open: %s", cfg->backend,

@@ -183,7 +183,8 @@ static int group_setup(void **state)
 	cfg.sandbox = test_sandbox;
 	/* The fake driver runs in the private /dev; NVIDIA's needs the
 	 * host's (Documentation/daemon.md, "Worker sandbox"). */
-	cfg.private_dev = test_private_dev;
+	cfg.dev = test_private_dev ? MDGPUD_WORKER_DEV_PRIVATE :
+				     MDGPUD_WORKER_DEV_NONE;
 	cfg.worker_user = STR(TEST_WORKER_UID);
 	cfg.worker_group = STR(TEST_WORKER_GID);
 	cfg.seccomp_learn = test_seccomp;
@@ -1742,6 +1743,7 @@ static void test_sandbox_downgrade(void **state)
 		.mode = MDGPUD_SANDBOX_REQUIRED,
 		.uid = TEST_WORKER_UID,
 		.gid = TEST_WORKER_GID,
+		.want = MDGPUD_SANDBOX_ALL,
 	};
 	uint32_t active = ~0u;
 

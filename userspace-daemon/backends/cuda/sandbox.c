@@ -164,7 +164,8 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 		 sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" : "best-effort",
 		 (unsigned)sb->uid, (unsigned)sb->gid,
 		 sb->learn == 2 ? "audit" : sb->learn ? "learn" : "enforce",
-		 cfg->private_dev ? "private" : "host",
+		 cfg->dev == MDGPUD_WORKER_DEV_PRIVATE ? "private" :
+		 cfg->dev == MDGPUD_WORKER_DEV_HOST ? "host" : "none",
 		 allow[0] ? "," : "", allow);
 	/*
 	 * No core dumps of the supervisor (tenant data passes through it),
@@ -175,15 +176,21 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		mdgpud_warn("cuda: PR_SET_DUMPABLE 0: %s", strerror(errno));
 	mdgpud_info("cuda: worker sandbox %s: uid %u gid %u, no groups, "
-		    "no_new_privs, seccomp %s%s%s, %s /dev, private /tmp, "
-		    "read-only /",
+		    "no_new_privs, seccomp %s%s%s, %s",
 		    sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" :
 		    "best-effort", (unsigned)sb->uid, (unsigned)sb->gid,
 		    sb->learn == 2 ? "audit (every syscall allowed and "
 		    "reported)" : sb->learn ? "learn (unlisted syscalls "
 		    "allowed and reported)" : "enforce",
 		    allow[0] ? " + " : "", allow,
-		    cfg->private_dev ? "private" : "the host's");
+		    cfg->dev == MDGPUD_WORKER_DEV_PRIVATE ?
+		    "mount namespace: private /dev and /tmp, read-only /" :
+		    cfg->dev == MDGPUD_WORKER_DEV_HOST ?
+		    "mount namespace: the host's /dev, private /tmp, "
+		    "read-only /" : "no mount namespace, JIT cache off");
+	sb->want = MDGPUD_SANDBOX_ALL;
+	if (cfg->dev == MDGPUD_WORKER_DEV_NONE)
+		sb->want &= ~MDGPUD_SANDBOX_MOUNTNS;
 	return 0;
 }
 
@@ -289,7 +296,7 @@ int mdgpud_cuda_sandbox_check(const struct mdgpud_cuda_sandbox *sb,
 	if (sb->mode == MDGPUD_SANDBOX_OFF)
 		return 0;
 	*active = mdgpud_sandbox_read(sb, pid);
-	missing = MDGPUD_SANDBOX_ALL & ~*active;
+	missing = sb->want & ~*active;
 	mdgpud_cuda_sandbox_names(*active, on, sizeof(on));
 	mdgpud_cuda_sandbox_names(missing, off, sizeof(off));
 	if (missing && sb->mode == MDGPUD_SANDBOX_REQUIRED) {

@@ -11,8 +11,10 @@
  *   --sandbox=<mode>,<uid>,<gid>,<seccomp>,<dev>[,<extra>]
  *
  * mode: "required" or "best-effort" (off: no argument at all); seccomp:
- * "enforce", "learn" or "audit"; dev: "private" (a /dev of the nvidia
- * nodes only) or "host" (the host's /dev, read-only: config worker_dev);
+ * "enforce", "learn" or "audit"; dev (config worker_dev): "none" (no
+ * mount namespace; the driver's JIT cache is turned off instead),
+ * "host" (a namespace with the host's /dev) or "private" (a namespace
+ * with a /dev of the nvidia nodes only);
  * extra: syscall names joined by ':' that the allowlist also allows
  * (config worker_seccomp_allow).
  */
@@ -44,6 +46,7 @@ struct mdgpud_cuda_sandbox {
 	int learn;			/* seccomp: report, do not kill */
 	uid_t uid;
 	gid_t gid;
+	uint32_t want;			/* MDGPUD_SANDBOX_* asked for */
 	char arg[MDGPUD_SANDBOX_ARG_MAX];	/* the worker's argument */
 };
 

@@ -78,8 +78,14 @@ struct mdgpud_backend_cfg {
 				 * allowlist are reported, not refused;
 				 * 2: every syscall is reported */
 	const char *seccomp_allow; /* extra syscall names, ',' separated */
-	int private_dev;	/* 1: a private /dev of the nvidia nodes only;
-				 * 0: the host's /dev, read-only */
+	int dev;		/* enum mdgpud_worker_dev (worker_dev) */
+};
+
+/* The workers' mount namespace and /dev (config worker_dev). */
+enum mdgpud_worker_dev {
+	MDGPUD_WORKER_DEV_NONE = 0,	/* no mount namespace */
+	MDGPUD_WORKER_DEV_HOST,		/* namespace, the host's /dev, ro / */
+	MDGPUD_WORKER_DEV_PRIVATE,	/* namespace, nvidia nodes only, ro / */
 };
 
 enum mdgpud_worker_sandbox {

@@ -44,7 +44,8 @@ struct mdgpud_config {
 	int worker_seccomp_learn;	/* worker_seccomp = enforce (0) |
 					 * learn (1) | audit (2) */
 	char worker_seccomp_allow[256];	/* worker_seccomp_allow, names */
-	int worker_dev_private;		/* worker_dev = host (0) | private */
+	int worker_dev;			/* worker_dev = none | host | private
+					 * (enum mdgpud_worker_dev) */
 	uint32_t timeslice_us;		/* timeslice_us */
 	uint32_t policy;		/* policy = best-effort | equal-share |
 					 * fixed-share */

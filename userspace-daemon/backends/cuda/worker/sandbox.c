@@ -21,6 +21,7 @@
  */
 #include "worker.h"
 #include "sandbox.h"
+#include "mdgpud/backend.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -73,7 +74,7 @@ struct mdgpud_sb {
 	uid_t uid;
 	gid_t gid;
 	enum mdgpud_sb_seccomp seccomp;
-	int private_dev;			/* worker_dev = private */
+	int dev;				/* enum mdgpud_worker_dev */
 	char allow[MDGPUD_SANDBOX_ARG_MAX];	/* extra names, ':' separated */
 };
 
@@ -198,8 +199,12 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 	else
 		return -EINVAL;
 	if (!strcmp(f[4], "private"))
-		s->private_dev = 1;
-	else if (strcmp(f[4], "host"))
+		s->dev = MDGPUD_WORKER_DEV_PRIVATE;
+	else if (!strcmp(f[4], "host"))
+		s->dev = MDGPUD_WORKER_DEV_HOST;
+	else if (!strcmp(f[4], "none"))
+		s->dev = MDGPUD_WORKER_DEV_NONE;
+	else
 		return -EINVAL;
 	if (f[5])
 		snprintf(s->allow, sizeof(s->allow), "%s", f[5]);
@@ -296,7 +301,7 @@ static int mdgpud_sb_mountns(struct mdgpud_sb *s)
 	step = "make / private";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		goto fail_errno;
-	if (s->private_dev) {
+	if (s->dev == MDGPUD_WORKER_DEV_PRIVATE) {
 		step = "open the /dev nodes";
 		ret = mdgpud_sb_dev_collect(fds, names, &n);
 		if (ret)
@@ -660,7 +665,14 @@ int mdgpud_worker_sandbox(struct mdgpud_worker *w, int *argc, char **argv)
 		mdgpud_worker_err_msg(w, "sandbox: bad argument '%s'", arg);
 		return -EINVAL;
 	}
-	ret = mdgpud_sb_mountns(&s);
+	if (s.dev == MDGPUD_WORKER_DEV_NONE) {
+		/* No private /tmp: no JIT cache either, since a cache shared
+		 * between tenants (one uid) would be a channel between them. */
+		setenv("CUDA_CACHE_DISABLE", "1", 1);
+		ret = 0;
+	} else {
+		ret = mdgpud_sb_mountns(&s);
+	}
 	if (!ret)
 		ret = mdgpud_sb_ids(&s);
 	if (!ret && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
