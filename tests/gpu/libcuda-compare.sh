@@ -29,6 +29,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+make -j"$(nproc)" "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" \
+	>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 "$NVCC" -ptx -arch=sm_90 -o "$B/drvtest.ptx" tests/gpu/libcuda/kernels.cu ||
 	exit 1
 for p in drvtest; do
