@@ -76,7 +76,8 @@ compare() {
 compare drvtest "$B/drvtest" "$B/drvtest.ptx"
 compare drvtest-fault "$B/drvtest" "$B/drvtest.ptx" fault
 # Two tenants: one faults, the other's results are unaffected.
-( mdgpu "$B/drvtest" "$B/drvtest.ptx" >"$OUT/neighbour.mdgpu" 2>&1 ) &
+( mdgpu "$B/drvtest" "$B/drvtest.ptx" >"$OUT/neighbour.mdgpu" \
+	2>"$OUT/neighbour.mdgpu.log" ) &
 npid=$!
 mdgpu "$B/drvtest" "$B/drvtest.ptx" fault >/dev/null 2>&1
 wait $npid

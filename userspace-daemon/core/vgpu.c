@@ -35,14 +35,12 @@ static uint64_t mdgpud_vgpu_quota_sum(struct mdgpud_core *c)
 }
 
 /*
- * What ctx_overhead_mib = auto means per backend.  cuda: PROVISIONAL, not
- * measured on the H100 yet (Documentation/daemon.md, "Context overhead");
- * chosen on the high side of what CUDA contexts are commonly reported to
- * cost (300-600 MiB), since too much only leaves memory unpartitioned
- * while too little lets the driver run out under a tenant within its
- * quota.  sim: its contexts cost no simulated device memory.
+ * What ctx_overhead_mib = auto means per backend.  cuda: measured on the
+ * H100 (driver 580.159, 2026-11-24, test_limits' test_measure_ctx_overhead):
+ * 525.6 MiB of device memory per worker context, rounded up.  sim: its
+ * contexts cost no simulated device memory.
  */
-#define MDGPUD_CTX_OVERHEAD_CUDA_MIB	512
+#define MDGPUD_CTX_OVERHEAD_CUDA_MIB	526
 
 uint64_t mdgpud_vgpu_ctx_overhead(const struct mdgpud_core *c)
 {

@@ -1680,6 +1680,23 @@ static void test_sandbox_worker(void **state)
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
 	assert_true(readlink(path, w_ns, sizeof(w_ns)) > 0);
 	assert_true(readlink("/proc/self/ns/mnt", self_ns, sizeof(self_ns)) > 0);
+	if (!test_private_dev) {
+		/* worker_dev = none: no namespace, and no JIT cache. */
+		char env[8192] = { 0 };
+		size_t n;
+		FILE *f;
+
+		assert_string_equal(w_ns, self_ns);
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+		f = fopen(path, "re");
+		assert_non_null(f);
+		n = fread(env, 1, sizeof(env) - 1, f);
+		fclose(f);
+		assert_non_null(memmem(env, n, "CUDA_CACHE_DISABLE=1",
+				       strlen("CUDA_CACHE_DISABLE=1")));
+		ops->ctx_destroy(ctx);
+		return;
+	}
 	assert_string_not_equal(w_ns, self_ns);
 
 	/* Its /dev, seen through its root: with worker_dev = private only
