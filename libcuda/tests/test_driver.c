@@ -104,7 +104,7 @@ static void test_device(void)
 				0));
 	EXPECT(x == 1);
 	EXPECT_RES(cuDeviceGetAttribute(&x,
-			CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH, 0),
+			CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 0),
 		   CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuDeviceGetAttribute(&x, (CUdevice_attribute)0, 0),
 		   CUDA_ERROR_INVALID_VALUE);

@@ -666,6 +666,15 @@ static int mdgpud_sim_slice_end(struct mdgpud_bctx *c, uint64_t expect_ns,
  * The sim claims a small compute-capability 9.0 device with the SM count
  * of its configuration (sim_sm_count): the table below, every other
  * attribute MDGPU_ATTR_NONE.  Documentation/abi.md lists it.
+ *
+ * NVIDIA's runtime (cudart 13.0) reads about 110 attributes at its first
+ * call to fill cudaDeviceProp and fails that call ("initialization
+ * error") if any read fails, so the table answers every attribute it
+ * reads (Documentation/export-tables.md): texture and surface limits are
+ * compute capability 9.0's (CUDA Programming Guide, technical
+ * specifications); what describes the hardware says what the sim is (not
+ * integrated, no ECC, no PCI ids, work runs synchronously: no copy
+ * engines beside compute, no preemption, no L2 persistence).
  */
 static const struct {
 	uint16_t attr;
@@ -692,6 +701,44 @@ static const struct {
 	{ 82, 65536 },			/* registers per SM */
 	{ 97, 232448 },			/* shared memory per block, opt-in */
 	{ 106, 32 },			/* blocks per SM */
+	{ 11, 0x7fffffff },		/* max pitch */
+	{ 18, 0 },			/* integrated */
+	{ 21, 131072 },			/* texture 1D width */
+	{ 22, 131072 }, { 23, 65536 },	/* texture 2D */
+	{ 24, 16384 }, { 25, 16384 }, { 26, 16384 },	/* texture 3D */
+	{ 27, 32768 }, { 28, 32768 }, { 29, 2048 },	/* 2D layered */
+	{ 30, 512 },			/* surface alignment */
+	{ 32, 0 },			/* ECC enabled */
+	{ 35, 0 },			/* TCC driver */
+	{ 37, 5120 },			/* memory bus width, bits */
+	{ 40, 0 },			/* async (copy) engines */
+	{ 42, 32768 }, { 43, 2048 },	/* texture 1D layered */
+	{ 45, 32768 }, { 46, 32768 },	/* texture 2D gather */
+	{ 47, 8192 }, { 48, 8192 }, { 49, 32768 },	/* 3D alternate */
+	{ 51, 32 },			/* texture pitch alignment */
+	{ 52, 32768 },			/* cubemap */
+	{ 53, 32768 }, { 54, 2046 },	/* cubemap layered */
+	{ 55, 32768 },			/* surface 1D */
+	{ 56, 131072 }, { 57, 65536 },	/* surface 2D */
+	{ 58, 16384 }, { 59, 16384 }, { 60, 16384 },	/* surface 3D */
+	{ 61, 32768 }, { 62, 2048 },	/* surface 1D layered */
+	{ 63, 32768 }, { 64, 32768 }, { 65, 2048 },	/* surface 2D layered */
+	{ 66, 32768 },			/* surface cubemap */
+	{ 67, 32768 }, { 68, 2046 },	/* surface cubemap layered */
+	{ 70, 131072 }, { 71, 65000 }, { 72, 2097120 },	/* 2D linear */
+	{ 73, 32768 }, { 74, 32768 },	/* texture 2D mipmapped */
+	{ 77, 32768 },			/* texture 1D mipmapped */
+	{ 78, 1 },			/* stream priorities */
+	{ 79, 1 }, { 80, 1 },		/* global, local L1 caching */
+	{ 85, 0 },			/* multi-GPU board group */
+	{ 90, 0 },			/* compute preemption */
+	{ 95, 1 },			/* cooperative launch */
+	{ 108, 0 },			/* max persisting L2 bytes */
+	{ 109, 0 },			/* max access policy window */
+	{ 111, 1024 },			/* reserved shared memory/block */
+	{ 120, 1 },			/* cluster launch */
+	{ 129, 0 },			/* unified function pointers */
+	{ 139, 0 }, { 140, 0 },		/* PCI device, subsystem ids */
 };
 
 static void mdgpud_sim_device_info(struct mdgpu_device_info *d,
