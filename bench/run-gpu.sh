@@ -11,6 +11,11 @@
 # comes first; `git log` here is recorded as what the copy's .git says.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+# mdgpud-worker links libseccomp statically: its headers and archive, as
+# the other GPU scripts find them.
+TOP=$(pwd)
+# shellcheck source=tests/gpu/seccomp-deps.sh
+. "$TOP/tests/gpu/seccomp-deps.sh"
 out=${OUT:-build/bench/out}
 mkdir -p "$out"
 {

@@ -20,6 +20,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "SKIPPED: no GPU (nvidia-smi -L failed)"
 	exit 0
 fi
+# shellcheck source=tests/gpu/seccomp-deps.sh
+. "$TOP/tests/gpu/seccomp-deps.sh"
 status=0
 TMP=$(mktemp -d /tmp/mdgpu-lc.XXXXXX)
 DPID=
