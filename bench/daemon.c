@@ -65,9 +65,19 @@ int bench_daemon_start(struct bench_daemon *d, const char *mdgpud,
 		"backend = %s\n"
 		"timeslice_us = %u\n"
 		"policy = best-effort\n"
-		"log_level = info\n",
+		"log_level = info\n"
+		"# the benchmark's tenants (up to 32) are all one uid\n"
+		"uid_max_vgpus = 0\n"
+		"uid_max_connections = 0\n",
 		bench_mdgpu_env.socket_path, bench_mdgpu_env.admin_path,
 		backend, timeslice_us);
+	/* Extra configuration lines for A/B runs (e.g. worker_sandbox =
+	 * off), ';'-separated: MDGPU_BENCH_MDGPUD_CONF. */
+	if (getenv("MDGPU_BENCH_MDGPUD_CONF")) {
+		for (const char *p = getenv("MDGPU_BENCH_MDGPUD_CONF"); *p; p++)
+			fputc(*p == ';' ? '\n' : *p, f);
+		fputc('\n', f);
+	}
 	/* sim: SPIN_NS takes real time, and room for 32 1g vGPUs. */
 	if (bench_mdgpu_env.sim)
 		fprintf(f, "sim_realtime = 1\nsim_fb_mib = 65536\n");
