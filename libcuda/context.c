@@ -346,6 +346,24 @@ CUresult CUDAAPI cuCtxSynchronize(void)
 	return r;
 }
 
+/* CUDA 13: a given context (NULL: the current one).  All contexts of
+ * the process share the vGPU, so this waits for all of its work. */
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
+{
+	CUresult r = mdgpu_cu_enter();
+	int ret;
+
+	if (r)
+		return r;
+	r = mdgpu_cu_ctx_or_current(&ctx);
+	if (!r) {
+		ret = mdgpu_synchronize(mdgpu_cu.g);
+		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+	}
+	mdgpu_cu_leave();
+	return r;
+}
+
 /* The range the daemon's streams take (the host driver's). */
 CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority,
 					     int *greatestPriority)
