@@ -30,6 +30,7 @@ include tests/nested/nested.mk
 include bench/bench.mk
 include tests/e2e/e2e.mk
 include tools/tools.mk
+include fuzz/fuzz.mk
 
 check:
 	@echo "== make check: all suites passed"
