@@ -57,7 +57,7 @@ $(F_OUT)/fuzz_image: $(F_DIR)/fuzz_image.c $(F_DIR)/fuzz.h $(C_DIR)/image.c \
 fuzz:
 	@$(F_DIR)/have-libfuzzer.sh "$(FUZZ_CC)" || exit 0; \
 	$(MAKE) --no-print-directory fuzz-bins && \
-	$(F_DIR)/run-fuzz.sh $(FUZZ_SECONDS) $(F_OUT) $(F_DIR)/corpus \
+	$(F_DIR)/run-fuzz.sh $(FUZZ_SECONDS) $(F_OUT) $(F_DIR) \
 		$(F_HARNESSES)
 
 check-fuzz:
