@@ -9,6 +9,8 @@
 #                               "fuzz <name>: <execs> execs, <crashes> crashes"
 #   make check-fuzz             the same for 20 s each (part of make check)
 #   make fuzz-bins              build only
+#   make fuzz-seeds             rewrite the binary seeds (validate/, hello/)
+#                               from fuzz/mkseeds.c, after an ABI change
 #
 # New inputs found go to build/fuzz/corpus/<name>/, crash inputs to
 # build/fuzz/crashes/<name>/ (never into the tree).  Without clang or its
@@ -31,7 +33,7 @@ F_D_OBJS := $(patsubst $(D_DIR)/%.c,$(F_OUT)/daemon/%.o,$(D_SRCS))
 F_D_CFLAGS := $(F_CFLAGS) -I$(D_DIR)/include -I$(TOP)/libmdgpu/include \
 	-pthread -MMD -MP
 
-.PHONY: fuzz fuzz-bins check-fuzz
+.PHONY: fuzz fuzz-bins fuzz-seeds check-fuzz
 fuzz-bins: $(F_BINS)
 
 $(F_OUT)/daemon/%.o: $(D_DIR)/%.c
@@ -51,6 +53,14 @@ $(F_OUT)/fuzz_image: $(F_DIR)/fuzz_image.c $(F_DIR)/fuzz.h $(C_DIR)/image.c \
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(F_CFLAGS) -fsanitize=fuzzer -I$(C_DIR) $< $(C_DIR)/image.c \
 		-o $@
+
+# The seeds of the binary formats, written by a program that includes the
+# uapi header, so they follow the ABI's layout.
+$(F_OUT)/mkseeds: $(F_DIR)/mkseeds.c $(TOP)/include/uapi/mdgpu.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $< -o $@
+fuzz-seeds: $(F_OUT)/mkseeds
+	$(F_OUT)/mkseeds $(F_DIR)/corpus
 
 # The toolchain check runs first, so a machine without libFuzzer skips
 # instead of failing to build.

@@ -28,13 +28,15 @@ for name in "$@"; do
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	crashed=$(( $(ls "$crashes" | wc -l) - before ))
+	where="crash inputs in $crashes/, log $log"
 	if [ "$rc" -ne 0 ] && [ "$crashed" -eq 0 ]; then
 		crashed=1	# died without writing an input (e.g. in init)
+		where="exit status $rc but no crash input, log $log"
 	fi
 	echo "fuzz $name: ${execs:-0} execs, $crashed crashes"
 	if [ "$crashed" -ne 0 ]; then
 		failed=1
-		echo "  crash inputs in $crashes/, log $log"
+		echo "  $where"
 		grep -m 3 -E 'ERROR|runtime error|invariant failed' "$log" |
 			sed 's/^/  /'
 	fi
