@@ -26,6 +26,7 @@
 
 #define NR_VGPUS 3
 #define ENTRIES 16
+#define MAX_LINES 16		/* requests run per input */
 
 struct fake_vgpu {
 	uint8_t ring[MDGPU_RING_BYTES(ENTRIES)];
@@ -105,6 +106,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	strcpy(cfg.socket_path, sock);
 	cfg.sim_fb_mib = 8192;
 	cfg.sim_realtime = 0;
+	cfg.max_vgpus = 4;	/* list allocates stats for max_vgpus */
 	FUZZ_CHECK(!mdgpud_core_create(&cfg, &core));
 	for (int i = 0; i < NR_VGPUS; i++) {
 		struct mdgpud_vgpu_params p = {
@@ -163,6 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text, *line, *next;
 	bool may_write;
+	int lines = 0;
 
 	if (!size)
 		return 0;
@@ -171,7 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(text);
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
-	for (line = text; line < text + size - 1; line = next) {
+	for (line = text; line < text + size - 1 && lines < MAX_LINES;
+	     line = next) {
 		char *end = memchr(line, '\n', (size_t)(text + size - 1 - line));
 		char *buf = NULL;
 		size_t len = 0, cap = 0, n;
@@ -186,12 +190,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		if (n && line[n - 1] == '\r')
 			line[n - 1] = '\0';
+		lines++;
 		ret = mdgpud_admin_exec(core, line, may_write, &buf, &len,
 					&cap);
 		check_response(buf, len, ret);
 		free(buf);
 	}
 	free(text);
-	reset_state();
+	if (may_write)		/* nothing else changes state */
+		reset_state();
 	return 0;
 }
