@@ -7,12 +7,13 @@
  * Input: one byte of peer rights (bit 0: may change settings, as uid 0
  * or the daemon's uid), then request lines separated by '\n', the
  * first MAX_LINES of them run (a '\r' before the '\n' dropped, lines
- * with a NUL skipped: the connection code does both before the handler).  Checked beyond the sanitizers: every
- * response is zero or more data lines, none starting with "ok" or "err",
- * then exactly one final line, "ok" when the handler returned 0, "err
- * <ERRNO-NAME> ..." when it returned a negative errno.  Knobs, policy and
- * timeslice go back to their defaults after each input that may change
- * them, so an input always runs against the same state.
+ * with a NUL skipped: the connection code does both before the handler).
+ * Checked beyond the sanitizers: every response is zero or more data
+ * lines, none starting with "ok" or "err", then exactly one final line,
+ * "ok" when the handler returned 0, "err <ERRNO-NAME> ..." when it
+ * returned a negative errno.  Knobs, policy and timeslice go back to
+ * their defaults after each input that may change them, so an input
+ * always runs against the same state.
  */
 #include <stdbool.h>
 #include <stdlib.h>
