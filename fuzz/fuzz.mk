@@ -8,6 +8,7 @@
 #   make fuzz FUZZ_SECONDS=N    one line per harness:
 #                               "fuzz <name>: <execs> execs, <crashes> crashes"
 #   make check-fuzz             the same for 20 s each (part of make check)
+#   FUZZ_ARGS=-runs=N make fuzz  more libFuzzer options (here: N execs each)
 #   make fuzz-bins              build only
 #   make fuzz-seeds             rewrite the binary seeds (validate/, hello/)
 #                               from fuzz/mkseeds.c, after an ABI change
@@ -75,4 +76,4 @@ check-fuzz:
 
 check: check-fuzz
 
--include $(F_D_OBJS:.o=.d)
+-include $(F_D_OBJS:.o=.d) $(wildcard $(F_BINS:=.d))
