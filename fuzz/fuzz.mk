@@ -67,7 +67,7 @@ fuzz-seeds: $(F_OUT)/mkseeds
 # instead of failing to build.
 fuzz:
 	@$(F_DIR)/have-libfuzzer.sh "$(FUZZ_CC)" || exit 0; \
-	$(MAKE) --no-print-directory fuzz-bins && \
+	$(MAKE) --no-print-directory -s fuzz-bins && \
 	$(F_DIR)/run-fuzz.sh $(FUZZ_SECONDS) $(F_OUT) $(F_DIR) \
 		$(F_HARNESSES)
 
