@@ -13,11 +13,12 @@ set -u
 secs=$1 out=$2 fdir=$3
 shift 3
 failed=0
+count() { find "$1" -type f | wc -l; }
 for name in "$@"; do
 	work="$out/corpus/$name" crashes="$out/crashes/$name"
 	log="$out/log/$name.log"
 	mkdir -p "$work" "$crashes" "$(dirname "$log")"
-	before=$(ls "$crashes" | wc -l)
+	before=$(count "$crashes")
 	dict=
 	[ -f "$fdir/dict/$name.dict" ] && dict="-dict=$fdir/dict/$name.dict"
 	# shellcheck disable=SC2086
@@ -27,7 +28,7 @@ for name in "$@"; do
 		"$work" "$fdir/corpus/$name" >"$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-	crashed=$(( $(ls "$crashes" | wc -l) - before ))
+	crashed=$(( $(count "$crashes") - before ))
 	where="crash inputs in $crashes/, log $log"
 	if [ "$rc" -ne 0 ] && [ "$crashed" -eq 0 ]; then
 		crashed=1	# died without writing an input (e.g. in init)
