@@ -23,7 +23,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 20
 F_DIR := $(TOP)/fuzz
 F_OUT := $(BUILD)/fuzz
-F_HARNESSES := validate admin hello config image
+F_HARNESSES := validate admin adminconn hello config image
 F_BINS := $(addprefix $(F_OUT)/fuzz_,$(F_HARNESSES))
 F_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
