@@ -18,7 +18,8 @@
 # libFuzzer runtime (Debian: clang-14, libclang-rt-14-dev) the runs are
 # skipped with a message, not failed.
 
-FUZZ_CC ?= clang
+# clang, or Debian's clang-14 alone (without the `clang` package).
+FUZZ_CC ?= $(firstword $(shell command -v clang clang-14 2>/dev/null) clang)
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 20
 F_DIR := $(TOP)/fuzz
