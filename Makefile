@@ -6,6 +6,7 @@
 #   make check           everything CI runs (unit, module builds, VM suites)
 #   make check-vm KVER=6.1|6.12   the QEMU guest suite for one kernel
 #   make demo            the main demo (README)
+#   make fuzz [FUZZ_SECONDS=N]   the libFuzzer harnesses (fuzz/fuzz.mk)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(TOP)/build
@@ -30,6 +31,7 @@ include tests/nested/nested.mk
 include bench/bench.mk
 include tests/e2e/e2e.mk
 include tools/tools.mk
+include fuzz/fuzz.mk
 
 check:
 	@echo "== make check: all suites passed"
