@@ -31,7 +31,8 @@ VM_TEST_SRCS := $(addprefix $(VM_DIR)/,vmtest.c vgpu.c main.c t-control.c \
 VM_TEST_HDRS := $(VM_DIR)/vmtest.h $(VM_DIR)/vgpu.h \
 	$(TOP)/include/uapi/mdgpu.h $(TOP)/mdev-types/mdgpu-types.def
 
-.PHONY: check-vm check-vm-all check-vm-qemu check-vm-debug vm-test-bin
+.PHONY: check-vm check-vm-all check-vm-qemu check-vm-debug check-vm-debug-lint \
+	vm-test-bin
 DEBUG_SUITES ?= vm e2e
 
 vm-test-bin: $(VM_BUILD)/mdgpu-vmtest $(VM_BUILD)/mdgpu-pcitest
@@ -61,6 +62,14 @@ check-vm-qemu: vm-test-bin
 # e2e-bins: tests/e2e/e2e.mk.
 check-vm-debug: vm-test-bin e2e-bins
 	@$(VM_DIR)/run-debug-kernel.sh $(DEBUG_SUITES)
+
+# The debug kernel's scripts stay checked in CI, which does not run them.
+check-vm-debug-lint:
+	shellcheck -s sh $(VM_DIR)/kmemleak
+	cd $(TOP) && shellcheck -x scripts/build-debug-kernel.sh \
+		tests/vm/run-debug-kernel.sh tests/vm/kernel-reports.sh
+
+check: check-vm-debug-lint
 
 # Both kernels run even if the first fails; the target fails if either did.
 check-vm-all: vm-test-bin
