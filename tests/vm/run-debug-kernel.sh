@@ -6,7 +6,8 @@
 # 6.12 with KASAN, lockdep, DEBUG_ATOMIC_SLEEP, kmemleak, DEBUG_LIST).
 # Builds (or finds cached) the kernel, builds mdgpu.ko and mdgpu-guest.ko
 # against it, then runs each SUITE with the usual runner, booting the
-# debug kernel (VM_KROOT) with warnings on the console (loglevel=5):
+# debug kernel (VM_KROOT) with warnings on the console (loglevel=5) and
+# every KASAN report (kasan_multi_shot):
 #   vm      tests/vm/run-vm.sh        (make check-vm)
 #   e2e     tests/e2e/run-e2e.sh      (make check-e2e)
 #   nested  tests/e2e/run-e2e-nested.sh (make check-e2e-nested; the inner
@@ -40,8 +41,9 @@ t1=$(now)
 kdir=$dir/obj
 rel=$(cat "$kdir/include/config/kernel.release")
 export VM_KROOT=$dir/root
-# Warnings (lockdep's reports among them) reach the console; last wins.
-export VM_APPEND="loglevel=5"
+# Warnings (lockdep's reports among them) reach the console (the last
+# loglevel= wins); KASAN reports every bad access, not only the first.
+export VM_APPEND="loglevel=5 kasan_multi_shot"
 echo "debug-kernel: $rel ready in $(secs "$t0" "$t1") s"
 
 # Modules: a failed build does not stop the run (the suites report it).
