@@ -2,6 +2,9 @@
 # guest/guest.mk: the guest driver mdgpu-guest.ko (included from Makefile).
 #
 #   make guest-modules KVER=6.1|6.12   build/guest-<release>/mdgpu-guest.ko
+#   make guest-modules GUEST_KDIR=<kernel build dir>
+#                                     the same against that tree (the debug
+#                                     kernel of make check-vm-debug)
 #   make check-guest                  W=1 builds against both header sets
 #                                     (any warning fails) + checkpatch
 #
@@ -18,10 +21,13 @@ GUEST_UAPI := $(TOP)/include/uapi/mdgpu.h \
 
 # $(call guest_build,KVER,EXTRA-MAKE-ARGS): copy and build for one release.
 define guest_build
-	set -e; rel=$$($(TOP)/tests/vm/kver-release.sh $(1)); \
+	set -e; if [ -n "$(GUEST_KDIR)" ]; then kdir=$(GUEST_KDIR); \
+		rel=$$(cat $$kdir/include/config/kernel.release); \
+	else rel=$$($(TOP)/tests/vm/kver-release.sh $(1)); \
+		kdir=/usr/src/linux-headers-$$rel; fi; \
 	out=$(BUILD)/guest-$$rel; mkdir -p $$out/include/uapi; \
 	cp $(GUEST_SRCS) $$out/; cp $(GUEST_UAPI) $$out/include/uapi/; \
-	$(MAKE) -C /usr/src/linux-headers-$$rel M=$$out $(2) modules
+	$(MAKE) -C $$kdir M=$$out $(2) modules
 endef
 
 guest-modules:

@@ -550,7 +550,7 @@ static int cmd_fuzz(unsigned int rounds)
 			if (xorshift(&seed) % 8) {
 				c.opcode %= MDGPU_OP_COUNT;
 				c.flags &= 1;
-				c.reserved = 0;
+				c.stream = 0;
 				if (xorshift(&seed) % 2)
 					memset(c.raw + 16, 0, 40);
 				if (xorshift(&seed) % 4 == 0 &&
@@ -565,7 +565,7 @@ static int cmd_fuzz(unsigned int rounds)
 			switch (xorshift(&seed) % 8) {
 			case 0:	/* no operands: NOP, SYNC, EVENT_CREATE ok */
 				memset(c.raw, 0, sizeof(c.raw));
-				c.reserved = 0;
+				c.stream = 0;
 				c.opcode %= MDGPU_OP_COUNT;
 				break;
 			case 1:	/* unmapped guest IOVA into real memory */

@@ -22,7 +22,8 @@
 # outer seconds (default 600), E2E_NESTED_INNER_TIMEOUT (default 540),
 # NESTED_BOOT_TIMEOUT (tests/nested/boot-outer.sh, default 300),
 # NESTED_CPU, NESTED_INNER_CPU (as tests/nested/run-nested.sh: inner
-# qemu64 for 6.1, max otherwise), NESTED_VERBOSE=1.
+# qemu64 for 6.1, max otherwise), NESTED_VERBOSE=1, VM_KROOT and VM_APPEND
+# (as tests/vm/run-vm.sh; the inner guest boots the same kernel).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -51,7 +52,7 @@ for f in "$gko" "$daemon" "$client"; do
 done
 [ -f "$ko" ] || echo "e2e-nested: $ko not built; the outer guest will fail" >&2
 "$top/tests/vm/fetch-kernel.sh" "$rel" "$cache"
-kroot=$cache/$rel/root
+kroot=${VM_KROOT:-$cache/$rel/root}
 
 # Files of this run carry its PID (several runs may share build/).
 work=$out/pack.$$

@@ -13,7 +13,7 @@
 # crashed or timed out.  demo: prints the demo's tables.
 #
 # Environment: BUILD, VM_CACHE, MDGPU_KO, E2E_TIMEOUT (default 300 s),
-# VM_SMP (default 2).
+# VM_SMP (default 2), VM_KROOT and VM_APPEND (as tests/vm/run-vm.sh).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -35,7 +35,7 @@ for b in "$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client"; do
 done
 
 "$vm/fetch-kernel.sh" "$rel" "$cache"
-kroot=$cache/$rel/root
+kroot=${VM_KROOT:-$cache/$rel/root}
 [ -f "$ko" ] || echo "e2e: $ko not built; every check will fail" >&2
 
 # Files of this run carry its PID (several runs may share build/).
@@ -64,7 +64,7 @@ rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu qemu64 -m 1G \
 	-smp "${VM_SMP:-2}" -nographic -no-reboot -net none \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=4 mdgpu.e2e=$mode" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 mdgpu.e2e=$mode ${VM_APPEND:-}" \
 	</dev/null >"$log" 2>&1 || rc=$?
 end=$(date +%s.%N)
 sed 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$log" >"$log.txt"

@@ -14,7 +14,8 @@
 #   The outer command line carries nested.* for /init (outer-init,
 #   nested-outer-init) and NESTED_BOOT_TIMEOUT (the inner boot watchdog of
 #   run-inner, default 300 s: the inner /init starts after 60-130 s here
-#   and up to 1.5 times that on CI's machine) and NESTED_VERBOSE.
+#   and up to 1.5 times that on CI's machine) and NESTED_VERBOSE, then
+#   VM_APPEND (more arguments, as tests/vm/run-vm.sh).
 
 # nested_boot_failed LOG_TXT
 #   True when the inner kernel never ran its /init (no "nested-inner:
@@ -47,7 +48,7 @@ nested_boot_outer() {
 		timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "${NESTED_CPU:-qemu64}" \
 			-m 2G -smp 1 -nographic -no-reboot -net none \
 			-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
-			-append "console=ttyS0 panic=-1 quiet loglevel=4 nested.timeout=$inner_timeout_s nested.boot_timeout=${NESTED_BOOT_TIMEOUT:-300} nested.cpu=$inner_cpu nested.verbose=${NESTED_VERBOSE:-0}" \
+			-append "console=ttyS0 panic=-1 quiet loglevel=4 nested.timeout=$inner_timeout_s nested.boot_timeout=${NESTED_BOOT_TIMEOUT:-300} nested.cpu=$inner_cpu nested.verbose=${NESTED_VERBOSE:-0} ${VM_APPEND:-}" \
 			</dev/null >"$log" 2>&1 || rc=$?
 		end=$(date +%s.%N)
 		sed 's/\r//g; s/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' "$log" >"$log.txt"

@@ -18,7 +18,8 @@
 # max otherwise), NESTED_VERBOSE=1 (inner kernel not quiet), MDGPU_KO (default
 # $BUILD/kmod-<release>/mdgpu.ko), GUEST_KO (default
 # $BUILD/guest-<release>/mdgpu-guest.ko), NESTED_BINS (directory holding
-# mdgpu-responder and mdgpu-client, default $BUILD/nested).
+# mdgpu-responder and mdgpu-client, default $BUILD/nested), VM_KROOT and
+# VM_APPEND (as tests/vm/run-vm.sh; the inner guest boots the same kernel).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -50,7 +51,7 @@ for f in "$gko" "$bins/mdgpu-responder" "$bins/mdgpu-client"; do
 done
 [ -f "$ko" ] || echo "nested: $ko not built; the outer guest will fail" >&2
 "$top/tests/vm/fetch-kernel.sh" "$rel" "$cache"
-kroot=$cache/$rel/root
+kroot=${VM_KROOT:-$cache/$rel/root}
 "$here/mkinitramfs-nested.sh" "$rel" "$kroot" "$out" "$ko" "$gko" \
 	"$bins/mdgpu-responder" "$bins/mdgpu-client"
 

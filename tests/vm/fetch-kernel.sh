@@ -4,9 +4,18 @@
 # update-initramfs), unpack it with `dpkg -x` into CACHEDIR/RELEASE/root and
 # generate modules.dep there (the package does not ship it: depmod normally
 # runs at install time).  Idempotent: a complete unpack is marked by a stamp.
+# With VM_KROOT set (a kernel laid out the same way, e.g. the debug kernel
+# of scripts/build-debug-kernel.sh), only checks that VM_KROOT holds
+# RELEASE: the runners then boot VM_KROOT instead (kroot=${VM_KROOT:-...}).
 set -eu
 rel=$1
 cache=$2
+if [ -n "${VM_KROOT:-}" ]; then
+	for f in "$VM_KROOT/boot/vmlinuz-$rel" "$VM_KROOT/lib/modules/$rel/modules.dep"; do
+		[ -f "$f" ] || { echo "vm: VM_KROOT: no $f" >&2; exit 1; }
+	done
+	exit 0
+fi
 dir=$cache/$rel
 [ -f "$dir/.stamp" ] && exit 0
 

@@ -12,7 +12,7 @@
 #     the suite then reports the module tests as failed);
 #   - each BIN into /bin (static test programs);
 #   - mdevctl with the shared libraries ldd names and its scripts.d dirs;
-#   - tests/vm/init as /init;
+#   - tests/vm/init as /init, tests/vm/kmemleak as /bin/mdgpu-kmemleak;
 #   - with VM_INNER_KERNEL and VM_INNER_BIN set (check-vm-qemu): QEMU itself
 #     (qemu-system-x86_64, its libraries, firmware and TCG accelerator
 #     module) plus /inner/vmlinuz and /inner/initramfs.cpio, a second
@@ -30,7 +30,8 @@ mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,etc,lib/modules} \
 
 cp /bin/busybox "$stage/bin/busybox"
 cp "$here/init" "$stage/init"
-chmod 755 "$stage/init"
+cp "$here/kmemleak" "$stage/bin/mdgpu-kmemleak"
+chmod 755 "$stage/init" "$stage/bin/mdgpu-kmemleak"
 for b in "$@"; do
 	if [ -f "$b" ]; then
 		cp "$b" "$stage/bin/"

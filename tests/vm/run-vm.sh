@@ -16,6 +16,8 @@
 # VM_MODE=qemu: the nested test instead (check-vm-qemu): the guest runs
 # QEMU with -device vfio-pci,sysfsdev= on an mdev; VM_INNER_BIN (default
 # $BUILD/vm/mdgpu-pcitest) runs in the inner guest.
+# VM_KROOT: boot that kernel tree instead of Debian's (fetch-kernel.sh);
+# VM_APPEND: more kernel command-line arguments (last ones win).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -37,10 +39,10 @@ out=$BUILD/vm/$rel
 mkdir -p "$out"
 
 "$here/fetch-kernel.sh" "$rel" "$cache"
-kroot=$cache/$rel/root
+kroot=${VM_KROOT:-$cache/$rel/root}
 [ -f "$ko" ] || echo "vm: $ko not built; the module tests will fail" >&2
 if [ "$mode" = qemu ]; then
-	export VM_INNER_KERNEL=$cache/$rel/root/boot/vmlinuz-$rel
+	export VM_INNER_KERNEL=$kroot/boot/vmlinuz-$rel
 	export VM_INNER_BIN=${VM_INNER_BIN:-$BUILD/vm/mdgpu-pcitest}
 	timeout_s=${VM_TIMEOUT:-590}
 	mem=2G	# the inner guest's 256M and QEMU come out of this
@@ -76,7 +78,7 @@ rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$mem" -smp "${VM_SMP:-2}" \
 	-nographic -no-reboot -net none \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${only:+mdgpu.only=$only} ${mode:+mdgpu.mode=$mode}" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${only:+mdgpu.only=$only} ${mode:+mdgpu.mode=$mode} ${VM_APPEND:-}" \
 	</dev/null >"$log" 2>&1 || rc=$?
 end=$(date +%s.%N)
 # Console text without CRs and terminal escapes (SeaBIOS and the kernel

@@ -7,6 +7,12 @@
 #        page poisoning and KFENCE (after `make check-vm KVER=...`)
 #   make check-vm-qemu KVER=6.1|6.12             QEMU's vfio-pci on an mdev,
 #        nested in the TCG guest (about 5 minutes; not part of `check`)
+#   make check-vm-debug [DEBUG_SUITES="vm e2e nested"]
+#        the VM and e2e suites (default) on a 6.12 debug kernel built from
+#        linux-source-6.12 with KASAN, lockdep, atomic-sleep checks,
+#        kmemleak and list debugging (scripts/build-debug-kernel.sh,
+#        tests/vm/run-debug-kernel.sh); fails on any report.  Not part of
+#        `check`: the first build alone takes longer than CI's budget.
 #
 # The module is built with kmod.mk's `make modules KVER=<full release>`.  A
 # module that fails to build does not stop the run: the guest boots without
@@ -25,7 +31,9 @@ VM_TEST_SRCS := $(addprefix $(VM_DIR)/,vmtest.c vgpu.c main.c t-control.c \
 VM_TEST_HDRS := $(VM_DIR)/vmtest.h $(VM_DIR)/vgpu.h \
 	$(TOP)/include/uapi/mdgpu.h $(TOP)/mdev-types/mdgpu-types.def
 
-.PHONY: check-vm check-vm-all check-vm-qemu vm-test-bin
+.PHONY: check-vm check-vm-all check-vm-qemu check-vm-debug check-vm-debug-lint \
+	vm-test-bin
+DEBUG_SUITES ?= vm e2e
 
 vm-test-bin: $(VM_BUILD)/mdgpu-vmtest $(VM_BUILD)/mdgpu-pcitest
 
@@ -50,6 +58,18 @@ check-vm-qemu: vm-test-bin
 	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
 	  echo "vm: module build for $$rel failed; booting without it"; } && \
 	VM_MODE=qemu $(VM_DIR)/run-vm.sh $$rel
+
+# e2e-bins: tests/e2e/e2e.mk.
+check-vm-debug: vm-test-bin e2e-bins
+	@$(VM_DIR)/run-debug-kernel.sh $(DEBUG_SUITES)
+
+# The debug kernel's scripts stay checked in CI, which does not run them.
+check-vm-debug-lint:
+	shellcheck -s sh $(VM_DIR)/kmemleak
+	cd $(TOP) && shellcheck -x scripts/build-debug-kernel.sh \
+		tests/vm/run-debug-kernel.sh tests/vm/kernel-reports.sh
+
+check: check-vm-debug-lint
 
 # Both kernels run even if the first fails; the target fails if either did.
 check-vm-all: vm-test-bin
