@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -255,6 +256,58 @@ static int mdgpud_sb_dev_collect(int fds[], char names[][64], int *n)
 	return 0;
 }
 
+/*
+ * The private /tmp hides the host's.  A driver library the loader finds
+ * under /tmp (LD_LIBRARY_PATH; a build tree there, CI's fake driver) must
+ * stay reachable: O_PATH descriptors of those directories are taken
+ * before, and bound read-only at the same paths inside the new /tmp.
+ */
+#define MDGPUD_SB_TMP_LIBS	8
+
+static int mdgpud_sb_tmp_libs_collect(int fds[], char paths[][PATH_MAX])
+{
+	const char *env = getenv("LD_LIBRARY_PATH");
+	char buf[4096], *save = NULL;
+	int n = 0;
+
+	if (!env || strlen(env) >= sizeof(buf))
+		return 0;
+	strcpy(buf, env);
+	for (char *t = strtok_r(buf, ":", &save);
+	     t && n < MDGPUD_SB_TMP_LIBS; t = strtok_r(NULL, ":", &save)) {
+		if (!realpath(t, paths[n]) || strncmp(paths[n], "/tmp/", 5))
+			continue;
+		fds[n] = open(paths[n], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fds[n] >= 0)
+			n++;
+	}
+	return n;
+}
+
+static int mdgpud_sb_tmp_libs_bind(const int fds[], char paths[][PATH_MAX],
+				   int n)
+{
+	for (int i = 0; i < n; i++) {
+		char src[64];
+
+		/* mkdir -p inside the new, empty, writable /tmp. */
+		for (char *q = paths[i] + 5; (q = strchr(q, '/')); q++) {
+			*q = 0;
+			if (mkdir(paths[i], 0755) && errno != EEXIST)
+				return -errno;
+			*q = '/';
+		}
+		if (mkdir(paths[i], 0755) && errno != EEXIST)
+			return -errno;
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
+		if (mount(src, paths[i], NULL, MS_BIND, NULL) ||
+		    mount(NULL, paths[i], NULL,
+			  MS_BIND | MS_REMOUNT | MS_RDONLY, NULL))
+			return -errno;
+	}
+	return 0;
+}
+
 /* Binds each collected node (or directory) onto the new /dev. */
 static int mdgpud_sb_dev_bind(const int fds[], char names[][64], int n)
 {
@@ -289,6 +342,8 @@ static int mdgpud_sb_mountns(struct mdgpud_sb *s)
 		.attr_set = MDGPUD_SB_MOUNT_ATTR_RDONLY,
 	};
 	int fds[MDGPUD_SB_DEV_MAX], n = 0, ret, host_ns;
+	int lib_fds[MDGPUD_SB_TMP_LIBS], nlibs = 0;
+	static char lib_paths[MDGPUD_SB_TMP_LIBS][PATH_MAX];
 	char names[MDGPUD_SB_DEV_MAX][64];
 	const char *step;
 
@@ -328,10 +383,19 @@ static int mdgpud_sb_mountns(struct mdgpud_sb *s)
 	if (syscall(__NR_mount_setattr, AT_FDCWD, "/", MDGPUD_SB_AT_RECURSIVE,
 		    &ro, sizeof(ro)))
 		goto fail_errno;
+	step = "keep the driver libraries under /tmp";
+	nlibs = mdgpud_sb_tmp_libs_collect(lib_fds, lib_paths);
 	step = "tmpfs on /tmp";
 	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  MDGPUD_SB_TMP_OPTS))
 		goto fail_errno;
+	step = "bind the driver libraries under /tmp";
+	ret = mdgpud_sb_tmp_libs_bind(lib_fds, lib_paths, nlibs);
+	for (int i = 0; i < nlibs; i++)
+		close(lib_fds[i]);
+	nlibs = 0;
+	if (ret)
+		goto fail;
 	/* The driver's per-user files (JIT cache) land in the private,
 	 * writable, per-worker /tmp: never shared with another tenant. */
 	setenv("HOME", "/tmp", 1);
@@ -345,6 +409,8 @@ fail_errno:
 fail:
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
+	for (int i = 0; i < nlibs; i++)
+		close(lib_fds[i]);
 	/*
 	 * Half a namespace (an empty /dev, say) would break the driver and
 	 * still look like a namespace to the supervisor: best-effort goes
