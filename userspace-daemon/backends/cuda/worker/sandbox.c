@@ -259,27 +259,53 @@ static int mdgpud_sb_dev_collect(int fds[], char names[][64], int *n)
 /*
  * The private /tmp hides the host's.  A driver library the loader finds
  * under /tmp (LD_LIBRARY_PATH; a build tree there, CI's fake driver) must
- * stay reachable: O_PATH descriptors of those directories are taken
- * before, and bound read-only at the same paths inside the new /tmp.
+ * stay reachable: the top directory under /tmp of each such entry (the
+ * loader resolves the entry as written, "..", symlinks and all) is
+ * opened O_PATH before, and bound read-only at the same path inside the
+ * new /tmp.
  */
 #define MDGPUD_SB_TMP_LIBS	8
+
+/* "/tmp/<first component>" of an absolute path under /tmp into top. */
+static bool mdgpud_sb_tmp_top(const char *path, char top[PATH_MAX])
+{
+	const char *end;
+
+	if (strncmp(path, "/tmp/", 5) || !path[5] || path[5] == '/')
+		return false;
+	end = strchr(path + 5, '/');
+	snprintf(top, PATH_MAX, "%.*s", end ? (int)(end - path) : PATH_MAX - 1,
+		 path);
+	return strcmp(top + 5, ".") && strcmp(top + 5, "..");
+}
 
 static int mdgpud_sb_tmp_libs_collect(int fds[], char paths[][PATH_MAX])
 {
 	const char *env = getenv("LD_LIBRARY_PATH");
-	char buf[4096], *save = NULL;
+	char buf[4096], real[PATH_MAX], *save = NULL;
 	int n = 0;
 
 	if (!env || strlen(env) >= sizeof(buf))
 		return 0;
 	strcpy(buf, env);
 	for (char *t = strtok_r(buf, ":", &save);
-	     t && n < MDGPUD_SB_TMP_LIBS; t = strtok_r(NULL, ":", &save)) {
-		if (!realpath(t, paths[n]) || strncmp(paths[n], "/tmp/", 5))
-			continue;
-		fds[n] = open(paths[n], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fds[n] >= 0)
-			n++;
+	     t && n < MDGPUD_SB_TMP_LIBS - 1; t = strtok_r(NULL, ":", &save)) {
+		const char *cand[2] = { t, realpath(t, real) ? real : "" };
+
+		for (int k = 0; k < 2 && n < MDGPUD_SB_TMP_LIBS; k++) {
+			bool dup = false;
+
+			if (!mdgpud_sb_tmp_top(cand[k], paths[n]))
+				continue;
+			for (int j = 0; j < n; j++)
+				dup |= !strcmp(paths[j], paths[n]);
+			if (dup)
+				continue;
+			fds[n] = open(paths[n],
+				      O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (fds[n] >= 0)
+				n++;
+		}
 	}
 	return n;
 }
@@ -290,13 +316,7 @@ static int mdgpud_sb_tmp_libs_bind(const int fds[], char paths[][PATH_MAX],
 	for (int i = 0; i < n; i++) {
 		char src[64];
 
-		/* mkdir -p inside the new, empty, writable /tmp. */
-		for (char *q = paths[i] + 5; (q = strchr(q, '/')); q++) {
-			*q = 0;
-			if (mkdir(paths[i], 0755) && errno != EEXIST)
-				return -errno;
-			*q = '/';
-		}
+		/* One level inside the new, empty, writable /tmp. */
 		if (mkdir(paths[i], 0755) && errno != EEXIST)
 			return -errno;
 		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
