@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+#
+# On the GPU machine: PyTorch and CuPy, unmodified, on NVIDIA's
+# libcuda.so.1 and on mdgpu's (mdgpud, cuda backend, socket transport).
+# Each probe (tests/gpu/frameworks/*_probe.py) prints one "ok"/"FAIL"
+# line per step with its result checked against the CPU; the steps are
+# listed side by side.  libcuda's log (MDGPU_CUDA_LOG=1: every entry
+# point or private table slot it does not implement) is kept per probe.
+#   OUT=dir tests/gpu/frameworks.sh [torch] [cupy]     (after make)
+# Without a GPU, or without the framework, it says so and skips.
+set -u
+cd "$(dirname "$0")/../.."
+TOP=$PWD
+B=$TOP/build
+OUT=${OUT:-/tmp/mdgpu-frameworks}
+mkdir -p "$OUT"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIPPED: no GPU (nvidia-smi -L failed)"
+	exit 0
+fi
+# shellcheck source=tests/gpu/seccomp-deps.sh
+. "$TOP/tests/gpu/seccomp-deps.sh"
+probes=${*:-torch cupy}
+TYPE=${MDGPU_TYPE:-4g}
+QUOTA=$(( $(sed -n "s/^MDGPU_TYPE([0-9]*, *\"$TYPE\", *\([0-9]*\),.*/\1/p" \
+	mdev-types/mdgpu-types.def) << 20 ))
+status=0
+TMP=$(mktemp -d /tmp/mdgpu-fw.XXXXXX)
+DPID=
+cleanup() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+make -j"$(nproc)" "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" \
+	>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+"$B/mdgpud" -o backend=cuda -o transport=socket \
+	-o "socket_path=$TMP/mdgpud.sock" -o "admin_socket_path=$TMP/admin.sock" \
+	-o host_mib_max=4096 -o log_level=info \
+	-o worker_sandbox=${MDGPU_SANDBOX:-best-effort} 2>"$OUT/mdgpud.log" &
+DPID=$!
+for _ in $(seq 300); do [ -S "$TMP/mdgpud.sock" ] && break; sleep 0.05; done
+[ -S "$TMP/mdgpud.sock" ] || { echo "FAIL: no daemon"; cat "$OUT/mdgpud.log"; exit 1; }
+
+for p in $probes; do
+	py=tests/gpu/frameworks/${p}_probe.py
+	if ! python3 -c "import $p" 2>/dev/null; then
+		echo "SKIPPED $p: python3 cannot import $p"
+		continue
+	fi
+	timeout 600 python3 "$py" "$QUOTA" >"$OUT/$p.native" 2>"$OUT/$p.native.err"
+	rn=$?
+	timeout 600 env LD_LIBRARY_PATH="$B/libcuda" \
+		MDGPU_SOCKET="$TMP/mdgpud.sock" MDGPU_TYPE="$TYPE" \
+		MDGPU_HOST_MIB=${MDGPU_HOST_MIB:-1024} MDGPU_CUDA_LOG=1 \
+		python3 "$py" "$QUOTA" >"$OUT/$p.mdgpu" 2>"$OUT/$p.mdgpu.err"
+	rm=$?
+	echo "== $p (type $TYPE, quota $((QUOTA >> 20)) MiB): exit native $rn, mdgpu $rm"
+	paste -d'|' <(cut -c1-70 "$OUT/$p.native") <(cut -c1-110 "$OUT/$p.mdgpu") |
+		sed 's/|/  ||  /'
+	echo "-- $p: libcuda log (unique lines, first 40)"
+	grep -a 'mdgpu\|libcuda' "$OUT/$p.mdgpu.err" | sort | uniq -c |
+		sort -rn | head -40
+	[ "$rm" = 0 ] || status=1
+done
+echo "== frameworks.sh: exit $status"
+exit $status
