@@ -399,7 +399,7 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_integrity[3] = {
  * real driver's, as ZLUDA recorded them); the 13.0 runtime checks only
  * that those calls succeed.
  */
-static const uint32_t mdgpu_cu_integrity_runtimes[] = { 13000 };
+static const uint32_t mdgpu_cu_integrity_runtimes[] = { 13000, 13010, 13020 };
 
 static const uint8_t mdgpu_cu_integrity_key[16] = {
 	0x14, 0x6a, 0xdd, 0xae, 0x53, 0xa9, 0xa7, 0x52,
@@ -471,7 +471,7 @@ static CUresult mdgpu_cu_integrity(uint32_t version, uint64_t unix_seconds,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!mdgpu_cu_integrity_runtime_ok(version - version % 10)) {
 		mdgpu_cu_log("NVIDIA runtime %u.%u is not supported (its "
-			     "private tables are known for 13.0 only); "
+			     "private tables are known for 13.0 to 13.2); "
 			     "failing its integrity check", version / 1000,
 			     version % 1000 / 10);
 		return CUDA_ERROR_NOT_SUPPORTED;

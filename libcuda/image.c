@@ -32,8 +32,8 @@ struct mdgpu_cu_fatbin_header {
 /* nvcc's wrapper (__fatBinC_Wrapper_t) in .nvFatBinSegment. */
 struct mdgpu_cu_fatbin_wrapper {
 	uint32_t magic;
-	uint32_t version;		/* 1: data is the fatbin; 2: needs
-					 * device linking */
+	uint32_t version;		/* 1: data is the fatbin; 2: data is
+					 * nvlink's device-linked fatbin */
 	const void *data;
 	const void *filename_or_fatbins;
 };
@@ -123,7 +123,8 @@ const void *mdgpu_cu_fatbin_unwrap(const void *wrapper)
 	struct mdgpu_cu_fatbin_wrapper w;
 
 	memcpy(&w, wrapper, sizeof(w));
-	if (w.magic != mdgpu_cu_fatbin_wrapper_magic || w.version != 1)
+	if (w.magic != mdgpu_cu_fatbin_wrapper_magic ||
+	    (w.version != 1 && w.version != 2))
 		return NULL;
 	return w.data;
 }

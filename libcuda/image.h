@@ -31,9 +31,15 @@ int mdgpu_cu_image_size(const void *image, size_t max,
 			enum mdgpu_cu_image_kind *kind, size_t *size);
 
 /*
- * The fatbin a wrapper (MDGPU_CU_IMAGE_WRAPPER) points to, or NULL when
- * the wrapper is not version 1 (version 2 wraps fatbins that still need
- * device linking).
+ * The fatbin a wrapper (MDGPU_CU_IMAGE_WRAPPER) points to, or NULL for a
+ * wrapper of another version.  Version 1 wraps one translation unit's
+ * fatbin.  Version 2 is what a program built with -rdc registers
+ * (crt/link.stub): its data is the fatbin nvlink produced, already
+ * device-linked, and its second pointer lists the translation units'
+ * prelinked fatbins, which a driver needs only to JIT-link again when the
+ * linked fatbin has no code for the GPU.  The linked fatbin is what is
+ * loaded; without code for the GPU the load fails
+ * (CUDA_ERROR_NO_BINARY_FOR_GPU from the host driver), never silently.
  */
 const void *mdgpu_cu_fatbin_unwrap(const void *wrapper);
 

@@ -80,8 +80,8 @@ CUresult mdgpu_cu_image(const char *who, const void *image,
 	if (ret == -EOPNOTSUPP && k == MDGPU_CU_IMAGE_WRAPPER) {
 		image = mdgpu_cu_fatbin_unwrap(image);
 		if (!image) {
-			mdgpu_cu_log("%s: a fatbin wrapper that needs device "
-				     "linking is not supported", who);
+			mdgpu_cu_log("%s: a fatbin wrapper of an unknown "
+				     "version", who);
 			return CUDA_ERROR_NOT_SUPPORTED;
 		}
 		ret = mdgpu_cu_image_size(image, MDGPU_MODULE_MAX, &k, size);

@@ -128,7 +128,8 @@ static void test_fatbin(void **state)
 	static const uint32_t huge[4] = { 0xba55ed50U, 0x00100001U,
 					  0xfffffff8U, 0xffffffffU };
 	struct { uint32_t magic, version; const void *data, *f; } wrap =
-		{ 0x466243b1U, 1, fb, NULL }, wrap2 = { 0x466243b1U, 2, fb, fb };
+		{ 0x466243b1U, 1, fb, NULL }, wrap2 = { 0x466243b1U, 2, fb, fb },
+		wrap3 = { 0x466243b1U, 3, fb, fb };
 	enum mdgpu_cu_image_kind kind = 0;
 	size_t size = 0;
 
@@ -146,12 +147,14 @@ static void test_fatbin(void **state)
 					     &kind, &size), -EINVAL);
 	assert_int_equal(mdgpu_cu_image_size(huge, sizeof(huge), &kind, &size),
 			 -EINVAL);
-	/* The wrapper: version 1 points to the fatbin, 2 is refused. */
+	/* The wrapper: versions 1 and 2 (device-linked) point to the fatbin,
+	 * others are refused. */
 	assert_int_equal(mdgpu_cu_image_size(&wrap, sizeof(wrap), &kind, &size),
 			 -EOPNOTSUPP);
 	assert_int_equal(kind, MDGPU_CU_IMAGE_WRAPPER);
 	assert_ptr_equal(mdgpu_cu_fatbin_unwrap(&wrap), fb);
-	assert_null(mdgpu_cu_fatbin_unwrap(&wrap2));
+	assert_ptr_equal(mdgpu_cu_fatbin_unwrap(&wrap2), fb);
+	assert_null(mdgpu_cu_fatbin_unwrap(&wrap3));
 }
 
 /* A cubin nvcc built from a .cu (when the toolkit is here), as the

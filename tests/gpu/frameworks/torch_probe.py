@@ -27,7 +27,13 @@ def step(name, fn):
 
 import torch  # noqa: E402
 
-step("available", lambda: torch.cuda.is_available() or 1 / 0)
+def available():
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch.cuda.is_available() is False")
+    return torch.version.cuda
+
+
+step("available", available)
 step("device", lambda: f"{torch.cuda.device_count()} "
      f"{torch.cuda.get_device_name(0)!r} cc {torch.cuda.get_device_capability(0)}")
 step("mem_get_info", lambda: torch.cuda.mem_get_info())
