@@ -31,6 +31,9 @@ bool mdgpu_cu_name_ok(const char *name)
 	if (!name)
 		return false;
 	len = strnlen(name, MDGPU_NAME_MAX + 1);
+	if (len > MDGPU_NAME_MAX)
+		mdgpu_cu_log("name '%.64s...' longer than %u bytes",
+			     name, MDGPU_NAME_MAX);
 	return len && len <= MDGPU_NAME_MAX;
 }
 
