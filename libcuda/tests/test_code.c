@@ -394,10 +394,11 @@ static void measure_costs(void)
 
 static void print_costs(void)
 {
-	if (counting)
+	if (counting && on_cuda)
 		printf("daemon commands: module load %llu, function look-up "
-		       "%llu, failed load %llu (%llu failed, CUresult %d)\n",
-		       cost_load.commands, cost_func.commands,
+		       "%llu, ", cost_load.commands, cost_func.commands);
+	if (counting)
+		printf("failed load %llu (%llu failed, CUresult %d)\n",
 		       cost_bad.commands, cost_bad.errors, (int)bad_result);
 }
 
