@@ -327,7 +327,7 @@ CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	*mode = CU_MODULE_EAGER_LOADING;
+	*mode = mdgpu_cu_loading_mode();
 	mdgpu_cu_leave();
 	return CUDA_SUCCESS;
 }
