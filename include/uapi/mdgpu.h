@@ -335,7 +335,7 @@ enum mdgpu_backend_kind {
 /* Limits a command may not exceed, whatever the vGPU type. */
 #define MDGPU_PARAMS_MAX		4096		/* launch parameter blob */
 #define MDGPU_MODULE_MAX		(16U << 20)	/* module image */
-#define MDGPU_NAME_MAX			256		/* function name */
+#define MDGPU_NAME_MAX			4096		/* function name */
 #define MDGPU_SPIN_NS_MAX		1000000000ULL
 #define MDGPU_GRID_DIM_MAX		0x7fffffffU
 #define MDGPU_BLOCK_THREADS_MAX		1024
