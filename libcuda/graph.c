@@ -560,6 +560,14 @@ CUresult mdgpu_cu_submit(CUstream s, const struct mdgpu_cu_op *op)
 	return ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
 }
 
+CUresult mdgpu_cu_capture_refuse(CUstream s, const char *what)
+{
+	struct mdgpu_cu_member *m;
+	CUresult r = mdgpu_cu_capture_of(s, &m);
+
+	return r ? r : m ? mdgpu_cu_refuse(m->c, what) : CUDA_SUCCESS;
+}
+
 CUresult mdgpu_cu_capture_unsafe(const char *who)
 {
 	CUstreamCaptureMode mode = mdgpu_cu_thread_mode;
@@ -1338,16 +1346,13 @@ static CUresult mdgpu_cu_exec_enter(CUgraphExec x, CUstream s)
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
 	CUgraphExec x = hGraphExec;
-	struct mdgpu_cu_member *m;
 	uint32_t stream;
 	CUresult r = mdgpu_cu_exec_enter(x, hStream);
 	int ret = 0;
 
 	if (r)
 		return r;
-	r = mdgpu_cu_capture_of(hStream, &m);
-	if (!r && m)
-		r = mdgpu_cu_refuse(m->c, "cuGraphLaunch (a child graph)");
+	r = mdgpu_cu_capture_refuse(hStream, "cuGraphLaunch (a child graph)");
 	for (size_t i = 0; !r && i < x->n; i++)
 		r = mdgpu_cu_op_check(&x->ops[i]);
 	if (r)

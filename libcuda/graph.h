@@ -93,6 +93,12 @@ CUresult mdgpu_cu_capture_unsafe(const char *who);
  */
 CUresult mdgpu_cu_capture_sync(CUstream s);
 
+/* Stream-ordered work that cannot be captured (`what`, logged): refused
+ * on a capturing stream (STREAM_CAPTURE_UNSUPPORTED, capture
+ * invalidated) and, like other work, on the legacy stream while a
+ * blocking stream captures (STREAM_CAPTURE_IMPLICIT). */
+CUresult mdgpu_cu_capture_refuse(CUstream s, const char *what);
+
 /* cuEventRecord(WithFlags) on s: *done set when the record was captured
  * (no work to queue), else the caller queues it. */
 CUresult mdgpu_cu_capture_record(CUevent e, CUstream s, unsigned flags,

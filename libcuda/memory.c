@@ -518,7 +518,7 @@ static CUresult mdgpu_cu_copy_host(void *dst, const void *src, size_t n,
 	r = mdgpu_cu_stream_check(stream);
 	/* No host work in a graph: on a capturing stream it is refused. */
 	if (!r)
-		r = mdgpu_cu_capture_sync(stream);
+		r = mdgpu_cu_capture_refuse(stream, "a host-to-host copy");
 	if (!r) {
 		ret = mdgpu_stream_synchronize(mdgpu_cu.g,
 					       mdgpu_cu_stream_handle(stream));

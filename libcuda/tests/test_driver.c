@@ -707,6 +707,8 @@ static void test_capture_replay(void)
 	EXPECT_RES(cuStreamGetCaptureInfo(s, &cs, NULL, NULL, NULL, &edges,
 					  NULL), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuGraphDestroy(cg), CUDA_ERROR_ILLEGAL_STATE);
+	EXPECT_RES(cuGraphInstantiateWithFlags(&x, cg, 0),
+		   CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
 		   CUDA_ERROR_ILLEGAL_STATE);
 	OK(cuMemcpyHtoDAsync(d1, in, 4096, s));
@@ -1096,6 +1098,11 @@ static void test_capture_modes(void)
 	/* Host memory a graph cannot reach: pageable copies. */
 	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
 	EXPECT_RES(cuMemcpyHtoDAsync(d, host, sizeof(host), s),
+		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuMemcpyAsync((CUdeviceptr)(uintptr_t)host,
+				 (CUdeviceptr)(uintptr_t)(host + 32), 16, s),
 		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 
