@@ -15,8 +15,9 @@
  * eager-loading tests run.
  * MDGPU_TEST_BACKEND=cuda: a module, a library and a link are loaded and
  * kernels launched through kernelParams, `extra`, cuLaunchKernelEx and
- * a CUkernel, and the numbers checked; on the fake libcuda of CI the
- * kernel is its `scale_add` (p[i] = p[i] * k + i).
+ * a CUkernel, and captured into graphs and replayed, and the numbers
+ * checked; on the fake libcuda of CI the kernel is its `scale_add`
+ * (p[i] = p[i] * k + i).
  * Prints "N passed, N failed, N skipped".
  */
 #include <pthread.h>
@@ -999,6 +1000,165 @@ static void test_cuda_info(void)
 	OK(cuModuleUnload(m));
 }
 
+/* Capture on any backend: a launch refused at the call (forged function)
+ * is not captured and leaves the capture as it was. */
+static void test_capture_refusals(void)
+{
+	int x = 0;
+	CUfunction f = FORGED(CUfunction, x);
+	CUDA_KERNEL_NODE_PARAMS kp = { .func = f, .gridDimX = 1,
+				       .gridDimY = 1, .gridDimZ = 1,
+				       .blockDimX = 1, .blockDimY = 1,
+				       .blockDimZ = 1 };
+	CUstreamCaptureStatus cs;
+	CUgraphNode node;
+	CUstream s;
+	CUgraph g;
+	size_t n = 9;
+
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+		   CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamIsCapturing(s, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	OK(cuStreamEndCapture(s, &g));
+	OK(cuGraphGetNodes(g, NULL, &n));
+	EXPECT(n == 0);
+	EXPECT_RES(cuGraphAddKernelNode(&node, g, NULL, 0, &kp),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuGraphAddKernelNode(&node, g, NULL, 0, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphDestroy(g));
+	OK(cuStreamDestroy(s));
+}
+
+/* p[i] = p[i] * k + i over n words, in place on the host copy. */
+static void scale_host(uint32_t *p, unsigned n, uint32_t k)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = p[i] * k + i;
+}
+
+static bool same_words(CUdeviceptr d, const uint32_t *want, unsigned n,
+		       const char *how)
+{
+	uint32_t *back = calloc(n, sizeof(*back));
+	unsigned bad = 0;
+
+	if (cuMemcpyDtoH(back, d, n * sizeof(*back)) != CUDA_SUCCESS)
+		bad = n;
+	for (unsigned i = 0; i < n && !bad; i++)
+		bad += back[i] != want[i];
+	if (bad)
+		fprintf(stderr, "%s: %u of %u words wrong\n", how, bad, n);
+	free(back);
+	return bad == 0;
+}
+
+/*
+ * Kernels captured and replayed (the fake's scale_add runs for real):
+ * parameters are the ones at capture time, later changes to the
+ * caller's variables do not reach the graph; a graph built by hand; a
+ * graph whose module is gone is refused at launch.
+ */
+static void test_cuda_graph(void)
+{
+	enum { n = 256 };
+	uint32_t h[n], cur[n];
+	uint64_t count = n;
+	uint32_t k = 3, k2 = 2, k3 = 5;
+	void *params[3] = { NULL, &count, &k };
+	void *params2[3] = { NULL, &count, &k2 };
+	void *params3[3] = { NULL, &count, &k3 };
+	CUlaunchConfig cfg = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+			       .blockDimX = n, .blockDimY = 1,
+			       .blockDimZ = 1 };
+	CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1, .gridDimY = 1,
+				       .gridDimZ = 1, .blockDimX = n,
+				       .blockDimY = 1, .blockDimZ = 1 };
+	CUgraphNode *nodes, node;
+	CUgraphExec x, x2;
+	CUgraphNodeType t;
+	CUdeviceptr d;
+	CUfunction f;
+	CUmodule m;
+	CUstream s;
+	CUgraph g, g2;
+	size_t nn = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		h[i] = i * 7 + 1;
+	OK(cuMemAlloc(&d, sizeof(h)));
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	params[0] = params2[0] = params3[0] = &d;
+	OK(cuModuleLoadData(&m, ptx));
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	cfg.hStream = s;
+
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, s, params, NULL));
+	k = 100;	/* after capture: not what the graph runs */
+	OK(cuLaunchKernelEx(&cfg, f, params2, NULL));
+	k2 = 100;
+	OK(cuStreamEndCapture(s, &g));
+	OK(cuGraphGetNodes(g, NULL, &nn));
+	EXPECT(nn == 2);
+	nodes = calloc(nn + 1, sizeof(*nodes));
+	OK(cuGraphGetNodes(g, nodes, &nn));
+	for (size_t i = 0; i < nn; i++) {
+		OK(cuGraphNodeGetType(nodes[i], &t));
+		EXPECT(t == CU_GRAPH_NODE_TYPE_KERNEL);
+	}
+	free(nodes);
+	/* Captured, not run. */
+	EXPECT(same_words(d, h, n, "after capture"));
+
+	OK(cuGraphInstantiateWithFlags(&x, g, 0));
+	memcpy(cur, h, sizeof(h));
+	for (int rep = 0; rep < 3; rep++) {
+		OK(cuGraphLaunch(x, s));
+		scale_host(cur, n, 3);
+		scale_host(cur, n, 2);
+	}
+	OK(cuStreamSynchronize(s));
+	EXPECT(same_words(d, cur, n, "replays"));
+	/* On the legacy stream, after the graph is destroyed. */
+	OK(cuGraphDestroy(g));
+	OK(cuGraphLaunch(x, NULL));
+	OK(cuCtxSynchronize());
+	scale_host(cur, n, 3);
+	scale_host(cur, n, 2);
+	EXPECT(same_words(d, cur, n, "replay on the legacy stream"));
+
+	/* By hand: two kernel nodes, the second after the first. */
+	OK(cuGraphCreate(&g2, 0));
+	kp.func = f;
+	kp.kernelParams = params3;
+	OK(cuGraphAddKernelNode(&node, g2, NULL, 0, &kp));
+	k3 = 1;
+	OK(cuGraphAddKernelNode(&node, g2, &node, 1, &kp));
+	OK(cuGraphInstantiateWithFlags(&x2, g2, 0));
+	OK(cuGraphDestroy(g2));
+	OK(cuGraphLaunch(x2, s));
+	OK(cuStreamSynchronize(s));
+	scale_host(cur, n, 5);
+	scale_host(cur, n, 1);
+	EXPECT(same_words(d, cur, n, "nodes added by hand"));
+
+	/* The module unloaded: its kernels' graphs are refused. */
+	OK(cuModuleUnload(m));
+	EXPECT_RES(cuGraphLaunch(x, s), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuGraphLaunch(x2, s), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamSynchronize(s));
+	EXPECT(same_words(d, cur, n, "nothing queued"));
+	OK(cuGraphExecDestroy(x));
+	OK(cuGraphExecDestroy(x2));
+	OK(cuStreamDestroy(s));
+	OK(cuMemFree(d));
+}
+
 int main(void)
 {
 	const char *backend = getenv("MDGPU_TEST_BACKEND");
@@ -1025,9 +1185,11 @@ int main(void)
 	test_launch_refusals();
 	test_limits();
 	test_lazy(ctx);
+	test_capture_refusals();
 	if (on_cuda) {
 		test_cuda_module();
 		test_cuda_info();
+		test_cuda_graph();
 	}
 out:
 	OK(cuDevicePrimaryCtxRelease(0));
