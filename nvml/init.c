@@ -265,10 +265,13 @@ nvmlReturn_t DECLDIR nvmlInitWithFlags(unsigned int flags)
 		r = mdgpu_nvml_bind();
 		mdgpu_nvml.bound = r == NVML_SUCCESS;
 	}
-	if (!r)
+	/* libcuda's vGPU is the process's for good: described once, after
+	 * which the description is only read (without the lock). */
+	if (!r && !mdgpu_nvml.have_vgpu) {
 		r = mdgpu_nvml_describe();
+		mdgpu_nvml.have_vgpu = r == NVML_SUCCESS;
+	}
 	/* NO_GPUS: initialised with no device rather than failing. */
-	mdgpu_nvml.have_vgpu = r == NVML_SUCCESS;
 	if (r && (flags & NVML_INIT_FLAG_NO_GPUS) &&
 	    r != NVML_ERROR_LIBRARY_NOT_FOUND &&
 	    r != NVML_ERROR_LIB_RM_VERSION_MISMATCH)

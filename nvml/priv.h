@@ -35,12 +35,16 @@ struct mdgpu_nvml_cu {
 };
 
 struct mdgpu_nvml_state {
-	pthread_mutex_t lock;		/* every field below */
+	pthread_mutex_t lock;		/* the fields below; the
+					 * description is written once,
+					 * before have_vgpu, and only read
+					 * after it */
 	unsigned int refs;		/* nvmlInit calls not yet shut down */
 	bool bound;			/* cu is resolved (kept for good) */
-	bool have_vgpu;			/* false: NO_GPUS and no vGPU */
+	bool have_vgpu;			/* described (then for good); false
+					 * after NO_GPUS without a vGPU */
 	struct mdgpu_nvml_cu cu;
-	/* What does not change while the vGPU lives, read at nvmlInit. */
+	/* The description, read at the first nvmlInit that finds it. */
 	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
 	char uuid[MDGPU_NVML_UUID_LEN];
 	uint64_t total;
