@@ -249,6 +249,9 @@ enum mdgpu_query {
 	MDGPU_QUERY_STREAM_PRIORITIES = 7, /* result: least priority,
 					    * result2: greatest (each an
 					    * __s32 in the low 32 bits) */
+	MDGPU_QUERY_GPU_TIME = 8,	/* result: GPU ns charged to this
+					 * vGPU over the last window,
+					 * result2: the window, ns */
 };
 
 /* STREAM_CREATE flags. */
