@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# version.sh [--header FILE]: print mdgpu's version, or write it as a C
-# header (#define MDGPU_VERSION "...") to FILE when its content changes,
-# so that a rebuild follows a new version and nothing else.
+# version.sh [--header FILE [VERSION]]: print mdgpu's version, or write it
+# (or VERSION, the one make computed for the whole build) as a C header
+# (#define MDGPU_VERSION "...") to FILE when its content changes, so that
+# a rebuild follows a new version and nothing else.
 #
 # VERSION holds the last release's version.  In a git checkout:
 #   HEAD tagged v<VERSION>        <VERSION>
@@ -16,7 +17,9 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 base=$(tr -d ' \t\n' <"$top/VERSION")
 ver=$base
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1 &&
+if [ "${1:-}" = --header ] && [ -n "${3:-}" ]; then
+	ver=$3
+elif git -C "$top" rev-parse --git-dir >/dev/null 2>&1 &&
 	sha=$(git -C "$top" rev-parse --short=7 HEAD 2>/dev/null); then
 	if ! git -C "$top" describe --tags --exact-match --match "v$base" \
 		HEAD >/dev/null 2>&1; then
