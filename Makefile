@@ -7,6 +7,8 @@
 #   make check-vm KVER=6.1|6.12   the QEMU guest suite for one kernel
 #   make demo            the main demo (README)
 #   make fuzz [FUZZ_SECONDS=N]   the libFuzzer harnesses (fuzz/fuzz.mk)
+#   make install [PREFIX=/usr/local] [DESTDIR=], make deb, make version
+#                        packaging/packaging.mk, Documentation/install.md
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(TOP)/build

@@ -51,10 +51,12 @@ step "shellcheck, licenses"
 	deb/*/postrm tests/*.sh mdgpud-instance.in "$TOP/scripts/version.sh") ||
 	fail "shellcheck"
 ok "shellcheck: packaging scripts, maintainer scripts, scripts/version.sh"
-for id in $(git -C "$TOP" grep -h -o 'SPDX-License-Identifier: .*' |
-	sed 's/SPDX-License-Identifier: //; s/[*][/].*//; s/-->.*//' |
-	tr '()' '  ' | sed 's/ OR / /g; s/ WITH / /g' | tr ' ' '\n' |
-	grep . | sort -u); do
+# Identifiers: the words of each expression but its operators.
+for id in $(git -C "$TOP" grep -h -o -E \
+	'SPDX-License-Identifier: [()A-Za-z0-9.+ -]+' |
+	sed 's/^SPDX-License-Identifier: //; s/[() ]/\n/g' |
+	grep -E '^[A-Za-z][A-Za-z0-9.+-]*$' | grep -vx -e OR -e AND -e WITH |
+	sort -u); do
 	[ -s "$TOP/LICENSES/$id" ] || fail "SPDX '$id' has no LICENSES/$id"
 	ok "SPDX $id: LICENSES/$id"
 done
