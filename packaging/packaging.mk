@@ -51,10 +51,9 @@ INSTALL ?= install
 
 P_DIR := $(TOP)/packaging
 # The libraries of LIBDIR/mdgpu/: every lib*.so* of these build folders.
-# nvml/ (libnvidia-ml.so.1) is picked up once it is built; its make
-# target, when it has one, belongs in P_LIB_TARGETS.
+# nvml/ holds libnvidia-ml.so.1.
 P_LIB_DIRS := $(BUILD)/libcuda $(BUILD)/nvml
-P_LIB_TARGETS := libcuda
+P_LIB_TARGETS := libcuda nvml
 P_DOCS := $(TOP)/README.md $(TOP)/Documentation/install.md \
 	$(TOP)/Documentation/daemon.md $(TOP)/Documentation/mdgpuctl.md \
 	$(TOP)/Documentation/libcuda.md $(TOP)/Documentation/integration.md
