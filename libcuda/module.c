@@ -84,7 +84,8 @@ CUresult mdgpu_cu_image(const char *who, const void *image,
 				     "version", who);
 			return CUDA_ERROR_NOT_SUPPORTED;
 		}
-		ret = mdgpu_cu_image_size(image, MDGPU_MODULE_DEVICE_MAX, &k, size);
+		ret = mdgpu_cu_image_size(image, MDGPU_MODULE_DEVICE_MAX, &k,
+					  size);
 		if (!ret && k != MDGPU_CU_IMAGE_FATBIN)
 			ret = -EINVAL;
 	}
