@@ -334,9 +334,7 @@ enum mdgpu_backend_kind {
 
 /* Limits a command may not exceed, whatever the vGPU type. */
 #define MDGPU_PARAMS_MAX		4096		/* launch parameter blob */
-#define MDGPU_MODULE_MAX		(16U << 20)	/* module image in host
-							 * memory (APERTURE,
-							 * IOVA) */
+#define MDGPU_MODULE_MAX		(16U << 20)	/* image in host memory */
 /*
  * A module image in device memory (MODULE_LOAD space DEVICE, ABI 1.3):
  * how an image larger than a client's staging area is loaded.  It also
