@@ -24,6 +24,7 @@ include kmod/kmod.mk
 include libmdgpu/lib.mk
 include userspace-daemon/daemon.mk
 include libcuda/libcuda.mk
+include nvml/nvml.mk
 include tests/vm/vm.mk
 include qemu-scripts/scripts.mk
 include guest/guest.mk

@@ -399,7 +399,14 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_integrity[3] = {
  * real driver's, as ZLUDA recorded them); the 13.0 runtime checks only
  * that those calls succeed.
  */
-static const uint32_t mdgpu_cu_integrity_runtimes[] = { 13000, 13010, 13020 };
+/*
+ * Runtimes measured to pass on the H100 (driver 580): 13.0 (nvcc's static
+ * one, PyTorch's shared one) and 13.2 (CuPy 14's).  The 13.1 runtime
+ * linked into cuBLAS 13.1 calls the three steps and then stops, so the
+ * answer is not the one it expects (Documentation/export-tables.md): it
+ * is refused here with a message instead.
+ */
+static const uint32_t mdgpu_cu_integrity_runtimes[] = { 13000, 13020 };
 
 static const uint8_t mdgpu_cu_integrity_key[16] = {
 	0x14, 0x6a, 0xdd, 0xae, 0x53, 0xa9, 0xa7, 0x52,
@@ -469,9 +476,11 @@ static CUresult mdgpu_cu_integrity(uint32_t version, uint64_t unix_seconds,
 
 	if (!result)
 		return CUDA_ERROR_INVALID_VALUE;
+	mdgpu_cu_log("INTEGRITY_CHECK[1]: runtime %u.%u, step %u",
+		     version / 1000, version % 1000 / 10, version % 10);
 	if (!mdgpu_cu_integrity_runtime_ok(version - version % 10)) {
 		mdgpu_cu_log("NVIDIA runtime %u.%u is not supported (its "
-			     "private tables are known for 13.0 to 13.2); "
+			     "private tables are known for 13.0 and 13.2); "
 			     "failing its integrity check", version / 1000,
 			     version % 1000 / 10);
 		return CUDA_ERROR_NOT_SUPPORTED;

@@ -31,6 +31,9 @@ bool mdgpu_cu_name_ok(const char *name)
 	if (!name)
 		return false;
 	len = strnlen(name, MDGPU_NAME_MAX + 1);
+	if (len > MDGPU_NAME_MAX)
+		mdgpu_cu_log("name '%.64s...' longer than %u bytes",
+			     name, MDGPU_NAME_MAX);
 	return len && len <= MDGPU_NAME_MAX;
 }
 
@@ -327,7 +330,7 @@ CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	*mode = CU_MODULE_EAGER_LOADING;
+	*mode = mdgpu_cu_loading_mode();
 	mdgpu_cu_leave();
 	return CUDA_SUCCESS;
 }

@@ -249,6 +249,9 @@ enum mdgpu_query {
 	MDGPU_QUERY_STREAM_PRIORITIES = 7, /* result: least priority,
 					    * result2: greatest (each an
 					    * __s32 in the low 32 bits) */
+	MDGPU_QUERY_GPU_TIME = 8,	/* result: GPU ns charged to this
+					 * vGPU over the last window,
+					 * result2: the window, ns */
 };
 
 /* STREAM_CREATE flags. */
@@ -341,7 +344,7 @@ enum mdgpu_backend_kind {
  * needs an allocation of its size inside the vGPU's quota.
  */
 #define MDGPU_MODULE_DEVICE_MAX		(1U << 30)
-#define MDGPU_NAME_MAX			256		/* function name */
+#define MDGPU_NAME_MAX			4096		/* function name */
 #define MDGPU_SPIN_NS_MAX		1000000000ULL
 #define MDGPU_GRID_DIM_MAX		0x7fffffffU
 #define MDGPU_BLOCK_THREADS_MAX		1024

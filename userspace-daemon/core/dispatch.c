@@ -251,13 +251,19 @@ static int mdgpud_dispatch_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 	return v->ctx_err;
 }
 
+static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
+{
+	return vc->opcode == MDGPU_OP_QUERY &&
+	       vc->query.what == MDGPU_QUERY_GPU_TIME;
+}
+
 static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 				      struct mdgpud_vgpu *v, uint64_t slice_ns)
 {
 	const struct mdgpud_backend_ops *b = c->bops;
 	uint64_t t0 = mdgpud_now_ns(), now = t0, gpu_ns = 0;
 	uint64_t busy_until, drain_ns;
-	uint32_t tail = v->observed_tail;
+	uint32_t tail = v->observed_tail, first = v->head;
 	/*
 	 * Asynchronous work (launches) takes little wall time to submit but
 	 * a lot of GPU time later, so wall time alone would let a slice
@@ -286,6 +292,13 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		wait = now > v->seen_ns[idx] ? now - v->seen_ns[idx] : 0;
 		ret = mdgpud_validate(&v->vctx, v->tops->sq_entry(v->tpriv, idx),
 				      &c->vcmd);
+		/* QUERY GPU_TIME counts whole slices: after other commands
+		 * of this slice it waits for the next one, so that the time
+		 * of the work before it is charged first.  Validated again
+		 * then. */
+		if (!ret && v->head != first && mdgpud_dispatch_ends_slice(
+						&c->vcmd))
+			break;
 		if (!ret)
 			ret = mdgpud_dispatch_exec(v, &c->vcmd, &result,
 						   &result2);
@@ -360,6 +373,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 	}
 	pthread_mutex_lock(&c->lock);
 	v->gpu_ns += gpu_ns;
+	mdgpud_usage_charge(&v->usage, mdgpud_now_ns(), gpu_ns);
 	v->slices++;
 	pthread_mutex_unlock(&c->lock);
 }

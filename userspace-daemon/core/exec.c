@@ -290,6 +290,13 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		case MDGPU_QUERY_STREAM_PRIORITIES:
 			return mdgpud_exec_stream_priorities(v, result,
 							     result2);
+		case MDGPU_QUERY_GPU_TIME:
+			pthread_mutex_lock(&c->lock);
+			*result = mdgpud_usage_window(&v->usage,
+						      mdgpud_now_ns());
+			pthread_mutex_unlock(&c->lock);
+			*result2 = MDGPUD_USAGE_WINDOW_NS;
+			return 0;
 		}
 		return -EINVAL;
 	case MDGPU_OP_DEVICE_INFO:

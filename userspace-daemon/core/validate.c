@@ -612,6 +612,7 @@ static bool mdgpud_query_known(uint32_t what)
 	case MDGPU_QUERY_BACKEND:
 	case MDGPU_QUERY_APERTURE_DEVPTR:
 	case MDGPU_QUERY_STREAM_PRIORITIES:
+	case MDGPU_QUERY_GPU_TIME:
 		return true;
 	default:
 		return false;

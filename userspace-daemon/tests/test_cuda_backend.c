@@ -90,7 +90,8 @@ static int test_seccomp;	/* 0 enforce, 1 learn, 2 audit */
 static const struct mdgpud_backend_ops *ops = &mdgpud_backend_cuda;
 static struct mdgpud_backend *be;
 static struct mdgpud_gpu_info info;
-static char skip_reason[1024];
+static char skip_reason[1024];	/* the backend's last message */
+static char no_gpu_reason[1024];	/* why open() failed, kept */
 static char worker_path[PATH_MAX];
 
 /* Keeps the backend's last message: the reason when open() fails. */
@@ -202,6 +203,10 @@ static int group_setup(void **state)
 		if (!skip_reason[0])
 			snprintf(skip_reason, sizeof(skip_reason),
 				 "cuda backend open: %s", strerror(-ret));
+		/* Later tests log on purpose (test_open_errors): the reason
+		 * for skipping is this one. */
+		snprintf(no_gpu_reason, sizeof(no_gpu_reason), "%s",
+			 skip_reason);
 		return 0;
 	}
 	fprintf(stderr, "GPU: %s (%s), %u SMs, fb_size %" PRIu64 " MiB\n",
@@ -221,7 +226,7 @@ static int group_teardown(void **state)
 #define REQUIRE_GPU()							\
 	do {								\
 		if (!be) {						\
-			printf("SKIPPED: no usable GPU: %s\n", skip_reason); \
+			printf("SKIPPED: no usable GPU: %s\n", no_gpu_reason); \
 			skip();						\
 		}							\
 	} while (0)

@@ -637,11 +637,13 @@ static void test_streams(void **state)
 	c.event.pad = 1;
 	assert_int_equal(v(f, &c), -EINVAL);
 
-	/* QUERY STREAM_PRIORITIES. */
+	/* QUERY STREAM_PRIORITIES, GPU_TIME. */
 	c = cmd(MDGPU_OP_QUERY);
 	c.query.what = MDGPU_QUERY_STREAM_PRIORITIES;
 	assert_int_equal(v(f, &c), 0);
-	c.query.what = MDGPU_QUERY_STREAM_PRIORITIES + 1;
+	c.query.what = MDGPU_QUERY_GPU_TIME;
+	assert_int_equal(v(f, &c), 0);
+	c.query.what = MDGPU_QUERY_GPU_TIME + 1;	/* the last one's next */
 	assert_int_equal(v(f, &c), -EINVAL);
 }
 

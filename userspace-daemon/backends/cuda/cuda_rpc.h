@@ -68,6 +68,9 @@
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
+/* A function or global name travels inline, without its NUL. */
+_Static_assert(MDGPU_NAME_MAX <= MDGPUD_CUDA_RPC_INLINE_MAX,
+	       "names must fit the inline data");
 /*
  * Module images in host memory and copies from unregistered host memory
  * go through it; images in device memory never do (the worker reads them
