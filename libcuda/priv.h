@@ -159,8 +159,8 @@ extern struct mdgpu_cu_state mdgpu_cu;
 CUresult mdgpu_cu_result(int err);
 /*
  * Under the lock, after a failed libmdgpu call: its CUresult, where a
- * command that failed -EIO with the backend's own code (a CUresult on
- * the cuda backend, mdgpu_last_code()) gives that code.
+ * command that failed with the backend's own code (a CUresult on the
+ * cuda backend, mdgpu_last_code()) gives that code.
  */
 CUresult mdgpu_cu_error(int err);
 

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			2
+#define MDGPU_ABI_MINOR			3
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -337,7 +337,13 @@ enum mdgpu_backend_kind {
 
 /* Limits a command may not exceed, whatever the vGPU type. */
 #define MDGPU_PARAMS_MAX		4096		/* launch parameter blob */
-#define MDGPU_MODULE_MAX		(16U << 20)	/* module image */
+#define MDGPU_MODULE_MAX		(16U << 20)	/* image in host memory */
+/*
+ * A module image in device memory (MODULE_LOAD space DEVICE, ABI 1.3):
+ * how an image larger than a client's staging area is loaded.  It also
+ * needs an allocation of its size inside the vGPU's quota.
+ */
+#define MDGPU_MODULE_DEVICE_MAX		(1U << 30)
 #define MDGPU_NAME_MAX			4096		/* function name */
 #define MDGPU_SPIN_NS_MAX		1000000000ULL
 #define MDGPU_GRID_DIM_MAX		0x7fffffffU
@@ -367,10 +373,16 @@ struct mdgpu_cmd_copy {
 	__u32 dst_space;		/* at least one side is DEVICE */
 };
 
+/*
+ * The image is len bytes at addr in `space`: APERTURE or IOVA, at most
+ * MDGPU_MODULE_MAX; or (ABI 1.3) DEVICE, inside one allocation of the
+ * vGPU, at most MDGPU_MODULE_DEVICE_MAX.  The daemon reads it once, when
+ * the command runs; the client may reuse the memory after completion.
+ */
 struct mdgpu_cmd_module_load {
 	__u64 addr;
 	__u64 len;
-	__u32 space;			/* APERTURE or IOVA */
+	__u32 space;			/* APERTURE, IOVA or DEVICE */
 	__u32 kind;			/* enum mdgpu_module_kind */
 };
 
@@ -540,7 +552,10 @@ struct mdgpu_cmd {
  *   -EPERM   the command would touch a resource of the whole GPU
  * A command that fails with -EIO carries in result2 the backend's own
  * error code when it has one (a CUresult on the cuda backend, e.g. 700
- * for an illegal address), else 0.  Once the vGPU's GPU context is lost
+ * for an illegal address), else 0.  From ABI 1.3 every command that the
+ * backend failed carries it the same way (e.g. a MODULE_LOAD the driver
+ * refused: -EINVAL, result2 218 for invalid PTX); a command refused by
+ * the daemon itself carries 0.  Once the vGPU's GPU context is lost
  * (STATUS.CONTEXT_LOST), every command fails with the error that lost it,
  * and the same result2, until a reset.
  */

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -67,6 +68,8 @@ static const char ptx[] =
 	".param .u32 k)\n{\n\tret;\n}\n";
 
 static bool on_cuda;
+/* The cuda backend over the fake libcuda of CI (its device's name). */
+static bool on_fake;
 static char tmpdir[] = "/tmp/mdgpu-test-code.XXXXXX";
 
 static void write_file(const char *path, const void *p, size_t n)
@@ -82,7 +85,8 @@ static void write_file(const char *path, const void *p, size_t n)
 
 static void remove_tmp(void)
 {
-	static const char *const names[] = { "short.fatbin", "k.ptx" };
+	static const char *const names[] = { "short.fatbin", "k.ptx",
+					     "huge.ptx" };
 	char path[64];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -156,6 +160,78 @@ static void test_images(void)
 		   CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuModuleGetGlobal(NULL, NULL, FORGED(CUmodule, m), NULL),
 		   CUDA_ERROR_INVALID_VALUE);
+}
+
+/* Images past the aperture's 8 MiB staging area, and past the 16 MiB
+ * that the ABI allows in host memory: loaded from device memory. */
+#define BIG_IMAGE	(20u << 20)
+/* MDGPU_MODULE_DEVICE_MAX of the ABI: the largest image mdgpu loads. */
+#define IMAGE_MAX	(1u << 30)
+
+/* `text`, then lines of a PTX comment up to `len` bytes, the last a
+ * NUL (malloc'ed). */
+static char *padded(const char *text, size_t len)
+{
+	size_t n = strlen(text);
+	char *p = malloc(len);
+
+	if (!p || len < n + 2) {
+		perror("padded");
+		exit(2);
+	}
+	memcpy(p, text, n);
+	memset(p + n, ' ', len - n);
+	for (size_t i = n; i < len - 1; i += 80) {
+		p[i] = '/';
+		if (i + 1 < len - 1)
+			p[i + 1] = '/';
+		p[i + 79 < len - 1 ? i + 79 : len - 2] = '\n';
+	}
+	p[len - 1] = '\0';
+	return p;
+}
+
+/*
+ * Every backend: images above the largest mdgpu loads are refused before
+ * anything is read or sent; a large one passes libcuda and reaches the
+ * daemon through device memory, whose buffer is freed afterwards (sim
+ * loads no code: CUDA_ERROR_NOT_SUPPORTED).
+ */
+static void test_image_bounds(void)
+{
+	static const uint32_t huge_fatbin[4] = { 0xba55ed50U, 0x00100001U,
+						 IMAGE_MAX, 0 };
+	char path[64], *big;
+	size_t free0 = 0, free1 = 0, total;
+	CUlinkState ls;
+	CUlibrary lib;
+	CUmodule m;
+	int fd;
+
+	EXPECT_RES(cuModuleLoadData(&m, huge_fatbin), CUDA_ERROR_INVALID_IMAGE);
+	EXPECT_RES(cuLibraryLoadData(&lib, huge_fatbin, NULL, NULL, 0, NULL,
+				     NULL, 0), CUDA_ERROR_INVALID_IMAGE);
+	OK(cuLinkCreate(0, NULL, NULL, &ls));
+	EXPECT_RES(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx,
+				 (size_t)IMAGE_MAX + 1, "k", 0, NULL, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+	OK(cuLinkDestroy(ls));
+	/* A sparse file: its size is refused, nothing is read. */
+	snprintf(path, sizeof(path), "%s/huge.ptx", tmpdir);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	EXPECT(fd >= 0 && !ftruncate(fd, (off_t)IMAGE_MAX + 1));
+	if (fd >= 0)
+		close(fd);
+	EXPECT_RES(cuModuleLoad(&m, path), CUDA_ERROR_INVALID_IMAGE);
+
+	if (on_cuda)
+		return;	/* test_cuda_large_image loads it */
+	big = padded(ptx, BIG_IMAGE);
+	OK(cuMemGetInfo(&free0, &total));
+	EXPECT_RES(cuModuleLoadData(&m, big), CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuMemGetInfo(&free1, &total));
+	EXPECT(free1 == free0);
+	free(big);
 }
 
 /* Every call on a function, kernel or library refuses a forged handle. */
@@ -952,6 +1028,80 @@ static void test_cuda_module(void)
 }
 
 /*
+ * A module image larger than the staging area (NVIDIA's runtime loads
+ * cuBLAS's and cuFFT's fatbins so): loaded through device memory, its
+ * kernel launched, as a module and as a library; the buffer is freed.
+ * Images the host driver refuses give the program its CUresult.
+ */
+static void test_cuda_large_image(void)
+{
+	enum { n = 256 };
+	static const char bad_ptx[] = ".version 8.0\n.target sm_90\n"
+				      ".address_size 64\nthis is not ptx\n";
+	static const char no_sass[] = ".version 8.0\n.target sm_90\n"
+				      "// no binary for this gpu\n";
+	char *big = padded(ptx, BIG_IMAGE), *big_bad;
+	uint32_t h[n], k = 4;
+	uint64_t count = n;
+	size_t free0 = 0, free1 = 0, total;
+	void *params[3] = { NULL, &count, &k };
+	CUdeviceptr d, d2;
+	CUfunction f;
+	CUlibrary lib;
+	CUkernel kern;
+	CUmodule m;
+
+	for (unsigned i = 0; i < n; i++)
+		h[i] = i * 3 + 2;
+	OK(cuMemGetInfo(&free0, &total));
+	OK(cuMemAlloc(&d, sizeof(h)));
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	params[0] = &d;
+	OK(cuModuleLoadData(&m, big));
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	OK(cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, params, NULL));
+	check_scaled(d, h, n, k, "large module");
+	OK(cuModuleUnload(m));
+
+	/* A library's first use loads it (lazy loading), as the runtime's
+	 * first cuBLAS call does. */
+	OK(cuLibraryLoadData(&lib, big, NULL, NULL, 0, NULL, NULL, 0));
+	OK(cuLibraryGetKernel(&kern, lib, "scale_add"));
+	OK(cuLaunchKernel((CUfunction)kern, 1, 1, 1, n, 1, 1, 0, NULL, params,
+			  NULL));
+	for (unsigned i = 0; i < n; i++)
+		h[i] = h[i] * k + i;
+	check_scaled(d, h, n, k, "large library");
+	OK(cuLibraryUnload(lib));
+
+	/* The driver's own answers. */
+	EXPECT_RES(cuModuleLoadData(&m, bad_ptx), CUDA_ERROR_INVALID_PTX);
+	if (on_fake) {
+		EXPECT_RES(cuModuleLoadData(&m, no_sass),
+			   CUDA_ERROR_NO_BINARY_FOR_GPU);
+		/* A library loads at its first use (lazy loading). */
+		OK(cuLibraryLoadData(&lib, no_sass, NULL, NULL, 0, NULL, NULL,
+				     0));
+		EXPECT_RES(cuLibraryGetKernel(&kern, lib, "k"),
+			   CUDA_ERROR_NO_BINARY_FOR_GPU);
+		OK(cuLibraryUnload(lib));
+	} else {
+		SKIP("CUDA_ERROR_NO_BINARY_FOR_GPU needs the fake libcuda's "
+		     "marker (a fatbin of other GPUs' code on a real one)");
+	}
+	big_bad = padded(bad_ptx, BIG_IMAGE);
+	EXPECT_RES(cuModuleLoadData(&m, big_bad), CUDA_ERROR_INVALID_PTX);
+	/* The daemon's own refusal next carries no driver code. */
+	EXPECT_RES(cuMemAlloc(&d2, (size_t)1 << 40), CUDA_ERROR_OUT_OF_MEMORY);
+	OK(cuMemFree(d));
+	/* Every staging buffer in device memory was freed. */
+	OK(cuMemGetInfo(&free1, &total));
+	EXPECT(free1 == free0);
+	free(big_bad);
+	free(big);
+}
+
+/*
  * What needs the daemon's FUNC_INFO and the fake's named kernels:
  * attributes, occupancy, a global written by a kernel.  Each part runs
  * when the daemon answers, and is skipped with the reason otherwise.
@@ -1172,6 +1322,12 @@ int main(void)
 		return 2;
 	}
 	OK(cuInit(0));
+	if (on_cuda) {
+		char name[96] = "";
+
+		OK(cuDeviceGetName(name, sizeof(name), 0));
+		on_fake = strstr(name, "fake") != NULL;
+	}
 	OK(cuDevicePrimaryCtxRetain(&ctx, 0));
 	OK(cuCtxSetCurrent(ctx));
 	if (eager) {
@@ -1184,10 +1340,12 @@ int main(void)
 	test_link();
 	test_launch_refusals();
 	test_limits();
+	test_image_bounds();
 	test_lazy(ctx);
 	test_capture_refusals();
 	if (on_cuda) {
 		test_cuda_module();
+		test_cuda_large_image();
 		test_cuda_info();
 		test_cuda_graph();
 	}
