@@ -1804,19 +1804,30 @@ static void test_sandbox_worker(void **state)
 	assert_true(readlink(path, w_ns, sizeof(w_ns)) > 0);
 	assert_true(readlink("/proc/self/ns/mnt", self_ns, sizeof(self_ns)) > 0);
 	if (!test_private_dev) {
-		/* worker_dev = none: no namespace, and no JIT cache. */
-		char env[8192] = { 0 };
-		size_t n;
+		/* worker_dev = none: no namespace, and no JIT cache.  The
+		 * whole environment is read: the variable is appended to
+		 * the supervisor's, which may be long. */
+		static const char want[] = "CUDA_CACHE_DISABLE=1";
+		size_t n = 0, cap = 0, got;
+		char *env = NULL;
 		FILE *f;
 
 		assert_string_equal(w_ns, self_ns);
 		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 		f = fopen(path, "re");
 		assert_non_null(f);
-		n = fread(env, 1, sizeof(env) - 1, f);
+		do {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16384;
+				env = realloc(env, cap);
+				assert_non_null(env);
+			}
+			got = fread(env + n, 1, cap - n, f);
+			n += got;
+		} while (got);
 		fclose(f);
-		assert_non_null(memmem(env, n, "CUDA_CACHE_DISABLE=1",
-				       strlen("CUDA_CACHE_DISABLE=1")));
+		assert_non_null(memmem(env, n, want, strlen(want)));
+		free(env);
 		ops->ctx_destroy(ctx);
 		return;
 	}
