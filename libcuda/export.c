@@ -152,15 +152,38 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_hooks[7] = {
 
 /* ---- TOOLS_TLS ------------------------------------------------------- */
 
+/*
+ * Slot 2: (void **ctx, ...).  Stores the calling thread's current context
+ * in *ctx and succeeds; the further arguments the callers pass vary and
+ * are not read.  Measured on the H100 (driver 580): cuBLASLt's runtime
+ * calls it with a structure of its own whose first field the driver
+ * overwrites with the same pointer cuCtxGetCurrent returns (the bytes it
+ * points to are the context's), and fails cublasLtMatmulAlgoGetHeuristic
+ * with CUBLAS_STATUS_NOT_SUPPORTED when the call fails.  With no current
+ * context it stores NULL, as cuCtxGetCurrent does.
+ */
+static CUresult mdgpu_cu_tls_ctx(CUcontext *ctx)
+{
+	CUresult r;
+
+	if (!ctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	*ctx = mdgpu_cu_current();
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
 XT_UNKNOWN(tls, 1)
-XT_UNKNOWN(tls, 2)
 XT_UNKNOWN(tls, 3)
 
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tls[4];
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tls[4] = {
 	XT_SIZE(mdgpu_cu_xt_tls),
 	XT_FN(mdgpu_cu_tls_1),
-	XT_FN(mdgpu_cu_tls_2),
+	XT_FN(mdgpu_cu_tls_ctx),
 	XT_FN(mdgpu_cu_tls_3),
 };
 
@@ -324,8 +347,10 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_cls[4] = {
  * asks it about the current context before it uses it; on an error it
  * treats the context as unusable, with *kind == 1 it takes a path that
  * reads *detail, otherwise it looks the context up among the devices'
- * primary contexts.  The real driver answers 0 for ordinary contexts,
- * the only kind this library makes.
+ * primary contexts.  For an ordinary context (the only kind this library
+ * makes) the real driver writes *kind = 0 and leaves *detail as the
+ * caller set it (measured on the H100, driver 580, before and after the
+ * calls the static runtime inside cuBLAS makes), so this does the same.
  */
 static CUresult mdgpu_cu_ctxchk_kind(CUcontext ctx, unsigned *kind,
 				     void **detail)
@@ -339,12 +364,10 @@ static CUresult mdgpu_cu_ctxchk_kind(CUcontext ctx, unsigned *kind,
 		return r;
 	if (!ctx)
 		ctx = mdgpu_cu_current();
-	if (mdgpu_cu_ctx_live(ctx)) {
+	if (mdgpu_cu_ctx_live(ctx))
 		*kind = 0;
-		*detail = NULL;
-	} else {
+	else
 		r = CUDA_ERROR_INVALID_CONTEXT;
-	}
 	mdgpu_cu_leave();
 	return r;
 }
