@@ -660,6 +660,39 @@ static void test_tools_tls(void)
 	OK(cuDevicePrimaryCtxRelease(0));
 }
 
+/* cuCtxGetId and TOOLS_CONTEXT slot 4 (cuBLASLt asks the latter). */
+static void test_ctx_id(void)
+{
+	static const CUuuid tctx_id = { {
+		0x21, 0x31, (char)0x8c, 0x60, (char)0x97, 0x14, 0x32, 0x48,
+		(char)0x8c, (char)0xa6, 0x41, (char)0xff, 0x73, 0x24,
+		(char)0xc8, (char)0xf2 } };
+	CUresult (*get)(CUcontext, unsigned long long *);
+	const void *const *tbl = NULL;
+	unsigned long long a = 0, b = 0, c = 0;
+	CUcontext pctx, ctx, saved;
+
+	OK(cuDevicePrimaryCtxRetain(&pctx, 0));
+	OK(cuCtxGetId(pctx, &a));
+	EXPECT(a >= 1);
+	OK(cuCtxCreate(&ctx, NULL, 0, 0));
+	OK(cuCtxGetId(NULL, &b));		/* the current: the new one */
+	EXPECT(b > a);
+	OK(cuGetExportTable((const void **)&tbl, &tctx_id));
+	EXPECT(tbl && (uintptr_t)tbl[0] == 93 * sizeof(void *));
+	if (tbl) {
+		get = (CUresult (*)(CUcontext, unsigned long long *))tbl[4];
+		OK(get(pctx, &c));
+		EXPECT(c == a);
+	}
+	EXPECT_RES(cuCtxGetId(pctx, NULL), CUDA_ERROR_INVALID_VALUE);
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == ctx);
+	OK(cuCtxDestroy(ctx));
+	EXPECT_RES(cuCtxGetId(ctx, &c), CUDA_ERROR_INVALID_CONTEXT);
+	OK(cuDevicePrimaryCtxRelease(0));
+}
+
 /* ---------------------------------------------------------------- */
 /* Stream capture and graphs (the sim backend runs memsets and copies). */
 
@@ -1365,6 +1398,7 @@ int main(int argc, char **argv)
 	test_primary();
 	test_unsupported();
 	test_tools_tls();
+	test_ctx_id();
 	printf("test_driver: %u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
