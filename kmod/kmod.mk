@@ -14,6 +14,8 @@
 #       /usr/src/linux-headers-6.12.*-amd64, each in its own
 #       build/kmod-<release>/, and fails on any compiler warning; then runs
 #       scripts/checkpatch.sh (--strict) on kmod/ and fails on any finding.
+#       Each release is also built the plain Kbuild way (make -C <headers>
+#       M=<copy of the tree> W=1, no version header given: Kbuild makes it).
 #   The module is tested in QEMU TCG guests by tests/vm (make check-vm).
 #
 # Sources are copied (Kbuild, kmod/, include/, mdev-types/) into the
@@ -75,6 +77,18 @@ check-kmod:
 			echo "check-kmod: warnings for $$rel (see $$log)" >&2; exit 1; fi; \
 		test -f $(BUILD)/kmod-$$rel/mdgpu.ko; \
 		echo "   ok: $(BUILD)/kmod-$$rel/mdgpu.ko"; \
+		plain=$(BUILD)/kmod-plain-$$rel; rm -rf $$plain; \
+		mkdir -p $$plain/scripts; \
+		cp -r $(TOP)/Kbuild $(TOP)/VERSION $(TOP)/kmod $(TOP)/include \
+			$(TOP)/mdev-types $$plain/; \
+		cp $(TOP)/scripts/version.sh $$plain/scripts/; \
+		rm -f $$plain/kmod/mdgpu_version.h; \
+		$(MAKE) --no-print-directory -C $$d M=$$plain W=1 modules \
+			>$$plain.log 2>&1 || { cat $$plain.log; \
+			echo "check-kmod: plain Kbuild build FAILED for $$rel" >&2; exit 1; }; \
+		if grep -E 'warning:|error:|^WARNING' $$plain.log | grep -v '^make\['; then \
+			echo "check-kmod: warnings for $$rel (see $$plain.log)" >&2; exit 1; fi; \
+		echo "   ok: plain make -C <headers> M=<tree>, version header made by Kbuild"; \
 	done
 	@$(TOP)/scripts/checkpatch.sh
 
