@@ -153,29 +153,14 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_hooks[7] = {
 /* ---- TOOLS_TLS ------------------------------------------------------- */
 
 /*
- * Slot 2: (void **ctx, ...).  Stores the calling thread's current context
- * in *ctx and succeeds; the further arguments the callers pass vary and
- * are not read.  Measured on the H100 (driver 580): cuBLASLt's runtime
- * calls it with a structure of its own whose first field the driver
- * overwrites with the same pointer cuCtxGetCurrent returns (the bytes it
- * points to are the context's), and fails cublasLtMatmulAlgoGetHeuristic
- * with CUBLAS_STATUS_NOT_SUPPORTED when the call fails.  With no current
- * context it stores NULL, as cuCtxGetCurrent does.
+ * Slot 2: (CUcontext *ctx, ...): cuCtxGetCurrent itself; the further
+ * arguments callers pass vary and are not read.  Measured on the H100
+ * (driver 580): cuBLASLt's runtime calls it with a structure of its own
+ * whose first field the driver overwrites with the pointer
+ * cuCtxGetCurrent returns (the bytes it points to are the context's),
+ * and fails cublasLtMatmulAlgoGetHeuristic with CUBLAS_STATUS_NOT_SUPPORTED
+ * when the call fails.
  */
-static CUresult mdgpu_cu_tls_ctx(CUcontext *ctx)
-{
-	CUresult r;
-
-	if (!ctx)
-		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter();
-	if (r)
-		return r;
-	*ctx = mdgpu_cu_current();
-	mdgpu_cu_leave();
-	return CUDA_SUCCESS;
-}
-
 XT_UNKNOWN(tls, 1)
 XT_UNKNOWN(tls, 3)
 
@@ -183,7 +168,7 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tls[4];
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tls[4] = {
 	XT_SIZE(mdgpu_cu_xt_tls),
 	XT_FN(mdgpu_cu_tls_1),
-	XT_FN(mdgpu_cu_tls_ctx),
+	XT_FN(cuCtxGetCurrent),
 	XT_FN(mdgpu_cu_tls_3),
 };
 
@@ -397,37 +382,27 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_ctxchk[4] = {
 /*
  * 93 slots on driver 580 (size 0x2e8), of which cuBLASLt (13.1) calls
  * only slot 4 in the paths measured on the H100: (CUcontext ctx,
- * uint64_t *id), the context's id (the real driver stores 1 for the
- * runtime's primary context in a process that made no other: the same
- * number cuCtxGetId answers); it fails its matmul heuristics with
- * CUBLAS_STATUS_NOT_SUPPORTED without the table.  The other slots log
- * and answer NOT_SUPPORTED.
+ * uint64_t *id), the context's id.  The real driver stores 1 for the
+ * runtime's primary context in a process that made no other, the number
+ * cuCtxGetId answers, so the slot is cuCtxGetId itself.  Without the
+ * table cuBLASLt fails its matmul heuristics with
+ * CUBLAS_STATUS_NOT_SUPPORTED.  The other slots share one stub that logs
+ * and answers NOT_SUPPORTED (so the log cannot name the slot).
  */
-static CUresult mdgpu_cu_tctx_id(CUcontext ctx, unsigned long long *id)
-{
-	return cuCtxGetId(ctx, id);
-}
-
 static CUresult mdgpu_cu_tctx_other(uintptr_t a0, uintptr_t a1, uintptr_t a2,
 				    uintptr_t a3)
 {
-	/* One stub for all: the log cannot tell which slot was called. */
-	mdgpu_cu_log("TOOLS_CONTEXT slot other than 4 called:");
-	return mdgpu_cu_xt_unknown("tools_context", 0, a0, a1, a2, a3);
+	return mdgpu_cu_xt_unknown("TOOLS_CONTEXT slot other than 4: "
+				   "tools_context", 0, a0, a1, a2, a3);
 }
 
 #define MDGPU_CU_TCTX_SLOTS 93
-static union mdgpu_cu_xt_slot mdgpu_cu_xt_tctx[MDGPU_CU_TCTX_SLOTS];
-static pthread_once_t mdgpu_cu_xt_tctx_once = PTHREAD_ONCE_INIT;
-
-/* The table is built once: 91 slots share one logging stub. */
-static void mdgpu_cu_xt_tctx_build(void)
-{
-	mdgpu_cu_xt_tctx[0].size = sizeof(mdgpu_cu_xt_tctx);
-	for (size_t i = 1; i < MDGPU_CU_TCTX_SLOTS; i++)
-		mdgpu_cu_xt_tctx[i].fn = (mdgpu_cu_xt_fn)mdgpu_cu_tctx_other;
-	mdgpu_cu_xt_tctx[4].fn = (mdgpu_cu_xt_fn)mdgpu_cu_tctx_id;
-}
+static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tctx[MDGPU_CU_TCTX_SLOTS] = {
+	[0] = { .size = MDGPU_CU_TCTX_SLOTS * sizeof(union mdgpu_cu_xt_slot) },
+	[1 ... 3] = XT_FN(mdgpu_cu_tctx_other),
+	[4] = XT_FN(cuCtxGetId),
+	[5 ... MDGPU_CU_TCTX_SLOTS - 1] = XT_FN(mdgpu_cu_tctx_other),
+};
 
 /* ---- INTEGRITY_CHECK ------------------------------------------------- */
 
@@ -623,7 +598,6 @@ CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,
 	if (!ppExportTable || !pExportTableId)
 		return CUDA_ERROR_INVALID_VALUE;
 	b = (const unsigned char *)pExportTableId->bytes;
-	pthread_once(&mdgpu_cu_xt_tctx_once, mdgpu_cu_xt_tctx_build);
 	for (size_t i = 0; i < sizeof(mdgpu_cu_xts) / sizeof(mdgpu_cu_xts[0]);
 	     i++) {
 		if (!memcmp(mdgpu_cu_xts[i].id, b, 16)) {
