@@ -381,7 +381,7 @@ static int cmd_reset(void)
  * STORM_CALL_MAX_S (a call that never returns).  It ends with rounds
  * after the last reset, which must all pass.
  */
-#define STORM_GAP_MS		40
+#define STORM_GAP_MS		80
 #define STORM_CALL_MAX_S	30
 #define STORM_WORDS		(64 * 1024)
 
