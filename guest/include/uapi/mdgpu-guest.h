@@ -74,7 +74,7 @@ struct mdgpu_guest_submit {
  * ring or the aperture).  RESET already waits for this; the flag serves
  * a thread that saw another thread's reset.
  */
-#define MDGPU_GUEST_WAIT_RESET		(1U << 0)
+#define MDGPU_GUEST_WAIT_RESET		0x1U
 
 struct mdgpu_guest_wait {
 	__u64 fence;			/* in */
