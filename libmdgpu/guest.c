@@ -367,6 +367,12 @@ static int mdgpu_guest_reset(struct mdgpu *g)
 	return 0;
 }
 
+/* A reset through this handle (any thread) since the last re-arm. */
+static int mdgpu_guest_reset_since(struct mdgpu *g)
+{
+	return mdgpu_guest_was_reset(g->tpriv) ? -ECANCELED : 0;
+}
+
 static int mdgpu_guest_rearm(struct mdgpu *g)
 {
 	struct mdgpu_guest_info in;
@@ -383,4 +389,5 @@ const struct mdgpu_tops mdgpu_tops_guest = {
 	.wait = mdgpu_guest_wait,
 	.reset = mdgpu_guest_reset,
 	.rearm = mdgpu_guest_rearm,
+	.reset_since = mdgpu_guest_reset_since,
 };

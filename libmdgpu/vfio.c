@@ -585,6 +585,17 @@ static int mdgpu_vfio_rearm(struct mdgpu *g)
 	return ret ? ret : mdgpu_vfio_reset_done(s);
 }
 
+/* A reset clears ENABLED (before it zeroes the ring and the aperture,
+ * under the module's lock); only the handle's re-arm sets it again. */
+static int mdgpu_vfio_reset_since(struct mdgpu *g)
+{
+	uint32_t st;
+
+	if (mdgpu_vfio_rd(g->tpriv, MDGPU_REG_STATUS, &st))
+		return 0;	/* the next wait reports it */
+	return st & MDGPU_STATUS_ENABLED ? 0 : -ECANCELED;
+}
+
 static uint32_t mdgpu_vfio_status(struct mdgpu *g)
 {
 	uint32_t st;
@@ -601,5 +612,6 @@ const struct mdgpu_tops mdgpu_tops_vfio = {
 	.wait = mdgpu_vfio_wait,
 	.reset = mdgpu_vfio_reset,
 	.rearm = mdgpu_vfio_rearm,
+	.reset_since = mdgpu_vfio_reset_since,
 	.status = mdgpu_vfio_status,
 };
