@@ -7,12 +7,14 @@
 #   make check-vm KVER=6.1|6.12   the QEMU guest suite for one kernel
 #   make demo            the main demo (README)
 #   make fuzz [FUZZ_SECONDS=N]   the libFuzzer harnesses (fuzz/fuzz.mk)
+#   make install [PREFIX=/usr/local] [DESTDIR=], make deb, make version
+#                        packaging/packaging.mk, Documentation/install.md
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(TOP)/build
 CC ?= cc
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 \
-	-I$(TOP)/include -I$(TOP)
+	-I$(TOP)/include -I$(TOP) -I$(BUILD)/gen
 # Sanitized builds for tests.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
@@ -20,10 +22,12 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 .PHONY: all check clean demo
 all:
 
+include packaging/version.mk
 include kmod/kmod.mk
 include libmdgpu/lib.mk
 include userspace-daemon/daemon.mk
 include libcuda/libcuda.mk
+include nvml/nvml.mk
 include tests/vm/vm.mk
 include qemu-scripts/scripts.mk
 include guest/guest.mk
@@ -32,6 +36,7 @@ include bench/bench.mk
 include tests/e2e/e2e.mk
 include tools/tools.mk
 include fuzz/fuzz.mk
+include packaging/packaging.mk
 
 check:
 	@echo "== make check: all suites passed"

@@ -29,7 +29,8 @@ F_BINS := $(addprefix $(F_OUT)/fuzz_,$(F_HARNESSES))
 F_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 F_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 \
-	-I$(TOP)/include -I$(TOP) $(F_SAN) -fsanitize=fuzzer-no-link
+	-I$(TOP)/include -I$(TOP) -I$(BUILD)/gen $(F_SAN) \
+	-fsanitize=fuzzer-no-link
 # The daemon's library, built again with clang and coverage.
 F_D_OBJS := $(patsubst $(D_DIR)/%.c,$(F_OUT)/daemon/%.o,$(D_SRCS))
 F_D_CFLAGS := $(F_CFLAGS) -I$(D_DIR)/include -I$(TOP)/libmdgpu/include \

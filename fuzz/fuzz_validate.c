@@ -121,8 +121,18 @@ static void check_accepted(const struct mdgpu_cmd *c,
 			check_host(&o->copy.host, o->copy.len, iova_ok);
 		break;
 	case MDGPU_OP_MODULE_LOAD:
-		FUZZ_CHECK(o->module_load.len &&
-			   o->module_load.len <= MDGPU_MODULE_MAX);
+		FUZZ_CHECK(o->module_load.len);
+		FUZZ_CHECK(o->module_load.from_dev ==
+			   (c->module_load.space == MDGPU_SPACE_DEVICE));
+		if (o->module_load.from_dev) {
+			FUZZ_CHECK(o->module_load.len <=
+				   MDGPU_MODULE_DEVICE_MAX);
+			FUZZ_CHECK(o->module_load.dev == c->module_load.addr);
+			FUZZ_CHECK(in_one_alloc(o->module_load.dev,
+						o->module_load.len));
+			break;
+		}
+		FUZZ_CHECK(o->module_load.len <= MDGPU_MODULE_MAX);
 		check_host(&o->module_load.image, o->module_load.len, iova_ok);
 		break;
 	case MDGPU_OP_FUNC_GET:

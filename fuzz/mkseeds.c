@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Writes the binary seeds of fuzz/corpus/: validate/ (one accepted command
- * per opcode of ABI 1.1, one per ABI 1.2 opcode as the ABI defines it, a
- * few near-misses) and hello/ (accepted hellos).  Run by `make fuzz-seeds`
+ * per opcode of ABI 1.1, one per ABI 1.2 opcode as the ABI defines it,
+ * ABI 1.3's module load from device memory, a few near-misses) and hello/
+ * (accepted hellos).  Run by `make fuzz-seeds`
  * (the outputs are committed; rerun after an ABI change).
  *
  * Usage: mkseeds CORPUS_DIR
@@ -83,6 +84,9 @@ static void validate_seeds(void)
 	cmd("module-load-ptx", &c, 0, ".version 7.0\n.target sm_90\n", 28);
 	c.module_load.kind = MDGPU_MODULE_CUBIN; c.module_load.space = MDGPU_SPACE_IOVA;
 	cmd("module-load-cubin-iova", &c, 1, NULL, 0);
+	c.module_load.space = MDGPU_SPACE_DEVICE; c.module_load.addr = A0;
+	c.module_load.len = 4096; cmd("module-load-device", &c, 0, NULL, 0);
+	c.module_load.len = 8192; cmd("module-load-device-two-allocs", &c, 0, NULL, 0);
 	C(MDGPU_OP_MODULE_UNLOAD); c.module_unload.module = H_MODULE;
 	cmd("module-unload", &c, 0, NULL, 0);
 	c.module_unload.module = H_STALE; cmd("module-unload-stale", &c, 0, NULL, 0);

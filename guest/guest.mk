@@ -26,11 +26,12 @@ define guest_build
 	else rel=$$($(TOP)/tests/vm/kver-release.sh $(1)); \
 		kdir=/usr/src/linux-headers-$$rel; fi; \
 	out=$(BUILD)/guest-$$rel; mkdir -p $$out/include/uapi; \
-	cp $(GUEST_SRCS) $$out/; cp $(GUEST_UAPI) $$out/include/uapi/; \
+	cp $(GUEST_SRCS) $(MDGPU_VERSION_H) $$out/; \
+	cp $(GUEST_UAPI) $$out/include/uapi/; \
 	$(MAKE) -C $$kdir M=$$out $(2) modules
 endef
 
-guest-modules:
+guest-modules: $(MDGPU_VERSION_H)
 	@$(call guest_build,$(or $(KVER),6.1),$(if $(GUEST_W),W=1))
 
 # W=1 from clean objects (a stale object would hide its warnings).

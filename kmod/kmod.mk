@@ -52,11 +52,12 @@ define kmod_build
 	@mkdir -p $(BUILD)/kmod-$(2)
 	@cp -r --preserve=timestamps $(TOP)/Kbuild $(TOP)/kmod $(TOP)/include \
 		$(TOP)/mdev-types $(BUILD)/kmod-$(2)/
+	@cp $(MDGPU_VERSION_H) $(BUILD)/kmod-$(2)/kmod/
 	$(MAKE) -C $(1) M=$(BUILD)/kmod-$(2) $(3) modules
 endef
 
 .PHONY: modules check-kmod checkpatch
-modules: $(KMOD_SRCS)
+modules: $(KMOD_SRCS) $(MDGPU_VERSION_H)
 	@test -n "$(KDIR)" || { echo "kmod: no kernel headers found (KVER='$(KVER)'); set KDIR" >&2; exit 1; }
 	$(call kmod_build,$(KDIR),$(KMOD_RELEASE),$(if $(KMOD_W),W=1))
 	@echo "kmod: built $(BUILD)/kmod-$(KMOD_RELEASE)/mdgpu.ko"

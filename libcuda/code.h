@@ -10,13 +10,12 @@
 #include "priv.h"
 
 /*
- * A library (cuLibrary*): one module of the vGPU, loaded when the
- * library is, owned by no context.  Its kernels (CUkernel) are the
- * functions of that module (struct CUfunc_st).
+ * A library (cuLibrary*, library.c): an image loaded as one module of the
+ * vGPU by its first use (at once with CUDA_MODULE_LOADING=EAGER), owned
+ * by no context.  Its kernels (CUkernel) are the functions of that
+ * module (struct CUfunc_st).  The mode is read once, at the first call.
  */
-struct CUlib_st {
-	CUmodule mod;
-};
+CUmoduleLoadingMode mdgpu_cu_loading_mode(void);
 
 /*
  * JIT options of cuModuleLoadDataEx, cuLinkCreate, cuLinkAdd*,

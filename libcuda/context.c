@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "export.h"
-#include "priv.h"
+#include "graph.h"
 
 struct mdgpu_cu_stack {
 	CUcontext *v;
@@ -340,8 +340,11 @@ CUresult CUDAAPI cuCtxSynchronize(void)
 
 	if (r)
 		return r;
-	ret = mdgpu_synchronize(mdgpu_cu.g);
-	r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+	r = mdgpu_cu_capture_unsafe("cuCtxSynchronize");
+	if (!r) {
+		ret = mdgpu_synchronize(mdgpu_cu.g);
+		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+	}
 	mdgpu_cu_leave();
 	return r;
 }
@@ -356,6 +359,8 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
 	if (r)
 		return r;
 	r = mdgpu_cu_ctx_or_current(&ctx);
+	if (!r)
+		r = mdgpu_cu_capture_unsafe("cuCtxSynchronize");
 	if (!r) {
 		ret = mdgpu_synchronize(mdgpu_cu.g);
 		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;

@@ -399,6 +399,12 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_integrity[3] = {
  * real driver's, as ZLUDA recorded them); the 13.0 runtime checks only
  * that those calls succeed.
  */
+/*
+ * Runtimes measured on the H100 (driver 580): 13.0 (nvcc's static one,
+ * PyTorch's shared one), 13.1 (the one cuDNN 9.19 links: PyTorch's conv2d
+ * works with it accepted and fails CUDNN_STATUS_NOT_INITIALIZED with it
+ * refused) and 13.2 (CuPy 14's).
+ */
 static const uint32_t mdgpu_cu_integrity_runtimes[] = { 13000, 13010, 13020 };
 
 static const uint8_t mdgpu_cu_integrity_key[16] = {
@@ -469,6 +475,8 @@ static CUresult mdgpu_cu_integrity(uint32_t version, uint64_t unix_seconds,
 
 	if (!result)
 		return CUDA_ERROR_INVALID_VALUE;
+	mdgpu_cu_log("INTEGRITY_CHECK[1]: runtime %u.%u, step %u",
+		     version / 1000, version % 1000 / 10, version % 10);
 	if (!mdgpu_cu_integrity_runtime_ok(version - version % 10)) {
 		mdgpu_cu_log("NVIDIA runtime %u.%u is not supported (its "
 			     "private tables are known for 13.0 to 13.2); "

@@ -19,7 +19,8 @@ Inputs:
                    declaration's, and a mismatch stops the build.
   libcuda/*.c      the implemented symbols: definitions written
                    `CUresult CUDAAPI cuName(` at the start of a line, and
-                   `MDGPU_CU_ALIAS(cuName, cuImplemented)` lines.
+                   `MDGPU_CU_ALIAS(cuName, cuImplemented)` lines (the
+                   second name may start the next line).
 
 Outputs:
   --c FILE         C source: a stub for every symbol not implemented
@@ -39,7 +40,7 @@ PFN_RE = re.compile(
     r'PFN_(cu\w+?)_v(\d+)(_ptds|_ptsz)?\s*\)\s*\(')
 VARIANT_RE = re.compile(r'^(cu\w+?)(?:_v(\d+))?(_ptds|_ptsz)?$')
 IMPL_RE = re.compile(r'^CUresult CUDAAPI (cu\w+)\(', re.M)
-ALIAS_RE = re.compile(r'^MDGPU_CU_ALIAS\((cu\w+), *(cu\w+)\)', re.M)
+ALIAS_RE = re.compile(r'^MDGPU_CU_ALIAS\((cu\w+),\s*(cu\w+)\)', re.M)
 MODES = ([], ['-DCUDA_API_PER_THREAD_DEFAULT_STREAM'],
          ['-D__CUDA_API_VERSION_INTERNAL'])
 

@@ -155,9 +155,11 @@ CUresult mdgpu_cu_error(int err)
 {
 	uint64_t code = mdgpu_cu.g ? mdgpu_last_code(mdgpu_cu.g) : 0;
 
-	/* The backend's own code is a CUresult on the cuda backend; the
-	 * ones a GPU fault or failed launch gives are passed through. */
-	if (err == -EIO && code > 0 && code < CUDA_ERROR_UNKNOWN)
+	/* The backend's own code is a CUresult on the cuda backend: a
+	 * command the host driver failed (a GPU fault, a refused image)
+	 * gives the program the driver's own answer.  The daemon's own
+	 * refusals carry none. */
+	if (err && code > 0 && code < CUDA_ERROR_UNKNOWN)
 		return (CUresult)code;
 	return mdgpu_cu_result(err);
 }

@@ -11,11 +11,14 @@
  * function and launches as one.
  *
  * Launches are queued on their stream (mdgpu_launch_ex: no round trip);
- * their errors show at the next synchronising call.
+ * their errors show at the next synchronising call.  On a capturing
+ * stream a launch becomes a kernel node with a copy of its parameters
+ * (graph.c).
  */
 #include <string.h>
 
 #include "code.h"
+#include "graph.h"
 
 /* The parameter blob of `extra`: BUFFER_POINTER and BUFFER_SIZE, END. */
 static CUresult mdgpu_cu_extra(void **extra, const void **buf, size_t *len)
@@ -63,13 +66,35 @@ static CUresult mdgpu_cu_pack(CUfunction f, void **params, unsigned char *buf,
 	return CUDA_SUCCESS;
 }
 
+CUresult mdgpu_cu_kernel_blob(CUfunction f, void **kernelParams,
+			      void **extra, unsigned char *packed,
+			      const void **blob, size_t *len)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	*blob = NULL;
+	*len = 0;
+	if (extra) {
+		r = mdgpu_cu_extra(extra, blob, len);
+	} else if (kernelParams || f->layout_known) {
+		r = mdgpu_cu_pack(f, kernelParams, packed, len);
+		*blob = packed;
+	}
+	/* Neither, and no layout: the caller says the kernel takes no
+	 * parameters; the host driver checks. */
+	if (!r && *len > MDGPU_PARAMS_MAX)
+		r = CUDA_ERROR_INVALID_VALUE;
+	return r;
+}
+
 static CUresult mdgpu_cu_launch(CUfunction f, struct mdgpu_launch_cfg *cfg,
 				CUstream hStream, void **kernelParams,
 				void **extra)
 {
 	unsigned char packed[MDGPU_PARAMS_MAX];
-	const void *blob = NULL;
-	size_t len = 0;
+	struct mdgpu_cu_op op = { .kind = MDGPU_CU_OP_KERNEL };
+	const void *blob;
+	size_t len;
 	CUcontext ctx;
 	CUresult r;
 
@@ -83,25 +108,18 @@ static CUresult mdgpu_cu_launch(CUfunction f, struct mdgpu_launch_cfg *cfg,
 		goto out;
 	}
 	r = mdgpu_cu_stream_check(hStream);
+	if (!r)
+		r = mdgpu_cu_kernel_blob(f, kernelParams, extra, packed, &blob,
+					 &len);
 	if (r)
 		goto out;
-	if (extra) {
-		r = mdgpu_cu_extra(extra, &blob, &len);
-	} else if (kernelParams || f->layout_known) {
-		r = mdgpu_cu_pack(f, kernelParams, packed, &len);
-		blob = packed;
-	}
-	/* Neither, and no layout: the caller says the kernel takes no
-	 * parameters; the host driver checks. */
-	if (r)
-		goto out;
-	if (len > MDGPU_PARAMS_MAX) {
-		r = CUDA_ERROR_INVALID_VALUE;
-		goto out;
-	}
-	cfg->stream = mdgpu_cu_stream_handle(hStream);
-	r = mdgpu_cu_error(mdgpu_launch_ex(mdgpu_cu.g, f->func, cfg, blob,
-					   (uint32_t)len));
+	/* Queued, or captured with a copy of the parameters (graph.c). */
+	op.u.kernel.f = f;
+	op.u.kernel.func = f->func;
+	op.u.kernel.cfg = *cfg;
+	op.u.kernel.params = blob;
+	op.u.kernel.len = (uint32_t)len;
+	r = mdgpu_cu_submit(hStream, &op);
 out:
 	mdgpu_cu_leave();
 	return r;

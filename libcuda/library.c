@@ -7,18 +7,48 @@
  * context that uses it, and a CUkernel resolves to one CUfunction per
  * context.  Here every context is over the one GPU context of the vGPU,
  * so:
- *  - a library is one module of the vGPU, loaded (eagerly) by
- *    cuLibraryLoad*, owned by no context: destroying or resetting a
- *    context leaves it; only cuLibraryUnload unloads it;
+ *  - a library is at most one module of the vGPU, owned by no context:
+ *    destroying or resetting a context leaves it; only cuLibraryUnload
+ *    unloads it;
  *  - a CUkernel is that module's function, and cuKernelGetFunction gives
  *    the same handle in every context; a CUkernel launches as a
  *    CUfunction (cuLaunchKernel and friends take either);
  *  - cuLibraryGetModule gives the library's module in every context; it
  *    cannot be unloaded with cuModuleUnload;
  *  - library options: CU_LIBRARY_BINARY_IS_PRESERVED is a hint (the image
- *    is copied at load anyway); CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_
- *    DATA_TABLE is only used by cuLibraryGetUnifiedFunction and managed
- *    variables, which are not supported, so it is accepted and ignored.
+ *    is copied anyway); CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
+ *    is only used by cuLibraryGetUnifiedFunction and managed variables,
+ *    which are not supported, so it is accepted and ignored.
+ *
+ * Lazy loading (CU_MODULE_LAZY_LOADING, the default, as in CUDA since
+ * 12.2): cuLibraryLoad* checks the image (kind and size, image.c) and
+ * keeps a private copy; the daemon sees nothing.  The copy is loaded as
+ * the library's module by the first call that needs loaded code:
+ * cuLibraryGetKernel, cuLibraryGetModule, cuLibraryGetGlobal.  Every
+ * other call on a kernel (cuKernel*, launches, cuFunc*, cuOccupancy*)
+ * has a CUkernel, which only cuLibraryGetKernel gives, so its library is
+ * loaded.  cuLibraryGetKernel loads rather than hand out an unresolved
+ * kernel because its answer must be true: a name the image lacks is
+ * CUDA_ERROR_NOT_FOUND there, as NVIDIA's driver answers (programs probe
+ * for kernels that way).  It costs no laziness with NVIDIA's runtime:
+ * told the mode is lazy, the runtime itself calls cuLibraryLoadData for
+ * a fatbin only when one of its kernels or variables is first used, and
+ * cuLibraryGetKernel only for that kernel, just before its launch
+ * (measured, Documentation/libcuda.md).
+ *
+ * Loads run under mdgpu_cu.lock like every call, so concurrent first uses
+ * load once.  A failed load keeps nothing: the library stays unloaded and
+ * every later use tries again and answers its own result (a transient
+ * failure, out of memory, must not become permanent; an image the host
+ * driver refuses fails the same way each time).  The copy is freed once
+ * loaded; a library never used is freed by cuLibraryUnload without the
+ * daemon.
+ *
+ * CUDA_MODULE_LOADING=EAGER (read once, at the first call that needs the
+ * mode): cuLibraryLoad* loads at once and fails if the load does.
+ * Modules (cuModuleLoad*) are always loaded at once, which lazy loading
+ * allows.
+ *
  * Enumerating a library's kernels (cuLibraryGetKernelCount,
  * cuLibraryEnumerateKernels) needs the list of an image's kernels, which
  * the daemon does not report: not supported.
@@ -26,10 +56,33 @@
  * The live libraries are mdgpu_cu_libs, under mdgpu_cu.lock.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "code.h"
 
+struct CUlib_st {
+	CUmodule mod;			/* NULL until loaded */
+	void *image;			/* the copy to load, NULL once loaded */
+	size_t size;
+};
+
 static struct mdgpu_cu_set mdgpu_cu_libs;
+
+/* 0 until read; then a CUmoduleLoadingMode. */
+static CUmoduleLoadingMode mdgpu_cu_mode;
+
+CUmoduleLoadingMode mdgpu_cu_loading_mode(void)
+{
+	const char *v;
+
+	if (!mdgpu_cu_mode) {
+		v = getenv("CUDA_MODULE_LOADING");
+		mdgpu_cu_mode = v && !strcmp(v, "EAGER") ?
+				CU_MODULE_EAGER_LOADING :
+				CU_MODULE_LAZY_LOADING;
+	}
+	return mdgpu_cu_mode;
+}
 
 static CUresult mdgpu_cu_lib_options(CUlibraryOption *options, void **values,
 				     unsigned n)
@@ -48,6 +101,32 @@ static CUresult mdgpu_cu_lib_options(CUlibraryOption *options, void **values,
 	return CUDA_SUCCESS;
 }
 
+/* The library's module, its image loaded by the first call that needs it
+ * (`who`, in the log). */
+static CUresult mdgpu_cu_lib_module(CUlibrary lib, const char *who)
+{
+	CUresult r;
+
+	if (lib->mod)
+		return CUDA_SUCCESS;
+	mdgpu_cu_log("%s: loading library %p (%zu bytes)", who, (void *)lib,
+		     lib->size);
+	r = mdgpu_cu_module_new(who, NULL, lib->image, &lib->mod);
+	if (r)
+		return r;
+	lib->mod->lib = lib;
+	free(lib->image);
+	lib->image = NULL;
+	return CUDA_SUCCESS;
+}
+
+static void mdgpu_cu_lib_free(CUlibrary lib)
+{
+	mdgpu_cu_set_del(&mdgpu_cu_libs, lib);
+	free(lib->image);
+	free(lib);
+}
+
 static CUresult mdgpu_cu_lib_load(const char *who, CUlibrary *library,
 				  const void *code, CUjit_option *jitOptions,
 				  void **jitOptionsValues,
@@ -57,6 +136,9 @@ static CUresult mdgpu_cu_lib_load(const char *who, CUlibrary *library,
 				  unsigned numLibraryOptions)
 {
 	struct CUlib_st *lib;
+	const void *start;
+	uint32_t kind;
+	size_t size;
 	CUresult r;
 
 	if (!library || !code)
@@ -70,19 +152,28 @@ static CUresult mdgpu_cu_lib_load(const char *who, CUlibrary *library,
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
+	r = mdgpu_cu_image(who, code, &start, &size, &kind);
+	if (r)
+		goto out;
 	lib = calloc(1, sizeof(*lib));
-	if (!lib || mdgpu_cu_set_add(&mdgpu_cu_libs, lib)) {
+	if (lib)
+		lib->image = malloc(size);
+	if (!lib || !lib->image || mdgpu_cu_set_add(&mdgpu_cu_libs, lib)) {
+		if (lib)
+			free(lib->image);
 		free(lib);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	r = mdgpu_cu_module_new(who, NULL, code, &lib->mod);
-	if (r) {
-		mdgpu_cu_set_del(&mdgpu_cu_libs, lib);
-		free(lib);
-		goto out;
+	memcpy(lib->image, start, size);
+	lib->size = size;
+	if (mdgpu_cu_loading_mode() == CU_MODULE_EAGER_LOADING) {
+		r = mdgpu_cu_lib_module(lib, who);
+		if (r) {
+			mdgpu_cu_lib_free(lib);
+			goto out;
+		}
 	}
-	lib->mod->lib = lib;
 	*library = lib;
 out:
 	mdgpu_cu_leave();
@@ -150,15 +241,16 @@ static CUresult mdgpu_cu_enter_lib(CUlibrary lib)
 	return CUDA_SUCCESS;
 }
 
+/* A library never loaded goes without the daemon. */
 CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
 {
 	CUresult r = mdgpu_cu_enter_lib(library);
 
 	if (r)
 		return r;
-	r = mdgpu_cu_module_unload(library->mod);
-	mdgpu_cu_set_del(&mdgpu_cu_libs, library);
-	free(library);
+	if (library->mod)
+		r = mdgpu_cu_module_unload(library->mod);
+	mdgpu_cu_lib_free(library);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -174,7 +266,9 @@ CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 	r = mdgpu_cu_enter_lib(library);
 	if (r)
 		return r;
-	r = mdgpu_cu_function(library->mod, name, &f);
+	r = mdgpu_cu_lib_module(library, "cuLibraryGetKernel");
+	if (!r)
+		r = mdgpu_cu_function(library->mod, name, &f);
 	if (!r)
 		*pKernel = (CUkernel)f;
 	mdgpu_cu_leave();
@@ -193,6 +287,8 @@ CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 	if (!mdgpu_cu_current())
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	else
+		r = mdgpu_cu_lib_module(library, "cuLibraryGetModule");
+	if (!r)
 		*pMod = library->mod;
 	mdgpu_cu_leave();
 	return r;
@@ -209,8 +305,10 @@ CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
 	r = mdgpu_cu_enter_lib(library);
 	if (r)
 		return r;
-	r = mdgpu_cu_global(library->mod, mdgpu_cu_current(), name, dptr,
-			    bytes);
+	r = mdgpu_cu_lib_module(library, "cuLibraryGetGlobal");
+	if (!r)
+		r = mdgpu_cu_global(library->mod, mdgpu_cu_current(), name,
+				    dptr, bytes);
 	mdgpu_cu_leave();
 	return r;
 }

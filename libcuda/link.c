@@ -82,7 +82,7 @@ CUresult CUDAAPI cuLinkAddData_v2(CUlinkState state, CUjitInputType type,
 {
 	CUresult r;
 
-	if (!data || !size || size > MDGPU_MODULE_MAX)
+	if (!data || !size || size > MDGPU_MODULE_DEVICE_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_jit_options(numOptions, options, optionValues);
 	if (r)

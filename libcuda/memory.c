@@ -19,6 +19,11 @@
  * per-thread-default-stream variants (_ptds, _ptsz) are the same
  * functions: per-thread default streams are stream 0 (stream.c).
  *
+ * Capture: memsets and copies are handed to mdgpu_cu_submit() (graph.c),
+ * which queues them, or makes them nodes of a capturing stream's graph.
+ * Allocating, freeing and registering memory are potentially unsafe
+ * calls during a capture (mdgpu_cu_capture_unsafe()).
+ *
  * Unified addressing: device addresses are the worker's, host addresses
  * this process's, so a number could name both.  cuMemcpy and
  * cuPointerGetAttribute treat a pointer inside a recorded device range as
@@ -32,7 +37,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "priv.h"
+#include "graph.h"
 
 /* Pitch alignment of cuMemAllocPitch: any pitch >= the width is valid
  * for cuMemcpy2D; 512 keeps rows aligned for every access width. */
@@ -125,6 +130,9 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
+	r = mdgpu_cu_capture_unsafe("cuMemAlloc");
+	if (r)
+		goto out;
 	ret = mdgpu_mem_alloc(mdgpu_cu.g, bytesize, &addr);
 	if (ret) {
 		r = mdgpu_cu_error(ret);
@@ -134,6 +142,7 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	} else {
 		*dptr = (CUdeviceptr)addr;
 	}
+out:
 	mdgpu_cu_leave();
 	return r;
 }
@@ -178,7 +187,7 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 	a = mdgpu_cu_alloc_find(dptr, true);
 	if (!a || a->global) {
 		r = CUDA_ERROR_INVALID_VALUE;
-	} else {
+	} else if (!(r = mdgpu_cu_capture_unsafe("cuMemFree"))) {
 		/* Queued work of any stream may still use it. */
 		ret = mdgpu_synchronize(mdgpu_cu.g);
 		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
@@ -245,10 +254,10 @@ static CUresult mdgpu_cu_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
 				unsigned width, size_t n, size_t rows,
 				CUstream stream)
 {
+	struct mdgpu_cu_op op = { .kind = MDGPU_CU_OP_MEMSET };
 	uint64_t bytes, span = 0;
 	CUcontext ctx;
 	CUresult r;
-	int ret = 0;
 
 	if (dst % width || (rows > 1 && pitch % width))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -269,18 +278,13 @@ static CUresult mdgpu_cu_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	/* Contiguous rows are one memset. */
-	if (rows > 1 && pitch == bytes) {
-		bytes = span;
-		rows = 1;
-	}
-	for (size_t i = 0; i < rows && !ret; i++)
-		ret = mdgpu_memset_on(mdgpu_cu.g,
-				      mdgpu_cu_stream_handle(stream),
-				      dst + (uint64_t)i * pitch, value, width,
-				      bytes);
-	if (ret)
-		r = mdgpu_cu_error(ret);
+	op.u.memset.dst = dst;
+	op.u.memset.pitch = pitch;
+	op.u.memset.bytes = bytes;
+	op.u.memset.rows = rows;
+	op.u.memset.value = value;
+	op.u.memset.width = width;
+	r = mdgpu_cu_submit(stream, &op);
 out:
 	mdgpu_cu_leave();
 	return r;
@@ -371,24 +375,24 @@ CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch,
 /* ---------------------------------------------------------------- */
 /* Copies.                                                          */
 
-enum mdgpu_cu_dir { MDGPU_CU_HTOD, MDGPU_CU_DTOH, MDGPU_CU_DTOD };
-
-/* One copy of n > 0 bytes on a stream; the caller holds the lock and
- * checked the stream. */
-static int mdgpu_cu_copy_one(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
-			     void *hdst, CUdeviceptr dsrc, const void *hsrc,
-			     size_t n, uint32_t stream, bool async)
+/* One copy of rows rows of width > 0 bytes on a stream (graph.h): queued,
+ * or captured.  The caller holds the lock and checked the stream. */
+static CUresult mdgpu_cu_copy_op(enum mdgpu_cu_dir dir, uintptr_t dst,
+				 uintptr_t src, uint64_t dpitch,
+				 uint64_t spitch, uint64_t width,
+				 uint64_t rows, CUstream stream, bool async)
 {
-	uint32_t f = async ? MDGPU_COPY_ASYNC : 0;
+	struct mdgpu_cu_op op = { .kind = MDGPU_CU_OP_COPY };
 
-	switch (dir) {
-	case MDGPU_CU_HTOD:
-		return mdgpu_copy_htod_on(mdgpu_cu.g, stream, f, ddst, hsrc, n);
-	case MDGPU_CU_DTOH:
-		return mdgpu_copy_dtoh_on(mdgpu_cu.g, stream, f, hdst, dsrc, n);
-	default:
-		return mdgpu_copy_dtod_on(mdgpu_cu.g, stream, ddst, dsrc, n);
-	}
+	op.u.copy.dir = dir;
+	op.u.copy.dst = dst;
+	op.u.copy.src = src;
+	op.u.copy.dpitch = dpitch;
+	op.u.copy.spitch = spitch;
+	op.u.copy.width = width;
+	op.u.copy.rows = rows;
+	op.u.copy.async = async;
+	return mdgpu_cu_submit(stream, &op);
 }
 
 /* Device sides are checked against the record first: a bad range fails
@@ -409,7 +413,6 @@ static CUresult mdgpu_cu_copy(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
 {
 	CUcontext ctx;
 	CUresult r;
-	int ret;
 
 	if (n && ((dir == MDGPU_CU_HTOD && !hsrc) ||
 		  (dir == MDGPU_CU_DTOH && !hdst)))
@@ -423,10 +426,9 @@ static CUresult mdgpu_cu_copy(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
 	r = mdgpu_cu_copy_check(dir, ddst, dsrc, n);
 	if (r)
 		goto out;
-	ret = mdgpu_cu_copy_one(dir, ddst, hdst, dsrc, hsrc, n,
-				mdgpu_cu_stream_handle(stream), async);
-	if (ret)
-		r = mdgpu_cu_error(ret);
+	r = mdgpu_cu_copy_op(dir, dir == MDGPU_CU_DTOH ? (uintptr_t)hdst : ddst,
+			     dir == MDGPU_CU_HTOD ? (uintptr_t)hsrc : dsrc,
+			     n, n, n, 1, stream, async);
 out:
 	mdgpu_cu_leave();
 	return r;
@@ -514,6 +516,9 @@ static CUresult mdgpu_cu_copy_host(void *dst, const void *src, size_t n,
 	if (r)
 		return r;
 	r = mdgpu_cu_stream_check(stream);
+	/* No host work in a graph: on a capturing stream it is refused. */
+	if (!r)
+		r = mdgpu_cu_capture_refuse(stream, "a host-to-host copy");
 	if (!r) {
 		ret = mdgpu_stream_synchronize(mdgpu_cu.g,
 					       mdgpu_cu_stream_handle(stream));
@@ -638,7 +643,6 @@ static CUresult mdgpu_cu_copy2d(const CUDA_MEMCPY2D *p, CUstream stream,
 	size_t rows, w;
 	CUcontext ctx;
 	CUresult r;
-	int ret = 0;
 
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -675,22 +679,8 @@ static CUresult mdgpu_cu_copy2d(const CUDA_MEMCPY2D *p, CUstream stream,
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
-	if ((rows == 1 || p->srcPitch == w) && (rows == 1 || p->dstPitch == w))
-		ret = mdgpu_cu_copy_one(dir, dbase, (void *)dbase, sbase,
-					(const void *)sbase, sspan,
-					mdgpu_cu_stream_handle(stream), async);
-	for (size_t i = 0; rows > 1 && (p->srcPitch != w ||
-					p->dstPitch != w) && i < rows && !ret;
-	     i++) {
-		uintptr_t s = sbase + i * p->srcPitch;
-		uintptr_t d = dbase + i * p->dstPitch;
-
-		ret = mdgpu_cu_copy_one(dir, d, (void *)d, s,
-					(const void *)s, w,
-					mdgpu_cu_stream_handle(stream), async);
-	}
-	if (ret)
-		r = mdgpu_cu_error(ret);
+	r = mdgpu_cu_copy_op(dir, dbase, sbase, p->dstPitch, p->srcPitch, w,
+			     rows, stream, async);
 out:
 	mdgpu_cu_leave();
 	return r;
@@ -762,6 +752,9 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize,
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
+	r = mdgpu_cu_capture_unsafe("cuMemHostAlloc");
+	if (r)
+		goto out;
 	h = calloc(1, sizeof(*h));
 	if (!h || mdgpu_cu_set_add(&mdgpu_cu.hosts, h)) {
 		free(h);
@@ -805,6 +798,14 @@ static struct mdgpu_cu_host *mdgpu_cu_host_find(const void *p, bool exact)
 	return NULL;
 }
 
+bool mdgpu_cu_host_zero_copy(uintptr_t p, uint64_t len)
+{
+	struct mdgpu_cu_host *h = mdgpu_cu_host_find((const void *)p, false);
+
+	return h && !h->registered && len &&
+	       len <= h->size - (p - (uintptr_t)h->ptr);
+}
+
 CUresult CUDAAPI cuMemFreeHost(void *p)
 {
 	struct mdgpu_cu_host *h;
@@ -817,7 +818,7 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 	h = mdgpu_cu_host_find(p, true);
 	if (!h || h->registered) {
 		r = CUDA_ERROR_INVALID_VALUE;
-	} else {
+	} else if (!(r = mdgpu_cu_capture_unsafe("cuMemFreeHost"))) {
 		/* Queued copies may still use it. */
 		ret = mdgpu_synchronize(mdgpu_cu.g);
 		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
@@ -855,6 +856,9 @@ CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize,
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
+	r = mdgpu_cu_capture_unsafe("cuMemHostRegister");
+	if (r)
+		goto out;
 	for (size_t i = 0; i < mdgpu_cu.hosts.n; i++) {
 		struct mdgpu_cu_host *o = mdgpu_cu.hosts.v[i];
 		uintptr_t a = (uintptr_t)p, b = (uintptr_t)o->ptr;
@@ -891,7 +895,7 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 	h = mdgpu_cu_host_find(p, true);
 	if (!h || !h->registered)
 		r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-	else
+	else if (!(r = mdgpu_cu_capture_unsafe("cuMemHostUnregister")))
 		mdgpu_cu_host_drop(h);
 	mdgpu_cu_leave();
 	return r;

@@ -31,6 +31,9 @@ bool mdgpu_cu_name_ok(const char *name)
 	if (!name)
 		return false;
 	len = strnlen(name, MDGPU_NAME_MAX + 1);
+	if (len > MDGPU_NAME_MAX)
+		mdgpu_cu_log("name '%.64s...' longer than %u bytes",
+			     name, MDGPU_NAME_MAX);
 	return len && len <= MDGPU_NAME_MAX;
 }
 
@@ -76,7 +79,7 @@ CUresult mdgpu_cu_image(const char *who, const void *image,
 
 	if (!image)
 		return CUDA_ERROR_INVALID_VALUE;
-	ret = mdgpu_cu_image_size(image, MDGPU_MODULE_MAX, &k, size);
+	ret = mdgpu_cu_image_size(image, MDGPU_MODULE_DEVICE_MAX, &k, size);
 	if (ret == -EOPNOTSUPP && k == MDGPU_CU_IMAGE_WRAPPER) {
 		image = mdgpu_cu_fatbin_unwrap(image);
 		if (!image) {
@@ -84,13 +87,14 @@ CUresult mdgpu_cu_image(const char *who, const void *image,
 				     "version", who);
 			return CUDA_ERROR_NOT_SUPPORTED;
 		}
-		ret = mdgpu_cu_image_size(image, MDGPU_MODULE_MAX, &k, size);
+		ret = mdgpu_cu_image_size(image, MDGPU_MODULE_DEVICE_MAX, &k,
+					  size);
 		if (!ret && k != MDGPU_CU_IMAGE_FATBIN)
 			ret = -EINVAL;
 	}
 	if (ret == -E2BIG)
 		mdgpu_cu_log("%s: image larger than %u bytes", who,
-			     MDGPU_MODULE_MAX);
+			     MDGPU_MODULE_DEVICE_MAX);
 	if (ret)
 		return CUDA_ERROR_INVALID_IMAGE;
 	*start = image;
@@ -112,9 +116,9 @@ CUresult mdgpu_cu_read_file(const char *who, const char *path, char **buf,
 	if (fd < 0)
 		return CUDA_ERROR_FILE_NOT_FOUND;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    st.st_size > (off_t)MDGPU_MODULE_MAX) {
+	    st.st_size > (off_t)MDGPU_MODULE_DEVICE_MAX) {
 		mdgpu_cu_log("%s: %s: not a regular file of at most %u bytes",
-			     who, path, MDGPU_MODULE_MAX);
+			     who, path, MDGPU_MODULE_DEVICE_MAX);
 		close(fd);
 		return CUDA_ERROR_INVALID_IMAGE;
 	}
@@ -212,8 +216,10 @@ CUresult mdgpu_cu_module_new(const char *who, CUcontext ctx,
 	ret = mdgpu_module_load(mdgpu_cu.g, kind, start, size, &m->module);
 	if (ret) {
 		mdgpu_cu_log("%s: %s", who, mdgpu_last_error(mdgpu_cu.g));
-		r = ret == -EINVAL ? CUDA_ERROR_INVALID_IMAGE :
-		    mdgpu_cu_error(ret);
+		/* The host driver's own CUresult when it refused the
+		 * image (mdgpu_cu_error), else a refused image. */
+		r = ret == -EINVAL && !mdgpu_last_code(mdgpu_cu.g) ?
+		    CUDA_ERROR_INVALID_IMAGE : mdgpu_cu_error(ret);
 		goto fail;
 	}
 	*out = m;
@@ -324,7 +330,7 @@ CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	*mode = CU_MODULE_EAGER_LOADING;
+	*mode = mdgpu_cu_loading_mode();
 	mdgpu_cu_leave();
 	return CUDA_SUCCESS;
 }

@@ -111,13 +111,17 @@ struct CUstream_st {
 	unsigned flags;
 	int priority;
 	uint32_t handle;
+	struct mdgpu_cu_member *cap;	/* its part in a capture (graph.c) */
 };
 
+/* recorded: for real, on the daemon; cap: last recorded by a capture
+ * (graph.c), which then takes the place of the real record. */
 struct CUevent_st {
 	CUcontext ctx;
 	unsigned flags;
 	uint32_t event;			/* libmdgpu event handle */
 	bool recorded;
+	struct mdgpu_cu_evcap *cap;
 };
 
 struct mdgpu_cu_state {
@@ -144,6 +148,9 @@ struct mdgpu_cu_state {
 	struct mdgpu_cu_set funcs;	/* CUfunction */
 	struct mdgpu_cu_set streams;	/* CUstream */
 	struct mdgpu_cu_set events;	/* CUevent */
+	struct mdgpu_cu_set captures;	/* struct mdgpu_cu_capture * */
+	struct mdgpu_cu_set graphs;	/* CUgraph */
+	struct mdgpu_cu_set execs;	/* CUgraphExec */
 };
 
 extern struct mdgpu_cu_state mdgpu_cu;
@@ -152,8 +159,8 @@ extern struct mdgpu_cu_state mdgpu_cu;
 CUresult mdgpu_cu_result(int err);
 /*
  * Under the lock, after a failed libmdgpu call: its CUresult, where a
- * command that failed -EIO with the backend's own code (a CUresult on
- * the cuda backend, mdgpu_last_code()) gives that code.
+ * command that failed with the backend's own code (a CUresult on the
+ * cuda backend, mdgpu_last_code()) gives that code.
  */
 CUresult mdgpu_cu_error(int err);
 

@@ -14,10 +14,14 @@
  * ask the daemon (CUDA_ERROR_NOT_READY while work is pending);
  * synchronisation waits in the daemon, bounded by its hang bound.  An
  * event never recorded is complete, as in CUDA.
+ *
+ * Capture (graph.c): records and waits on a capturing stream become
+ * graph dependencies; synchronising with or querying a capturing stream,
+ * or an event a capture recorded, is refused as CUDA refuses it.
  */
 #include <stdlib.h>
 
-#include "priv.h"
+#include "graph.h"
 
 CUresult mdgpu_cu_stream_check(CUstream s)
 {
@@ -38,6 +42,7 @@ uint32_t mdgpu_cu_stream_handle(CUstream s)
 
 static void mdgpu_cu_stream_drop(CUstream s)
 {
+	mdgpu_cu_capture_stream_gone(s);
 	mdgpu_stream_destroy(mdgpu_cu.g, s->handle);
 	mdgpu_cu_set_del(&mdgpu_cu.streams, s);
 	free(s);
@@ -45,6 +50,7 @@ static void mdgpu_cu_stream_drop(CUstream s)
 
 static void mdgpu_cu_event_drop(CUevent e)
 {
+	mdgpu_cu_capture_event_gone(e);
 	mdgpu_event_destroy(mdgpu_cu.g, e->event);
 	mdgpu_cu_set_del(&mdgpu_cu.events, e);
 	free(e);
@@ -52,6 +58,7 @@ static void mdgpu_cu_event_drop(CUevent e)
 
 void mdgpu_cu_stream_release(CUcontext ctx)
 {
+	mdgpu_cu_graph_release(ctx);
 	for (size_t i = mdgpu_cu.streams.n; i-- > 0;) {
 		CUstream s = mdgpu_cu.streams.v[i];
 
@@ -159,9 +166,12 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 
 	if (r)
 		return r;
-	ret = mdgpu_stream_synchronize(mdgpu_cu.g,
-				       mdgpu_cu_stream_handle(hStream));
-	r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+	r = mdgpu_cu_capture_sync(hStream);
+	if (!r) {
+		ret = mdgpu_stream_synchronize(mdgpu_cu.g,
+					       mdgpu_cu_stream_handle(hStream));
+		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+	}
 	mdgpu_cu_leave();
 	return r;
 }
@@ -173,12 +183,16 @@ CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 
 	if (r)
 		return r;
+	r = mdgpu_cu_capture_sync(hStream);
+	if (r)
+		goto out;
 	ret = mdgpu_stream_query(mdgpu_cu.g, mdgpu_cu_stream_handle(hStream),
 				 &pending);
 	if (ret)
 		r = mdgpu_cu_error(ret);
 	else if (pending)
 		r = CUDA_ERROR_NOT_READY;
+out:
 	mdgpu_cu_leave();
 	return r;
 }
@@ -231,25 +245,6 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 	return CUDA_SUCCESS;
 }
 
-/* Stream capture (graphs) is not implemented: no stream is ever
- * capturing, and cuStreamBeginCapture is CUDA_ERROR_NOT_SUPPORTED. */
-CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream,
-				     CUstreamCaptureStatus *captureStatus)
-{
-	CUresult r;
-
-	if (!captureStatus)
-		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter();
-	if (r)
-		return r;
-	r = mdgpu_cu_stream_check(hStream);
-	if (!r)
-		*captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
-	mdgpu_cu_leave();
-	return r;
-}
-
 static CUresult mdgpu_cu_event_check(CUevent e)
 {
 	if (!mdgpu_cu_set_has(&mdgpu_cu.events, e) ||
@@ -261,18 +256,20 @@ static CUresult mdgpu_cu_event_check(CUevent e)
 CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
 				   unsigned int Flags)
 {
+	bool captured = false;
 	CUresult r;
 	int ret;
 
-	/* CU_EVENT_WAIT_DEFAULT only; EXTERNAL is for graphs. */
-	if (Flags)
+	if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_stream_enter(hStream);
 	if (r)
 		return r;
 	r = mdgpu_cu_event_check(hEvent);
+	if (!r)
+		r = mdgpu_cu_capture_wait(hStream, hEvent, Flags, &captured);
 	/* Waiting for an event never recorded is a no-op, as in CUDA. */
-	if (!r && hEvent->recorded) {
+	if (!r && !captured && hEvent->recorded) {
 		ret = mdgpu_stream_wait_event(mdgpu_cu.g,
 					      mdgpu_cu_stream_handle(hStream),
 					      hEvent->event);
@@ -286,7 +283,6 @@ CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
 MDGPU_CU_ALIAS(cuStreamSynchronize_ptsz, cuStreamSynchronize);
 MDGPU_CU_ALIAS(cuStreamQuery_ptsz, cuStreamQuery);
 MDGPU_CU_ALIAS(cuStreamGetFlags_ptsz, cuStreamGetFlags);
-MDGPU_CU_ALIAS(cuStreamIsCapturing_ptsz, cuStreamIsCapturing);
 MDGPU_CU_ALIAS(cuStreamGetPriority_ptsz, cuStreamGetPriority);
 MDGPU_CU_ALIAS(cuStreamGetCtx_ptsz, cuStreamGetCtx);
 MDGPU_CU_ALIAS(cuStreamWaitEvent_ptsz, cuStreamWaitEvent);
@@ -334,9 +330,11 @@ out:
 	return r;
 }
 
-static CUresult mdgpu_cu_record(CUevent hEvent, CUstream hStream)
+static CUresult mdgpu_cu_record(CUevent hEvent, CUstream hStream,
+				unsigned flags)
 {
 	CUresult r = mdgpu_cu_enter();
+	bool captured = false;
 	int ret;
 
 	if (r)
@@ -344,13 +342,17 @@ static CUresult mdgpu_cu_record(CUevent hEvent, CUstream hStream)
 	r = mdgpu_cu_event_check(hEvent);
 	if (!r)
 		r = mdgpu_cu_stream_check(hStream);
-	if (!r) {
+	if (!r)
+		r = mdgpu_cu_capture_record(hEvent, hStream, flags, &captured);
+	if (!r && !captured) {
 		ret = mdgpu_event_record_on(mdgpu_cu.g, hEvent->event,
 					    mdgpu_cu_stream_handle(hStream));
-		if (ret)
+		if (ret) {
 			r = mdgpu_cu_error(ret);
-		else
+		} else {
 			hEvent->recorded = true;
+			mdgpu_cu_capture_event_recorded(hEvent);
+		}
 	}
 	mdgpu_cu_leave();
 	return r;
@@ -358,16 +360,16 @@ static CUresult mdgpu_cu_record(CUevent hEvent, CUstream hStream)
 
 CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
 {
-	return mdgpu_cu_record(hEvent, hStream);
+	return mdgpu_cu_record(hEvent, hStream, 0);
 }
 
+/* CU_EVENT_RECORD_EXTERNAL: a node of a capture; invalid outside one. */
 CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
 					unsigned int flags)
 {
-	/* CU_EVENT_RECORD_EXTERNAL only matters inside graph capture. */
-	if (flags)
+	if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
-	return mdgpu_cu_record(hEvent, hStream);
+	return mdgpu_cu_record(hEvent, hStream, flags);
 }
 
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
@@ -378,6 +380,8 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 	if (r)
 		return r;
 	r = mdgpu_cu_event_check(hEvent);
+	if (!r)
+		r = mdgpu_cu_capture_event_use(hEvent);
 	if (!r && hEvent->recorded) {
 		ret = mdgpu_event_synchronize(mdgpu_cu.g, hEvent->event);
 		if (ret)
@@ -395,6 +399,8 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent)
 	if (r)
 		return r;
 	r = mdgpu_cu_event_check(hEvent);
+	if (!r)
+		r = mdgpu_cu_capture_event_use(hEvent);
 	if (!r && hEvent->recorded) {
 		ret = mdgpu_event_query(mdgpu_cu.g, hEvent->event, &pending);
 		if (ret)
@@ -423,6 +429,10 @@ CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart,
 	r = mdgpu_cu_event_check(hStart);
 	if (!r)
 		r = mdgpu_cu_event_check(hEnd);
+	if (!r)
+		r = mdgpu_cu_capture_event_use(hStart);
+	if (!r)
+		r = mdgpu_cu_capture_event_use(hEnd);
 	if (r)
 		goto out;
 	if ((hStart->flags | hEnd->flags) & CU_EVENT_DISABLE_TIMING ||

@@ -16,6 +16,8 @@ int mdgpu_set_error(struct mdgpu *g, int err, const char *fmt, ...)
 	char what[160];
 	va_list ap;
 
+	/* A failure of a command sets its code after this. */
+	g->last_code = 0;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
@@ -335,8 +337,9 @@ int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c, uint64_t *result,
 	if (ret)
 		return ret;
 	if (cpl.status) {
+		ret = mdgpu_cmd_error(g, cpl.status, mdgpu_op_name(c->opcode));
 		g->last_code = cpl.result2;
-		return mdgpu_cmd_error(g, cpl.status, mdgpu_op_name(c->opcode));
+		return ret;
 	}
 	if (result)
 		*result = cpl.result;
@@ -426,8 +429,11 @@ static int mdgpu_stage_wait(struct mdgpu *g, int k)
 	ret = mdgpu_wait_cpl(g, g->stage_seq[k], &cpl);
 	if (ret)
 		return ret;
-	if (cpl.status)
-		return mdgpu_cmd_error(g, cpl.status, "copy");
+	if (cpl.status) {
+		ret = mdgpu_cmd_error(g, cpl.status, "copy");
+		g->last_code = cpl.result2;
+		return ret;
+	}
 	return 0;
 }
 
@@ -681,20 +687,79 @@ int mdgpu_stage_claim(struct mdgpu *g, uint64_t len)
 	return mdgpu_stage_drain(g, 0);
 }
 
+/*
+ * An image larger than the staging area (ABI 1.3): copied into a device
+ * buffer of the vGPU (charged to its quota while the load runs) by the
+ * pipelined copy, loaded from there by MODULE_LOAD space DEVICE, freed.
+ * A daemon of an older minor would refuse the space: told apart here.
+ */
+static int mdgpu_module_load_dev(struct mdgpu *g, uint32_t kind,
+				 const void *image, size_t len, uint64_t *h)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MODULE_LOAD);
+	uint32_t minor = g->info.abi_version & 0xffff;
+	char err[sizeof(g->err)];
+	mdgpu_devptr buf;
+	uint64_t code;
+	int ret, fret;
+
+	if (minor < 3)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "module image of %zu "
+				       "bytes: larger than the aperture "
+				       "staging area (%llu bytes), and the "
+				       "daemon speaks ABI 1.%u (loading "
+				       "from device memory needs 1.3)", len,
+				       (unsigned long long)g->stage_size,
+				       minor);
+	ret = mdgpu_mem_alloc(g, len, &buf);
+	if (ret)
+		return mdgpu_set_error(g, ret, "module image of %zu bytes: "
+				       "no device buffer for it in the vGPU's "
+				       "memory", len);
+	ret = mdgpu_copy_htod(g, buf, image, len);
+	if (!ret) {
+		c.module_load.addr = buf;
+		c.module_load.len = len;
+		c.module_load.space = MDGPU_SPACE_DEVICE;
+		c.module_load.kind = kind;
+		ret = mdgpu_call(g, &c, h, NULL);
+	}
+	/* The buffer goes either way; the load's error is the one told. */
+	memcpy(err, g->err, sizeof(err));
+	code = g->last_code;
+	fret = mdgpu_mem_free(g, buf);
+	if (ret) {
+		memcpy(g->err, err, sizeof(err));
+		g->last_code = code;
+		return ret;
+	}
+	return fret;
+}
+
 int mdgpu_module_load(struct mdgpu *g, uint32_t kind, const void *image,
 		      size_t len, uint32_t *module)
 {
 	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MODULE_LOAD);
 	uint64_t h = 0;
-	int ret = mdgpu_stage_small(g, image, len);
+	int ret;
 
-	if (ret)
-		return ret;
-	c.module_load.addr = 0;
-	c.module_load.len = len;
-	c.module_load.space = MDGPU_SPACE_APERTURE;
-	c.module_load.kind = kind;
-	ret = mdgpu_call(g, &c, &h, NULL);
+	if (len > MDGPU_MODULE_DEVICE_MAX)
+		return mdgpu_set_error(g, -E2BIG, "module image of %zu bytes: "
+				       "above the ABI's bound of %u bytes",
+				       len, MDGPU_MODULE_DEVICE_MAX);
+	/* Small images through the aperture: one copy fewer. */
+	if (len > g->stage_size || len > MDGPU_MODULE_MAX) {
+		ret = mdgpu_module_load_dev(g, kind, image, len, &h);
+	} else {
+		ret = mdgpu_stage_small(g, image, len);
+		if (ret)
+			return ret;
+		c.module_load.addr = 0;
+		c.module_load.len = len;
+		c.module_load.space = MDGPU_SPACE_APERTURE;
+		c.module_load.kind = kind;
+		ret = mdgpu_call(g, &c, &h, NULL);
+	}
 	if (!ret)
 		*module = (uint32_t)h;
 	return ret;
@@ -891,8 +956,8 @@ int mdgpu_synchronize(struct mdgpu *g)
 
 		snprintf(what, sizeof(what), "asynchronous %s",
 			 mdgpu_op_name(g->async_op));
-		g->last_code = g->async_code;
 		ret = mdgpu_cmd_error(g, g->async_err, what);
+		g->last_code = g->async_code;
 		g->async_err = 0;
 	}
 	return ret;

@@ -8,9 +8,10 @@
  * or SIGTERM/SIGINT.
  *
  *   mdgpu-spin [-s SOCKET] [-T TYPE] [-m MIB] [-k SPIN_US] [-d SECONDS]
+ *   mdgpu-spin --help | --version
  *
- * Exit status: 0 verified and ran; 1 a check failed or a call failed
- * (message on stderr); 2 usage.
+ * Exit status: 0 verified and ran (or help, version); 1 a check failed or
+ * a call failed (message on stderr); 2 usage.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 
 #include "mdgpu/mdgpu.h"
+#include "mdgpu_version.h"
 
 static volatile sig_atomic_t stop;
 
@@ -63,6 +65,23 @@ static uint64_t ref_checksum(const uint32_t *w, uint64_t n)
 	return s;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mdgpu-spin [-s SOCKET] [-T TYPE] [-m MIB] [-k SPIN_US] [-d SECONDS]\n"
+		"  -s SOCKET    mdgpud's socket (default $MDGPU_SOCKET or libmdgpu's)\n"
+		"  -T TYPE      vGPU type (1g)\n"
+		"  -m MIB       device memory to verify with (64)\n"
+		"  -k SPIN_US   length of each busy kernel (1000)\n"
+		"  -d SECONDS   keep the vGPU busy this long (10)\n"
+		"  -h, --help   this help;  -V, --version  the version\n");
+}
+
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
 #define CHECK(call)							\
 	do {								\
 		int _r = (call);					\
@@ -87,7 +106,8 @@ int main(int argc, char **argv)
 	int opt, ret = 1;
 
 	o.type = "1g";
-	while ((opt = getopt(argc, argv, "s:T:m:k:d:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:T:m:k:d:hV", long_opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			o.path = optarg;
@@ -108,6 +128,11 @@ int main(int argc, char **argv)
 				goto usage;
 			break;
 		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mdgpu-spin %s\n", MDGPU_VERSION);
+			return 0;
 		default:
 			goto usage;
 		}
@@ -189,7 +214,6 @@ out:
 	mdgpu_close(g);	/* frees x, y, z with the vGPU */
 	return ret;
 usage:
-	fprintf(stderr, "usage: mdgpu-spin [-s SOCKET] [-T TYPE] [-m MIB] [-k SPIN_US] [-d SECONDS]\n"
-		"  defaults: type 1g, 64 MiB, 1000 us kernels, 10 s\n");
+	usage(stderr);
 	return 2;
 }

@@ -11,6 +11,7 @@
  *   mdgpuctl [-s SOCKET] [-t SECONDS] policy best-effort|equal-share|fixed-share
  *   mdgpuctl [-s SOCKET] [-t SECONDS] timeslice MICROSECONDS
  *   mdgpuctl [-s SOCKET] [-t SECONDS] stats | version
+ *   mdgpuctl --help | --version       (this program; no daemon needed)
  *
  * Exit status: 0 done; 1 the daemon refused the request (bad value,
  * unknown vGPU...); 2 usage error; 3 cannot connect (daemon not running,
@@ -29,6 +30,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "mdgpu_version.h"
 #include "mdgpud/admin.h"
 
 enum {
@@ -51,11 +53,13 @@ static void usage(FILE *f)
 		"  policy best-effort|equal-share|fixed-share\n"
 		"  timeslice MICROSECONDS               scheduler time slice\n"
 		"  stats                                daemon totals\n"
-		"  version                              protocol version\n"
+		"  version                              the daemon's protocol, ABI\n"
+		"                                       and version\n"
 		"  help                                 the daemon's list of requests\n"
 		"options:\n"
 		"  -s SOCKET   admin socket (default $MDGPU_ADMIN_SOCKET or %s)\n"
 		"  -t SECONDS  give up after this long without an answer (10)\n"
+		"  -h, --help  this help;  -V, --version  mdgpuctl's version\n"
 		"exit: 0 ok, 1 refused, 2 usage, 3 cannot connect, 4 I/O or\n"
 		"      protocol error, 5 not permitted (see mdgpuctl.md)\n",
 		MDGPUD_ADMIN_DEFAULT_SOCKET);
@@ -89,6 +93,12 @@ static int send_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
+static const struct option long_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int main(int argc, char **argv)
 {
 	const char *path = getenv("MDGPU_ADMIN_SOCKET");
@@ -102,7 +112,8 @@ int main(int argc, char **argv)
 
 	if (!path || !*path)
 		path = MDGPUD_ADMIN_DEFAULT_SOCKET;
-	while ((opt = getopt(argc, argv, "+s:t:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "+s:t:hV", long_opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			path = optarg;
@@ -123,6 +134,9 @@ int main(int argc, char **argv)
 		}
 		case 'h':
 			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("mdgpuctl %s\n", MDGPU_VERSION);
 			return EXIT_OK;
 		default:
 			usage(stderr);

@@ -3,18 +3,30 @@
  * mdgpud: the mdgpu daemon.  A thin wrapper around libmdgpud: parse the
  * command line and config, set up logging and signals, run the core.
  *
- *   mdgpud [-c CONFIG] [-o key=value]... [-f]
+ *   mdgpud [-c CONFIG] [-o key=value]... | --help | --version
  *
  * SIGTERM/SIGINT: clean shutdown (clients see -ENODEV).  SIGUSR1: status
- * dump to the log.
+ * dump to the log.  SIGHUP is not handled (no reload; it ends the daemon).
+ *
+ * Under systemd (Documentation/install.md): READY=1 goes to $NOTIFY_SOCKET
+ * once the transport is up (sockets listening, or the GPU registered with
+ * mdgpu.ko) and the admin socket listens (Type=notify), STOPPING=1 when
+ * the loop ends; when stderr is the journal ($JOURNAL_STREAM), each log
+ * line starts with its syslog priority, "<3>" to "<7>", for journald.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include "mdgpu_version.h"
 #include "mdgpud/admin.h"
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
@@ -34,12 +46,94 @@ static void mdgpud_main_signal(int sig)
 static void mdgpud_main_usage(FILE *f)
 {
 	fprintf(f, "usage: mdgpud [-c CONFIG] [-o key=value]...\n"
-		"  -c CONFIG     config file (default %s; missing is fine)\n"
-		"  -o key=value  override one config key (after the file)\n"
-		"  -h            this help\n"
+		"  -c CONFIG       config file (default %s; missing is fine)\n"
+		"  -o key=value    override one config key (after the file)\n"
+		"  -h, --help      this help\n"
+		"  -V, --version   print the version and exit\n"
 		"See Documentation/daemon.md for the keys.\n",
 		MDGPUD_DEFAULT_CONFIG);
 }
+
+/* Set when stderr is the journal's stream: log lines carry "<N>". */
+static bool mdgpud_main_journal;
+
+/*
+ * $JOURNAL_STREAM is "<device>:<inode>" of the stream systemd connected to
+ * stdout/stderr; it counts only if stderr is still that stream (a child
+ * started from a unit with its stderr redirected inherits the variable).
+ */
+static bool mdgpud_main_stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char tail;
+
+	if (!js || sscanf(js, "%llu:%llu%c", &dev, &ino, &tail) != 2)
+		return false;
+	if (fstat(STDERR_FILENO, &st))
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
+/* The log sink under journald: "<priority>message", no timestamp (the
+ * journal has its own). */
+static void mdgpud_main_log_journal(void *data, int level, const char *fmt,
+				    va_list ap)
+{
+	char buf[1024];
+
+	(void)data;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "<%d>%s\n", level >= 0 && level <= 7 ? level : 6, buf);
+}
+
+/* A message of main.c itself, before the log sink is set up. */
+static void mdgpud_main_fatal(const char *msg)
+{
+	fprintf(stderr, "%smdgpud: %s\n", mdgpud_main_journal ? "<3>" : "",
+		msg);
+}
+
+/*
+ * sd_notify(3)'s protocol, without libsystemd: one datagram holding
+ * `state` to the AF_UNIX socket $NOTIFY_SOCKET names, a path or, with a
+ * leading '@', an abstract name.  Without the variable (not started by
+ * systemd with Type=notify) it does nothing.
+ */
+static int mdgpud_main_notify(const char *state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = getenv("NOTIFY_SOCKET");
+	size_t len;
+	ssize_t n;
+	int fd, err;
+
+	if (!path || !*path)
+		return 0;
+	len = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(sa.sun_path))
+		return -EINVAL;
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	n = sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+		   (const struct sockaddr *)&sa,
+		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+static const struct option mdgpud_main_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
 
 int main(int argc, char **argv)
 {
@@ -52,10 +146,12 @@ int main(int argc, char **argv)
 	char **overrides;
 	int nover = 0, opt, ret;
 
+	mdgpud_main_journal = mdgpud_main_stderr_is_journal();
 	overrides = calloc((size_t)argc, sizeof(*overrides));
 	if (!overrides)
 		return 1;
-	while ((opt = getopt(argc, argv, "c:o:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:o:hV", mdgpud_main_opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			config = optarg;
@@ -66,6 +162,10 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			mdgpud_main_usage(stdout);
+			free(overrides);
+			return 0;
+		case 'V':
+			printf("mdgpud %s\n", MDGPU_VERSION);
 			free(overrides);
 			return 0;
 		default:
@@ -93,12 +193,14 @@ int main(int argc, char **argv)
 	}
 	free(overrides);
 	if (ret) {
-		fprintf(stderr, "mdgpud: %s\n", err);
+		mdgpud_main_fatal(err);
 		return 2;
 	}
-	mdgpud_log_set(cfg.log_level, NULL, NULL);
+	mdgpud_log_set(cfg.log_level, mdgpud_main_journal ?
+		       mdgpud_main_log_journal : NULL, NULL);
 	if (cfg.log_syslog)
 		mdgpud_log_use_syslog("mdgpud");
+	mdgpud_info("mdgpud %s starting", MDGPU_VERSION);
 
 	ret = mdgpud_core_create(&cfg, &mdgpud_main_core);
 	if (ret) {
@@ -120,7 +222,12 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	ret = mdgpud_main_notify("READY=1");
+	if (ret)
+		mdgpud_warn("sd_notify READY=1 to $NOTIFY_SOCKET: %s",
+			    strerror(-ret));
 	ret = mdgpud_core_run(mdgpud_main_core);
+	mdgpud_main_notify("STOPPING=1");
 	mdgpud_admin_destroy(admin);
 	mdgpud_core_destroy(mdgpud_main_core);
 	mdgpud_info("exited");

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			3
+#define MDGPU_ABI_MINOR			4
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -93,7 +93,7 @@
 #define MDGPU_STATUS_CONTEXT_LOST	(1U << 4)	/* GPU context gone, reset
 							 * restores it */
 #define MDGPU_STATUS_RESET_PENDING	(1U << 5)	/* reset not yet taken up
-							 * by the daemon (1.3) */
+							 * by the daemon (1.4) */
 
 #define MDGPU_CONTROL_ENABLE		(1U << 0)	/* accept doorbells */
 #define MDGPU_CONTROL_RESET		(1U << 1)	/* write 1: device reset */
@@ -251,6 +251,9 @@ enum mdgpu_query {
 	MDGPU_QUERY_STREAM_PRIORITIES = 7, /* result: least priority,
 					    * result2: greatest (each an
 					    * __s32 in the low 32 bits) */
+	MDGPU_QUERY_GPU_TIME = 8,	/* result: GPU ns charged to this
+					 * vGPU over the last window,
+					 * result2: the window, ns */
 };
 
 /* STREAM_CREATE flags. */
@@ -336,8 +339,14 @@ enum mdgpu_backend_kind {
 
 /* Limits a command may not exceed, whatever the vGPU type. */
 #define MDGPU_PARAMS_MAX		4096		/* launch parameter blob */
-#define MDGPU_MODULE_MAX		(16U << 20)	/* module image */
-#define MDGPU_NAME_MAX			256		/* function name */
+#define MDGPU_MODULE_MAX		(16U << 20)	/* image in host memory */
+/*
+ * A module image in device memory (MODULE_LOAD space DEVICE, ABI 1.3):
+ * how an image larger than a client's staging area is loaded.  It also
+ * needs an allocation of its size inside the vGPU's quota.
+ */
+#define MDGPU_MODULE_DEVICE_MAX		(1U << 30)
+#define MDGPU_NAME_MAX			4096		/* function name */
 #define MDGPU_SPIN_NS_MAX		1000000000ULL
 #define MDGPU_GRID_DIM_MAX		0x7fffffffU
 #define MDGPU_BLOCK_THREADS_MAX		1024
@@ -366,10 +375,16 @@ struct mdgpu_cmd_copy {
 	__u32 dst_space;		/* at least one side is DEVICE */
 };
 
+/*
+ * The image is len bytes at addr in `space`: APERTURE or IOVA, at most
+ * MDGPU_MODULE_MAX; or (ABI 1.3) DEVICE, inside one allocation of the
+ * vGPU, at most MDGPU_MODULE_DEVICE_MAX.  The daemon reads it once, when
+ * the command runs; the client may reuse the memory after completion.
+ */
 struct mdgpu_cmd_module_load {
 	__u64 addr;
 	__u64 len;
-	__u32 space;			/* APERTURE or IOVA */
+	__u32 space;			/* APERTURE, IOVA or DEVICE */
 	__u32 kind;			/* enum mdgpu_module_kind */
 };
 
@@ -539,7 +554,10 @@ struct mdgpu_cmd {
  *   -EPERM   the command would touch a resource of the whole GPU
  * A command that fails with -EIO carries in result2 the backend's own
  * error code when it has one (a CUresult on the cuda backend, e.g. 700
- * for an illegal address), else 0.  Once the vGPU's GPU context is lost
+ * for an illegal address), else 0.  From ABI 1.3 every command that the
+ * backend failed carries it the same way (e.g. a MODULE_LOAD the driver
+ * refused: -EINVAL, result2 218 for invalid PTX); a command refused by
+ * the daemon itself carries 0.  Once the vGPU's GPU context is lost
  * (STATUS.CONTEXT_LOST), every command fails with the error that lost it,
  * and the same result2, until a reset.
  */
@@ -597,7 +615,7 @@ struct mdgpu_ctl_unregister {
 };
 
 /*
- * Generations (ABI 1.3).  Each vGPU has a 32-bit generation that the
+ * Generations (ABI 1.4).  Each vGPU has a 32-bit generation that the
  * kernel bumps at every device reset (CONTROL.RESET, VFIO_DEVICE_RESET,
  * close) and at every open of the VFIO device.  The RESET and OPEN events
  * carry the new value, DOORBELL the current one.  COMPLETE and DMA carry
@@ -621,7 +639,7 @@ struct mdgpu_ctl_complete {
 	__u64 fence;			/* commands completed since reset */
 	__u64 fb_used;			/* bytes of device memory in use */
 	__u32 irq;			/* MDGPU_IRQ_* to raise */
-	__u32 gen;			/* generation of this work (1.3) */
+	__u32 gen;			/* generation of this work (1.4) */
 };
 
 /* Daemon reads or writes guest memory by IOVA through VFIO. */
@@ -631,7 +649,7 @@ struct mdgpu_ctl_dma {
 	__u64 iova;
 	__u64 buf;			/* daemon's own virtual address */
 	__u64 len;			/* 1..MDGPU_DMA_MAX */
-	__u32 gen;			/* generation of this work (1.3) */
+	__u32 gen;			/* generation of this work (1.4) */
 	__u32 reserved;			/* 0 */
 };
 
@@ -723,7 +741,7 @@ struct mdgpu_ctl_event {
 		} create;
 		struct {			/* DOORBELL */
 			__u32 sq_tail;
-			__u32 gen;		/* current generation (1.3) */
+			__u32 gen;		/* current generation (1.4) */
 		} doorbell;
 		struct {			/* KNOB */
 			__u32 weight;
@@ -735,7 +753,7 @@ struct mdgpu_ctl_event {
 			__u32 policy;		/* enum mdgpu_policy */
 			__u32 timeslice_us;
 		} policy;
-		struct {			/* RESET, OPEN (1.3) */
+		struct {			/* RESET, OPEN (1.4) */
 			__u32 gen;		/* the new generation */
 			__u32 pad;
 		} gen;

@@ -8,7 +8,8 @@
  * Argument: the vGPU's quota in bytes (cudaMemGetInfo's total must be
  * it).  With --no-code the backend cannot run kernels: the launch must
  * report an error, at the launch or at the next synchronisation, never
- * a success.
+ * a success; it prints "rt_basic: launch error CODE (TEXT)" and checks
+ * that the kernel's buffer is unchanged.
  */
 #include <cstdio>
 #include <cstdlib>
@@ -134,8 +135,15 @@ int main(int argc, char **argv)
 		cudaError_t es = el == cudaSuccess ? cudaDeviceSynchronize() : el;
 
 		if (no_code) {
-			/* No code can run: an error, never a success. */
+			/* No code can run: an error, never a success, and
+			 * the buffer as the memset step left it. */
 			EXPECT(es != cudaSuccess);
+			printf("rt_basic: launch error %d (%s)\n", (int)es,
+			       cudaGetErrorString(es));
+			CHECK(cudaGetLastError());
+			memset(g, 0, n);
+			CHECK(cudaMemcpy(g, d, n, cudaMemcpyDeviceToHost));
+			EXPECT(!memcmp(g, h, n));
 		} else {
 			CHECK(es);
 			CHECK(cudaMemcpy(g, d, n, cudaMemcpyDeviceToHost));

@@ -4,7 +4,10 @@
 # temporary socket: once on the sim backend, and once on the cuda backend
 # over the fake libcuda of CI (build/cuda-fake, worker build/mdgpud-worker)
 # when both are built (make check-daemon builds them), else that run is
-# skipped with the reason.
+# skipped with the reason.  On each backend it runs twice: with lazy
+# library loading (the default) and with CUDA_MODULE_LOADING=EAGER.  It
+# reads the daemon's command counts from the admin socket
+# (MDGPU_TEST_ADMIN).
 #   run-code-tests.sh LIBDIR PROGRAM   (BUILD: the build directory)
 set -u
 
@@ -53,13 +56,17 @@ start() {
 run() {
 	local backend=$1
 	shift
-	env -u MDGPU_DEVICE -u MDGPU_VFIO LD_LIBRARY_PATH="$LIBDIR" \
+	env -u MDGPU_DEVICE -u MDGPU_VFIO -u CUDA_MODULE_LOADING \
+		LD_LIBRARY_PATH="$LIBDIR" \
 		MDGPU_SOCKET="$TMP/$backend.sock" MDGPU_TYPE=1g \
+		MDGPU_TEST_ADMIN="$TMP/$backend-admin.sock" \
 		MDGPU_TEST_BACKEND="$backend" "$@"
 }
 
+# Each backend: lazy library loading (the default), then eager.
 if start sim; then
 	run sim "$PROG" || FAILS=$((FAILS + 1))
+	run sim env CUDA_MODULE_LOADING=EAGER "$PROG" || FAILS=$((FAILS + 1))
 else
 	FAILS=$((FAILS + 1))
 fi
@@ -68,7 +75,9 @@ stop
 if [ -x "$BUILD/mdgpud-worker" ] && [ -f "$BUILD/cuda-fake/libcuda.so.1" ]; then
 	start cuda LD_LIBRARY_PATH="$BUILD/cuda-fake"
 	case $? in
-	0) run cuda "$PROG" || FAILS=$((FAILS + 1)) ;;
+	0) run cuda "$PROG" || FAILS=$((FAILS + 1))
+	   run cuda env CUDA_MODULE_LOADING=EAGER "$PROG" ||
+		FAILS=$((FAILS + 1)) ;;
 	1) FAILS=$((FAILS + 1)) ;;
 	esac
 	stop

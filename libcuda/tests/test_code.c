@@ -8,19 +8,27 @@
  *
  * Every backend: each refusal path (forged handles, NULL pointers, bad
  * sizes, unsupported attributes, inputs and options), links, loading
- * mode, context limits.  MDGPU_TEST_BACKEND=sim (the default): no code
- * loads, and every call that needs it fails cleanly.
+ * mode, context limits, lazy library loading (the daemon's commands
+ * counted through its admin socket, MDGPU_TEST_ADMIN).
+ * MDGPU_TEST_BACKEND=sim (the default): no code loads, and every call
+ * that needs it fails cleanly.  With CUDA_MODULE_LOADING=EAGER only the
+ * eager-loading tests run.
  * MDGPU_TEST_BACKEND=cuda: a module, a library and a link are loaded and
  * kernels launched through kernelParams, `extra`, cuLaunchKernelEx and
- * a CUkernel, and the numbers checked; on the fake libcuda of CI the
- * kernel is its `scale_add` (p[i] = p[i] * k + i).
+ * a CUkernel, and captured into graphs and replayed, and the numbers
+ * checked; on the fake libcuda of CI the kernel is its `scale_add`
+ * (p[i] = p[i] * k + i).
  * Prints "N passed, N failed, N skipped".
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -60,6 +68,8 @@ static const char ptx[] =
 	".param .u32 k)\n{\n\tret;\n}\n";
 
 static bool on_cuda;
+/* The cuda backend over the fake libcuda of CI (its device's name). */
+static bool on_fake;
 static char tmpdir[] = "/tmp/mdgpu-test-code.XXXXXX";
 
 static void write_file(const char *path, const void *p, size_t n)
@@ -75,7 +85,8 @@ static void write_file(const char *path, const void *p, size_t n)
 
 static void remove_tmp(void)
 {
-	static const char *const names[] = { "short.fatbin", "k.ptx" };
+	static const char *const names[] = { "short.fatbin", "k.ptx",
+					     "huge.ptx" };
 	char path[64];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -101,7 +112,7 @@ static void test_images(void)
 	CUmodule m;
 
 	OK(cuModuleGetLoadingMode(&mode));
-	EXPECT(mode == CU_MODULE_EAGER_LOADING);
+	EXPECT(mode == CU_MODULE_LAZY_LOADING);
 	EXPECT_RES(cuModuleGetLoadingMode(NULL), CUDA_ERROR_INVALID_VALUE);
 
 	/* Fatbins go to the daemon whole; the sim backend loads no code. */
@@ -112,8 +123,19 @@ static void test_images(void)
 			   CUDA_ERROR_NOT_SUPPORTED);
 		EXPECT_RES(cuModuleLoadData(&m, ptx), CUDA_ERROR_NOT_SUPPORTED);
 	}
-	EXPECT_RES(cuModuleLoadFatBinary(&m, &wrap_link),
-		   CUDA_ERROR_NOT_SUPPORTED);
+	/* A version-2 wrapper (-rdc) loads its linked fatbin: the answer of
+	 * that fatbin's load. */
+	{
+		CUresult r1 = cuModuleLoadData(&m, fatbin), r2;
+
+		if (!r1)
+			OK(cuModuleUnload(m));
+		r2 = cuModuleLoadFatBinary(&m, &wrap_link);
+		if (!r2)
+			OK(cuModuleUnload(m));
+		EXPECT(r2 == r1);
+		EXPECT(on_cuda || r2 == CUDA_ERROR_NOT_SUPPORTED);
+	}
 	EXPECT_RES(cuModuleLoadData(&m, fatbin_v2), CUDA_ERROR_INVALID_IMAGE);
 	EXPECT_RES(cuModuleLoadFatBinary(NULL, fatbin),
 		   CUDA_ERROR_INVALID_VALUE);
@@ -138,6 +160,78 @@ static void test_images(void)
 		   CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuModuleGetGlobal(NULL, NULL, FORGED(CUmodule, m), NULL),
 		   CUDA_ERROR_INVALID_VALUE);
+}
+
+/* Images past the aperture's 8 MiB staging area, and past the 16 MiB
+ * that the ABI allows in host memory: loaded from device memory. */
+#define BIG_IMAGE	(20u << 20)
+/* MDGPU_MODULE_DEVICE_MAX of the ABI: the largest image mdgpu loads. */
+#define IMAGE_MAX	(1u << 30)
+
+/* `text`, then lines of a PTX comment up to `len` bytes, the last a
+ * NUL (malloc'ed). */
+static char *padded(const char *text, size_t len)
+{
+	size_t n = strlen(text);
+	char *p = malloc(len);
+
+	if (!p || len < n + 2) {
+		perror("padded");
+		exit(2);
+	}
+	memcpy(p, text, n);
+	memset(p + n, ' ', len - n);
+	for (size_t i = n; i < len - 1; i += 80) {
+		p[i] = '/';
+		if (i + 1 < len - 1)
+			p[i + 1] = '/';
+		p[i + 79 < len - 1 ? i + 79 : len - 2] = '\n';
+	}
+	p[len - 1] = '\0';
+	return p;
+}
+
+/*
+ * Every backend: images above the largest mdgpu loads are refused before
+ * anything is read or sent; a large one passes libcuda and reaches the
+ * daemon through device memory, whose buffer is freed afterwards (sim
+ * loads no code: CUDA_ERROR_NOT_SUPPORTED).
+ */
+static void test_image_bounds(void)
+{
+	static const uint32_t huge_fatbin[4] = { 0xba55ed50U, 0x00100001U,
+						 IMAGE_MAX, 0 };
+	char path[64], *big;
+	size_t free0 = 0, free1 = 0, total;
+	CUlinkState ls;
+	CUlibrary lib;
+	CUmodule m;
+	int fd;
+
+	EXPECT_RES(cuModuleLoadData(&m, huge_fatbin), CUDA_ERROR_INVALID_IMAGE);
+	EXPECT_RES(cuLibraryLoadData(&lib, huge_fatbin, NULL, NULL, 0, NULL,
+				     NULL, 0), CUDA_ERROR_INVALID_IMAGE);
+	OK(cuLinkCreate(0, NULL, NULL, &ls));
+	EXPECT_RES(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx,
+				 (size_t)IMAGE_MAX + 1, "k", 0, NULL, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+	OK(cuLinkDestroy(ls));
+	/* A sparse file: its size is refused, nothing is read. */
+	snprintf(path, sizeof(path), "%s/huge.ptx", tmpdir);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	EXPECT(fd >= 0 && !ftruncate(fd, (off_t)IMAGE_MAX + 1));
+	if (fd >= 0)
+		close(fd);
+	EXPECT_RES(cuModuleLoad(&m, path), CUDA_ERROR_INVALID_IMAGE);
+
+	if (on_cuda)
+		return;	/* test_cuda_large_image loads it */
+	big = padded(ptx, BIG_IMAGE);
+	OK(cuMemGetInfo(&free0, &total));
+	EXPECT_RES(cuModuleLoadData(&m, big), CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuMemGetInfo(&free1, &total));
+	EXPECT(free1 == free0);
+	free(big);
 }
 
 /* Every call on a function, kernel or library refuses a forged handle. */
@@ -228,10 +322,384 @@ static void test_library_load(void)
 	snprintf(path, sizeof(path), "%s/none.ptx", tmpdir);
 	EXPECT_RES(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL,
 					 NULL, 0), CUDA_ERROR_FILE_NOT_FOUND);
+	/* Lazy: the image is checked, not loaded. */
+	OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, &pres, &val, 1));
+	OK(cuLibraryUnload(lib));
+}
+
+/*
+ * The daemon's counters of this program's vGPU, the only one of its
+ * daemon: commands completed and, of those, failed, from the admin
+ * socket's `list` (Documentation/mdgpuctl.md).  The daemon counts a
+ * command before completing it, so a call that returned is counted.
+ * Every libcuda call that reaches the daemon is one or more commands, so
+ * a call that counts none did not reach it.
+ */
+struct counts {
+	unsigned long long commands, errors;
+};
+
+static bool counting;		/* MDGPU_TEST_ADMIN given */
+static struct counts marked;
+
+static void admin_counts(struct counts *c)
+{
+	const char *path = getenv("MDGPU_TEST_ADMIN");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[16384], *line, *save;
+	unsigned vgpus = 0;
+	size_t len = 0;
+	bool done = false;
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    write(fd, "list\n", 5) != 5) {
+		perror(path);
+		exit(2);
+	}
+	while (!done && len < sizeof(buf) - 1) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+		done = !strcmp(buf, "ok\n") ||
+		       (len > 4 && !strcmp(buf + len - 4, "\nok\n"));
+	}
+	close(fd);
+	if (!done) {
+		fprintf(stderr, "admin list: %s\n", buf);
+		exit(2);
+	}
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *cm = strstr(line, " commands=");
+		const char *er = strstr(line, " errors=");
+
+		if (strncmp(line, "id=", 3))
+			continue;
+		vgpus++;
+		if (!cm || !er ||
+		    sscanf(cm, " commands=%llu", &c->commands) != 1 ||
+		    sscanf(er, " errors=%llu", &c->errors) != 1) {
+			fprintf(stderr, "admin list: %s\n", line);
+			exit(2);
+		}
+	}
+	if (vgpus != 1) {
+		fprintf(stderr, "admin list: %u vGPUs, expected this "
+			"program's one\n", vgpus);
+		exit(2);
+	}
+}
+
+static void mark(void)
+{
+	if (counting)
+		admin_counts(&marked);
+}
+
+/* Commands and failed commands since the last mark; marks again. */
+static struct counts delta(void)
+{
+	struct counts c = { 0, 0 }, d = { 0, 0 };
+
+	if (counting) {
+		admin_counts(&c);
+		d.commands = c.commands - marked.commands;
+		d.errors = c.errors - marked.errors;
+		marked = c;
+	}
+	return d;
+}
+
+#define EXPECT_COUNTS(cmds, errs) expect_counts(cmds, errs, __LINE__)
+static void expect_counts(unsigned long long cmds, unsigned long long errs,
+			  int line)
+{
+	struct counts d = delta();
+
+	if (!counting)
+		return;
+	if (d.commands == cmds && d.errors == errs) {
+		passed++;
+	} else {
+		failed++;
+		fprintf(stderr, "FAIL %s:%d: %llu commands (%llu failed), "
+			"expected %llu (%llu failed)\n", __FILE__, line,
+			d.commands, d.errors, cmds, errs);
+	}
+}
+
+/* Text that image.c takes for PTX and no backend loads. */
+static const char bad_ptx[] = "this is not ptx\n";
+
+/*
+ * What loading costs the daemon, measured on modules (always eager):
+ * a load of ptx, a look-up of its function, and the failed load of
+ * bad_ptx with its CUresult.  A library's lazy load must cost the same
+ * as the module's: one load, never two.
+ */
+static struct counts cost_load, cost_func, cost_bad;
+static CUresult bad_result;
+
+static void measure_costs(void)
+{
+	CUmodule m;
+	CUfunction f;
+
+	mark();
+	bad_result = cuModuleLoadData(&m, bad_ptx);
+	EXPECT(bad_result != CUDA_SUCCESS);
+	cost_bad = delta();
+	if (counting)
+		EXPECT(cost_bad.errors == 1);
 	if (!on_cuda)
-		EXPECT_RES(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, &pres,
-					     &val, 1),
-			   CUDA_ERROR_NOT_SUPPORTED);
+		return;
+	OK(cuModuleLoadData(&m, ptx));
+	cost_load = delta();
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	cost_func = delta();
+	OK(cuModuleUnload(m));
+	if (counting)
+		EXPECT(cost_load.commands >= 1 && cost_func.commands >= 1 &&
+		       !cost_load.errors && !cost_func.errors);
+}
+
+static void print_costs(void)
+{
+	if (counting && on_cuda)
+		printf("daemon commands: module load %llu, function look-up "
+		       "%llu, ", cost_load.commands, cost_func.commands);
+	if (counting)
+		printf("failed load %llu (%llu failed, CUresult %d)\n",
+		       cost_bad.commands, cost_bad.errors, (int)bad_result);
+}
+
+/* A library never used: loaded, unloaded, the daemon never asked. */
+static void test_lazy_unused(void)
+{
+	CUlibrary lib, lib2;
+	CUkernel k;
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/k.ptx", tmpdir);
+	mark();
+	OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+	OK(cuLibraryLoadFromFile(&lib2, path, NULL, NULL, 0, NULL, NULL, 0));
+	EXPECT(lib != lib2);
+	OK(cuLibraryUnload(lib));
+	OK(cuLibraryUnload(lib2));
+	EXPECT_COUNTS(0, 0);
+	EXPECT_RES(cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuLibraryGetKernel(&k, lib2, "scale_add"),
+		   CUDA_ERROR_INVALID_HANDLE);
+	/* The image is still checked at the call. */
+	EXPECT_RES(cuLibraryLoadData(&lib, "", NULL, NULL, 0, NULL, NULL, 0),
+		   CUDA_ERROR_INVALID_IMAGE);
+}
+
+/* A library whose load fails: each use tries once and fails the same
+ * way, never a success later. */
+static void test_lazy_fail(void)
+{
+	CUlibrary lib;
+	CUkernel k;
+	CUmodule m;
+	CUdeviceptr d;
+	size_t sz;
+
+	mark();
+	OK(cuLibraryLoadData(&lib, bad_ptx, NULL, NULL, 0, NULL, NULL, 0));
+	EXPECT_COUNTS(0, 0);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_RES(cuLibraryGetKernel(&k, lib, "scale_add"),
+			   bad_result);
+		EXPECT_COUNTS(cost_bad.commands, cost_bad.errors);
+	}
+	EXPECT_RES(cuLibraryGetModule(&m, lib), bad_result);
+	EXPECT_COUNTS(cost_bad.commands, cost_bad.errors);
+	EXPECT_RES(cuLibraryGetGlobal(&d, &sz, lib, "g"), bad_result);
+	EXPECT_COUNTS(cost_bad.commands, cost_bad.errors);
+	OK(cuLibraryUnload(lib));
+	EXPECT_COUNTS(0, 0);
+}
+
+/* First uses on a library that loads (cuda backend). */
+static void test_lazy_first_use(void)
+{
+	CUlibrary lib;
+	CUkernel k, k2;
+	CUfunction f;
+	CUmodule lm, lm2;
+	const char *name;
+
+	mark();
+	OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+	EXPECT_COUNTS(0, 0);
+	/* The first look-up loads the library once and finds the name. */
+	OK(cuLibraryGetKernel(&k, lib, "scale_add"));
+	EXPECT_COUNTS(cost_load.commands + cost_func.commands, 0);
+	/* Then nothing loads again. */
+	OK(cuLibraryGetKernel(&k2, lib, "scale_add"));
+	EXPECT(k2 == k);
+	OK(cuLibraryGetModule(&lm, lib));
+	OK(cuLibraryGetModule(&lm2, lib));
+	EXPECT(lm == lm2);
+	OK(cuKernelGetFunction(&f, k));
+	OK(cuKernelGetName(&name, k));
+	EXPECT(!strcmp(name, "scale_add"));
+	EXPECT_COUNTS(0, 0);
+	/* A name the image lacks: NOT_FOUND at the look-up, one failed
+	 * question, no second load. */
+	EXPECT_RES(cuLibraryGetKernel(&k2, lib, "no_such_kernel"),
+		   CUDA_ERROR_NOT_FOUND);
+	EXPECT_COUNTS(1, 1);
+	OK(cuLibraryUnload(lib));
+	EXPECT_RES(cuKernelGetName(&name, k), CUDA_ERROR_INVALID_HANDLE);
+
+	/* A missing name as the first use: loads, then NOT_FOUND. */
+	OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+	mark();
+	EXPECT_RES(cuLibraryGetKernel(&k, lib, "no_such_kernel"),
+		   CUDA_ERROR_NOT_FOUND);
+	EXPECT_COUNTS(cost_load.commands + 1, 1);
+	OK(cuLibraryGetKernel(&k, lib, "scale_add"));
+	EXPECT_COUNTS(cost_func.commands, 0);
+	/* cuLibraryGetModule as the first use loads too. */
+	OK(cuLibraryUnload(lib));
+	OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+	mark();
+	OK(cuLibraryGetModule(&lm, lib));
+	EXPECT_COUNTS(cost_load.commands, 0);
+	OK(cuModuleGetFunction(&f, lm, "scale_add"));
+	OK(cuLibraryGetKernel(&k, lib, "scale_add"));
+	EXPECT((CUfunction)k == f);
+	EXPECT_COUNTS(cost_func.commands, 0);
+	OK(cuLibraryUnload(lib));
+}
+
+enum { lazy_threads = 8 };
+
+struct lazy_thread {
+	pthread_t t;
+	pthread_barrier_t *go;
+	CUcontext ctx;
+	CUlibrary lib;
+	CUresult r;
+	CUkernel k;
+	CUmodule m;
+	int i;
+};
+
+/* Even threads look a kernel up, odd ones ask for the module: all at
+ * once, each the library's first use. */
+static void *lazy_thread_main(void *arg)
+{
+	struct lazy_thread *t = arg;
+
+	t->r = cuCtxSetCurrent(t->ctx);
+	pthread_barrier_wait(t->go);
+	if (t->r)
+		return NULL;
+	if (t->i % 2)
+		t->r = cuLibraryGetModule(&t->m, t->lib);
+	else
+		t->r = cuLibraryGetKernel(&t->k, t->lib, "scale_add");
+	return NULL;
+}
+
+static void test_lazy_threads(CUcontext ctx)
+{
+	struct lazy_thread t[lazy_threads];
+	pthread_barrier_t go;
+	CUlibrary lib;
+	CUkernel k;
+	CUmodule m;
+	unsigned ok = 0;
+
+	OK(cuLibraryLoadData(&lib, on_cuda ? ptx : bad_ptx, NULL, NULL, 0,
+			     NULL, NULL, 0));
+	pthread_barrier_init(&go, NULL, lazy_threads);
+	mark();
+	for (int i = 0; i < lazy_threads; i++) {
+		t[i] = (struct lazy_thread){ .go = &go, .ctx = ctx,
+					     .lib = lib, .i = i };
+		if (pthread_create(&t[i].t, NULL, lazy_thread_main, &t[i])) {
+			perror("pthread_create");
+			exit(2);
+		}
+	}
+	for (int i = 0; i < lazy_threads; i++)
+		pthread_join(t[i].t, NULL);
+	pthread_barrier_destroy(&go);
+	if (on_cuda) {
+		/* One load, one look-up; every thread the same answer. */
+		EXPECT_COUNTS(cost_load.commands + cost_func.commands, 0);
+		OK(cuLibraryGetKernel(&k, lib, "scale_add"));
+		OK(cuLibraryGetModule(&m, lib));
+		for (int i = 0; i < lazy_threads; i++)
+			ok += !t[i].r && (i % 2 ? t[i].m == m : t[i].k == k);
+		EXPECT(ok == lazy_threads);
+	} else {
+		/* Nothing loads: each thread one failed try, its own error. */
+		EXPECT_COUNTS(lazy_threads * cost_bad.commands,
+			      lazy_threads * cost_bad.errors);
+		for (int i = 0; i < lazy_threads; i++)
+			ok += t[i].r == bad_result;
+		EXPECT(ok == lazy_threads);
+	}
+	OK(cuLibraryUnload(lib));
+}
+
+static void test_lazy(CUcontext ctx)
+{
+	counting = getenv("MDGPU_TEST_ADMIN") != NULL;
+	if (!counting)
+		SKIP("daemon command counts (MDGPU_TEST_ADMIN unset)");
+	measure_costs();
+	print_costs();
+	test_lazy_unused();
+	test_lazy_fail();
+	if (on_cuda)
+		test_lazy_first_use();
+	test_lazy_threads(ctx);
+}
+
+/* CUDA_MODULE_LOADING=EAGER: libraries load at cuLibraryLoadData. */
+static void test_eager(void)
+{
+	CUmoduleLoadingMode mode = (CUmoduleLoadingMode)0;
+	CUlibrary lib;
+	CUkernel k;
+
+	counting = getenv("MDGPU_TEST_ADMIN") != NULL;
+	if (!counting)
+		SKIP("daemon command counts (MDGPU_TEST_ADMIN unset)");
+	OK(cuModuleGetLoadingMode(&mode));
+	EXPECT(mode == CU_MODULE_EAGER_LOADING);
+	measure_costs();
+	print_costs();
+	mark();
+	EXPECT_RES(cuLibraryLoadData(&lib, bad_ptx, NULL, NULL, 0, NULL, NULL,
+				     0), bad_result);
+	EXPECT_COUNTS(cost_bad.commands, cost_bad.errors);
+	if (!on_cuda) {
+		EXPECT_RES(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL,
+					     NULL, 0), bad_result);
+		return;
+	}
+	OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+	EXPECT_COUNTS(cost_load.commands, 0);
+	EXPECT_RES(cuLibraryGetKernel(&k, lib, "no_such_kernel"),
+		   CUDA_ERROR_NOT_FOUND);
+	EXPECT_COUNTS(1, 1);
+	OK(cuLibraryGetKernel(&k, lib, "scale_add"));
+	EXPECT_COUNTS(cost_func.commands, 0);
+	OK(cuLibraryUnload(lib));
 }
 
 static void test_link(void)
@@ -560,6 +1028,80 @@ static void test_cuda_module(void)
 }
 
 /*
+ * A module image larger than the staging area (NVIDIA's runtime loads
+ * cuBLAS's and cuFFT's fatbins so): loaded through device memory, its
+ * kernel launched, as a module and as a library; the buffer is freed.
+ * Images the host driver refuses give the program its CUresult.
+ */
+static void test_cuda_large_image(void)
+{
+	enum { n = 256 };
+	static const char bad_ptx[] = ".version 8.0\n.target sm_90\n"
+				      ".address_size 64\nthis is not ptx\n";
+	static const char no_sass[] = ".version 8.0\n.target sm_90\n"
+				      "// no binary for this gpu\n";
+	char *big = padded(ptx, BIG_IMAGE), *big_bad;
+	uint32_t h[n], k = 4;
+	uint64_t count = n;
+	size_t free0 = 0, free1 = 0, total;
+	void *params[3] = { NULL, &count, &k };
+	CUdeviceptr d, d2;
+	CUfunction f;
+	CUlibrary lib;
+	CUkernel kern;
+	CUmodule m;
+
+	for (unsigned i = 0; i < n; i++)
+		h[i] = i * 3 + 2;
+	OK(cuMemGetInfo(&free0, &total));
+	OK(cuMemAlloc(&d, sizeof(h)));
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	params[0] = &d;
+	OK(cuModuleLoadData(&m, big));
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	OK(cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, params, NULL));
+	check_scaled(d, h, n, k, "large module");
+	OK(cuModuleUnload(m));
+
+	/* A library's first use loads it (lazy loading), as the runtime's
+	 * first cuBLAS call does. */
+	OK(cuLibraryLoadData(&lib, big, NULL, NULL, 0, NULL, NULL, 0));
+	OK(cuLibraryGetKernel(&kern, lib, "scale_add"));
+	OK(cuLaunchKernel((CUfunction)kern, 1, 1, 1, n, 1, 1, 0, NULL, params,
+			  NULL));
+	for (unsigned i = 0; i < n; i++)
+		h[i] = h[i] * k + i;
+	check_scaled(d, h, n, k, "large library");
+	OK(cuLibraryUnload(lib));
+
+	/* The driver's own answers. */
+	EXPECT_RES(cuModuleLoadData(&m, bad_ptx), CUDA_ERROR_INVALID_PTX);
+	if (on_fake) {
+		EXPECT_RES(cuModuleLoadData(&m, no_sass),
+			   CUDA_ERROR_NO_BINARY_FOR_GPU);
+		/* A library loads at its first use (lazy loading). */
+		OK(cuLibraryLoadData(&lib, no_sass, NULL, NULL, 0, NULL, NULL,
+				     0));
+		EXPECT_RES(cuLibraryGetKernel(&kern, lib, "k"),
+			   CUDA_ERROR_NO_BINARY_FOR_GPU);
+		OK(cuLibraryUnload(lib));
+	} else {
+		SKIP("CUDA_ERROR_NO_BINARY_FOR_GPU needs the fake libcuda's "
+		     "marker (a fatbin of other GPUs' code on a real one)");
+	}
+	big_bad = padded(bad_ptx, BIG_IMAGE);
+	EXPECT_RES(cuModuleLoadData(&m, big_bad), CUDA_ERROR_INVALID_PTX);
+	/* The daemon's own refusal next carries no driver code. */
+	EXPECT_RES(cuMemAlloc(&d2, (size_t)1 << 40), CUDA_ERROR_OUT_OF_MEMORY);
+	OK(cuMemFree(d));
+	/* Every staging buffer in device memory was freed. */
+	OK(cuMemGetInfo(&free1, &total));
+	EXPECT(free1 == free0);
+	free(big_bad);
+	free(big);
+}
+
+/*
  * What needs the daemon's FUNC_INFO and the fake's named kernels:
  * attributes, occupancy, a global written by a kernel.  Each part runs
  * when the daemon answers, and is skipped with the reason otherwise.
@@ -608,9 +1150,170 @@ static void test_cuda_info(void)
 	OK(cuModuleUnload(m));
 }
 
+/* Capture on any backend: a launch refused at the call (forged function)
+ * is not captured and leaves the capture as it was. */
+static void test_capture_refusals(void)
+{
+	int x = 0;
+	CUfunction f = FORGED(CUfunction, x);
+	CUDA_KERNEL_NODE_PARAMS kp = { .func = f, .gridDimX = 1,
+				       .gridDimY = 1, .gridDimZ = 1,
+				       .blockDimX = 1, .blockDimY = 1,
+				       .blockDimZ = 1 };
+	CUstreamCaptureStatus cs;
+	CUgraphNode node;
+	CUstream s;
+	CUgraph g;
+	size_t n = 9;
+
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+		   CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamIsCapturing(s, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	OK(cuStreamEndCapture(s, &g));
+	OK(cuGraphGetNodes(g, NULL, &n));
+	EXPECT(n == 0);
+	EXPECT_RES(cuGraphAddKernelNode(&node, g, NULL, 0, &kp),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuGraphAddKernelNode(&node, g, NULL, 0, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphDestroy(g));
+	OK(cuStreamDestroy(s));
+}
+
+/* p[i] = p[i] * k + i over n words, in place on the host copy. */
+static void scale_host(uint32_t *p, unsigned n, uint32_t k)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = p[i] * k + i;
+}
+
+static bool same_words(CUdeviceptr d, const uint32_t *want, unsigned n,
+		       const char *how)
+{
+	uint32_t *back = calloc(n, sizeof(*back));
+	unsigned bad = 0;
+
+	if (cuMemcpyDtoH(back, d, n * sizeof(*back)) != CUDA_SUCCESS)
+		bad = n;
+	for (unsigned i = 0; i < n && !bad; i++)
+		bad += back[i] != want[i];
+	if (bad)
+		fprintf(stderr, "%s: %u of %u words wrong\n", how, bad, n);
+	free(back);
+	return bad == 0;
+}
+
+/*
+ * Kernels captured and replayed (the fake's scale_add runs for real):
+ * parameters are the ones at capture time, later changes to the
+ * caller's variables do not reach the graph; a graph built by hand; a
+ * graph whose module is gone is refused at launch.
+ */
+static void test_cuda_graph(void)
+{
+	enum { n = 256 };
+	uint32_t h[n], cur[n];
+	uint64_t count = n;
+	uint32_t k = 3, k2 = 2, k3 = 5;
+	void *params[3] = { NULL, &count, &k };
+	void *params2[3] = { NULL, &count, &k2 };
+	void *params3[3] = { NULL, &count, &k3 };
+	CUlaunchConfig cfg = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+			       .blockDimX = n, .blockDimY = 1,
+			       .blockDimZ = 1 };
+	CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1, .gridDimY = 1,
+				       .gridDimZ = 1, .blockDimX = n,
+				       .blockDimY = 1, .blockDimZ = 1 };
+	CUgraphNode *nodes, node;
+	CUgraphExec x, x2;
+	CUgraphNodeType t;
+	CUdeviceptr d;
+	CUfunction f;
+	CUmodule m;
+	CUstream s;
+	CUgraph g, g2;
+	size_t nn = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		h[i] = i * 7 + 1;
+	OK(cuMemAlloc(&d, sizeof(h)));
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	params[0] = params2[0] = params3[0] = &d;
+	OK(cuModuleLoadData(&m, ptx));
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	cfg.hStream = s;
+
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, s, params, NULL));
+	k = 100;	/* after capture: not what the graph runs */
+	OK(cuLaunchKernelEx(&cfg, f, params2, NULL));
+	k2 = 100;
+	OK(cuStreamEndCapture(s, &g));
+	OK(cuGraphGetNodes(g, NULL, &nn));
+	EXPECT(nn == 2);
+	nodes = calloc(nn + 1, sizeof(*nodes));
+	OK(cuGraphGetNodes(g, nodes, &nn));
+	for (size_t i = 0; i < nn; i++) {
+		OK(cuGraphNodeGetType(nodes[i], &t));
+		EXPECT(t == CU_GRAPH_NODE_TYPE_KERNEL);
+	}
+	free(nodes);
+	/* Captured, not run. */
+	EXPECT(same_words(d, h, n, "after capture"));
+
+	OK(cuGraphInstantiateWithFlags(&x, g, 0));
+	memcpy(cur, h, sizeof(h));
+	for (int rep = 0; rep < 3; rep++) {
+		OK(cuGraphLaunch(x, s));
+		scale_host(cur, n, 3);
+		scale_host(cur, n, 2);
+	}
+	OK(cuStreamSynchronize(s));
+	EXPECT(same_words(d, cur, n, "replays"));
+	/* On the legacy stream, after the graph is destroyed. */
+	OK(cuGraphDestroy(g));
+	OK(cuGraphLaunch(x, NULL));
+	OK(cuCtxSynchronize());
+	scale_host(cur, n, 3);
+	scale_host(cur, n, 2);
+	EXPECT(same_words(d, cur, n, "replay on the legacy stream"));
+
+	/* By hand: two kernel nodes, the second after the first. */
+	OK(cuGraphCreate(&g2, 0));
+	kp.func = f;
+	kp.kernelParams = params3;
+	OK(cuGraphAddKernelNode(&node, g2, NULL, 0, &kp));
+	k3 = 1;
+	OK(cuGraphAddKernelNode(&node, g2, &node, 1, &kp));
+	OK(cuGraphInstantiateWithFlags(&x2, g2, 0));
+	OK(cuGraphDestroy(g2));
+	OK(cuGraphLaunch(x2, s));
+	OK(cuStreamSynchronize(s));
+	scale_host(cur, n, 5);
+	scale_host(cur, n, 1);
+	EXPECT(same_words(d, cur, n, "nodes added by hand"));
+
+	/* The module unloaded: its kernels' graphs are refused. */
+	OK(cuModuleUnload(m));
+	EXPECT_RES(cuGraphLaunch(x, s), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuGraphLaunch(x2, s), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamSynchronize(s));
+	EXPECT(same_words(d, cur, n, "nothing queued"));
+	OK(cuGraphExecDestroy(x));
+	OK(cuGraphExecDestroy(x2));
+	OK(cuStreamDestroy(s));
+	OK(cuMemFree(d));
+}
+
 int main(void)
 {
 	const char *backend = getenv("MDGPU_TEST_BACKEND");
+	const char *loading = getenv("CUDA_MODULE_LOADING");
+	bool eager = loading && !strcmp(loading, "EAGER");
 	CUcontext ctx;
 
 	on_cuda = backend && !strcmp(backend, "cuda");
@@ -619,21 +1322,38 @@ int main(void)
 		return 2;
 	}
 	OK(cuInit(0));
+	if (on_cuda) {
+		char name[96] = "";
+
+		OK(cuDeviceGetName(name, sizeof(name), 0));
+		on_fake = strstr(name, "fake") != NULL;
+	}
 	OK(cuDevicePrimaryCtxRetain(&ctx, 0));
 	OK(cuCtxSetCurrent(ctx));
+	if (eager) {
+		test_eager();
+		goto out;
+	}
 	test_images();
 	test_forged();
 	test_library_load();
 	test_link();
 	test_launch_refusals();
 	test_limits();
+	test_image_bounds();
+	test_lazy(ctx);
+	test_capture_refusals();
 	if (on_cuda) {
 		test_cuda_module();
+		test_cuda_large_image();
 		test_cuda_info();
+		test_cuda_graph();
 	}
+out:
 	OK(cuDevicePrimaryCtxRelease(0));
 	remove_tmp();
-	printf("test_code (%s): %u passed, %u failed, %u skipped\n",
-	       on_cuda ? "cuda" : "sim", passed, failed, skipped);
+	printf("test_code (%s%s): %u passed, %u failed, %u skipped\n",
+	       on_cuda ? "cuda" : "sim", eager ? ", EAGER" : "", passed,
+	       failed, skipped);
 	return failed ? 1 : 0;
 }

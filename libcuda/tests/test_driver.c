@@ -589,11 +589,20 @@ static void test_proc_address(void)
 	EXPECT(p && p == dlsym(RTLD_DEFAULT, "cuDriverGetVersion"));
 
 	/* Unimplemented: found, and refuses when called. */
-	p = lookup("cuGraphCreate", 13000, 0, &st, &r);
+	p = lookup("cuGraphClone", 13000, 0, &st, &r);
 	EXPECT(p && st == CU_GET_PROC_ADDRESS_SUCCESS);
 	if (p)
-		EXPECT(((CUresult (*)(CUgraph *, unsigned))p)(NULL, 0) ==
+		EXPECT(((CUresult (*)(CUgraph *, CUgraph))p)(NULL, NULL) ==
 		       CUDA_ERROR_NOT_SUPPORTED);
+	/* Graph entry points by version. */
+	p = lookup("cuStreamBeginCapture", 13000, 0, &st, &r);
+	EXPECT(p && p == dlsym(RTLD_DEFAULT, "cuStreamBeginCapture_v2"));
+	p = lookup("cuStreamBeginCapture", 13000, ptds, &st, &r);
+	EXPECT(p && p == dlsym(RTLD_DEFAULT, "cuStreamBeginCapture_v2_ptsz"));
+	p = lookup("cuStreamGetCaptureInfo", 13000, 0, &st, &r);
+	EXPECT(p && p == dlsym(RTLD_DEFAULT, "cuStreamGetCaptureInfo_v3"));
+	p = lookup("cuGraphInstantiate", 13000, 0, &st, &r);
+	EXPECT(p && p == dlsym(RTLD_DEFAULT, "cuGraphInstantiate_v2"));
 }
 
 static void test_unsupported(void)
@@ -612,6 +621,639 @@ static void test_unsupported(void)
 	/* A table not served (NVIDIA's runtime's first request is one). */
 	EXPECT_RES(cuGetExportTable(&tbl, &id), CUDA_ERROR_NOT_FOUND);
 	EXPECT(tbl == NULL);
+}
+
+/* ---------------------------------------------------------------- */
+/* Stream capture and graphs (the sim backend runs memsets and copies). */
+
+/* The nodes of g in creation order (free() them), *n of them. */
+static CUgraphNode *graph_nodes(CUgraph g, size_t *n)
+{
+	CUgraphNode *v;
+
+	*n = 0;
+	if (cuGraphGetNodes(g, NULL, n) != CUDA_SUCCESS)
+		return NULL;
+	v = calloc(*n + 1, sizeof(*v));
+	if (v && cuGraphGetNodes(g, v, n) != CUDA_SUCCESS) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static CUgraphNodeType node_type(CUgraphNode n)
+{
+	CUgraphNodeType t = (CUgraphNodeType)-1;
+
+	cuGraphNodeGetType(n, &t);
+	return t;
+}
+
+/* What the graph of test_capture_replay computes from `in`. */
+static void replay_expect(unsigned char *want, const unsigned char *in)
+{
+	memcpy(want, in, 4096);
+	memset(want + 64, 0xa5, 16);
+	for (int row = 0; row < 3; row++)
+		memset(want + 1024 + row * 64, 0xee, 8);
+}
+
+/* Memsets and copies captured on one stream, replayed with new inputs
+ * on several streams; the graph outlives nothing it needs. */
+static void test_capture_replay(void)
+{
+	unsigned char *in = NULL, *out = NULL, want[4096], back[4096];
+	CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+	const CUgraphNode *deps = NULL;
+	const CUgraphEdgeData *edges = NULL;
+	CUgraphNode *nodes, roots[2], dep[2];
+	CUgraph g = NULL, cg = NULL;
+	CUgraphExec x = NULL;
+	CUdeviceptr d1, d2;
+	cuuint64_t id = 0, id2 = 0, xflags = 0;
+	size_t n = 0, nd = 9;
+	CUstream s, s2;
+	static const CUgraphNodeType types[5] = {
+		CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_MEMSET,
+		CU_GRAPH_NODE_TYPE_MEMCPY, CU_GRAPH_NODE_TYPE_MEMSET,
+		CU_GRAPH_NODE_TYPE_MEMCPY };
+
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+	OK(cuMemAlloc(&d1, 4096));
+	OK(cuMemAlloc(&d2, 4096));
+	OK(cuMemHostAlloc((void **)&in, 4096, 0));
+	OK(cuMemHostAlloc((void **)&out, 4096, 0));
+	OK(cuMemsetD8(d1, 0x11, 4096));
+	memset(out, 0x77, 4096);
+
+	/* Not capturing: status NONE and success, everywhere. */
+	OK(cuStreamIsCapturing(s, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_NONE);
+	cs = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	OK(cuStreamGetCaptureInfo(s, &cs, &id, &cg, &deps, &edges, &nd));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_NONE);
+	OK(cuStreamIsCapturing(NULL, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_NONE);
+	EXPECT_RES(cuStreamIsCapturing(s, NULL), CUDA_ERROR_INVALID_VALUE);
+
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuStreamIsCapturing(s, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	OK(cuStreamGetCaptureInfo(s, &cs, &id, &cg, &deps, &edges, &nd));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && id != 0 && cg &&
+	       nd == 0);
+	EXPECT_RES(cuStreamGetCaptureInfo(s, &cs, NULL, NULL, NULL, &edges,
+					  NULL), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuGraphDestroy(cg), CUDA_ERROR_ILLEGAL_STATE);
+	EXPECT_RES(cuGraphInstantiateWithFlags(&x, cg, 0),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+		   CUDA_ERROR_ILLEGAL_STATE);
+	OK(cuMemcpyHtoDAsync(d1, in, 4096, s));
+	OK(cuStreamGetCaptureInfo(s, &cs, &id2, NULL, &deps, &edges, &nd));
+	EXPECT(id2 == id && nd == 1 && deps && edges &&
+	       node_type(deps[0]) == CU_GRAPH_NODE_TYPE_MEMCPY &&
+	       edges[0].type == 0 && edges[0].from_port == 0);
+	OK(cuMemsetD32Async(d1 + 64, 0xa5a5a5a5, 4, s));
+	OK(cuMemcpyDtoDAsync(d2, d1, 4096, s));
+	OK(cuMemsetD2D8Async(d2 + 1024, 64, 0xee, 8, 3, s));
+	OK(cuMemcpyDtoHAsync(out, d2, 4096, s));
+	OK(cuStreamEndCapture(s, &g));
+	EXPECT(g == cg);
+	OK(cuStreamIsCapturing(s, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_NONE);
+
+	/* Nothing ran. */
+	OK(cuMemcpyDtoH(back, d1, 16));
+	EXPECT(back[0] == 0x11 && back[15] == 0x11 && out[0] == 0x77);
+
+	/* Five nodes in a chain, in capture order. */
+	nodes = graph_nodes(g, &n);
+	EXPECT(nodes && n == 5);
+	for (size_t i = 0; nodes && i < n && i < 5; i++) {
+		EXPECT(node_type(nodes[i]) == types[i]);
+		nd = 2;
+		OK(cuGraphNodeGetDependencies(nodes[i], dep, NULL, &nd));
+		EXPECT(i ? nd == 1 && dep[0] == nodes[i - 1] && !dep[1] :
+			   nd == 0 && !dep[0] && !dep[1]);
+	}
+	nd = 2;
+	OK(cuGraphGetRootNodes(g, roots, &nd));
+	EXPECT(nd == 1 && nodes && roots[0] == nodes[0] && roots[1] == NULL);
+	nd = 0;
+	OK(cuGraphGetEdges(g, NULL, NULL, NULL, &nd));
+	EXPECT(nd == 4);
+	if (nodes && n == 5) {
+		nd = 1;
+		OK(cuGraphNodeGetDependentNodes(nodes[3], dep, NULL, &nd));
+		EXPECT(nd == 1 && dep[0] == nodes[4]);
+	}
+	free(nodes);
+
+	OK(cuGraphInstantiateWithFlags(&x, g,
+			CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+	OK(cuGraphExecGetFlags(x, &xflags));
+	EXPECT(xflags == CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+	OK(cuGraphUpload(x, s));
+	/* Replays read the input as it is at launch time. */
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < 4096; i++)
+			in[i] = (unsigned char)(i * (k + 3) + k);
+		memset(out, 0, 4096);
+		OK(cuGraphLaunch(x, s));
+		OK(cuStreamSynchronize(s));
+		replay_expect(want, in);
+		EXPECT(!memcmp(out, want, 4096));
+	}
+	/* On another stream and on the legacy one; then with the graph
+	 * destroyed (an executable graph is a copy). */
+	memset(in, 0x42, 4096);
+	OK(cuGraphLaunch(x, s2));
+	OK(cuStreamSynchronize(s2));
+	replay_expect(want, in);
+	EXPECT(!memcmp(out, want, 4096));
+	OK(cuGraphDestroy(g));
+	EXPECT_RES(cuGraphDestroy(g), CUDA_ERROR_INVALID_VALUE);
+	memset(in, 0x24, 4096);
+	OK(cuGraphLaunch(x, NULL));
+	OK(cuGraphLaunch(x, s));	/* ordered after the one on NULL */
+	OK(cuStreamSynchronize(s));
+	replay_expect(want, in);
+	EXPECT(!memcmp(out, want, 4096));
+
+	/* A range a node names, freed: the launch queues nothing. */
+	OK(cuMemFree(d2));
+	EXPECT_RES(cuGraphLaunch(x, s), CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphExecDestroy(x));
+	EXPECT_RES(cuGraphExecDestroy(x), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuGraphLaunch(x, s), CUDA_ERROR_INVALID_VALUE);
+
+	OK(cuMemFree(d1));
+	OK(cuMemFreeHost(in));
+	OK(cuMemFreeHost(out));
+	OK(cuStreamDestroy(s));
+	OK(cuStreamDestroy(s2));
+}
+
+/* Fork and join through events, unjoined and isolated captures, event
+ * nodes. */
+static void test_capture_events(void)
+{
+	unsigned char back[4096];
+	CUstreamCaptureStatus cs;
+	CUevent fork, join, outside, ext;
+	CUgraphNode *nodes, dep[3];
+	CUdeviceptr d1, d2;
+	CUgraph g = NULL;
+	CUgraphExec x;
+	cuuint64_t id0 = 0, id1 = 1;
+	size_t n = 0, nd;
+	CUstream s0, s1;
+	int ok;
+
+	OK(cuStreamCreate(&s0, CU_STREAM_NON_BLOCKING));
+	OK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+	OK(cuEventCreate(&fork, CU_EVENT_DISABLE_TIMING));
+	OK(cuEventCreate(&join, CU_EVENT_DISABLE_TIMING));
+	OK(cuEventCreate(&outside, 0));
+	OK(cuEventCreate(&ext, 0));
+	OK(cuMemAlloc(&d1, 4096));
+	OK(cuMemAlloc(&d2, 4096));
+	OK(cuMemsetD8(d1, 0, 4096));
+
+	OK(cuStreamBeginCapture(s0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuMemsetD8Async(d1, 0x01, 4096, s0));
+	OK(cuEventRecord(fork, s0));
+	EXPECT_RES(cuEventQuery(fork), CUDA_ERROR_CAPTURED_EVENT);
+	EXPECT_RES(cuEventSynchronize(fork), CUDA_ERROR_CAPTURED_EVENT);
+	OK(cuStreamWaitEvent(s1, fork, 0));	/* s1 joins the capture */
+	OK(cuStreamGetCaptureInfo(s1, &cs, &id1, NULL, NULL, NULL, NULL));
+	OK(cuStreamGetCaptureInfo(s0, &cs, &id0, NULL, NULL, NULL, NULL));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && id0 == id1);
+	EXPECT_RES(cuStreamEndCapture(s1, &g),
+		   CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+	OK(cuMemsetD8Async(d2, 0x02, 4096, s1));
+	OK(cuMemsetD8Async(d1 + 2048, 0x03, 2048, s0));
+	OK(cuEventRecord(join, s1));
+	OK(cuStreamWaitEvent(s0, join, 0));
+	OK(cuMemcpyDtoDAsync(d1, d2, 1024, s0));
+	OK(cuStreamEndCapture(s0, &g));
+	OK(cuStreamIsCapturing(s1, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_NONE);
+	/* The record of a capture that is over stands for no work. */
+	EXPECT_RES(cuEventQuery(join), CUDA_ERROR_CAPTURED_EVENT);
+
+	/* memset d1 -> {memset d2 (s1), memset d1+2048 (s0)} -> copy. */
+	nodes = graph_nodes(g, &n);
+	EXPECT(nodes && n == 4);
+	if (nodes && n == 4) {
+		nd = 3;
+		OK(cuGraphNodeGetDependencies(nodes[3], dep, NULL, &nd));
+		EXPECT(nd == 2 && ((dep[0] == nodes[1] && dep[1] == nodes[2]) ||
+				   (dep[0] == nodes[2] && dep[1] == nodes[1])));
+		nd = 3;
+		OK(cuGraphNodeGetDependencies(nodes[1], dep, NULL, &nd));
+		EXPECT(nd == 1 && dep[0] == nodes[0]);
+		nd = 3;
+		OK(cuGraphGetRootNodes(g, dep, &nd));
+		EXPECT(nd == 1 && dep[0] == nodes[0]);
+	}
+	free(nodes);
+	OK(cuGraphInstantiateWithFlags(&x, g, 0));
+	OK(cuGraphLaunch(x, s0));
+	OK(cuStreamSynchronize(s0));
+	OK(cuMemcpyDtoH(back, d1, 4096));
+	ok = 1;
+	for (int i = 0; i < 4096; i++)
+		ok &= back[i] == (i < 1024 ? 0x02 : i < 2048 ? 0x01 : 0x03);
+	EXPECT(ok);
+	OK(cuGraphExecDestroy(x));
+	OK(cuGraphDestroy(g));
+
+	/* A fork never joined back. */
+	OK(cuStreamBeginCapture(s0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuEventRecord(fork, s0));
+	OK(cuStreamWaitEvent(s1, fork, 0));
+	OK(cuMemsetD8Async(d2, 0x05, 16, s1));
+	g = (CUgraph)&n;
+	EXPECT_RES(cuStreamEndCapture(s0, &g),
+		   CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+	EXPECT(g == NULL);
+	OK(cuStreamIsCapturing(s1, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_NONE);
+	OK(cuMemcpyDtoH(back, d2, 16));
+	EXPECT(back[0] == 0x02);		/* never ran */
+
+	/* A wait on an event recorded outside the capture: isolation. */
+	OK(cuEventRecord(outside, s1));
+	OK(cuEventRecord(fork, s1));		/* recorded for real again */
+	OK(cuEventQuery(fork));
+	OK(cuStreamBeginCapture(s0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuStreamWaitEvent(s0, outside, 0),
+		   CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+	OK(cuStreamIsCapturing(s0, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+	EXPECT_RES(cuMemsetD8Async(d1, 0x09, 16, s0),
+		   CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	EXPECT_RES(cuStreamEndCapture(s0, &g),
+		   CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	EXPECT(g == NULL);
+
+	/* External event nodes: recorded and waited on when the graph
+	 * runs; the flags are refused outside capture. */
+	EXPECT_RES(cuEventRecordWithFlags(ext, s0, CU_EVENT_RECORD_EXTERNAL),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuStreamWaitEvent(s0, outside, CU_EVENT_WAIT_EXTERNAL),
+		   CUDA_ERROR_INVALID_VALUE);
+	OK(cuStreamBeginCapture(s0, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuStreamWaitEvent(s0, outside, CU_EVENT_WAIT_EXTERNAL));
+	OK(cuMemsetD8Async(d1, 0x0a, 16, s0));
+	OK(cuEventRecordWithFlags(ext, s0, CU_EVENT_RECORD_EXTERNAL));
+	OK(cuStreamEndCapture(s0, &g));
+	nodes = graph_nodes(g, &n);
+	EXPECT(nodes && n == 3 &&
+	       node_type(nodes[0]) == CU_GRAPH_NODE_TYPE_WAIT_EVENT &&
+	       node_type(nodes[1]) == CU_GRAPH_NODE_TYPE_MEMSET &&
+	       node_type(nodes[2]) == CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+	free(nodes);
+	OK(cuGraphInstantiateWithFlags(&x, g, 0));
+	OK(cuGraphDestroy(g));
+	OK(cuGraphLaunch(x, s0));
+	OK(cuEventSynchronize(ext));	/* recorded by the launch */
+	OK(cuMemcpyDtoH(back, d1, 16));
+	EXPECT(back[0] == 0x0a && back[15] == 0x0a);
+	/* An event a node names, destroyed: the launch is refused. */
+	OK(cuEventDestroy(ext));
+	EXPECT_RES(cuGraphLaunch(x, s0), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuGraphExecDestroy(x));
+
+	OK(cuEventDestroy(fork));
+	OK(cuEventDestroy(join));
+	OK(cuEventDestroy(outside));
+	OK(cuMemFree(d1));
+	OK(cuMemFree(d2));
+	OK(cuStreamDestroy(s0));
+	OK(cuStreamDestroy(s1));
+}
+
+struct capture_thread {
+	CUcontext ctx;
+	CUstreamCaptureMode mode;	/* this thread's */
+	CUstream end;			/* cuStreamEndCapture on it */
+	CUresult alloc, end_r;
+};
+
+static void *capture_thread(void *arg)
+{
+	struct capture_thread *t = arg;
+	CUstreamCaptureMode m = t->mode;
+	CUdeviceptr d = 0;
+	CUgraph g;
+
+	cuCtxSetCurrent(t->ctx);
+	cuThreadExchangeStreamCaptureMode(&m);
+	t->alloc = cuMemAlloc(&d, 256);
+	if (t->alloc == CUDA_SUCCESS)
+		cuMemFree(d);
+	if (t->end) {
+		t->end_r = cuStreamEndCapture(t->end, &g);
+		if (t->end_r == CUDA_SUCCESS)
+			cuGraphDestroy(g);
+	}
+	return NULL;
+}
+
+/* In another thread of mode `mode`: cuMemAlloc's answer. */
+static CUresult alloc_in_thread(CUstreamCaptureMode mode, CUstream end,
+				CUresult *end_r)
+{
+	struct capture_thread t = { .mode = mode, .end = end };
+	pthread_t th;
+
+	cuCtxGetCurrent(&t.ctx);
+	pthread_create(&th, NULL, capture_thread, &t);
+	pthread_join(th, NULL);
+	if (end_r)
+		*end_r = t.end_r;
+	return t.alloc;
+}
+
+/* cuStreamEndCapture's answer on s; a graph it gives is destroyed. */
+static CUresult end_capture(CUstream s)
+{
+	CUgraph g = NULL;
+	CUresult r = cuStreamEndCapture(s, &g);
+
+	if (g)
+		cuGraphDestroy(g);
+	return r;
+}
+
+/* Capture modes, prohibited calls, the legacy stream, refusals. */
+static void test_capture_modes(void)
+{
+	CUstreamCaptureMode m;
+	CUstreamCaptureStatus cs;
+	CUdeviceptr d, d2;
+	CUresult er;
+	CUstream s, sb;
+	unsigned char host[64];
+	CUgraph g;
+	size_t n;
+
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuStreamCreate(&sb, 0));		/* blocking */
+	OK(cuMemAlloc(&d, 4096));
+
+	/* Where capture cannot begin. */
+	EXPECT_RES(cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL),
+		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(cuStreamBeginCapture(CU_STREAM_LEGACY,
+					CU_STREAM_CAPTURE_MODE_GLOBAL),
+		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(cuStreamBeginCapture(CU_STREAM_PER_THREAD,
+					CU_STREAM_CAPTURE_MODE_GLOBAL),
+		   CUDA_ERROR_NOT_SUPPORTED);
+	EXPECT_RES(cuStreamBeginCapture(s, (CUstreamCaptureMode)3),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuStreamBeginCapture((CUstream)&m,
+					CU_STREAM_CAPTURE_MODE_GLOBAL),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuStreamEndCapture(s, &g), CUDA_ERROR_ILLEGAL_STATE);
+	EXPECT_RES(cuStreamEndCapture(s, NULL), CUDA_ERROR_INVALID_VALUE);
+	m = (CUstreamCaptureMode)7;
+	EXPECT_RES(cuThreadExchangeStreamCaptureMode(&m),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuThreadExchangeStreamCaptureMode(NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+
+	/* GLOBAL: cuMemAlloc in the capturing thread is prohibited and
+	 * invalidates the capture. */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuMemAlloc(&d2, 256), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	OK(cuStreamIsCapturing(s, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+	EXPECT_RES(cuMemsetD8Async(d, 1, 16, s),
+		   CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuMemAlloc(&d2, 256));		/* no capture: allowed */
+	OK(cuMemFree(d2));
+
+	/* The thread's mode relaxed (as PyTorch's allocator does). */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	m = CU_STREAM_CAPTURE_MODE_RELAXED;
+	OK(cuThreadExchangeStreamCaptureMode(&m));
+	EXPECT(m == CU_STREAM_CAPTURE_MODE_GLOBAL);
+	OK(cuMemAlloc(&d2, 256));
+	OK(cuMemFree(d2));
+	OK(cuThreadExchangeStreamCaptureMode(&m));
+	EXPECT(m == CU_STREAM_CAPTURE_MODE_RELAXED);
+	OK(cuStreamGetCaptureInfo(s, &cs, NULL, NULL, NULL, NULL, NULL));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	OK(cuStreamEndCapture(s, &g));
+	n = 5;
+	OK(cuGraphGetNodes(g, NULL, &n));
+	EXPECT(n == 0);
+	OK(cuGraphDestroy(g));
+
+	/* Other threads: a GLOBAL capture prohibits their unsafe calls
+	 * unless they are THREAD_LOCAL or RELAXED; a THREAD_LOCAL one does
+	 * not; a capture not RELAXED must end in its own thread. */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+	OK(alloc_in_thread(CU_STREAM_CAPTURE_MODE_GLOBAL, s, &er));
+	EXPECT(er == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+	EXPECT_RES(cuMemAlloc(&d2, 256), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(alloc_in_thread(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, NULL, NULL));
+	OK(alloc_in_thread(CU_STREAM_CAPTURE_MODE_RELAXED, NULL, NULL));
+	OK(cuStreamIsCapturing(s, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	EXPECT_RES(alloc_in_thread(CU_STREAM_CAPTURE_MODE_GLOBAL, NULL, NULL),
+		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	/* RELAXED: nothing prohibited, and it may end in another thread. */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	OK(cuMemAlloc(&d2, 256));
+	OK(cuMemFree(d2));
+	OK(cuCtxSynchronize());
+	OK(alloc_in_thread(CU_STREAM_CAPTURE_MODE_GLOBAL, s, &er));
+	EXPECT(er == CUDA_SUCCESS);
+	OK(cuStreamIsCapturing(s, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_NONE);
+
+	/* Synchronising with or querying a capturing stream. */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuStreamSynchronize(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuStreamQuery(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuCtxSynchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+
+	/* Host memory a graph cannot reach: pageable copies. */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuMemcpyHtoDAsync(d, host, sizeof(host), s),
+		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuMemcpyAsync((CUdeviceptr)(uintptr_t)host,
+				 (CUdeviceptr)(uintptr_t)(host + 32), 16, s),
+		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(end_capture(s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+
+	/* The legacy stream while a blocking stream captures: queries say
+	 * so without harm, work invalidates the capture.  A non-blocking
+	 * stream's capture does not mind. */
+	OK(cuStreamBeginCapture(sb, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	EXPECT_RES(cuStreamIsCapturing(NULL, &cs),
+		   CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+	OK(cuStreamIsCapturing(sb, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	EXPECT_RES(cuMemsetD8Async(d, 1, 16, NULL),
+		   CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+	OK(cuStreamIsCapturing(sb, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+	EXPECT_RES(end_capture(sb), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuMemsetD8Async(d, 1, 16, NULL));
+	OK(cuStreamSynchronize(NULL));
+	EXPECT_RES(end_capture(s), CUDA_SUCCESS);
+
+	/* Dependencies set by hand: the next node is a root. */
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuMemsetD8Async(d, 1, 16, s));
+	OK(cuStreamUpdateCaptureDependencies(s, NULL, NULL, 0,
+					     CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+	OK(cuMemsetD8Async(d, 2, 16, s));
+	OK(cuStreamEndCapture(s, &g));
+	n = 4;
+	{
+		CUgraphNode roots[4];
+
+		OK(cuGraphGetRootNodes(g, roots, &n));
+		EXPECT(n == 2);
+	}
+	OK(cuGraphDestroy(g));
+	EXPECT_RES(cuStreamUpdateCaptureDependencies(s, NULL, NULL, 0, 0),
+		   CUDA_ERROR_ILLEGAL_STATE);
+
+	/* A capturing stream destroyed: its capture and graph go too. */
+	OK(cuStreamBeginCapture(sb, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuMemsetD8Async(d, 1, 16, sb));
+	OK(cuStreamDestroy(sb));
+	OK(cuMemAlloc(&d2, 256));		/* no capture left */
+	OK(cuMemFree(d2));
+
+	OK(cuMemFree(d));
+	OK(cuStreamDestroy(s));
+}
+
+/* Graphs built by hand: empty and memset nodes, instantiation with
+ * parameters and upload, the old instantiate. */
+static void test_graph_api(void)
+{
+	typedef CUresult (*inst_v2)(CUgraphExec *, CUgraph, CUgraphNode *,
+				    char *, size_t);
+	CUDA_GRAPH_INSTANTIATE_PARAMS ip = { 0 };
+	CUDA_MEMSET_NODE_PARAMS mp = { 0 };
+	CUDA_KERNEL_NODE_PARAMS kp = { 0 };
+	CUdriverProcAddressQueryResult st;
+	CUgraphNode e, ms, ms2, from[3], to[3], err = (CUgraphNode)&e;
+	uint32_t back[64], want[64];
+	CUgraphExec x, x2;
+	char log[8] = "junk";
+	CUdeviceptr d;
+	CUgraph g, g2;
+	CUstream s;
+	size_t n;
+	void *p = NULL;
+	int x0;
+
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuMemAlloc(&d, sizeof(back)));
+	OK(cuMemsetD32(d, 0, 64));
+	EXPECT_RES(cuGraphCreate(&g, 1), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuGraphCreate(NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphAddEmptyNode(&e, g, NULL, 0));
+	mp.dst = d;
+	mp.elementSize = 4;
+	mp.value = 0x01020304;
+	mp.width = 8;
+	mp.height = 4;
+	mp.pitch = 64;
+	OK(cuGraphAddMemsetNode(&ms, g, &e, 1, &mp, NULL));
+	mp.dst = d + 32;
+	mp.elementSize = 2;
+	mp.value = 0xabcdffff;		/* only the low 16 bits count */
+	mp.width = 2;
+	mp.height = 1;
+	OK(cuGraphAddMemsetNode(&ms2, g, &ms, 1, &mp, NULL));
+	mp.height = 100;		/* past the allocation */
+	EXPECT_RES(cuGraphAddMemsetNode(&ms2, g, &ms, 1, &mp, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+	mp.height = 1;
+	mp.elementSize = 3;
+	EXPECT_RES(cuGraphAddMemsetNode(&ms2, g, &ms, 1, &mp, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuGraphAddEmptyNode(&e, g, (CUgraphNode *)&g, 1),
+		   CUDA_ERROR_INVALID_VALUE);
+	kp.func = (CUfunction)&kp;
+	EXPECT_RES(cuGraphAddKernelNode(&e, g, NULL, 0, &kp),
+		   CUDA_ERROR_INVALID_HANDLE);
+	n = 3;
+	OK(cuGraphGetEdges(g, from, to, NULL, &n));
+	EXPECT(n == 2 && from[0] == e && to[0] == ms && from[1] == ms &&
+	       to[1] == ms2 && from[2] == NULL);
+	EXPECT(node_type(e) == CU_GRAPH_NODE_TYPE_EMPTY &&
+	       node_type(ms2) == CU_GRAPH_NODE_TYPE_MEMSET);
+
+	ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+	ip.hUploadStream = s;
+	OK(cuGraphInstantiateWithParams(&x, g, &ip));
+	EXPECT(ip.result_out == CUDA_GRAPH_INSTANTIATE_SUCCESS &&
+	       ip.hErrNode_out == NULL);
+	EXPECT_RES(cuGraphInstantiateWithFlags(&x2, g,
+				CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuGraphInstantiateWithFlags(&x2, g,
+				CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH),
+		   CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuGraphLaunch(x, s));
+	OK(cuStreamSynchronize(s));
+	OK(cuMemcpyDtoH(back, d, sizeof(back)));
+	/* Four rows of 8 words 64 bytes apart, then 2 half-words at 32. */
+	for (int i = 0; i < 64; i++)
+		want[i] = i % 16 < 8 ? 0x01020304 : 0;
+	want[8] = 0xffffffff;
+	EXPECT(!memcmp(back, want, sizeof(back)));
+	OK(cuGraphExecDestroy(x));
+
+	/* The 11.0 instantiate: error node cleared, log empty. */
+	p = NULL;
+	OK(cuGetProcAddress("cuGraphInstantiate", &p, 11000, 0, &st));
+	EXPECT(p != NULL);
+	if (p) {
+		OK(((inst_v2)p)(&x, g, &err, log, sizeof(log)));
+		EXPECT(err == NULL && log[0] == '\0');
+		OK(cuGraphExecDestroy(x));
+	}
+	/* A graph is any graph: one made by cuGraphCreate captures too. */
+	OK(cuGraphCreate(&g2, 0));
+	n = 1;
+	OK(cuGraphGetRootNodes(g2, &e, &n));
+	EXPECT(n == 0 && e == NULL);
+	OK(cuGraphDestroy(g2));
+	x0 = cuGraphNodeGetType((CUgraphNode)&n, &(CUgraphNodeType){ 0 });
+	EXPECT(x0 == CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphDestroy(g));
+	OK(cuMemFree(d));
+	OK(cuStreamDestroy(s));
 }
 
 static void test_primary(void)
@@ -637,6 +1279,10 @@ static void test_primary(void)
 	test_memory_streams();
 	test_contexts(p0);
 	test_streams_events();
+	test_capture_replay();
+	test_capture_events();
+	test_capture_modes();
+	test_graph_api();
 	test_modules();
 	test_proc_address();
 

@@ -3,7 +3,8 @@
 #
 # On the GPU machine: PyTorch and CuPy, unmodified, on NVIDIA's
 # libcuda.so.1 and on mdgpu's (mdgpud, cuda backend, socket transport).
-# Each probe (tests/gpu/frameworks/*_probe.py) prints one "ok"/"FAIL"
+# mdgpu's libnvidia-ml.so.1 stands in for NVIDIA's too.  Each probe
+# (tests/gpu/frameworks/*_probe.py) prints one "ok"/"FAIL"
 # line per step with its result checked against the CPU; the steps are
 # listed side by side.  libcuda's log (MDGPU_CUDA_LOG=1: every entry
 # point or private table slot it does not implement) is kept per probe.
@@ -35,6 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 make -j"$(nproc)" "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" \
+	"$B/nvml/libnvidia-ml.so.1" \
 	>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 "$B/mdgpud" -o backend=cuda -o transport=socket \
 	-o "socket_path=$TMP/mdgpud.sock" -o "admin_socket_path=$TMP/admin.sock" \
@@ -52,7 +54,7 @@ for p in $probes; do
 	fi
 	timeout 600 python3 "$py" 0 >"$OUT/$p.native" 2>"$OUT/$p.native.err"
 	rn=$?
-	timeout 600 env LD_LIBRARY_PATH="$B/libcuda" \
+	timeout 600 env LD_LIBRARY_PATH="$B/libcuda:$B/nvml" \
 		MDGPU_SOCKET="$TMP/mdgpud.sock" MDGPU_TYPE="$TYPE" \
 		MDGPU_HOST_MIB=${MDGPU_HOST_MIB:-1024} MDGPU_CUDA_LOG=1 \
 		python3 "$py" "$QUOTA" >"$OUT/$p.mdgpu" 2>"$OUT/$p.mdgpu.err"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mdgpu-vmtest: generations (ABI 1.3).  Every reset and every open of the
+ * mdgpu-vmtest: generations (ABI 1.4).  Every reset and every open of the
  * VFIO device starts a generation; the daemon's COMPLETE and DMA of any
  * other generation are refused with -ESTALE and change nothing; a reset
  * is pending (STATUS.RESET_PENDING) until the daemon's first COMPLETE of

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "core_priv.h"
+#include "mdgpu_version.h"
 #include "mdgpud/admin.h"
 #include "mdgpud/limits.h"
 #include "mdgpud/log.h"
@@ -524,10 +525,12 @@ int mdgpud_admin_exec(struct mdgpud_core *c, const char *line, bool may_write,
 			ret = mdgpud_admin_stats(c, buf, len, cap);
 		else if (!strcmp(tok[0], "version"))
 			ret = mdgpud_admin_append(buf, len, cap,
-						  "protocol=%d abi=%u.%u\n",
+						  "protocol=%d abi=%u.%u"
+						  " daemon_version=%s\n",
 						  MDGPUD_ADMIN_PROTOCOL,
 						  MDGPU_ABI_MAJOR,
-						  MDGPU_ABI_MINOR) ? -ENOMEM : 0;
+						  MDGPU_ABI_MINOR,
+						  MDGPU_VERSION) ? -ENOMEM : 0;
 		else
 			ret = mdgpud_admin_append(buf, len, cap,
 				"requests: list | uids | stats | version |"

@@ -24,6 +24,7 @@
 #include "mdgpud/handles.h"
 #include "mdgpud/memtab.h"
 #include "mdgpud/sched.h"
+#include "mdgpud/usage.h"
 #include "mdgpud/validate.h"
 #include "mdgpud/vtypes.h"
 
@@ -87,6 +88,7 @@ struct mdgpud_vgpu {
 	uint64_t gpu_ns, slices, commands, errors, bytes_copied;
 	uint64_t hangs, ctx_losses;	/* contexts lost, by cause */
 	uint64_t hist[MDGPUD_HIST_BUCKETS];
+	struct mdgpud_usage usage;	/* GPU time of the last window */
 };
 
 struct mdgpud_core {

@@ -222,9 +222,10 @@ static uint64_t mdgpud_dispatch_busy_until(uint64_t t0, uint64_t n,
 
 /*
  * Executes one validated command, or fails it with the lost context's
- * error.  A command failing with -EIO carries the backend's own error
- * code in *result2 (the CUresult on cuda), the same one for every command
- * of a context lost to a GPU fault, until a reset.
+ * error.  A failed command carries the backend's own error code in
+ * *result2 (the CUresult on cuda) when its ops failed in the device or
+ * its driver, 0 when the daemon refused it; the same code for every
+ * command of a context lost to a GPU fault, until a reset.
  */
 static int mdgpud_dispatch_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 				uint64_t *result, uint64_t *result2)
@@ -233,6 +234,8 @@ static int mdgpud_dispatch_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 	int ret;
 
 	if (!v->ctx_err) {
+		if (b->err_clear)
+			b->err_clear(v->bctx);
 		ret = mdgpud_exec(v, vc, result, result2);
 		if (!ret)
 			return 0;
@@ -241,12 +244,17 @@ static int mdgpud_dispatch_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		 * reports the fault, as the later ones will. */
 		if (ret == -ENODEV && v->ctx_err == -EIO)
 			ret = -EIO;
-		if (ret == -EIO)
-			*result2 = b->err_code ? b->err_code(v->bctx) : 0;
+		*result2 = b->err_code ? b->err_code(v->bctx) : 0;
 		return ret;
 	}
 	*result2 = v->ctx_err == -EIO ? v->ctx_err_code : 0;
 	return v->ctx_err;
+}
+
+static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
+{
+	return vc->opcode == MDGPU_OP_QUERY &&
+	       vc->query.what == MDGPU_QUERY_GPU_TIME;
 }
 
 static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
@@ -255,7 +263,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 	const struct mdgpud_backend_ops *b = c->bops;
 	uint64_t t0 = mdgpud_now_ns(), now = t0, gpu_ns = 0;
 	uint64_t busy_until, drain_ns;
-	uint32_t tail = v->observed_tail;
+	uint32_t tail = v->observed_tail, first = v->head;
 	/*
 	 * Asynchronous work (launches) takes little wall time to submit but
 	 * a lot of GPU time later, so wall time alone would let a slice
@@ -284,13 +292,22 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		wait = now > v->seen_ns[idx] ? now - v->seen_ns[idx] : 0;
 		ret = mdgpud_validate(&v->vctx, v->tops->sq_entry(v->tpriv, idx),
 				      &c->vcmd);
+		/* QUERY GPU_TIME counts whole slices: after other commands
+		 * of this slice it waits for the next one, so that the time
+		 * of the work before it is charged first.  Validated again
+		 * then. */
+		if (!ret && v->head != first && mdgpud_dispatch_ends_slice(
+						&c->vcmd))
+			break;
 		if (!ret)
 			ret = mdgpud_dispatch_exec(v, &c->vcmd, &result,
 						   &result2);
 		cpl.status = ret;
 		cpl.opcode = c->vcmd.opcode;
 		cpl.result = ret ? 0 : result;
-		cpl.result2 = !ret || ret == -EIO ? result2 : 0;
+		/* A failure's result2 is the backend's code (or 0), set by
+		 * mdgpud_dispatch_exec; a refused command's stays 0. */
+		cpl.result2 = result2;
 		/* Statistics first: a client that saw its completion sees
 		 * the command counted. */
 		bucket = mdgpud_dispatch_log2(wait);
@@ -307,10 +324,12 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 				 (c->vcmd.flags & MDGPU_CMD_F_IRQ) ?
 				 MDGPU_IRQ_COMPLETION : 0,
 				 mdgpud_memtab_used(v->mem));
+		/* Debug only: tenants choose what fails, and how often. */
 		if (ret)
-			mdgpud_dbg("vgpu %u: command %" PRIu64 " opcode %u: %s",
-				   v->id, (uint64_t)cpl.seq, cpl.opcode,
-				   strerror(-ret));
+			mdgpud_dbg("vgpu %u: command %" PRIu64 " opcode %u: %s"
+				   " (backend code %" PRIu64 ")", v->id,
+				   (uint64_t)cpl.seq, cpl.opcode,
+				   strerror(-ret), (uint64_t)cpl.result2);
 
 		work += !cpl.status &&
 			mdgpud_dispatch_is_work(c->vcmd.opcode);
@@ -354,6 +373,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 	}
 	pthread_mutex_lock(&c->lock);
 	v->gpu_ns += gpu_ns;
+	mdgpud_usage_charge(&v->usage, mdgpud_now_ns(), gpu_ns);
 	v->slices++;
 	pthread_mutex_unlock(&c->lock);
 }

@@ -64,13 +64,12 @@ static int mdgpud_exec_alloc(struct mdgpud_vgpu *v, uint64_t size,
 	return 0;
 }
 
-static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
-				   const struct mdgpud_vcmd *vc,
-				   uint64_t *result)
+/* A module image in host memory (aperture or guest IOVA). */
+static int mdgpud_exec_module_load_host(struct mdgpud_vgpu *v,
+					const struct mdgpud_vcmd *vc,
+					uint64_t *module)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
-	uint64_t module;
-	uint32_t h;
 	uint8_t *img;
 	int ret;
 
@@ -90,8 +89,30 @@ static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
 	}
 	img[vc->module_load.len] = '\0';	/* PTX is text */
 	ret = b->module_load(v->bctx, vc->module_load.kind, img,
-			     vc->module_load.len, &module);
+			     vc->module_load.len, module);
 	free(img);
+	return ret;
+}
+
+static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
+				   const struct mdgpud_vcmd *vc,
+				   uint64_t *result)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t module;
+	uint32_t h;
+	int ret;
+
+	/* From device memory the backend reads the image itself: the
+	 * supervisor never holds a copy of it. */
+	if (vc->module_load.from_dev)
+		ret = b->module_load_dev ?
+		      b->module_load_dev(v->bctx, vc->module_load.kind,
+					 vc->module_load.dev,
+					 vc->module_load.len, &module) :
+		      -EOPNOTSUPP;
+	else
+		ret = mdgpud_exec_module_load_host(v, vc, &module);
 	if (ret)
 		return ret;
 	ret = mdgpud_handles_add(v->handles, MDGPUD_H_MODULE, module, 0, &h);
@@ -269,6 +290,13 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		case MDGPU_QUERY_STREAM_PRIORITIES:
 			return mdgpud_exec_stream_priorities(v, result,
 							     result2);
+		case MDGPU_QUERY_GPU_TIME:
+			pthread_mutex_lock(&c->lock);
+			*result = mdgpud_usage_window(&v->usage,
+						      mdgpud_now_ns());
+			pthread_mutex_unlock(&c->lock);
+			*result2 = MDGPUD_USAGE_WINDOW_NS;
+			return 0;
 		}
 		return -EINVAL;
 	case MDGPU_OP_DEVICE_INFO:

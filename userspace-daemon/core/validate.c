@@ -147,6 +147,39 @@ static int mdgpud_v_copy(const struct mdgpud_vctx *vc,
 	return -EINVAL;	/* host to host, or an unknown space */
 }
 
+/*
+ * MODULE_LOAD: a known kind and a non-empty image, in host memory (at most
+ * MDGPU_MODULE_MAX) or, from ABI 1.3, inside one device allocation of the
+ * vGPU (at most MDGPU_MODULE_DEVICE_MAX): the backend reads that one
+ * itself, the supervisor never copies it.
+ */
+static int mdgpud_v_module_load(const struct mdgpud_vctx *vc,
+				const struct mdgpu_cmd_module_load *m,
+				struct mdgpud_vcmd *o)
+{
+	if (m->kind != MDGPU_MODULE_PTX && m->kind != MDGPU_MODULE_CUBIN)
+		return -EINVAL;
+	if (m->space != MDGPU_SPACE_APERTURE && m->space != MDGPU_SPACE_IOVA &&
+	    m->space != MDGPU_SPACE_DEVICE)
+		return -EINVAL;
+	if (!m->len)
+		return -EINVAL;
+	o->module_load.kind = m->kind;
+	o->module_load.len = m->len;
+	o->module_load.from_dev = m->space == MDGPU_SPACE_DEVICE;
+	o->module_load.dev = 0;
+	if (o->module_load.from_dev) {
+		if (m->len > MDGPU_MODULE_DEVICE_MAX)
+			return -E2BIG;
+		o->module_load.dev = m->addr;
+		return mdgpud_check_dev(vc, m->addr, m->len);
+	}
+	if (m->len > MDGPU_MODULE_MAX)
+		return -E2BIG;
+	return mdgpud_check_host(vc, m->space, m->addr, m->len,
+				 &o->module_load.image);
+}
+
 /* u32 arrays of `count` words at addr: 4-byte aligned, inside one alloc. */
 static int mdgpud_check_words(const struct mdgpud_vctx *vc, uint64_t addr,
 			      uint64_t count)
@@ -579,6 +612,7 @@ static bool mdgpud_query_known(uint32_t what)
 	case MDGPU_QUERY_BACKEND:
 	case MDGPU_QUERY_APERTURE_DEVPTR:
 	case MDGPU_QUERY_STREAM_PRIORITIES:
+	case MDGPU_QUERY_GPU_TIME:
 		return true;
 	default:
 		return false;
@@ -643,22 +677,7 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 	case MDGPU_OP_COPY:
 		return mdgpud_v_copy(vc, &c.copy, o);
 	case MDGPU_OP_MODULE_LOAD:
-		if (c.module_load.kind != MDGPU_MODULE_PTX &&
-		    c.module_load.kind != MDGPU_MODULE_CUBIN)
-			return -EINVAL;
-		if (c.module_load.space != MDGPU_SPACE_APERTURE &&
-		    c.module_load.space != MDGPU_SPACE_IOVA)
-			return -EINVAL;
-		if (!c.module_load.len)
-			return -EINVAL;
-		if (c.module_load.len > MDGPU_MODULE_MAX)
-			return -E2BIG;
-		o->module_load.kind = c.module_load.kind;
-		o->module_load.len = c.module_load.len;
-		return mdgpud_check_host(vc, c.module_load.space,
-					 c.module_load.addr,
-					 c.module_load.len,
-					 &o->module_load.image);
+		return mdgpud_v_module_load(vc, &c.module_load, o);
 	case MDGPU_OP_MODULE_UNLOAD:
 		if (c.module_unload.pad)
 			return -EINVAL;

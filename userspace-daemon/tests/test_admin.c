@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "mdgpu/mdgpu.h"
+#include "mdgpu_version.h"
 #include "mdgpud/admin.h"
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
@@ -352,7 +353,7 @@ static void test_list(void **state)
 	struct daemon *d = *state;
 	struct mdgpu *a = open_vgpu(d, "1g", 0), *b = open_vgpu(d, "4g", 0);
 	uint32_t ia = vgpu_id(a), ib = vgpu_id(b);
-	char resp[4096], la[1024], lb[1024], s[32];
+	char resp[4096], la[1024], lb[1024], s[32], ver[128];
 	struct stat st;
 	mdgpu_devptr x;
 
@@ -408,6 +409,8 @@ static void test_list(void **state)
 
 	assert_int_equal(admin_req(d, "version", resp, sizeof(resp)), 0);
 	assert_int_equal(kv(resp, "protocol"), MDGPUD_ADMIN_PROTOCOL);
+	assert_string_equal(kv_str(resp, "daemon_version", ver, sizeof(ver)),
+			    MDGPU_VERSION);
 
 	/* A closed tenant leaves the list. */
 	mdgpu_close(a);

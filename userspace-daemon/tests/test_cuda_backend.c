@@ -90,7 +90,8 @@ static int test_seccomp;	/* 0 enforce, 1 learn, 2 audit */
 static const struct mdgpud_backend_ops *ops = &mdgpud_backend_cuda;
 static struct mdgpud_backend *be;
 static struct mdgpud_gpu_info info;
-static char skip_reason[1024];
+static char skip_reason[1024];	/* the backend's last message */
+static char no_gpu_reason[1024];	/* why open() failed, kept */
 static char worker_path[PATH_MAX];
 
 /* Keeps the backend's last message: the reason when open() fails. */
@@ -202,6 +203,10 @@ static int group_setup(void **state)
 		if (!skip_reason[0])
 			snprintf(skip_reason, sizeof(skip_reason),
 				 "cuda backend open: %s", strerror(-ret));
+		/* Later tests log on purpose (test_open_errors): the reason
+		 * for skipping is this one. */
+		snprintf(no_gpu_reason, sizeof(no_gpu_reason), "%s",
+			 skip_reason);
 		return 0;
 	}
 	fprintf(stderr, "GPU: %s (%s), %u SMs, fb_size %" PRIu64 " MiB\n",
@@ -221,7 +226,7 @@ static int group_teardown(void **state)
 #define REQUIRE_GPU()							\
 	do {								\
 		if (!be) {						\
-			printf("SKIPPED: no usable GPU: %s\n", skip_reason); \
+			printf("SKIPPED: no usable GPU: %s\n", no_gpu_reason); \
 			skip();						\
 		}							\
 	} while (0)
@@ -469,9 +474,11 @@ static void test_module_launch_events(void **state)
 	assert_int_equal(ops->mem_alloc(ctx, n * 4, &d, &res), 0);
 	assert_int_equal(ops->copy_h2d(ctx, 0, d, h, n * 4, 0), 0);
 
-	/* A JIT error is -EINVAL and leaves the context usable. */
+	/* A JIT error is -EINVAL, with the driver's CUresult (218, invalid
+	 * PTX), and leaves the context usable. */
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, bad_ptx,
 					  sizeof(bad_ptx) - 1, &mod), -EINVAL);
+	assert_int_equal(ops->err_code(ctx), 218);
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
 					  sizeof(scale_add_ptx) - 1, &mod), 0);
 	assert_int_equal(ops->func_get(ctx, mod, "no_such_kernel", &fn),
@@ -1271,6 +1278,122 @@ static void test_fault_code(void **state)
 	ops->ctx_destroy(b);
 }
 
+/* CUresults of refused images (cuda.h). */
+#define TEST_CU_INVALID_PTX	218
+
+/*
+ * `text` followed by PTX comment lines up to `len` bytes in all (the last
+ * byte a newline), malloc'ed and NUL-terminated: a valid module far larger
+ * than its code.
+ */
+static char *padded_ptx(const char *text, size_t len)
+{
+	static const char line[] = "// padding past the staging area ......"
+				   "..........................................\n";
+	size_t n = strlen(text), at;
+	char *p;
+
+	assert_true(len > n + 1);
+	p = malloc(len + 1);
+	assert_non_null(p);
+	memcpy(p, text, n);
+	for (at = n; at < len; at += sizeof(line) - 1)
+		memcpy(p + at, line, len - at < sizeof(line) - 1 ?
+		       len - at : sizeof(line) - 1);
+	p[len - 1] = '\n';
+	p[len] = '\0';
+	return p;
+}
+
+/*
+ * An image in device memory (module_load_dev, ABI 1.3): larger than the
+ * worker's staging area (which refuses it through module_load), it loads
+ * and its kernel runs; a refused one answers the driver's CUresult in
+ * err_code, cleared by err_clear; over the bound it is refused before
+ * the worker sees it.
+ */
+static void test_module_load_dev(void **state)
+{
+	const size_t len = MDGPUD_CUDA_RPC_STAGING_BYTES + (4u << 20);
+	const uint64_t n = 4096;
+	struct mdgpud_dim3 block = { 256, 1, 1 }, grid = { 16, 1, 1 };
+	struct mdgpud_bctx *ctx;
+	uint64_t img, d, res, mod, fn;
+	uint8_t blob[20];
+	uint32_t *h;
+	char *ptx, *bad;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(35);
+	ptx = padded_ptx(scale_add_ptx, len);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, ptx, len + 1,
+					  &mod), -E2BIG);
+	assert_int_equal(ops->mem_alloc(ctx, len, &img, &res), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, img, ptx, len, 0), 0);
+	/* Without its NUL: the worker terminates the text it copied. */
+	assert_int_equal(ops->module_load_dev(ctx, MDGPU_MODULE_PTX, img, len,
+					      &mod), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+
+	h = ops->host_alloc(ctx, n * 4);
+	assert_non_null(h);
+	for (uint64_t i = 0; i < n; i++)
+		h[i] = (uint32_t)(i * 5 + 1);
+	assert_int_equal(ops->mem_alloc(ctx, n * 4, &d, &res), 0);
+	assert_int_equal(ops->copy_h2d(ctx, 0, d, h, n * 4, 0), 0);
+	pack_scale_add(blob, d, n, 3);
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, h, d, n * 4, 0), 0);
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(h[i], (uint32_t)((i * 5 + 1) * 3 + i));
+
+	/* The driver's refusal: its CUresult, the context still usable. */
+	bad = padded_ptx(".version 8.0\n.target sm_90\n.address_size 64\n"
+			 "this is not ptx\n", len);
+	assert_int_equal(ops->copy_h2d(ctx, 0, img, bad, len, 0), 0);
+	ops->err_clear(ctx);
+	assert_int_equal(ops->module_load_dev(ctx, MDGPU_MODULE_PTX, img, len,
+					      &res), -EINVAL);
+	assert_int_equal(ops->err_code(ctx), TEST_CU_INVALID_PTX);
+	ops->err_clear(ctx);
+	assert_int_equal(ops->err_code(ctx), 0);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, bad, 4096,
+					  &res), -EINVAL);
+	assert_int_equal(ops->err_code(ctx), TEST_CU_INVALID_PTX);
+	assert_int_equal(ops->ctx_status(ctx), 0);
+
+	/* Bounds: the ABI's, checked before the worker sees the request. */
+	assert_int_equal(ops->module_load_dev(ctx, MDGPU_MODULE_PTX, img,
+					      MDGPU_MODULE_DEVICE_MAX + 1ULL,
+					      &res), -E2BIG);
+	assert_int_equal(ops->module_load_dev(ctx, MDGPU_MODULE_PTX, img, 0,
+					      &res), -EINVAL);
+	assert_int_equal(ops->module_load_dev(ctx, 7, img, len, &res),
+			 -EINVAL);
+#ifndef MDGPUD_TEST_CUDA_FAKE
+	/* An address this context does not have is the driver's refusal
+	 * (the fake's device memory is the worker's own: it cannot tell). */
+	ops->err_clear(ctx);
+	assert_int_not_equal(ops->module_load_dev(ctx, MDGPU_MODULE_PTX, 8,
+						  4096, &res), 0);
+	assert_int_not_equal(ops->err_code(ctx), 0);
+	assert_int_equal(ops->ctx_status(ctx), 0);
+#endif
+
+	/* The module loaded from device memory outlives that memory. */
+	assert_int_equal(ops->mem_free(ctx, img, len), 0);
+	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_int_equal(ops->module_unload(ctx, mod), 0);
+	free(bad);
+	free(ptx);
+	ops->ctx_destroy(ctx);
+}
+
 /*
  * Cooperative and clustered launches go through cuLaunchKernelEx with the
  * attributes; plain ones through cuLaunchKernel.  The fake's launch_info
@@ -1549,7 +1672,7 @@ static bool wait_state(pid_t pid, char st, unsigned int timeout_ms)
  */
 static void test_slice_hints(void **state)
 {
-	uint64_t arg[5] = { 1000000 }, gpu = 0, t, c0, c1, c2, spins;
+	uint64_t arg[5] = { 1000000 }, gpu = 0, t = UINT64_MAX, c0, c1, c2, spins;
 	struct mdgpud_bctx *ctx;
 	clockid_t cpu;
 	pid_t pid;
@@ -1560,14 +1683,25 @@ static void test_slice_hints(void **state)
 	pid = mdgpud_backend_cuda_worker_pid(ctx);
 	assert_true(pid > 0);
 
-	assert_int_equal(ops->slice_begin(ctx), 0);
-	assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_SPIN_NS, arg, NULL), 0);
-	t = mono_ns();
-	assert_int_equal(ops->slice_end(ctx, 80000000, &gpu), 0);
-	t = mono_ns() - t;
+	/* The best of three: a machine busy with other work may not run the
+	 * worker for tens of ms once, which says nothing of the wake-up. */
+	for (int i = 0; i < 3; i++) {
+		uint64_t g = 0, d;
+
+		assert_int_equal(ops->slice_begin(ctx), 0);
+		assert_int_equal(ops->builtin(ctx, 0, MDGPU_BUILTIN_SPIN_NS,
+					      arg, NULL), 0);
+		d = mono_ns();
+		assert_int_equal(ops->slice_end(ctx, 80000000, &g), 0);
+		d = mono_ns() - d;
+		assert_true(g >= 900000);
+		if (d < t) {
+			t = d;
+			gpu = g;
+		}
+	}
 	fprintf(stderr, "slice_end expecting 80 ms for 1 ms of work: %" PRIu64
-		" us, gpu %" PRIu64 " ns\n", t / 1000, gpu);
-	assert_true(gpu >= 900000);
+		" us (best of 3), gpu %" PRIu64 " ns\n", t / 1000, gpu);
 	assert_true(t < 40000000);
 
 	assert_non_null(ops->expect_work);
@@ -1681,19 +1815,30 @@ static void test_sandbox_worker(void **state)
 	assert_true(readlink(path, w_ns, sizeof(w_ns)) > 0);
 	assert_true(readlink("/proc/self/ns/mnt", self_ns, sizeof(self_ns)) > 0);
 	if (!test_private_dev) {
-		/* worker_dev = none: no namespace, and no JIT cache. */
-		char env[8192] = { 0 };
-		size_t n;
+		/* worker_dev = none: no namespace, and no JIT cache.  The
+		 * whole environment is read: the variable is appended to
+		 * the supervisor's, which may be long. */
+		static const char want[] = "CUDA_CACHE_DISABLE=1";
+		size_t n = 0, cap = 0, got;
+		char *env = NULL;
 		FILE *f;
 
 		assert_string_equal(w_ns, self_ns);
 		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 		f = fopen(path, "re");
 		assert_non_null(f);
-		n = fread(env, 1, sizeof(env) - 1, f);
+		do {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16384;
+				env = realloc(env, cap);
+				assert_non_null(env);
+			}
+			got = fread(env + n, 1, cap - n, f);
+			n += got;
+		} while (got);
 		fclose(f);
-		assert_non_null(memmem(env, n, "CUDA_CACHE_DISABLE=1",
-				       strlen("CUDA_CACHE_DISABLE=1")));
+		assert_non_null(memmem(env, n, want, strlen(want)));
+		free(env);
 		ops->ctx_destroy(ctx);
 		return;
 	}
@@ -1966,6 +2111,7 @@ int main(void)
 		cmocka_unit_test(test_streams_async_copy_slice),
 		cmocka_unit_test(test_streams_hang_bound),
 		cmocka_unit_test(test_fault_code),
+		cmocka_unit_test(test_module_load_dev),
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_launch_ex),
 #endif

@@ -6,7 +6,8 @@
  * (contents, short buffers, IOVA, a UUID per vGPU), CTX_LIMIT (charges,
  * -ENOMEM, -EPERM, reset), QUERY APERTURE_DEVPTR, and on cuda FUNC_INFO of
  * a PTX kernel, a launch packed from FUNC_INFO, MODULE_GLOBAL, FUNC_SET_ATTR,
- * OCCUPANCY and a faulting kernel.
+ * OCCUPANCY and a faulting kernel; and ABI 1.3's MODULE_LOAD from device
+ * memory with the driver's CUresult in result2 of a refused load.
  */
 #include <errno.h>
 #include <limits.h>
@@ -726,6 +727,94 @@ static void test_fault(void **state)
 	assert_int_equal(ok(e, 1, &c), sizeof(struct mdgpu_device_info));
 }
 
+/*
+ * MODULE_LOAD from device memory (ABI 1.3) through the core: an image the
+ * vGPU copied into its own allocation loads and its functions are found;
+ * one the driver refuses fails with the CUresult in result2 (218, invalid
+ * PTX), and the next command the daemon refuses itself carries 0; a range
+ * outside the vGPU's memory never reaches the backend.  On sim: refused
+ * like every module load, the allocation untouched.
+ */
+static void test_module_from_device(void **state)
+{
+	static const char bad_ptx[] = ".version 8.0\n.target sm_90\n"
+				      "this is not ptx\n";
+	struct env *e = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MEM_ALLOC);
+	struct mdgpu_cpl cpl;
+	uint64_t buf, other;
+
+	c.alloc.size = 64 * 1024;
+	buf = ok(e, 0, &c);
+	other = ok(e, 1, &c);
+	memcpy(e->ap[0], test_ptx, sizeof(test_ptx));
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src_space = MDGPU_SPACE_APERTURE;
+	c.copy.dst = buf;
+	c.copy.dst_space = MDGPU_SPACE_DEVICE;
+	c.copy.len = sizeof(test_ptx);
+	ok(e, 0, &c);
+	memset(e->ap[0], 0, sizeof(test_ptx));	/* read from the device */
+
+	c = cmd(MDGPU_OP_MODULE_LOAD);
+	c.module_load.addr = buf;
+	c.module_load.len = sizeof(test_ptx) - 1;	/* NUL added */
+	c.module_load.space = MDGPU_SPACE_DEVICE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	cpl = call(e, 0, &c);
+	if (!e->cuda) {
+		assert_int_equal(cpl.status, -EOPNOTSUPP);
+		assert_int_equal(cpl.result2, 0);
+	} else {
+		assert_int_equal(cpl.status, 0);
+		assert_true(named(e, MDGPU_OP_FUNC_GET, (uint32_t)cpl.result,
+				  "vadd_f32", NULL) != 0);
+	}
+
+	/* Outside this vGPU's memory: refused before the backend. */
+	c.module_load.addr = other;
+	cpl = call(e, 0, &c);
+	assert_int_equal(cpl.status, -ENOENT);
+	assert_int_equal(cpl.result2, 0);
+	c.module_load.addr = buf + 64 * 1024 - 8;
+	c.module_load.len = 16;
+	assert_int_equal(call(e, 0, &c).status, -ERANGE);
+	if (!e->cuda)
+		return;
+
+	/* The driver's refusal carries its CUresult, in both spaces. */
+	memcpy(e->ap[0], bad_ptx, sizeof(bad_ptx));
+	c = cmd(MDGPU_OP_COPY);
+	c.copy.src_space = MDGPU_SPACE_APERTURE;
+	c.copy.dst = buf;
+	c.copy.dst_space = MDGPU_SPACE_DEVICE;
+	c.copy.len = sizeof(bad_ptx);
+	ok(e, 0, &c);
+	c = cmd(MDGPU_OP_MODULE_LOAD);
+	c.module_load.addr = buf;
+	c.module_load.len = sizeof(bad_ptx);
+	c.module_load.space = MDGPU_SPACE_DEVICE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	cpl = call(e, 0, &c);
+	assert_int_equal(cpl.status, -EINVAL);
+	assert_int_equal(cpl.result2, 218);
+	c.module_load.addr = 0;
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	cpl = call(e, 0, &c);
+	assert_int_equal(cpl.status, -EINVAL);
+	assert_int_equal(cpl.result2, 218);
+	/* Refused by the daemon: no code, not the previous command's. */
+	c = cmd(MDGPU_OP_MEM_FREE);
+	c.free.addr = buf + 4;
+	cpl = call(e, 0, &c);
+	assert_int_equal(cpl.status, -ENOENT);
+	assert_int_equal(cpl.result2, 0);
+	/* A context that refused an image is still usable. */
+	c.free.addr = buf;
+	ok(e, 0, &c);
+	assert_true(load_module(e) != 0);
+}
+
 int main(void)
 {
 	(void)fake_attach;	/* the header's; attach() shares the aperture */
@@ -739,6 +828,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aperture_devptr,
 						setup_sim, teardown),
 		cmocka_unit_test_setup_teardown(test_sim_has_no_functions,
+						setup_sim, teardown),
+		cmocka_unit_test_setup_teardown(test_module_from_device,
 						setup_sim, teardown),
 		cmocka_unit_test_setup_teardown(test_device_info, setup_cuda,
 						teardown),
@@ -754,6 +845,8 @@ int main(void)
 						setup_cuda, teardown),
 		cmocka_unit_test_setup_teardown(test_fault, setup_cuda,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_module_from_device,
+						setup_cuda, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -229,6 +229,66 @@ static void test_large_copy(void **state)
 	free(b);
 }
 
+/*
+ * A module image larger than the aperture's staging area (8 MiB here)
+ * goes through a device buffer (ABI 1.3), charged to the quota while it
+ * is loaded and freed after, whatever the load answered: sim loads no
+ * code (-EOPNOTSUPP), cuda's JIT takes this padded PTX.  Over the ABI's
+ * bound, or without room in the quota, it fails before any load.
+ */
+static void test_large_module(void **state)
+{
+	static const char head[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n"
+		".visible .entry k()\n{\n\tret;\n}\n";
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g");
+	const size_t len = 20 * MIB;
+	char *ptx = malloc(len);
+	uint32_t mod = 0, fn;
+	mdgpu_devptr fill;
+	uint64_t used;
+	int ret;
+
+	assert_non_null(ptx);
+	memset(ptx, ' ', len);
+	memcpy(ptx, head, sizeof(head) - 1);
+	for (size_t i = sizeof(head); i + 1 < len; i += 64)
+		memcpy(ptx + i - 1, "\n//", 3);
+	ptx[len - 1] = '\0';
+
+	ret = mdgpu_module_load(g, MDGPU_MODULE_PTX, ptx, len, &mod);
+	if (on_cuda()) {
+		assert_int_equal(ret, 0);
+		assert_int_equal(mdgpu_func_get(g, mod, "k", &fn), 0);
+		assert_int_equal(mdgpu_module_unload(g, mod), 0);
+	} else {
+		assert_int_equal(ret, -EOPNOTSUPP);
+		assert_non_null(strstr(mdgpu_last_error(g), "module_load"));
+	}
+	assert_int_equal(mdgpu_query(g, MDGPU_QUERY_FB_USED, &used), 0);
+	assert_int_equal(used, 0);
+
+	/* Above the bound: refused before anything is read or allocated. */
+	assert_int_equal(mdgpu_module_load(g, MDGPU_MODULE_PTX, ptx,
+					   (size_t)MDGPU_MODULE_DEVICE_MAX + 1,
+					   &mod), -E2BIG);
+	assert_non_null(strstr(mdgpu_last_error(g), "bound"));
+	assert_int_equal(mdgpu_last_code(g), 0);
+
+	/* The buffer is an allocation like any other: inside the quota. */
+	assert_int_equal(mdgpu_mem_alloc(g, 1024 * MIB - len + 4096, &fill),
+			 0);
+	assert_int_equal(mdgpu_module_load(g, MDGPU_MODULE_PTX, ptx, len,
+					   &mod), -ENOMEM);
+	assert_non_null(strstr(mdgpu_last_error(g), "device buffer"));
+	assert_int_equal(mdgpu_mem_free(g, fill), 0);
+	assert_int_equal(mdgpu_query(g, MDGPU_QUERY_FB_USED, &used), 0);
+	assert_int_equal(used, 0);
+	mdgpu_close(g);
+	free(ptx);
+}
+
 /* Zero-copy host memory in the aperture: copies without staging. */
 static void test_host_memory(void **state)
 {
@@ -786,6 +846,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_copy, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_module, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_host_memory, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_scrub, setup, teardown),

@@ -260,8 +260,44 @@ static void test_module_func(void **state)
 	c.module_load.len = APERTURE_SIZE + 1;
 	assert_int_equal(v(f, &c), -ERANGE);
 	c.module_load.len = 10;
-	c.module_load.space = MDGPU_SPACE_DEVICE;
+	c.module_load.space = 4;			/* no such space */
 	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	assert_int_equal(v(f, &c), 0);
+	assert_false(f->out.module_load.from_dev);
+	assert_ptr_equal(f->out.module_load.image.ptr, f->aperture);
+
+	/* ABI 1.3: inside one allocation of this vGPU, up to its bound. */
+	c.module_load.space = MDGPU_SPACE_DEVICE;
+	c.module_load.addr = BASE + 16;
+	c.module_load.len = 4096 - 16;
+	assert_int_equal(v(f, &c), 0);
+	assert_true(f->out.module_load.from_dev);
+	assert_int_equal(f->out.module_load.dev, BASE + 16);
+	assert_int_equal(f->out.module_load.len, 4096 - 16);
+	assert_int_equal(f->out.module_load.kind, MDGPU_MODULE_CUBIN);
+	c.module_load.len = 4096 - 15;		/* into the next allocation */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_load.addr = BASE + 4096 - 1;
+	c.module_load.len = 2;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_load.addr = 0x900000;			/* the other vGPU's */
+	c.module_load.len = 16;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.module_load.addr = BASE + 8192;		/* past our memory */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.module_load.addr = UINT64_MAX - 7;		/* wraps around */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.module_load.addr = BASE;
+	c.module_load.len = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	/* The host bound does not apply; the range check does. */
+	c.module_load.len = MDGPU_MODULE_MAX + 1ULL;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_load.len = MDGPU_MODULE_DEVICE_MAX + 1ULL;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.module_load.len = UINT64_MAX;
+	assert_int_equal(v(f, &c), -E2BIG);
 
 	c = cmd(MDGPU_OP_MODULE_UNLOAD);
 	c.module_unload.module = f->module;
@@ -601,11 +637,13 @@ static void test_streams(void **state)
 	c.event.pad = 1;
 	assert_int_equal(v(f, &c), -EINVAL);
 
-	/* QUERY STREAM_PRIORITIES. */
+	/* QUERY STREAM_PRIORITIES, GPU_TIME. */
 	c = cmd(MDGPU_OP_QUERY);
 	c.query.what = MDGPU_QUERY_STREAM_PRIORITIES;
 	assert_int_equal(v(f, &c), 0);
-	c.query.what = MDGPU_QUERY_STREAM_PRIORITIES + 1;
+	c.query.what = MDGPU_QUERY_GPU_TIME;
+	assert_int_equal(v(f, &c), 0);
+	c.query.what = MDGPU_QUERY_GPU_TIME + 1;	/* the last one's next */
 	assert_int_equal(v(f, &c), -EINVAL);
 }
 

@@ -20,7 +20,7 @@
  *            ring back at 0; then the new generation's first COMPLETE,
  *            which tells the kernel (and the VFIO user) the reset is done
  *
- * Generations (uapi section 3, ABI 1.3): RESET and OPEN carry the vGPU's
+ * Generations (uapi section 3, ABI 1.4): RESET and OPEN carry the vGPU's
  * new generation; every COMPLETE and DMA carries the generation the work
  * belongs to, and the kernel refuses an older one with -ESTALE.  Work the
  * dispatcher still runs after a reset it has not read yet therefore

@@ -110,7 +110,16 @@ int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value);
 int mdgpu_query2(struct mdgpu *g, uint32_t what, uint64_t *value,
 		 uint64_t *value2);
 
-/* Code. */
+/*
+ * Code.  mdgpu_module_load: an image (enum mdgpu_module_kind; PTX
+ * NUL-terminated, len counting the NUL) of at most MDGPU_MODULE_DEVICE_MAX
+ * bytes.  One that fits the aperture's staging area goes through it; a
+ * larger one through a device buffer of its size, allocated inside the
+ * vGPU's quota for the call and freed before it returns (-ENOMEM without
+ * room; -EOPNOTSUPP from a daemon older than ABI 1.3).  A load the host
+ * driver refuses fails with its errno and mdgpu_last_code() the driver's
+ * CUresult (e.g. 218, CUDA_ERROR_INVALID_PTX).
+ */
 int mdgpu_module_load(struct mdgpu *g, uint32_t kind, const void *image,
 		      size_t len, uint32_t *module);
 int mdgpu_module_unload(struct mdgpu *g, uint32_t module);
@@ -236,7 +245,8 @@ int mdgpu_ctx_limit(struct mdgpu *g, uint32_t limit, int set, uint64_t value,
 int mdgpu_occupancy(struct mdgpu *g, const struct mdgpu_cmd_occupancy *q,
 		    uint64_t *result);
 /* The backend's own error code of the last failed command (result2 of
- * its completion, e.g. a CUresult), 0 if it gave none. */
+ * its completion, e.g. a CUresult), 0 if it gave none or the last
+ * failure was not a command's (a check of the library, the transport). */
 uint64_t mdgpu_last_code(const struct mdgpu *g);
 
 #ifdef __cplusplus

@@ -64,11 +64,18 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		5
+#define MDGPUD_CUDA_RPC_VERSION		6
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
-/* Module images and copies from unregistered host memory go through it. */
+/* A function or global name travels inline, without its NUL. */
+_Static_assert(MDGPU_NAME_MAX <= MDGPUD_CUDA_RPC_INLINE_MAX,
+	       "names must fit the inline data");
+/*
+ * Module images in host memory and copies from unregistered host memory
+ * go through it; images in device memory never do (the worker reads them
+ * into a buffer of its own).
+ */
 #define MDGPUD_CUDA_RPC_STAGING_BYTES	((16u << 20) + 4096u)
 #define MDGPUD_CUDA_RPC_MSG_MAX		512
 
@@ -126,7 +133,9 @@ enum mdgpud_cuda_rpc_op {
 	MDGPUD_CUDA_RPC_COPY_D2H,	/* a0 src, a1 region, a2 off, a3 len,
 					 * a4 stream, a5 1: posted */
 	MDGPUD_CUDA_RPC_COPY_D2D,	/* a0 dst, a1 src, a2 len, a3 stream */
-	MDGPUD_CUDA_RPC_MODULE_LOAD,	/* a0 kind, a1 len (staging) -> r0 */
+	MDGPUD_CUDA_RPC_MODULE_LOAD,	/* a0 kind, a1 len (staging) -> r0;
+					 * refused: the driver's JIT log as
+					 * inline data, NUL excluded */
 	MDGPUD_CUDA_RPC_MODULE_UNLOAD,	/* a0 module */
 	MDGPUD_CUDA_RPC_FUNC_GET,	/* a0 module; inline name -> r0 */
 	MDGPUD_CUDA_RPC_LAUNCH,		/* a0 func, a1 grid x|y<<32, a2 grid z|
@@ -166,6 +175,9 @@ enum mdgpud_cuda_rpc_op {
 	MDGPUD_CUDA_RPC_STREAM_QUERY,	/* a0 stream -> r0 1: pending */
 	MDGPUD_CUDA_RPC_EVENT_QUERY,	/* a0 event -> r0 1: pending */
 	MDGPUD_CUDA_RPC_EVENT_SYNC,	/* a0 event */
+	/* ABI 1.3: an image in device memory (worker/requests.c). */
+	MDGPUD_CUDA_RPC_MODULE_LOAD_DEV, /* a0 kind, a1 len, a2 device
+					  * address -> r0 */
 	MDGPUD_CUDA_RPC_OP_COUNT
 };
 

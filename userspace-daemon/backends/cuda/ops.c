@@ -311,6 +311,31 @@ static int mdgpud_cuda_copy_d2d(struct mdgpud_bctx *ctx, uint64_t stream,
 				       len, stream);
 }
 
+/*
+ * The answer of a module load in `s`.  A refused image is logged at debug
+ * level only (tenants choose their images): the errno, the driver's
+ * CUresult and its JIT log, whose length the worker wrote is read once and
+ * bounded by the inline area.
+ */
+static int mdgpud_cuda_module_answer(struct mdgpud_bctx *ctx,
+				     struct mdgpud_cuda_rpc_slot *s, int ret,
+				     uint64_t *module)
+{
+	uint32_t n;
+
+	if (!ret) {
+		*module = s->result[0];
+		return 0;
+	}
+	n = *(volatile uint32_t *)&s->inline_len;
+	if (n > MDGPUD_CUDA_RPC_INLINE_MAX)
+		n = 0;
+	mdgpud_dbg("cuda: vgpu %u: module load failed (%d, CUresult %u)%s%.*s",
+		   ctx->vgpu_id, ret, ctx->last_cu, n ? ": " : "", (int)n,
+		   (const char *)s->inline_data);
+	return ret;
+}
+
 static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
 				   const void *image, size_t len,
 				   uint64_t *module)
@@ -332,18 +357,35 @@ static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
 	s->arg[0] = kind;
 	s->arg[1] = len;
 	ret = mdgpud_cuda_call(ctx, s);
-	if (ret) {
-		/* The worker's JIT log: its length read once, then bounded. */
-		uint32_t n = *(volatile uint32_t *)&s->inline_len;
+	return mdgpud_cuda_module_answer(ctx, s, ret, module);
+}
 
-		if (n && n <= MDGPUD_CUDA_RPC_INLINE_MAX)
-			mdgpud_dbg("cuda: vgpu %u: module load failed (%d): %.*s",
-				   ctx->vgpu_id, ret, (int)n,
-				   (const char *)s->inline_data);
+/*
+ * An image in the vGPU's device memory: the worker copies it into a
+ * buffer of its own and loads it from there.  The wait allows the copy's
+ * transfer time before the hang bound starts, as a host copy's does.
+ */
+static int mdgpud_cuda_module_load_dev(struct mdgpud_bctx *ctx, uint32_t kind,
+				       uint64_t addr, uint64_t len,
+				       uint64_t *module)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	if (kind != MDGPU_MODULE_PTX && kind != MDGPU_MODULE_CUBIN)
+		return -EINVAL;
+	if (len == 0)
+		return -EINVAL;
+	if (len > MDGPU_MODULE_DEVICE_MAX)
+		return -E2BIG;
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_MODULE_LOAD_DEV, &ret);
+	if (!s)
 		return ret;
-	}
-	*module = s->result[0];
-	return 0;
+	s->arg[0] = kind;
+	s->arg[1] = len;
+	s->arg[2] = addr;
+	ret = mdgpud_cuda_call_copy(ctx, s, len);
+	return mdgpud_cuda_module_answer(ctx, s, ret, module);
 }
 
 /* A synchronous request of two arguments and one result, answered in
@@ -557,6 +599,7 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.copy_d2h = mdgpud_cuda_copy_d2h,
 	.copy_d2d = mdgpud_cuda_copy_d2d,
 	.module_load = mdgpud_cuda_module_load,
+	.module_load_dev = mdgpud_cuda_module_load_dev,
 	.module_unload = mdgpud_cuda_module_unload,
 	.func_get = mdgpud_cuda_func_get,
 	.launch = mdgpud_cuda_launch,
@@ -583,4 +626,5 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.event_sync = mdgpud_cuda_event_sync,
 	.stream_priorities = mdgpud_cuda_stream_priorities,
 	.err_code = mdgpud_cuda_err_code,
+	.err_clear = mdgpud_cuda_err_clear,
 };

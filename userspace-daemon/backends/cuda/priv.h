@@ -97,7 +97,8 @@ struct mdgpud_bctx {
 	uint32_t done_seen;	/* last value of shm->done read */
 	int dead;		/* worker gone: every request -ENODEV */
 	int hung;		/* killed for not answering in time */
-	uint32_t last_cu;	/* CUresult of the last answer */
+	uint32_t last_cu;	/* CUresult of the last failed answer since
+				 * err_clear, or 0 */
 	uint32_t lost_cu;	/* CUresult that lost the context, or 0 */
 	struct mdgpud_cuda_region *regions;
 	size_t nr_regions, cap_regions;
@@ -130,6 +131,7 @@ int mdgpud_cuda_event_sync(struct mdgpud_bctx *ctx, uint64_t event);
 void mdgpud_cuda_stream_priorities(struct mdgpud_backend *be,
 				   int32_t *least, int32_t *greatest);
 uint64_t mdgpud_cuda_err_code(const struct mdgpud_bctx *ctx);
+void mdgpud_cuda_err_clear(struct mdgpud_bctx *ctx);
 
 /* rpc.c */
 void mdgpud_cuda_worker_msg(const struct mdgpud_cuda_rpc_shm *shm, char *buf,

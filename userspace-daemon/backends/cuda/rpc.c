@@ -268,7 +268,8 @@ static int mdgpud_cuda_answer(struct mdgpud_bctx *ctx,
 		return ret;
 	ctx->done_seen = ctx->tail;
 	ret = s->status;
-	ctx->last_cu = ret ? s->cu_result : 0;
+	if (ret)
+		ctx->last_cu = s->cu_result;
 	if (ret && atomic_load(&ctx->shm->state) == MDGPUD_CUDA_WORKER_LOST) {
 		/* The context faulted: this answer is its last. */
 		mdgpud_cuda_mark_dead(ctx);

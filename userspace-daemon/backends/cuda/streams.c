@@ -116,9 +116,15 @@ int mdgpud_cuda_event_sync(struct mdgpud_bctx *ctx, uint64_t event)
 					0, NULL);
 }
 
+/* The backend ops err_code and err_clear (include/mdgpud/backend.h). */
 uint64_t mdgpud_cuda_err_code(const struct mdgpud_bctx *ctx)
 {
 	if (ctx->dead && !ctx->hung && ctx->lost_cu)
 		return ctx->lost_cu;
 	return ctx->last_cu;
+}
+
+void mdgpud_cuda_err_clear(struct mdgpud_bctx *ctx)
+{
+	ctx->last_cu = 0;
 }

@@ -186,6 +186,14 @@ struct mdgpud_backend_ops {
 	/* Code.  Handles are backend values; the core maps guest handles. */
 	int (*module_load)(struct mdgpud_bctx *ctx, uint32_t kind,
 			   const void *image, size_t len, uint64_t *module);
+	/*
+	 * Optional (NULL: -EOPNOTSUPP).  The same with the image in the
+	 * context's device memory, [addr, addr + len) inside one of the
+	 * vGPU's allocations (validated), len <= MDGPU_MODULE_DEVICE_MAX:
+	 * the backend reads it there itself, after the work queued before.
+	 */
+	int (*module_load_dev)(struct mdgpud_bctx *ctx, uint32_t kind,
+			       uint64_t addr, uint64_t len, uint64_t *module);
 	int (*module_unload)(struct mdgpud_bctx *ctx, uint64_t module);
 	int (*func_get)(struct mdgpud_bctx *ctx, uint64_t module,
 			const char *name, uint64_t *func);
@@ -287,11 +295,15 @@ struct mdgpud_backend_ops {
 	void (*stream_priorities)(struct mdgpud_backend *be, int32_t *least,
 				  int32_t *greatest);
 	/*
-	 * Optional (NULL: none).  The backend's own code of the last op that
-	 * failed with -EIO (a CUresult on cuda), or, once ctx_status()
-	 * reports the context lost, of the error that lost it; 0 if none.
+	 * Optional (NULL: none).  The backend's own code (a CUresult on
+	 * cuda) of the last op since err_clear() that the device or its
+	 * driver failed, or, once ctx_status() reports the context lost, of
+	 * the error that lost it; 0 if none.  The core clears it before
+	 * each command, so that a failed command carries the code of its
+	 * own ops only (result2 of its completion), never an older one.
 	 */
 	uint64_t (*err_code)(const struct mdgpud_bctx *ctx);
+	void (*err_clear)(struct mdgpud_bctx *ctx);
 };
 
 extern const struct mdgpud_backend_ops mdgpud_backend_sim;

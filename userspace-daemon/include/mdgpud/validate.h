@@ -77,6 +77,10 @@ struct mdgpud_vcmd {
 		struct {
 			uint32_t kind;
 			uint64_t len;
+			/* Space DEVICE: the image is [dev, dev + len) of
+			 * the vGPU's memory, else in `image`. */
+			bool from_dev;
+			uint64_t dev;
 			struct mdgpud_hostbuf image;
 		} module_load;
 		struct { uint32_t handle; uint64_t module; } module_unload;

@@ -629,6 +629,10 @@ FAKE_EXPORT mdgpud_cu_result cuModuleLoadDataEx(mdgpud_cu_module *mod,
 					 "fake ptxas: syntax error");
 		return MDGPUD_CUDA_ERROR_INVALID_PTX;
 	}
+	/* An image without code for this GPU (a fatbin of other
+	 * architectures, to the real driver). */
+	if (strstr(text, "no binary for this gpu"))
+		return MDGPUD_CUDA_ERROR_NO_BINARY_FOR_GPU;
 	return fake_module_parse(text, mod);
 }
 

@@ -14,11 +14,14 @@
  *       SHUTDOWN, until the supervisor disappears, or until a sticky GPU
  *       error makes the context unusable.
  *
+ *   mdgpud-worker --help | --version
+ *
  * --sandbox (backends/cuda/sandbox.h) is applied first (sandbox.c).
  * The worker is built without sanitizers: it is the only process that
  * loads libcuda.  worker.h lists its files.
  */
 #include "worker.h"
+#include "mdgpu_version.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -37,11 +40,17 @@
 #define MDGPUD_WORKER_EXIT_SHM		65
 #define MDGPUD_WORKER_EXIT_ORPHAN	66
 
+static void mdgpud_worker_main_help(FILE *f)
+{
+	fprintf(f, "usage: mdgpud-worker probe <ordinal> | serve "
+		"<ordinal> <vgpu-id> <supervisor-pid>\n"
+		"(started by mdgpud, fds 3 and 4 set up)\n"
+		"       mdgpud-worker --help | --version\n");
+}
+
 static int mdgpud_worker_main_usage(void)
 {
-	fprintf(stderr, "usage: mdgpud-worker probe <ordinal> | serve "
-		"<ordinal> <vgpu-id> <supervisor-pid>\n"
-		"(started by mdgpud, fds 3 and 4 set up)\n");
+	mdgpud_worker_main_help(stderr);
 	return MDGPUD_WORKER_EXIT_USAGE;
 }
 
@@ -81,6 +90,14 @@ int main(int argc, char **argv)
 	struct mdgpud_worker w = { 0 };
 	int probe, ordinal, ret;
 
+	if (argc == 2 && !strcmp(argv[1], "--help")) {
+		mdgpud_worker_main_help(stdout);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("mdgpud-worker %s\n", MDGPU_VERSION);
+		return 0;
+	}
 	if (argc < 3)
 		return mdgpud_worker_main_usage();
 	probe = !strcmp(argv[1], "probe");

@@ -14,6 +14,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <uapi/mdgpu.h>
@@ -171,11 +172,15 @@ static int mdgpud_worker_op_copy_d2d(struct mdgpud_worker *w,
 }
 
 /*
- * a0 kind, a1 length of the image in the staging area.  A JIT failure
- * answers -EINVAL with the compiler's log as inline data.
+ * Loads the NUL-terminated image `img` into the context and answers its
+ * module handle.  A refused image answers -EINVAL (-EIO for an error
+ * that lost the context), the driver's CUresult (serve.c puts w->last_cu
+ * into the answer) and its JIT log as inline data, at most
+ * MDGPUD_WORKER_JIT_LOG_BYTES - 1 bytes.
  */
-static int mdgpud_worker_op_module_load(struct mdgpud_worker *w,
-					struct mdgpud_cuda_rpc_slot *s)
+static int mdgpud_worker_module_image(struct mdgpud_worker *w,
+				      struct mdgpud_cuda_rpc_slot *s,
+				      const void *img)
 {
 	char log[MDGPUD_WORKER_JIT_LOG_BYTES] = "";
 	mdgpud_cu_jit_option opt[2] = {
@@ -183,16 +188,13 @@ static int mdgpud_worker_op_module_load(struct mdgpud_worker *w,
 		MDGPUD_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
 	};
 	void *val[2] = { log, (void *)(uintptr_t)sizeof(log) };
-	uint64_t len = s->arg[1];
 	mdgpud_cu_module mod;
 	mdgpud_cu_result res;
 	int ret;
 
-	if (len == 0 || len >= sizeof(w->shm->staging))
-		return -EINVAL;
-	/* The supervisor NUL-terminated it; make sure of it for PTX. */
-	w->shm->staging[len] = 0;
-	res = w->cu.module_load_data_ex(&mod, w->shm->staging, 2, opt, val);
+	_Static_assert(MDGPUD_WORKER_JIT_LOG_BYTES <= MDGPUD_CUDA_RPC_INLINE_MAX,
+		       "the JIT log fits the inline area");
+	res = w->cu.module_load_data_ex(&mod, img, 2, opt, val);
 	if (res) {
 		size_t n = strnlen(log, sizeof(log) - 1);
 
@@ -204,6 +206,54 @@ static int mdgpud_worker_op_module_load(struct mdgpud_worker *w,
 	ret = mdgpud_worker_handles_insert(&w->modules, mod, 0, &s->result[0]);
 	if (ret)
 		w->cu.module_unload(mod);
+	return ret;
+}
+
+/* a0 kind, a1 length of the image in the staging area. */
+static int mdgpud_worker_op_module_load(struct mdgpud_worker *w,
+					struct mdgpud_cuda_rpc_slot *s)
+{
+	uint64_t len = s->arg[1];
+
+	if (len == 0 || len >= sizeof(w->shm->staging))
+		return -EINVAL;
+	/* The supervisor NUL-terminated it; make sure of it for PTX. */
+	w->shm->staging[len] = 0;
+	return mdgpud_worker_module_image(w, s, w->shm->staging);
+}
+
+/*
+ * a0 kind, a1 length, a2 device address of the image: inside one of the
+ * vGPU's allocations, as the supervisor checked; an address outside this
+ * context's memory is the driver's error.  The image is copied, after
+ * the work queued before on the default stream, into a buffer of the
+ * worker's own, NUL-terminated (PTX is text), loaded from there and
+ * freed: the driver never parses memory a kernel may be writing.
+ */
+static int mdgpud_worker_op_module_load_dev(struct mdgpud_worker *w,
+					    struct mdgpud_cuda_rpc_slot *s)
+{
+	uint64_t len = s->arg[1];
+	mdgpud_cu_result res;
+	uint8_t *img;
+	int ret;
+
+	if (len == 0 || len > MDGPU_MODULE_DEVICE_MAX)
+		return -EINVAL;
+	img = malloc(len + 1);
+	if (!img)
+		return -ENOMEM;
+	res = w->cu.memcpy_dtoh_async(img, s->arg[2], len, w->stream0.cu);
+	if (!res)
+		res = mdgpud_worker_context_drain(w, w->stream0.cu, 0,
+						  mdgpud_cuda_copy_spin(
+						  len, w->shm->worker_spin_ns));
+	ret = mdgpud_worker_err(w, res, "module image d2h");
+	if (!ret) {
+		img[len] = 0;
+		ret = mdgpud_worker_module_image(w, s, img);
+	}
+	free(img);
 	return ret;
 }
 
@@ -587,6 +637,9 @@ static const struct mdgpud_worker_op mdgpud_worker_ops[] = {
 	[MDGPUD_CUDA_RPC_STREAM_QUERY] = { mdgpud_worker_op_stream_query },
 	[MDGPUD_CUDA_RPC_EVENT_QUERY] = { mdgpud_worker_op_event_query },
 	[MDGPUD_CUDA_RPC_EVENT_SYNC] = { mdgpud_worker_op_event_sync },
+	/* ABI 1.3 */
+	[MDGPUD_CUDA_RPC_MODULE_LOAD_DEV] = {
+		mdgpud_worker_op_module_load_dev },
 };
 
 _Static_assert(sizeof(mdgpud_worker_ops) / sizeof(mdgpud_worker_ops[0]) ==
