@@ -62,8 +62,12 @@ keep() {
 	rm -rf "$work" "$stage"
 	[ ! -f "$log" ] || mv -f "$log" "$out/serial.log"
 	[ ! -f "$log.txt" ] || mv -f "$log.txt" "$out/serial.log.txt"
-	[ ! -f "$log.attempt1.txt" ] ||
+	# A first console of an earlier run would be taken for this one's.
+	if [ -f "$log.attempt1.txt" ]; then
 		mv -f "$log.attempt1.txt" "$out/serial.log.attempt1.txt"
+	else
+		rm -f "$out/serial.log.attempt1.txt"
+	fi
 }
 trap keep EXIT
 mkdir -p "$work"

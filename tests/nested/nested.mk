@@ -11,6 +11,9 @@
 #        per kernel, so CI runs it on the newer kernel only (decision:
 #        keeps `make check` under 20 minutes on 2 cores).
 #   make check-nested-lint            shellcheck of the scripts
+#   make check-nested-retry           the runners' decision to boot once
+#        more, on saved consoles (tests/nested/test-boot-outer.sh; no
+#        guest is booted)
 #
 # Needs mdgpu.ko (kmod.mk's `make modules KVER=<release>`), mdgpu-guest.ko
 # (guest.mk's `make guest-modules KVER=...`) and the two static programs.
@@ -22,7 +25,7 @@ NESTED_CI_KVERS ?= 6.12
 NESTED_CFLAGS := $(CFLAGS_COMMON) -I$(TOP)/guest/include/uapi -static
 
 .PHONY: check-nested check-nested-all check-nested-ci check-nested-lint \
-	nested-bins
+	check-nested-retry nested-bins
 
 nested-bins: $(NESTED_BUILD)/mdgpu-responder $(NESTED_BUILD)/mdgpu-client
 
@@ -55,10 +58,13 @@ check-nested-lint:
 		$(NESTED_DIR)/run-inner
 	cd $(TOP) && shellcheck -x $(NESTED_DIR)/run-nested.sh \
 		$(NESTED_DIR)/mkinitramfs-nested.sh $(NESTED_DIR)/boot-outer.sh \
-		tests/e2e/run-e2e-nested.sh
+		$(NESTED_DIR)/test-boot-outer.sh tests/e2e/run-e2e-nested.sh
+
+check-nested-retry:
+	@$(NESTED_DIR)/test-boot-outer.sh
 
 check-nested-ci:
 	@$(MAKE) --no-print-directory check-nested-all \
 		NESTED_KVERS="$(NESTED_CI_KVERS)"
 
-check: check-nested-lint check-nested-ci
+check: check-nested-lint check-nested-retry check-nested-ci

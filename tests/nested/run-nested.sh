@@ -7,7 +7,10 @@
 # with -device vfio-pci,sysfsdev=<mdev>; the inner guest loads
 # mdgpu-guest.ko and runs mdgpu-client.  The last line printed is the
 # total "N passed, N failed"; the exit status is non-zero if a check
-# failed, a guest crashed or the run timed out.
+# failed, a guest crashed or the run timed out.  An inner kernel that
+# crashed with no mdgpu code in its trace, or failed before its /init,
+# gets one more boot (nested_retry_reason, tests/nested/boot-outer.sh);
+# the first console is kept as serial.log.attempt1.txt.
 #
 # Environment: BUILD (default <repo>/build), VM_CACHE (default
 # <repo>/.cache/vm), NESTED_TIMEOUT outer seconds (default 600),
