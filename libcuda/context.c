@@ -81,6 +81,35 @@ static CUcontext mdgpu_cu_top(void)
 	return s && s->n ? s->v[s->n - 1] : NULL;
 }
 
+uint64_t mdgpu_cu_ctx_next_id(void)
+{
+	return ++mdgpu_cu.next_ctx_id;
+}
+
+/*
+ * cuCtxGetId: NULL asks about the current context.  The ids count from 1
+ * in creation order, as the real driver's do (measured on the H100: the
+ * runtime's primary context is 1 in a process that made no other).
+ */
+CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+	CUresult r;
+
+	if (!ctxId)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	if (!ctx)
+		ctx = mdgpu_cu_current();
+	if (ctx && mdgpu_cu_ctx_live(ctx))
+		*ctxId = ctx->id;
+	else
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	mdgpu_cu_leave();
+	return r;
+}
+
 bool mdgpu_cu_ctx_live(CUcontext ctx)
 {
 	return mdgpu_cu_set_has(&mdgpu_cu.ctxs, ctx);
@@ -127,6 +156,7 @@ static CUresult mdgpu_cu_ctx_new(CUcontext *pctx, unsigned flags,
 		goto out;
 	}
 	ctx->flags = flags;
+	ctx->id = mdgpu_cu_ctx_next_id();
 	if (mdgpu_cu_push(ctx)) {
 		mdgpu_cu_set_del(&mdgpu_cu.ctxs, ctx);
 		free(ctx);

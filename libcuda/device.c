@@ -234,6 +234,8 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 			goto out;
 		}
 		mdgpu_cu.primary.flags = mdgpu_cu.primary_flags;
+		/* Each activation is a new context to cuCtxGetId. */
+		mdgpu_cu.primary.id = mdgpu_cu_ctx_next_id();
 	}
 	if (mdgpu_cu.primary_refs == UINT32_MAX) {
 		r = CUDA_ERROR_INVALID_VALUE;

@@ -152,15 +152,38 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_hooks[7] = {
 
 /* ---- TOOLS_TLS ------------------------------------------------------- */
 
+/*
+ * Slot 2: (void **ctx, ...).  Stores the calling thread's current context
+ * in *ctx and succeeds; the further arguments the callers pass vary and
+ * are not read.  Measured on the H100 (driver 580): cuBLASLt's runtime
+ * calls it with a structure of its own whose first field the driver
+ * overwrites with the same pointer cuCtxGetCurrent returns (the bytes it
+ * points to are the context's), and fails cublasLtMatmulAlgoGetHeuristic
+ * with CUBLAS_STATUS_NOT_SUPPORTED when the call fails.  With no current
+ * context it stores NULL, as cuCtxGetCurrent does.
+ */
+static CUresult mdgpu_cu_tls_ctx(CUcontext *ctx)
+{
+	CUresult r;
+
+	if (!ctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	*ctx = mdgpu_cu_current();
+	mdgpu_cu_leave();
+	return CUDA_SUCCESS;
+}
+
 XT_UNKNOWN(tls, 1)
-XT_UNKNOWN(tls, 2)
 XT_UNKNOWN(tls, 3)
 
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tls[4];
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tls[4] = {
 	XT_SIZE(mdgpu_cu_xt_tls),
 	XT_FN(mdgpu_cu_tls_1),
-	XT_FN(mdgpu_cu_tls_2),
+	XT_FN(mdgpu_cu_tls_ctx),
 	XT_FN(mdgpu_cu_tls_3),
 };
 
@@ -324,8 +347,10 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_cls[4] = {
  * asks it about the current context before it uses it; on an error it
  * treats the context as unusable, with *kind == 1 it takes a path that
  * reads *detail, otherwise it looks the context up among the devices'
- * primary contexts.  The real driver answers 0 for ordinary contexts,
- * the only kind this library makes.
+ * primary contexts.  For an ordinary context (the only kind this library
+ * makes) the real driver writes *kind = 0 and leaves *detail as the
+ * caller set it (measured on the H100, driver 580, before and after the
+ * calls the static runtime inside cuBLAS makes), so this does the same.
  */
 static CUresult mdgpu_cu_ctxchk_kind(CUcontext ctx, unsigned *kind,
 				     void **detail)
@@ -339,12 +364,10 @@ static CUresult mdgpu_cu_ctxchk_kind(CUcontext ctx, unsigned *kind,
 		return r;
 	if (!ctx)
 		ctx = mdgpu_cu_current();
-	if (mdgpu_cu_ctx_live(ctx)) {
+	if (mdgpu_cu_ctx_live(ctx))
 		*kind = 0;
-		*detail = NULL;
-	} else {
+	else
 		r = CUDA_ERROR_INVALID_CONTEXT;
-	}
 	mdgpu_cu_leave();
 	return r;
 }
@@ -368,6 +391,43 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_ctxchk[4] = {
 	XT_FN(mdgpu_cu_ctxchk_kind),
 	XT_FN(mdgpu_cu_ctxchk_flag),
 };
+
+/* ---- TOOLS_CONTEXT --------------------------------------------------- */
+
+/*
+ * 93 slots on driver 580 (size 0x2e8), of which cuBLASLt (13.1) calls
+ * only slot 4 in the paths measured on the H100: (CUcontext ctx,
+ * uint64_t *id), the context's id (the real driver stores 1 for the
+ * runtime's primary context in a process that made no other: the same
+ * number cuCtxGetId answers); it fails its matmul heuristics with
+ * CUBLAS_STATUS_NOT_SUPPORTED without the table.  The other slots log
+ * and answer NOT_SUPPORTED.
+ */
+static CUresult mdgpu_cu_tctx_id(CUcontext ctx, unsigned long long *id)
+{
+	return cuCtxGetId(ctx, id);
+}
+
+static CUresult mdgpu_cu_tctx_other(uintptr_t a0, uintptr_t a1, uintptr_t a2,
+				    uintptr_t a3)
+{
+	/* One stub for all: the log cannot tell which slot was called. */
+	mdgpu_cu_log("TOOLS_CONTEXT slot other than 4 called:");
+	return mdgpu_cu_xt_unknown("tools_context", 0, a0, a1, a2, a3);
+}
+
+#define MDGPU_CU_TCTX_SLOTS 93
+static union mdgpu_cu_xt_slot mdgpu_cu_xt_tctx[MDGPU_CU_TCTX_SLOTS];
+static pthread_once_t mdgpu_cu_xt_tctx_once = PTHREAD_ONCE_INIT;
+
+/* The table is built once: 91 slots share one logging stub. */
+static void mdgpu_cu_xt_tctx_build(void)
+{
+	mdgpu_cu_xt_tctx[0].size = sizeof(mdgpu_cu_xt_tctx);
+	for (size_t i = 1; i < MDGPU_CU_TCTX_SLOTS; i++)
+		mdgpu_cu_xt_tctx[i].fn = (mdgpu_cu_xt_fn)mdgpu_cu_tctx_other;
+	mdgpu_cu_xt_tctx[4].fn = (mdgpu_cu_xt_fn)mdgpu_cu_tctx_id;
+}
 
 /* ---- INTEGRITY_CHECK ------------------------------------------------- */
 
@@ -551,6 +611,8 @@ static const struct mdgpu_cu_xt mdgpu_cu_xts[] = {
 	{ "INTEGRITY_CHECK", { 0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b,
 	  0x8d, 0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2 },
 	  mdgpu_cu_xt_integrity },
+	{ "TOOLS_CONTEXT", { 0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
+	  0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2 }, mdgpu_cu_xt_tctx },
 };
 
 CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,
@@ -561,6 +623,7 @@ CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,
 	if (!ppExportTable || !pExportTableId)
 		return CUDA_ERROR_INVALID_VALUE;
 	b = (const unsigned char *)pExportTableId->bytes;
+	pthread_once(&mdgpu_cu_xt_tctx_once, mdgpu_cu_xt_tctx_build);
 	for (size_t i = 0; i < sizeof(mdgpu_cu_xts) / sizeof(mdgpu_cu_xts[0]);
 	     i++) {
 		if (!memcmp(mdgpu_cu_xts[i].id, b, 16)) {

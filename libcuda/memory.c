@@ -179,9 +179,23 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
 	struct mdgpu_cu_alloc *a;
 	CUcontext ctx;
-	CUresult r = mdgpu_cu_enter_ctx(&ctx);
+	CUresult r;
 	int ret;
 
+	/*
+	 * Freeing 0 does nothing and succeeds once the driver is
+	 * initialised, with or without a current context, as with the real
+	 * driver (measured on the H100, driver 580): the CUDA runtime's
+	 * cudaFree(NULL), with which cuBLAS and cuFFT make sure a context
+	 * exists, reaches here and fails their initialisation if refused.
+	 */
+	if (!dptr) {
+		r = mdgpu_cu_enter();
+		if (!r)
+			mdgpu_cu_leave();
+		return r;
+	}
+	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
 	a = mdgpu_cu_alloc_find(dptr, true);
@@ -810,9 +824,17 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 {
 	struct mdgpu_cu_host *h;
 	CUcontext ctx;
-	CUresult r = mdgpu_cu_enter_ctx(&ctx);
+	CUresult r;
 	int ret;
 
+	/* NULL: nothing to do, success (the real driver's answer). */
+	if (!p) {
+		r = mdgpu_cu_enter();
+		if (!r)
+			mdgpu_cu_leave();
+		return r;
+	}
+	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
 	h = mdgpu_cu_host_find(p, true);

@@ -48,6 +48,7 @@ void mdgpu_cu_set_del(struct mdgpu_cu_set *s, const void *p);
 struct CUctx_st {
 	bool primary;
 	unsigned flags;
+	uint64_t id;		/* cuCtxGetId: unique in the process, from 1 */
 };
 
 /*
@@ -140,6 +141,7 @@ struct mdgpu_cu_state {
 	char transport[16];
 	struct CUctx_st primary;
 	unsigned primary_refs;
+	uint64_t next_ctx_id;	/* the next context's id, 0 until the first */
 	unsigned primary_flags;
 	struct mdgpu_cu_set ctxs;	/* CUcontext; primary while refs > 0 */
 	struct mdgpu_cu_set allocs;	/* struct mdgpu_cu_alloc * */
@@ -177,6 +179,8 @@ CUresult mdgpu_cu_enter_ctx(CUcontext *ctx);
 bool mdgpu_cu_ctx_live(CUcontext ctx);
 /* Under the lock: the calling thread's current context if live. */
 CUcontext mdgpu_cu_current(void);
+/* Under the lock: the id of a context being made (cuCtxGetId). */
+uint64_t mdgpu_cu_ctx_next_id(void);
 /* Under the lock: a stream argument (NULL, CU_STREAM_LEGACY,
  * CU_STREAM_PER_THREAD or a live stream of a live context). */
 CUresult mdgpu_cu_stream_check(CUstream s);

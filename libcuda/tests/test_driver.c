@@ -209,7 +209,8 @@ static void test_memory(void)
 	OK(cuMemFree(b));
 	EXPECT_RES(cuMemFree(b), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuMemFree(a + 16), CUDA_ERROR_INVALID_VALUE);
-	EXPECT_RES(cuMemFree(0), CUDA_ERROR_INVALID_VALUE);
+	/* 0 is no operation, as the runtime's cudaFree(NULL) needs. */
+	OK(cuMemFree(0));
 	OK(cuMemGetInfo(&fr2, &tot));
 	EXPECT(fr2 >= fr + mib);
 	OK(cuMemFree(a));
@@ -240,6 +241,7 @@ static void test_host_memory(void)
 	OK(cuMemFreeHost(p));
 	EXPECT_RES(cuMemFreeHost(p), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuMemFreeHost(back), CUDA_ERROR_INVALID_VALUE);
+	OK(cuMemFreeHost(NULL));
 	OK(cuMemFreeHost(q));
 	OK(cuMemFree(d));
 }
@@ -621,6 +623,74 @@ static void test_unsupported(void)
 	/* A table not served (NVIDIA's runtime's first request is one). */
 	EXPECT_RES(cuGetExportTable(&tbl, &id), CUDA_ERROR_NOT_FOUND);
 	EXPECT(tbl == NULL);
+}
+
+/* TOOLS_TLS slot 2 stores the current context (cuBLASLt needs it). */
+static void test_tools_tls(void)
+{
+	static const CUuuid tls_id = { {
+		(char)0x42, (char)0xd8, 0x5a, (char)0x81, 0x23, (char)0xf6,
+		(char)0xcb, 0x47, (char)0x82, (char)0x98, (char)0xf6,
+		(char)0xe7, (char)0x8a, 0x3a, (char)0xec, (char)0xdc } };
+	CUresult (*get)(CUcontext *, uintptr_t, uintptr_t);
+	const void *const *tbl = NULL;
+	CUcontext pctx, cur, got = (CUcontext)1, saved;
+
+	OK(cuGetExportTable((const void **)&tbl, &tls_id));
+	EXPECT(tbl && (uintptr_t)tbl[0] >= 3 * sizeof(void *));
+	if (!tbl)
+		return;
+	get = (CUresult (*)(CUcontext *, uintptr_t, uintptr_t))tbl[2];
+	OK(cuDevicePrimaryCtxRetain(&pctx, 0));
+	OK(cuCtxPushCurrent(pctx));
+	OK(get(&got, 0x37, 1));
+	EXPECT(got == pctx);
+	EXPECT_RES(get(NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == pctx);
+	/* No current context: NULL, as cuCtxGetCurrent answers; and
+	 * cuMemFree(0) needs no context either. */
+	OK(cuCtxGetCurrent(&cur));
+	if (cur == NULL) {
+		got = (CUcontext)1;
+		OK(get(&got, 0, 0));
+		EXPECT(got == NULL);
+		OK(cuMemFree(0));
+	}
+	OK(cuDevicePrimaryCtxRelease(0));
+}
+
+/* cuCtxGetId and TOOLS_CONTEXT slot 4 (cuBLASLt asks the latter). */
+static void test_ctx_id(void)
+{
+	static const CUuuid tctx_id = { {
+		0x21, 0x31, (char)0x8c, 0x60, (char)0x97, 0x14, 0x32, 0x48,
+		(char)0x8c, (char)0xa6, 0x41, (char)0xff, 0x73, 0x24,
+		(char)0xc8, (char)0xf2 } };
+	CUresult (*get)(CUcontext, unsigned long long *);
+	const void *const *tbl = NULL;
+	unsigned long long a = 0, b = 0, c = 0;
+	CUcontext pctx, ctx, saved;
+
+	OK(cuDevicePrimaryCtxRetain(&pctx, 0));
+	OK(cuCtxGetId(pctx, &a));
+	EXPECT(a >= 1);
+	OK(cuCtxCreate(&ctx, NULL, 0, 0));
+	OK(cuCtxGetId(NULL, &b));		/* the current: the new one */
+	EXPECT(b > a);
+	OK(cuGetExportTable((const void **)&tbl, &tctx_id));
+	EXPECT(tbl && (uintptr_t)tbl[0] == 93 * sizeof(void *));
+	if (tbl) {
+		get = (CUresult (*)(CUcontext, unsigned long long *))tbl[4];
+		OK(get(pctx, &c));
+		EXPECT(c == a);
+	}
+	EXPECT_RES(cuCtxGetId(pctx, NULL), CUDA_ERROR_INVALID_VALUE);
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == ctx);
+	OK(cuCtxDestroy(ctx));
+	EXPECT_RES(cuCtxGetId(ctx, &c), CUDA_ERROR_INVALID_CONTEXT);
+	OK(cuDevicePrimaryCtxRelease(0));
 }
 
 /* ---------------------------------------------------------------- */
@@ -1327,6 +1397,8 @@ int main(int argc, char **argv)
 	test_device();
 	test_primary();
 	test_unsupported();
+	test_tools_tls();
+	test_ctx_id();
 	printf("test_driver: %u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
