@@ -212,42 +212,85 @@ static int mdgpu_gdev_fence_state(struct mdgpu_gdev *gd, u64 fence,
 	return -EAGAIN;
 }
 
-static long mdgpu_gdev_wait_fence(struct mdgpu_gdev *gd, void __user *arg)
+/* WAIT_FENCE's state: a fence never submitted is -EINVAL. */
+static int mdgpu_gdev_wait_state(struct mdgpu_gdev *gd, u64 fence,
+				 u64 *retired)
 {
-	struct mdgpu_guest_wait wait;
-	long timeout, left;
-	u64 retired = 0;
-	int events, ret;
-
-	if (copy_from_user(&wait, arg, sizeof(wait)))
-		return -EFAULT;
-	if (wait.flags)
+	lockdep_assert_held(&gd->lock);
+	if (fence > gd->submitted)
 		return -EINVAL;
-	timeout = msecs_to_jiffies(wait.timeout_ms);
+	return mdgpu_gdev_fence_state(gd, fence, retired);
+}
+
+/*
+ * 0 once the device has no reset pending (the host dropped the work of
+ * before it, and answered with an interrupt), -EAGAIN while it has;
+ * -ENODEV when it is gone.  @fence is unused.  Caller holds @lock.
+ */
+static int mdgpu_gdev_reset_state(struct mdgpu_gdev *gd, u64 fence,
+				  u64 *retired)
+{
+	u32 status;
+	int ret;
+
+	lockdep_assert_held(&gd->lock);
+	ret = mdgpu_gdev_sync(gd, retired, &status);
+	if (ret)
+		return ret;
+	return status & MDGPU_STATUS_RESET_PENDING ? -EAGAIN : 0;
+}
+
+/*
+ * Sleep until @state (called with @lock held) stops answering -EAGAIN, at
+ * most @timeout jiffies (0: just test; then -ETIMEDOUT), interruptibly
+ * (-EINTR).  Returns what @state answered last; *retired as it left it.
+ */
+static int mdgpu_gdev_sleep(struct mdgpu_gdev *gd,
+			    int (*state)(struct mdgpu_gdev *, u64, u64 *),
+			    u64 fence, u64 *retired, long timeout)
+{
+	long left;
+	int events, ret;
 
 	for (;;) {
 		/* Sample before checking so no wake-up can be missed. */
 		events = atomic_read(&gd->events);
 		mutex_lock(&gd->lock);
-		if (wait.fence > gd->submitted)
-			ret = -EINVAL;
-		else
-			ret = mdgpu_gdev_fence_state(gd, wait.fence, &retired);
+		ret = state(gd, fence, retired);
 		mutex_unlock(&gd->lock);
 		if (ret != -EAGAIN)
-			break;
-		if (!timeout) {
-			ret = -ETIMEDOUT;
-			break;
-		}
+			return ret;
+		if (!timeout)
+			return -ETIMEDOUT;
 		left = wait_event_interruptible_timeout(gd->wq,
 							atomic_read(&gd->events) != events,
 							timeout);
-		if (left < 0) {
-			ret = -EINTR;
-			break;
-		}
+		if (left < 0)
+			return -EINTR;
 		timeout = left;
+	}
+}
+
+static long mdgpu_gdev_wait_fence(struct mdgpu_gdev *gd, void __user *arg)
+{
+	struct mdgpu_guest_wait wait;
+	u64 retired = 0;
+	long timeout;
+	int ret;
+
+	if (copy_from_user(&wait, arg, sizeof(wait)))
+		return -EFAULT;
+	if (wait.flags & ~MDGPU_GUEST_WAIT_RESET)
+		return -EINVAL;
+	timeout = msecs_to_jiffies(wait.timeout_ms);
+	if (wait.flags & MDGPU_GUEST_WAIT_RESET) {
+		if (wait.fence)
+			return -EINVAL;
+		ret = mdgpu_gdev_sleep(gd, mdgpu_gdev_reset_state, 0, &retired,
+				       timeout);
+	} else {
+		ret = mdgpu_gdev_sleep(gd, mdgpu_gdev_wait_state, wait.fence,
+				       &retired, timeout);
 	}
 
 	wait.completed = retired;
@@ -256,12 +299,30 @@ static long mdgpu_gdev_wait_fence(struct mdgpu_gdev *gd, void __user *arg)
 	return ret;
 }
 
+/*
+ * RESET: the device reset (under @lock), then, without the lock, the wait
+ * until the host has taken it up (at most reset_timeout_ms).  The user
+ * writes the ring and the aperture only after this returns 0.
+ */
+static long mdgpu_gdev_reset_ioctl(struct mdgpu_gdev *gd)
+{
+	u64 retired;
+	int ret;
+
+	mutex_lock(&gd->lock);
+	ret = mdgpu_gdev_reset(gd);
+	mutex_unlock(&gd->lock);
+	if (ret)
+		return ret;
+	return mdgpu_gdev_sleep(gd, mdgpu_gdev_reset_state, 0, &retired,
+				msecs_to_jiffies(mdgpu_gdev_reset_timeout_ms));
+}
+
 static long mdgpu_gdev_ioctl(struct file *filp, unsigned int cmd,
 			     unsigned long arg)
 {
 	struct mdgpu_gdev *gd = filp->private_data;
 	void __user *uarg = (void __user *)arg;
-	int ret;
 
 	switch (cmd) {
 	case MDGPU_GUEST_GET_INFO:
@@ -271,10 +332,7 @@ static long mdgpu_gdev_ioctl(struct file *filp, unsigned int cmd,
 	case MDGPU_GUEST_WAIT_FENCE:
 		return mdgpu_gdev_wait_fence(gd, uarg);
 	case MDGPU_GUEST_RESET:
-		mutex_lock(&gd->lock);
-		ret = mdgpu_gdev_reset(gd);
-		mutex_unlock(&gd->lock);
-		return ret;
+		return mdgpu_gdev_reset_ioctl(gd);
 	default:
 		return -ENOTTY;
 	}

@@ -14,6 +14,17 @@
 
 static DEFINE_IDA(mdgpu_gdev_ida);
 
+/*
+ * How long RESET waits for the host to take a reset up.  mdgpud does so
+ * between time slices; a slice that overruns (a long kernel, up to the
+ * daemon's hang bound) delays it.
+ */
+unsigned int mdgpu_gdev_reset_timeout_ms = 30000;
+module_param_named(reset_timeout_ms, mdgpu_gdev_reset_timeout_ms, uint,
+		   0644);
+MODULE_PARM_DESC(reset_timeout_ms,
+		 "longest wait of RESET for the host to complete a reset (ms)");
+
 u32 mdgpu_gdev_read(struct mdgpu_gdev *gd, u32 reg)
 {
 	return readl(gd->regs + reg);

@@ -89,6 +89,7 @@ struct mdgpu_gdev {
 };
 
 /* main.c */
+extern unsigned int mdgpu_gdev_reset_timeout_ms;
 u32 mdgpu_gdev_read(struct mdgpu_gdev *gd, u32 reg);
 void mdgpu_gdev_write(struct mdgpu_gdev *gd, u32 reg, u32 val);
 void mdgpu_gdev_put(struct mdgpu_gdev *gd);

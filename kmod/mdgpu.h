@@ -9,9 +9,10 @@
  *   mdgpu_parent.lock     mutex: the parent's vGPU list and quota, dying,
  *                         policy, timeslice_us
  *   mdgpu_vgpu.open_sem   rw_semaphore: vGPU open state; DMA holds it for
- *                         reading so close_device waits for DMA to finish
+ *                         reading so close_device, and the COMPLETE that
+ *                         ends a reset, wait for DMA to finish
  *   mdgpu_vgpu.lock       mutex: registers, config space, IRQ state, knobs,
- *                         statistics
+ *                         statistics, the generation
  *   mdgpu_ev_lock         global spinlock: every file's event queue and
  *                         every parent's owner pointer
  *
@@ -216,6 +217,11 @@ struct mdgpu_vgpu {
 	bool open;			/* open_sem written and lock held */
 
 	struct mutex lock;		/* everything below */
+	/*
+	 * Generation: bumped by every reset and every open; COMPLETE and
+	 * DMA of another generation are refused (-ESTALE).
+	 */
+	u32 gen;
 	u32 regs[MDGPU_NR_REGS];
 	u8 config[MDGPU_CONFIG_SIZE];
 	u8 config_wmask[MDGPU_CONFIG_SIZE];
@@ -252,7 +258,8 @@ void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu);
 int mdgpu_regs_access(struct mdgpu_vgpu *vgpu, u64 off, size_t size,
 		      u32 *val, bool write);
 int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
-			const struct mdgpu_ctl_complete *c);
+			const struct mdgpu_ctl_complete *c, bool dma_idle);
+bool mdgpu_regs_reset_pending(struct mdgpu_vgpu *vgpu);
 
 /* Index in vgpu->regs of the register at BAR0 offset @off. */
 #define MDGPU_REG(off)		((off) / 4)

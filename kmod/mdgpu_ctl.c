@@ -13,6 +13,7 @@
  * goes away), so a daemon that stops reading cannot make the kernel queue
  * more than (kinds x vGPUs) events.
  */
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -109,10 +110,16 @@ static bool mdgpu_ctl_has_events(struct mdgpu_ctl_file *file)
 	return ret;
 }
 
+/*
+ * The control channel reaches every vGPU's guest memory (DMA) and rings:
+ * opening it takes CAP_SYS_ADMIN, whatever the file mode says.
+ */
 static int mdgpu_ctl_open(struct inode *inode, struct file *filp)
 {
 	struct mdgpu_ctl_file *file;
 
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	file = kzalloc(sizeof(*file), GFP_KERNEL);
 	if (!file)
 		return -ENOMEM;
@@ -222,10 +229,17 @@ static long mdgpu_ctl_unregister(struct mdgpu_ctl_file *file,
 	return mdgpu_parent_unregister(file, req.parent_id);
 }
 
+/*
+ * The COMPLETE that ends a reset (RESET_PENDING) first waits, holding
+ * open_sem for writing, for DMA still in flight: once the reset is
+ * complete, no transfer the daemon started for an older generation can
+ * land in guest memory.
+ */
 static long mdgpu_ctl_complete(struct mdgpu_ctl_file *file, void __user *arg)
 {
 	struct mdgpu_ctl_complete req;
 	struct mdgpu_vgpu *vgpu;
+	bool dma_idle = false;
 	int ret;
 
 	if (copy_from_user(&req, arg, sizeof(req)))
@@ -234,8 +248,16 @@ static long mdgpu_ctl_complete(struct mdgpu_ctl_file *file, void __user *arg)
 	if (!vgpu)
 		return -ENOENT;
 	mutex_lock(&vgpu->lock);
-	ret = mdgpu_regs_complete(vgpu, &req);
+	if (mdgpu_regs_reset_pending(vgpu) && req.gen == vgpu->gen) {
+		mutex_unlock(&vgpu->lock);
+		down_write(&vgpu->open_sem);
+		mutex_lock(&vgpu->lock);
+		dma_idle = true;
+	}
+	ret = mdgpu_regs_complete(vgpu, &req, dma_idle);
 	mutex_unlock(&vgpu->lock);
+	if (dma_idle)
+		up_write(&vgpu->open_sem);
 	mdgpu_vgpu_put(vgpu);
 	return ret;
 }

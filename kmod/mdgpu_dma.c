@@ -65,7 +65,7 @@ static int mdgpu_dma_check(const struct mdgpu_ctl_dma *req)
 {
 	u64 end;
 
-	if (req->write > 1 || !req->len)
+	if (req->write > 1 || !req->len || req->reserved)
 		return -EINVAL;
 	if (req->len > MDGPU_DMA_MAX)
 		return -E2BIG;
@@ -75,13 +75,28 @@ static int mdgpu_dma_check(const struct mdgpu_ctl_dma *req)
 	return 0;
 }
 
+/* Is @gen still @vgpu's generation?  Takes vgpu->lock. */
+static bool mdgpu_dma_gen_ok(struct mdgpu_vgpu *vgpu, u32 gen)
+{
+	bool ok;
+
+	mutex_lock(&vgpu->lock);
+	ok = gen == vgpu->gen;
+	mutex_unlock(&vgpu->lock);
+	return ok;
+}
+
 /*
  * mdgpu_dma_rw() - MDGPU_CTL_DMA on a pinned vGPU.
  *
  * The vGPU must be open by a VFIO user (-ENODEV); the open state is held
- * for reading throughout, so close_device waits for the transfer.  An
- * IOVA the guest did not map fails with whatever vfio_dma_rw() returns
- * (-EFAULT or -EINVAL); the transfer stops at the first failing chunk.
+ * for reading throughout, so close_device waits for the transfer.  Each
+ * chunk starts only while req->gen is the vGPU's generation (else
+ * -ESTALE: the device was reset or reopened since the work was queued).
+ * A reset during a chunk lets that chunk finish; the COMPLETE that ends
+ * the reset waits for it (mdgpu_ctl.c).  An IOVA the guest did not map
+ * fails with whatever vfio_dma_rw() returns (-EFAULT or -EINVAL); the
+ * transfer stops at the first failing chunk.
  */
 int mdgpu_dma_rw(struct mdgpu_vgpu *vgpu, const struct mdgpu_ctl_dma *req)
 {
@@ -108,6 +123,10 @@ int mdgpu_dma_rw(struct mdgpu_vgpu *vgpu, const struct mdgpu_ctl_dma *req)
 		chunk = min_t(u64, req->len - done, MDGPU_DMA_CHUNK);
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
+			break;
+		}
+		if (!mdgpu_dma_gen_ok(vgpu, req->gen)) {
+			ret = -ESTALE;
 			break;
 		}
 		if (write && copy_from_user(bounce, ubuf + done, chunk)) {

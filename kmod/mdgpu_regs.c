@@ -99,7 +99,9 @@ void mdgpu_regs_init(struct mdgpu_vgpu *vgpu)
  * progress registers.  STATUS keeps READY and BACKEND_LOST, which describe
  * the daemon, not the device, and CONTEXT_LOST: only the daemon knows when
  * the reset has given the vGPU a new GPU context, and says so with
- * MDGPU_VGPU_EVENT_RESTORED.  Caller must hold vgpu->lock.
+ * MDGPU_VGPU_EVENT_RESTORED.  While a daemon serves the vGPU (READY) it
+ * gains RESET_PENDING, until the daemon's first COMPLETE of the new
+ * generation.  Caller must hold vgpu->lock.
  */
 void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu)
 {
@@ -109,6 +111,8 @@ void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu)
 
 	*status &= MDGPU_STATUS_READY | MDGPU_STATUS_BACKEND_LOST |
 		   MDGPU_STATUS_CONTEXT_LOST;
+	if (*status & MDGPU_STATUS_READY)
+		*status |= MDGPU_STATUS_RESET_PENDING;
 	*mdgpu_reg(vgpu, MDGPU_REG_CONTROL) = 0;
 	*mdgpu_reg(vgpu, MDGPU_REG_IRQ_STATUS) = 0;
 	*mdgpu_reg(vgpu, MDGPU_REG_IRQ_MASK) = 0;
@@ -240,30 +244,50 @@ int mdgpu_regs_access(struct mdgpu_vgpu *vgpu, u64 off, size_t size,
 	return 0;
 }
 
+/* A reset the daemon has not taken up yet.  Caller must hold vgpu->lock. */
+bool mdgpu_regs_reset_pending(struct mdgpu_vgpu *vgpu)
+{
+	lockdep_assert_held(&vgpu->lock);
+
+	return *mdgpu_reg(vgpu, MDGPU_REG_STATUS) & MDGPU_STATUS_RESET_PENDING;
+}
+
 /*
  * mdgpu_regs_complete() - the daemon reports progress (MDGPU_CTL_COMPLETE).
  *
- * @c is daemon-supplied: sq_head must lie in [SQ_HEAD, SQ_TAIL] (mod 2^32),
- * irq within MDGPU_IRQ_ALL, reserved 0; else -EINVAL and nothing changes.
+ * @c is daemon-supplied: gen must be the vGPU's generation (else -ESTALE:
+ * work of a ring that was reset since, whose head means nothing in the
+ * new ring); sq_head must lie in [SQ_HEAD, SQ_TAIL] (mod 2^32) and irq
+ * within MDGPU_IRQ_ALL (else -EINVAL).  A refused COMPLETE changes
+ * nothing.  An accepted one ends a pending reset if @dma_idle (the caller
+ * holds open_sem for writing: no DMA is in flight) and then raises
+ * IRQ_COMPLETION too, for a VFIO user waiting for the reset to complete.
  * Caller must hold vgpu->lock.
  */
 int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
-			const struct mdgpu_ctl_complete *c)
+			const struct mdgpu_ctl_complete *c, bool dma_idle)
 {
 	u32 head = *mdgpu_reg(vgpu, MDGPU_REG_SQ_HEAD);
 	u32 tail = *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL);
+	u32 irq = c->irq;
 
 	lockdep_assert_held(&vgpu->lock);
 
-	if (c->reserved || (c->irq & ~MDGPU_IRQ_ALL) ||
-	    c->sq_head - head > tail - head)
+	if (c->gen != vgpu->gen)
+		return -ESTALE;
+	if ((c->irq & ~MDGPU_IRQ_ALL) || c->sq_head - head > tail - head)
 		return -EINVAL;
 
 	*mdgpu_reg(vgpu, MDGPU_REG_SQ_HEAD) = c->sq_head;
 	mdgpu_reg_set64(vgpu, MDGPU_REG_FENCE_LO, c->fence);
 	mdgpu_reg_set64(vgpu, MDGPU_REG_FB_USED_LO, c->fb_used);
 	vgpu->stats.completions++;
-	if (c->irq)
-		mdgpu_irq_raise(vgpu, c->irq);
+	if (dma_idle && mdgpu_regs_reset_pending(vgpu)) {
+		*mdgpu_reg(vgpu, MDGPU_REG_STATUS) &=
+			~MDGPU_STATUS_RESET_PENDING;
+		irq |= MDGPU_IRQ_COMPLETION;
+	}
+	if (irq)
+		mdgpu_irq_raise(vgpu, irq);
 	return 0;
 }

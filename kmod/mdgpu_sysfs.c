@@ -140,15 +140,17 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr,
 {
 	struct mdgpu_vgpu *vgpu = mdgpu_sysfs_vgpu(dev);
 	struct mdgpu_vgpu_stats s;
+	u32 gen;
 
 	mutex_lock(&vgpu->lock);
 	s = vgpu->stats;
+	gen = vgpu->gen;
 	mutex_unlock(&vgpu->lock);
 	return sysfs_emit(buf,
-			  "doorbells: %llu\ncompletions: %llu\ninterrupts: %llu\nbad_accesses: %llu\ndma_bytes: %llu\nresets: %llu\nhangs: %llu\ncontexts_lost: %llu\n",
+			  "doorbells: %llu\ncompletions: %llu\ninterrupts: %llu\nbad_accesses: %llu\ndma_bytes: %llu\nresets: %llu\nhangs: %llu\ncontexts_lost: %llu\ngeneration: %u\n",
 			  s.doorbells, s.completions, s.interrupts,
 			  s.bad_accesses, s.dma_bytes, s.resets, s.hangs,
-			  s.contexts_lost);
+			  s.contexts_lost, gen);
 }
 static DEVICE_ATTR_RO(stats);
 

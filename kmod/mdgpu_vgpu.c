@@ -109,6 +109,11 @@ void mdgpu_vgpu_post(struct mdgpu_vgpu *vgpu, u32 type)
 		break;
 	case MDGPU_EV_DOORBELL:
 		ev.doorbell.sq_tail = mdgpu_reg_read(vgpu, MDGPU_REG_SQ_TAIL);
+		ev.doorbell.gen = vgpu->gen;
+		break;
+	case MDGPU_EV_RESET:
+	case MDGPU_EV_OPEN:
+		ev.gen.gen = vgpu->gen;
 		break;
 	case MDGPU_EV_KNOB:
 		ev.knob.weight = vgpu->weight;
@@ -123,13 +128,17 @@ void mdgpu_vgpu_post(struct mdgpu_vgpu *vgpu, u32 type)
 
 /*
  * mdgpu_vgpu_reset() - device reset (VFIO_DEVICE_RESET, CONTROL.RESET,
- * close): registers to defaults, ring and aperture zeroed, a pending
- * doorbell dropped, RESET queued.  Caller must hold vgpu->lock.
+ * close): a new generation (the daemon's COMPLETE and DMA of the old one
+ * are refused from now on), registers to defaults with RESET_PENDING while
+ * a daemon serves the vGPU, ring and aperture zeroed, a pending doorbell
+ * dropped, RESET queued with the new generation.  Caller must hold
+ * vgpu->lock.
  */
 void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu)
 {
 	lockdep_assert_held(&vgpu->lock);
 
+	vgpu->gen++;
 	mdgpu_regs_reset(vgpu);
 	memset(vgpu->ring->vaddr, 0, vgpu->ring->size);
 	memset(vgpu->aperture->vaddr, 0, vgpu->aperture->size);
@@ -138,12 +147,17 @@ void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu)
 	mdgpu_vgpu_post(vgpu, MDGPU_EV_RESET);
 }
 
-/* The daemon is gone.  Caller must hold vgpu->lock. */
+/*
+ * The daemon is gone.  A reset it had not taken up is complete: no work
+ * of an older generation can come from a closed file.  Caller must hold
+ * vgpu->lock.
+ */
 void mdgpu_vgpu_backend_lost(struct mdgpu_vgpu *vgpu)
 {
 	lockdep_assert_held(&vgpu->lock);
 
-	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS, MDGPU_STATUS_READY,
+	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS,
+			 MDGPU_STATUS_READY | MDGPU_STATUS_RESET_PENDING,
 			 MDGPU_STATUS_BACKEND_LOST);
 	mdgpu_irq_raise(vgpu, MDGPU_IRQ_BACKEND_LOST);
 }
@@ -292,6 +306,11 @@ static void mdgpu_vfio_release(struct vfio_device *vdev)
 	mdgpu_vfio_release_free(vdev);
 }
 
+/*
+ * A new VFIO user: a new generation, so that work the daemon still does
+ * for the previous user (whose close reset the device) can reach neither
+ * this user's ring nor its memory.
+ */
 static int mdgpu_vfio_open_device(struct vfio_device *vdev)
 {
 	struct mdgpu_vgpu *vgpu = mdgpu_vgpu_of(vdev);
@@ -299,6 +318,7 @@ static int mdgpu_vfio_open_device(struct vfio_device *vdev)
 	down_write(&vgpu->open_sem);
 	mutex_lock(&vgpu->lock);
 	vgpu->open = true;
+	vgpu->gen++;
 	mdgpu_vgpu_post(vgpu, MDGPU_EV_OPEN);
 	mutex_unlock(&vgpu->lock);
 	up_write(&vgpu->open_sem);

@@ -217,6 +217,21 @@ static int mdgpu_wait_head(struct mdgpu *g, uint32_t target)
 	return 0;
 }
 
+/*
+ * After reading a completion or staged data out of the shared ring or
+ * aperture: was the device reset meanwhile (another thread's
+ * mdgpu_reset())?  Then what was read may be the reset's zeros, not the
+ * device's answer: -ECANCELED, as for a wait that the reset cut.
+ */
+static int mdgpu_check_reset(struct mdgpu *g)
+{
+	if (!g->tops->reset_since || !g->tops->reset_since(g))
+		return 0;
+	mdgpu_resync(g);
+	return mdgpu_set_error(g, -ECANCELED, "the vGPU was reset: queued "
+			       "work cancelled, memory freed");
+}
+
 int mdgpu_reset(struct mdgpu *g)
 {
 	int ret;
@@ -286,6 +301,9 @@ static int mdgpu_wait_cpl(struct mdgpu *g, uint32_t seq, struct mdgpu_cpl *out)
 	if (ret)
 		return ret;
 	memcpy(out, mdgpu_cpl_at(g, seq), sizeof(*out));
+	ret = mdgpu_check_reset(g);
+	if (ret)
+		return ret;
 	mdgpu_reap(g);
 	return 0;
 }
@@ -629,6 +647,9 @@ int mdgpu_copy_dtoh_on(struct mdgpu *g, uint32_t stream, uint32_t flags,
 		mdgpu_stage_copy(g, d + off[rd],
 				 g->aperture + (uint64_t)rd * g->stage_size,
 				 nbytes[rd], nt);
+		ret = mdgpu_check_reset(g);
+		if (ret)
+			return ret;
 		consumed += nbytes[rd];
 		rd ^= 1;
 	}

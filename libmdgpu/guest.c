@@ -34,7 +34,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "priv.h"
@@ -44,6 +43,9 @@
 
 /* One WAIT_FENCE sleep; the loop goes round until done or an error. */
 static const uint32_t mdgpu_guest_wait_ms = 1000;
+/* The longest wait for the host to take up a reset (the driver's own
+ * RESET bound is its reset_timeout_ms parameter). */
+static const uint32_t mdgpu_guest_reset_ms = 30000;
 
 struct mdgpu_guest {
 	int fd;
@@ -111,26 +113,41 @@ static void mdgpu_guest_close(struct mdgpu *g)
 }
 
 /*
+ * Wait until the device has no reset pending: the host has dropped all
+ * work of before the reset, so none of it can still write the ring or the
+ * aperture, and its completions are refused (mdgpu.ko's generations).
+ * RESET itself waits; this is for a reset another thread asked for.
+ */
+static int mdgpu_guest_reset_done(struct mdgpu_guest *s)
+{
+	struct mdgpu_guest_wait w = {
+		.timeout_ms = mdgpu_guest_reset_ms,
+		.flags = MDGPU_GUEST_WAIT_RESET,
+	};
+
+	while (ioctl(s->fd, MDGPU_GUEST_WAIT_FENCE, &w))
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+/*
  * A fresh ring: tail 0, fences counted from what the driver says was
- * submitted.  mdgpu.ko has no acknowledgement of a reset by the daemon, so
- * wait a little for mdgpud to read the RESET event before new work could
- * be confused with work from before it (as the vfio transport does,
- * Documentation/e2e.md "Known limitations").
+ * submitted, once no reset is pending.
  */
 static int mdgpu_guest_arm(struct mdgpu *g, struct mdgpu_guest_info *in)
 {
 	struct mdgpu_guest *s = g->tpriv;
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	int ret;
 
-	nanosleep(&ts, NULL);
-	ret = mdgpu_guest_info(s, in);
+	ret = mdgpu_guest_reset_done(s);
+	if (!ret)
+		ret = mdgpu_guest_info(s, in);
 	if (!ret && in->sq_tail != 0) {
 		/* The driver's ring is not at 0 (a reset we did not ask
 		 * for was noticed late, or none happened): make it so. */
 		if (ioctl(s->fd, MDGPU_GUEST_RESET))
 			return -errno;
-		nanosleep(&ts, NULL);
 		ret = mdgpu_guest_info(s, in);
 	}
 	if (ret)
@@ -350,6 +367,12 @@ static int mdgpu_guest_reset(struct mdgpu *g)
 	return 0;
 }
 
+/* A reset through this handle (any thread) since the last re-arm. */
+static int mdgpu_guest_reset_since(struct mdgpu *g)
+{
+	return mdgpu_guest_was_reset(g->tpriv) ? -ECANCELED : 0;
+}
+
 static int mdgpu_guest_rearm(struct mdgpu *g)
 {
 	struct mdgpu_guest_info in;
@@ -366,4 +389,5 @@ const struct mdgpu_tops mdgpu_tops_guest = {
 	.wait = mdgpu_guest_wait,
 	.reset = mdgpu_guest_reset,
 	.rearm = mdgpu_guest_rearm,
+	.reset_since = mdgpu_guest_reset_since,
 };

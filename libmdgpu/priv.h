@@ -31,6 +31,11 @@ struct mdgpu_tops {
 	 * re-enable after one, from the handle's thread. */
 	int (*reset)(struct mdgpu *g);
 	int (*rearm)(struct mdgpu *g);
+	/* Optional, with reset: -ECANCELED if the device was reset since
+	 * the handle last re-armed, else 0.  A reset zeroes the ring and the
+	 * aperture, so a completion or staged data read after a wait is
+	 * only the device's if no reset came before the read ended. */
+	int (*reset_since)(struct mdgpu *g);
 	/* Optional (socket, vfio): MDGPU_STATUS_* of the open vGPU now,
 	 * for error messages; 0 when it cannot be read. */
 	uint32_t (*status)(struct mdgpu *g);

@@ -10,7 +10,8 @@
  *   pwrite on the region (trapped by mdgpu.ko);
  *   open: CONTROL = RESET | ENABLE, IRQ_MASK = all, MSI on an eventfd
  *   (VFIO_DEVICE_SET_IRQS, then the MSI capability's enable bit, as a
- *   guest + QEMU do), INTx if MSI cannot be set;
+ *   guest + QEMU do), INTx if MSI cannot be set; then, as after every
+ *   reset, wait for STATUS.RESET_PENDING to clear (mdgpud took it up);
  *   doorbell: the new commands get MDGPU_CMD_F_IRQ, then SQ_TAIL is
  *   written;
  *   wait: SQ_HEAD is polled for spin_us, then the thread sleeps on the
@@ -47,6 +48,12 @@
 
 /* How long one eventfd sleep lasts before STATUS is looked at again. */
 static const int mdgpu_vfio_recheck_ms = 20;
+/*
+ * The longest wait for mdgpud to take up a reset.  It does so between
+ * slices, so a slice that overruns (a long kernel, up to the daemon's
+ * hang bound, 5 s by default) delays it.
+ */
+static const uint64_t mdgpu_vfio_reset_ms = 30000;
 
 struct mdgpu_vfio {
 	int container, group, dev, efd;
@@ -320,6 +327,44 @@ static int mdgpu_vfio_dma_area(struct mdgpu *g, struct mdgpu_vfio *s,
 	return 0;
 }
 
+/*
+ * Wait until the device has no reset pending (STATUS.RESET_PENDING clear):
+ * mdgpud has dropped the work of before the reset, so nothing of it can
+ * still write the ring's completions or the aperture, and new commands
+ * cannot be taken for old ones (the kernel refuses mdgpud's COMPLETEs of
+ * an older generation).  The clearing raises IRQ_COMPLETION, which wakes
+ * the eventfd.  0, -ENODEV (no daemon: nothing to wait for, and nothing
+ * will run), or -ETIMEDOUT after mdgpu_vfio_reset_ms.
+ */
+static int mdgpu_vfio_reset_done(struct mdgpu_vfio *s)
+{
+	uint64_t end = mdgpu_now_ns() + mdgpu_vfio_reset_ms * 1000000ULL;
+	uint32_t st;
+	int ret;
+
+	for (;;) {
+		struct pollfd p = { .fd = s->efd, .events = POLLIN };
+		uint64_t cnt;
+
+		ret = mdgpu_vfio_rd(s, MDGPU_REG_STATUS, &st);
+		if (ret)
+			return ret == -EIO ? -ENODEV : ret;
+		if (!(st & MDGPU_STATUS_READY))
+			return -ENODEV;
+		if (!(st & MDGPU_STATUS_RESET_PENDING))
+			return 0;
+		if (mdgpu_now_ns() >= end)
+			return -ETIMEDOUT;
+		if (s->efd < 0) {
+			sched_yield();
+			continue;
+		}
+		if (poll(&p, 1, mdgpu_vfio_recheck_ms) > 0 &&
+		    read(s->efd, &cnt, sizeof(cnt)) == sizeof(cnt) && !s->msi)
+			mdgpu_vfio_intx_unmask(s);
+	}
+}
+
 static int mdgpu_vfio_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 {
 	struct vfio_region_info r0, r2, r4, rc;
@@ -409,6 +454,12 @@ static int mdgpu_vfio_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 		ret = mdgpu_vfio_irq_setup(s);
 	if (ret) {
 		mdgpu_set_error(g, ret, "enable/interrupt setup");
+		goto err;
+	}
+	ret = mdgpu_vfio_reset_done(s);
+	if (ret) {
+		mdgpu_set_error(g, ret, "vGPU %s: the reset at open did not "
+				"complete", s->uuid);
 		goto err;
 	}
 
@@ -519,23 +570,30 @@ static int mdgpu_vfio_reset(struct mdgpu *g)
 }
 
 /*
- * After a reset: enable again, ring from command 0.  mdgpu.ko has no
- * acknowledgement of a reset by the daemon, so wait a little for mdgpud
- * to read the RESET event before new work could be confused with work
- * from before it (Documentation/e2e.md, "Known limitations").
+ * After a reset: enable again, ring from command 0, once the reset is
+ * complete (mdgpu_vfio_reset_done()).
  */
 static int mdgpu_vfio_rearm(struct mdgpu *g)
 {
 	struct mdgpu_vfio *s = g->tpriv;
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	int ret;
 
-	nanosleep(&ts, NULL);
 	ret = mdgpu_vfio_wr(s, MDGPU_REG_CONTROL, MDGPU_CONTROL_ENABLE);
 	if (!ret)
 		ret = mdgpu_vfio_wr(s, MDGPU_REG_IRQ_MASK, MDGPU_IRQ_ALL);
 	s->flagged = 0;
-	return ret;
+	return ret ? ret : mdgpu_vfio_reset_done(s);
+}
+
+/* A reset clears ENABLED (before it zeroes the ring and the aperture,
+ * under the module's lock); only the handle's re-arm sets it again. */
+static int mdgpu_vfio_reset_since(struct mdgpu *g)
+{
+	uint32_t st;
+
+	if (mdgpu_vfio_rd(g->tpriv, MDGPU_REG_STATUS, &st))
+		return 0;	/* the next wait reports it */
+	return st & MDGPU_STATUS_ENABLED ? 0 : -ECANCELED;
 }
 
 static uint32_t mdgpu_vfio_status(struct mdgpu *g)
@@ -554,5 +612,6 @@ const struct mdgpu_tops mdgpu_tops_vfio = {
 	.wait = mdgpu_vfio_wait,
 	.reset = mdgpu_vfio_reset,
 	.rearm = mdgpu_vfio_rearm,
+	.reset_since = mdgpu_vfio_reset_since,
 	.status = mdgpu_vfio_status,
 };

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			3
+#define MDGPU_ABI_MINOR			4
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -92,6 +92,8 @@
 #define MDGPU_STATUS_RING_ERROR		(1U << 3)	/* bad doorbell seen */
 #define MDGPU_STATUS_CONTEXT_LOST	(1U << 4)	/* GPU context gone, reset
 							 * restores it */
+#define MDGPU_STATUS_RESET_PENDING	(1U << 5)	/* reset not yet taken up
+							 * by the daemon (1.4) */
 
 #define MDGPU_CONTROL_ENABLE		(1U << 0)	/* accept doorbells */
 #define MDGPU_CONTROL_RESET		(1U << 1)	/* write 1: device reset */
@@ -612,6 +614,24 @@ struct mdgpu_ctl_unregister {
 	__u32 reserved;
 };
 
+/*
+ * Generations (ABI 1.4).  Each vGPU has a 32-bit generation that the
+ * kernel bumps at every device reset (CONTROL.RESET, VFIO_DEVICE_RESET,
+ * close) and at every open of the VFIO device.  The RESET and OPEN events
+ * carry the new value, DOORBELL the current one.  COMPLETE and DMA carry
+ * the generation the daemon's work belongs to: one that is not the
+ * vGPU's current generation is refused with -ESTALE and changes nothing,
+ * so work of a ring that was reset, or of a VFIO user that is gone, can
+ * neither complete into the new ring nor reach the new user's memory.
+ *
+ * A reset sets MDGPU_STATUS_RESET_PENDING while a daemon serves the vGPU;
+ * the daemon's first COMPLETE of the new generation (it sends one, head
+ * 0, as soon as it has dropped the old work) clears it, once DMA still in
+ * flight has finished, and raises MDGPU_IRQ_COMPLETION.  Until then old
+ * work may still write the ring's CQ and the aperture: a VFIO user waits
+ * for the bit to clear before it uses either.
+ */
+
 /* Daemon reports progress on a vGPU's ring. */
 struct mdgpu_ctl_complete {
 	__u32 vgpu_id;
@@ -619,7 +639,7 @@ struct mdgpu_ctl_complete {
 	__u64 fence;			/* commands completed since reset */
 	__u64 fb_used;			/* bytes of device memory in use */
 	__u32 irq;			/* MDGPU_IRQ_* to raise */
-	__u32 reserved;
+	__u32 gen;			/* generation of this work (1.4) */
 };
 
 /* Daemon reads or writes guest memory by IOVA through VFIO. */
@@ -629,6 +649,8 @@ struct mdgpu_ctl_dma {
 	__u64 iova;
 	__u64 buf;			/* daemon's own virtual address */
 	__u64 len;			/* 1..MDGPU_DMA_MAX */
+	__u32 gen;			/* generation of this work (1.4) */
+	__u32 reserved;			/* 0 */
 };
 
 #define MDGPU_DMA_MAX			(64ULL << 20)
@@ -719,7 +741,7 @@ struct mdgpu_ctl_event {
 		} create;
 		struct {			/* DOORBELL */
 			__u32 sq_tail;
-			__u32 pad;
+			__u32 gen;		/* current generation (1.4) */
 		} doorbell;
 		struct {			/* KNOB */
 			__u32 weight;
@@ -731,6 +753,10 @@ struct mdgpu_ctl_event {
 			__u32 policy;		/* enum mdgpu_policy */
 			__u32 timeslice_us;
 		} policy;
+		struct {			/* RESET, OPEN (1.4) */
+			__u32 gen;		/* the new generation */
+			__u32 pad;
+		} gen;
 		__u8 raw[32];
 	};
 };
@@ -739,7 +765,7 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_register) == 128,
 		    "mdgpu_ctl_register size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_complete) == 32,
 		    "mdgpu_ctl_complete size");
-MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_dma) == 32,
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_dma) == 40,
 		    "mdgpu_ctl_dma size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_vgpu_event) == 16,
 		    "mdgpu_ctl_vgpu_event size");

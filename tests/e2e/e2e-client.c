@@ -21,6 +21,9 @@
  *   mdgpu-e2e-client quota UUID              allocate until -ENOMEM
  *   mdgpu-e2e-client spin UUID SECONDS NS    keep the ring full of SPIN_NS
  *   mdgpu-e2e-client reset UUID              VFIO_DEVICE_RESET mid-work
+ *   mdgpu-e2e-client resetstorm UUID SECONDS SEED
+ *                                            resets at random moments
+ *                                            under verified work
  *   mdgpu-e2e-client survive UUID FILE       keep the device open across a
  *                                            daemon restart (FILE appears
  *                                            when mdgpud is back), reset it
@@ -363,6 +366,197 @@ static int cmd_reset(void)
 	printf("ok: new work after the reset is correct\n");
 	mdgpu_close(g);
 	return 0;
+}
+
+/*
+ * Resets at random moments under load.  The main thread runs rounds of
+ * work whose every result is checked against C: copy in, FILL, SPIN_NS
+ * kernels of random length (queued work for a reset to cut), ADD,
+ * CHECKSUM, copy out word by word, and with the vfio transport a
+ * device-to-IOVA and an IOVA-to-device copy (mdgpud's MDGPU_CTL_DMA).  A
+ * second thread calls mdgpu_reset() after a random 0..STORM_GAP_MS, over
+ * and over.  A call that a reset cut fails with -ECANCELED and the round
+ * starts again on fresh memory; any other error, or a wrong result, fails
+ * the test.  A watchdog fails it when one call takes longer than
+ * STORM_CALL_MAX_S (a call that never returns).  It ends with rounds
+ * after the last reset, which must all pass.
+ */
+#define STORM_GAP_MS		80
+#define STORM_CALL_MAX_S	30
+#define STORM_WORDS		(64 * 1024)
+
+struct storm {
+	struct mdgpu *g;
+	uint32_t seed;
+	volatile int stop;
+	volatile uint64_t call_ns;	/* start of the call in progress */
+	unsigned long resets;
+	int reset_err;
+};
+
+static void storm_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *storm_resetter(void *p)
+{
+	struct storm *st = p;
+	uint32_t s = st->seed * 2654435761U | 1;
+
+	while (!st->stop) {
+		storm_sleep_ms(xorshift(&s) % (STORM_GAP_MS + 1));
+		if (st->stop)
+			break;
+		if (mdgpu_reset(st->g)) {
+			st->reset_err = 1;
+			break;
+		}
+		st->resets++;
+	}
+	return NULL;
+}
+
+static void *storm_watchdog(void *p)
+{
+	struct storm *st = p;
+
+	while (!st->stop) {
+		uint64_t t = st->call_ns;
+
+		if (t && now_ns() - t > STORM_CALL_MAX_S * 1000000000ULL) {
+			printf("error: %s: a call has not returned for %d s "
+			       "(resets so far %lu)\n", uuid, STORM_CALL_MAX_S,
+			       st->resets);
+			fflush(stdout);
+			_exit(1);
+		}
+		storm_sleep_ms(100);
+	}
+	return NULL;
+}
+
+/* One call of a storm round: 0, 1 (cut by a reset), -1 (failed). */
+#define STORM_CALL(st, expr) do {						int r_;									(st)->call_ns = now_ns();						r_ = (expr);								(st)->call_ns = 0;							if (r_ == -ECANCELED)								return 1;							if (r_) {									printf("error: %s: %s: %d (%s)\n", uuid, #expr, r_,			       mdgpu_last_error((st)->g));					return -1;							}								} while (0)
+
+#define STORM_EXPECT(cond, ...) do {						if (!(cond)) {									printf("error: %s: %s: ", uuid, #cond);					printf(__VA_ARGS__);							printf("\n");								return -1;							}								} while (0)
+
+/* One round of verified work; host buffers a, c, ref of STORM_WORDS,
+ * IOVA buffers hio, hio2 (NULL without). */
+static int storm_round(struct storm *st, uint32_t *a, uint32_t *c,
+		       uint32_t *ref, uint32_t *hio, uint32_t *hio2)
+{
+	const uint64_t n = STORM_WORDS, bytes = n * 4;
+	struct mdgpu *g = st->g;
+	mdgpu_devptr da, db, dc;
+	uint32_t fillv, spins;
+	uint64_t sum;
+
+	for (uint64_t i = 0; i < n; i++)
+		a[i] = xorshift(&st->seed);
+	fillv = xorshift(&st->seed);
+	for (uint64_t i = 0; i < n; i++)
+		ref[i] = a[i] + fillv;
+	STORM_CALL(st, mdgpu_mem_alloc(g, bytes, &da));
+	STORM_CALL(st, mdgpu_mem_alloc(g, bytes, &db));
+	STORM_CALL(st, mdgpu_mem_alloc(g, bytes, &dc));
+	STORM_CALL(st, mdgpu_copy_htod(g, da, a, bytes));
+	STORM_CALL(st, mdgpu_fill_u32(g, db, n, fillv));
+	spins = xorshift(&st->seed) % 4;
+	for (uint32_t i = 0; i < spins; i++)
+		STORM_CALL(st, mdgpu_spin_ns(g, 250000ULL *
+					     (1 + xorshift(&st->seed) % 8)));
+	STORM_CALL(st, mdgpu_add_u32(g, dc, da, db, n));
+	STORM_CALL(st, mdgpu_checksum(g, dc, n, &sum));
+	STORM_EXPECT(sum == checksum_ref(ref, n), "checksum %#" PRIx64
+		     " vs reference %#" PRIx64, sum, checksum_ref(ref, n));
+	memset(c, 0, bytes);
+	STORM_CALL(st, mdgpu_copy_dtoh(g, c, dc, bytes));
+	for (uint64_t i = 0; i < n; i++)
+		STORM_EXPECT(c[i] == ref[i], "word %" PRIu64 ": %#x vs %#x",
+			     i, c[i], ref[i]);
+	if (hio) {
+		/* device -> IOVA, IOVA -> device, checked both ways */
+		memset(hio, 0, bytes);
+		STORM_CALL(st, mdgpu_copy_dtoh(g, hio, dc, bytes));
+		for (uint64_t i = 0; i < n; i++)
+			STORM_EXPECT(hio[i] == ref[i], "IOVA word %" PRIu64
+				     ": %#x vs %#x", i, hio[i], ref[i]);
+		for (uint64_t i = 0; i < n; i++)
+			hio2[i] = ~ref[i];
+		STORM_CALL(st, mdgpu_copy_htod(g, da, hio2, bytes));
+		STORM_CALL(st, mdgpu_copy_dtoh(g, c, da, bytes));
+		for (uint64_t i = 0; i < n; i++)
+			STORM_EXPECT(c[i] == ~ref[i], "IOVA-in word %" PRIu64
+				     ": %#x vs %#x", i, c[i], ~ref[i]);
+	}
+	STORM_CALL(st, mdgpu_mem_free(g, da));
+	STORM_CALL(st, mdgpu_mem_free(g, db));
+	STORM_CALL(st, mdgpu_mem_free(g, dc));
+	return 0;
+}
+
+static int cmd_resetstorm(double secs, unsigned int seed)
+{
+	struct mdgpu_open_opts o = { .transport = transport, .path = uuid };
+	uint32_t *a = malloc(STORM_WORDS * 4), *c = malloc(STORM_WORDS * 4);
+	uint32_t *ref = malloc(STORM_WORDS * 4), *hio = NULL, *hio2 = NULL;
+	struct storm st = { .seed = seed | 1 };
+	unsigned long rounds = 0, cut = 0, after = 0;
+	uint64_t end, t0 = now_ns(), used;
+	pthread_t rt, wt;
+	int r = 0;
+
+	if (!a || !c || !ref)
+		return 1;
+	if (!strcmp(transport, "vfio"))
+		o.host_bytes = 2 * STORM_WORDS * 4;
+	CHECK(NULL, mdgpu_open(&o, &st.g));
+	if (o.host_bytes) {
+		CHECK(st.g, mdgpu_host_alloc(st.g, STORM_WORDS * 4,
+					     (void **)&hio));
+		CHECK(st.g, mdgpu_host_alloc(st.g, STORM_WORDS * 4,
+					     (void **)&hio2));
+	}
+	pthread_create(&wt, NULL, storm_watchdog, &st);
+	pthread_create(&rt, NULL, storm_resetter, &st);
+	end = t0 + (uint64_t)(secs * 1e9);
+	while (now_ns() < end && r >= 0 && !st.reset_err) {
+		r = storm_round(&st, a, c, ref, hio, hio2);
+		rounds++;
+		cut += r == 1;
+	}
+	st.stop = 1;
+	pthread_join(rt, NULL);
+	EXPECT(!st.reset_err, "mdgpu_reset: %s", mdgpu_last_error(st.g));
+	EXPECT(r >= 0, "round %lu failed after %lu resets", rounds,
+	       st.resets);
+	/* No more resets: the work must now complete, every time.  A reset
+	 * the last round did not see yet costs one cut round. */
+	for (int i = 0; i < 4; i++) {
+		r = storm_round(&st, a, c, ref, hio, hio2);
+		EXPECT(r >= 0, "round after the storm failed");
+		after += r == 0;
+		EXPECT(r == 0 || i == 0, "round %d after the storm cut", i);
+	}
+	st.call_ns = now_ns();
+	CHECK(st.g, mdgpu_query(st.g, MDGPU_QUERY_FB_USED, &used));
+	st.call_ns = 0;
+	EXPECT(used == 0, "fb_used %" PRIu64 " after the last round", used);
+	printf("ok: reset storm: %lu resets at random 0..%d ms gaps, %lu "
+	       "rounds (%lu cut by a reset, -ECANCELED; %lu verified), "
+	       "then %lu verified rounds without resets, every call "
+	       "returned (%.1f s)\n", st.resets, STORM_GAP_MS, rounds, cut,
+	       rounds - cut, after, (now_ns() - t0) / 1e9);
+	st.stop = 1;
+	pthread_join(wt, NULL);
+	mdgpu_close(st.g);
+	free(a);
+	free(c);
+	free(ref);
+	return st.resets && rounds > cut ? 0 : 1;
 }
 
 /*
@@ -750,11 +944,15 @@ int main(int argc, char **argv)
 		return cmd_survive(argv[3]);
 	if (!strcmp(argv[1], "reset"))
 		return cmd_reset();
+	if (!strcmp(argv[1], "resetstorm") && argc == 5)
+		return cmd_resetstorm(atof(argv[3]),
+				      (unsigned int)atoi(argv[4]));
 	if (!strcmp(argv[1], "demo") && argc == 4)
 		return cmd_demo(atof(argv[3]));
 usage:
 	fprintf(stderr, "usage: mdgpu-e2e-client [--transport=vfio|guest] "
-		"roundtrip|iova|work|quota|spin|reset|survive|fuzz|demo DEV "
+		"roundtrip|iova|work|quota|spin|reset|resetstorm|survive|fuzz|"
+		"demo DEV "
 		"[args] (see the source)\n");
 	return 2;
 }

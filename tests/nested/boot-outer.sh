@@ -155,8 +155,8 @@ nested_boot_outer() {
 		if [ "$attempt" -eq 2 ] || ! why=$(nested_retry_reason "$log.txt" "$rc"); then
 			break
 		fi
-		echo "$tag: $rel: $why; retrying once (first console kept as" \
-			"$log.attempt1.txt)" >&2
+		echo "$tag: $rel: $why; retrying once (the first console is" \
+			"kept beside the serial log as serial.log.attempt1.txt)" >&2
 		grep -E "$nested_fail_re|^inner\| \[ *[0-9.]+\] (.*(Oops|double fault|general protection fault|[Kk]ernel panic)|RIP: )" \
 			"$log.txt" | head -n 4 >&2 || true
 		nested_where_hung "$log.txt" >&2

@@ -57,6 +57,7 @@ struct rsp_vgpu {
 	uint32_t head;			/* next command to execute */
 	uint64_t done;			/* completed since reset */
 	uint64_t executed;		/* statistics */
+	uint32_t gen;			/* generation (RESET, OPEN events) */
 };
 
 static struct rsp_vgpu rsp_vgpus[RSP_MAX_VGPUS];
@@ -219,7 +220,7 @@ static int rsp_exec(struct rsp_vgpu *v, const struct mdgpu_cmd *c,
 /* Returns 1 when the backend is to be lost (test hook). */
 static int rsp_doorbell(int fd, struct rsp_vgpu *v, uint32_t tail)
 {
-	struct mdgpu_ctl_complete done = { .vgpu_id = v->id };
+	struct mdgpu_ctl_complete done = { .vgpu_id = v->id, .gen = v->gen };
 	uint32_t irq = 0, n = 0;
 	int hook = 0;
 
@@ -261,6 +262,20 @@ static int rsp_doorbell(int fd, struct rsp_vgpu *v, uint32_t tail)
 	if (ioctl(fd, MDGPU_CTL_COMPLETE, &done))
 		rsp_log("vgpu %u: COMPLETE: %s", v->id, strerror(errno));
 	return 0;
+}
+
+/*
+ * The first COMPLETE of a generation (head 0) tells mdgpu.ko the reset is
+ * taken up: STATUS.RESET_PENDING clears, and the guest driver's RESET
+ * returns.  -ESTALE: a newer reset is queued behind this one.
+ */
+static void rsp_ack(int fd, struct rsp_vgpu *v)
+{
+	struct mdgpu_ctl_complete c = { .vgpu_id = v->id, .gen = v->gen };
+
+	if (ioctl(fd, MDGPU_CTL_COMPLETE, &c) && errno != ESTALE)
+		rsp_log("vgpu %u: COMPLETE of generation %u: %s", v->id,
+			v->gen, strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -321,12 +336,19 @@ int main(int argc, char **argv)
 		case MDGPU_EV_CLOSE:
 			rsp_log("vgpu %u: %s", ev.vgpu_id,
 				ev.type == MDGPU_EV_OPEN ? "opened" : "closed");
+			if (v && ev.type == MDGPU_EV_OPEN) {
+				v->gen = ev.gen.gen;
+				rsp_ack(fd, v);
+			}
 			break;
 		case MDGPU_EV_RESET:
-			rsp_log("vgpu %u: reset", ev.vgpu_id);
+			rsp_log("vgpu %u: reset, generation %u", ev.vgpu_id,
+				ev.gen.gen);
 			if (v) {
 				v->head = 0;
 				v->done = 0;
+				v->gen = ev.gen.gen;
+				rsp_ack(fd, v);
 			}
 			break;
 		case MDGPU_EV_DOORBELL:

@@ -95,6 +95,11 @@ static int hold(struct fx *f)
 		printf("hold: event %u vgpu %u\n", ev.type, ev.vgpu_id);
 		if (ev.type == MDGPU_EV_RESET)
 			head = 0, fence = 0;
+		/* Take up a reset or a new user: the generation's first
+		 * COMPLETE (head 0) ends the kernel's RESET_PENDING. */
+		if ((ev.type == MDGPU_EV_RESET || ev.type == MDGPU_EV_OPEN) &&
+		    ev.vgpu_id == f->vgpu)
+			complete_gen(f, ev.gen.gen, 0, 0, 0, 0);
 		if (ev.type != MDGPU_EV_DOORBELL || ev.vgpu_id != f->vgpu || !ring)
 			continue;
 		doorbells++;

@@ -374,14 +374,18 @@ static void *stress_daemon(void *arg)
 		    ev.type == MDGPU_EV_DOORBELL) {
 			r = complete(s->f, ev.doorbell.sq_tail, ev.doorbell.sq_tail,
 				     4096, MDGPU_IRQ_COMPLETION);
-			/* A reset may have moved the ring under us: EINVAL. */
-			if (r && r != -EINVAL)
+			/* A reset may have moved the ring under us: ESTALE
+			 * (a new generation since vgpu_gen() read it), or
+			 * EINVAL (same generation, the doorbell was of the
+			 * ring before). */
+			if (r && r != -EINVAL && r != -ESTALE)
 				s->bad_errno = -r;
 			s->completes++;
 		}
 		r = dma(s->f, s->dmas & 1, DMA_IOVA + (s->dmas % 64) * 4096,
 			buf, sizeof(buf));
-		if (r)
+		/* A reset between vgpu_gen() and the DMA: ESTALE. */
+		if (r && r != -ESTALE)
 			s->bad_errno = -r;
 		s->dmas++;
 	}

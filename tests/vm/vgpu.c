@@ -325,15 +325,40 @@ void ev_drain(struct fx *f)
 		;
 }
 
-int complete(struct fx *f, uint32_t head, uint64_t fence, uint64_t fb_used,
-	     uint32_t irq)
+/*
+ * The fixture vGPU's generation now, from sysfs `stats` (the daemon's
+ * helpers use it, as an up-to-date daemon knows it from the events).
+ * Thread-safe: its own buffers, not mdev_path()'s.  While the file is
+ * gone (the mdev's removal has begun) the last value read stands.
+ */
+uint32_t vgpu_gen(struct fx *f)
+{
+	char b[1024], *p;
+
+	if (sysfs_read("/sys/bus/mdev/devices/" UUID0 "/mdgpu/stats", b,
+		       sizeof(b)) > 0 && (p = strstr(b, "generation: ")))
+		__atomic_store_n(&f->gen, (uint32_t)strtoul(p + 12, NULL, 10),
+				 __ATOMIC_RELAXED);
+	return __atomic_load_n(&f->gen, __ATOMIC_RELAXED);
+}
+
+int complete_gen(struct fx *f, uint32_t gen, uint32_t head, uint64_t fence,
+		 uint64_t fb_used, uint32_t irq)
 {
 	struct mdgpu_ctl_complete c = {
 		.vgpu_id = f->vgpu, .sq_head = head, .fence = fence,
-		.fb_used = fb_used, .irq = irq,
+		.fb_used = fb_used, .irq = irq, .gen = gen,
 	};
 
 	return ioctl(f->ctl, MDGPU_CTL_COMPLETE, &c) ? -errno : 0;
+}
+
+/* COMPLETE in the vGPU's current generation, as a daemon that is up to
+ * date sends it. */
+int complete(struct fx *f, uint32_t head, uint64_t fence, uint64_t fb_used,
+	     uint32_t irq)
+{
+	return complete_gen(f, vgpu_gen(f), head, fence, fb_used, irq);
 }
 
 int context_event(struct fx *f, uint32_t event)
@@ -343,14 +368,21 @@ int context_event(struct fx *f, uint32_t event)
 	return ioctl(f->ctl, MDGPU_CTL_VGPU_EVENT, &e) ? -errno : 0;
 }
 
-int dma(struct fx *f, int write, uint64_t iova, void *buf, uint64_t len)
+int dma_gen(struct fx *f, uint32_t gen, int write, uint64_t iova, void *buf,
+	    uint64_t len)
 {
 	struct mdgpu_ctl_dma d = {
 		.vgpu_id = f->vgpu, .write = write, .iova = iova,
-		.buf = (uintptr_t)buf, .len = len,
+		.buf = (uintptr_t)buf, .len = len, .gen = gen,
 	};
 
 	return ioctl(f->ctl, MDGPU_CTL_DMA, &d) ? -errno : 0;
+}
+
+/* DMA in the vGPU's current generation. */
+int dma(struct fx *f, int write, uint64_t iova, void *buf, uint64_t len)
+{
+	return dma_gen(f, vgpu_gen(f), write, iova, buf, len);
 }
 
 /* ---------------------------------------------------------------- */
@@ -556,9 +588,12 @@ void vt_setup(struct fx *f, int level)
 		f->vgpu = ev.vgpu_id;
 	}
 	if (level >= FX_VFIO) {
+		struct mdgpu_ctl_event ev;
+
 		vfio_open(f);
-		ASSERT(ev_wait(f, MDGPU_EV_OPEN, f->vgpu, NULL, EV_TIMEOUT_MS) == 0,
+		ASSERT(ev_wait(f, MDGPU_EV_OPEN, f->vgpu, &ev, EV_TIMEOUT_MS) == 0,
 		       "no OPEN event");
+		f->gen = ev.gen.gen;
 	}
 }
 
@@ -566,6 +601,7 @@ void vt_teardown(struct fx *f, int level)
 {
 	(void)level;
 	vfio_close(f);
+	f->gen = 0;
 	if (f->mdev || path_exists(mdev_path(UUID0, NULL)))
 		mdev_remove(UUID0);
 	f->mdev = 0;

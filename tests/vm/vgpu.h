@@ -62,6 +62,7 @@ struct fx {
 	char parent[MDGPU_NAME_LEN];
 	int mdev;			/* UUID0 exists */
 	uint32_t vgpu;
+	uint32_t gen;			/* last generation vgpu_gen() read */
 	int container, group, dev;
 	void *dma;			/* guest memory at DMA_IOVA */
 	struct region rg[VFIO_PCI_NUM_REGIONS];
@@ -108,10 +109,15 @@ int ev_wait(struct fx *f, uint32_t type, uint32_t vgpu,
 	    struct mdgpu_ctl_event *out, int timeout_ms);
 int ev_next(struct fx *f, struct mdgpu_ctl_event *ev, int timeout_ms);
 void ev_drain(struct fx *f);
+uint32_t vgpu_gen(struct fx *f);
 int complete(struct fx *f, uint32_t head, uint64_t fence, uint64_t fb_used,
 	     uint32_t irq);
+int complete_gen(struct fx *f, uint32_t gen, uint32_t head, uint64_t fence,
+		 uint64_t fb_used, uint32_t irq);
 int context_event(struct fx *f, uint32_t event);
 int dma(struct fx *f, int write, uint64_t iova, void *buf, uint64_t len);
+int dma_gen(struct fx *f, uint32_t gen, int write, uint64_t iova, void *buf,
+	    uint64_t len);
 void *ctl_map(struct fx *f, unsigned int region, size_t len);
 
 /* the VFIO user, as QEMU */

@@ -11,12 +11,22 @@
  *   CREATE   mmap the vGPU's ring and aperture (MDGPU_CTL_MMAP_OFFSET),
  *            mdgpud_vgpu_create() with the event's type and knobs
  *   REMOVE   mdgpud_vgpu_destroy() (memory scrubbed), unmap
- *   OPEN/CLOSE  bookkeeping (DMA needs an open device)
+ *   OPEN/CLOSE  bookkeeping (DMA needs an open device); OPEN starts a
+ *            generation
  *   DOORBELL cache the new SQ tail; sq_tail() returns it
  *   KNOB     mdgpud_vgpu_set_knobs() (sysfs weight/cap/priority, live)
  *   POLICY   mdgpud_core_set_policy()
  *   RESET    mdgpud_vgpu_reset(): queued work dropped, memory scrubbed,
- *            ring back at 0
+ *            ring back at 0; then the new generation's first COMPLETE,
+ *            which tells the kernel (and the VFIO user) the reset is done
+ *
+ * Generations (uapi section 3, ABI 1.4): RESET and OPEN carry the vGPU's
+ * new generation; every COMPLETE and DMA carries the generation the work
+ * belongs to, and the kernel refuses an older one with -ESTALE.  Work the
+ * dispatcher still runs after a reset it has not read yet therefore
+ * cannot complete into the new ring or reach guest memory; at the first
+ * -ESTALE the vGPU is `desync`: nothing more is read from or published
+ * to its ring until the RESET or OPEN event that is queued behind it.
  *
  * publish() is MDGPU_CTL_COMPLETE (head, fence, fb_used, IRQ_COMPLETION
  * when the command carried MDGPU_CMD_F_IRQ), dma() is MDGPU_CTL_DMA,
@@ -64,13 +74,14 @@ struct mdgpud_kvgpu {
 	uint32_t head;			/* last head published */
 	uint32_t core_head;		/* the dispatcher's head (publish arg) */
 	bool open;
+	uint32_t gen;			/* generation of the work we run */
 	/* Replayed open across a daemon restart: the kernel's SQ_HEAD is
 	 * unknown, so the ring is not served until the user resets it. */
 	bool unsynced;
-	/* A COMPLETE was refused as out of range: the user reset the ring
-	 * and the RESET event is not read yet.  Until it is, nothing more is
-	 * read from or published to the ring (stale work must not look like
-	 * progress of the new ring). */
+	/* The kernel refused a COMPLETE or DMA as stale (-ESTALE): the
+	 * device was reset or reopened and the event saying so is not read
+	 * yet.  Until it is, nothing more is read from or published to the
+	 * ring. */
 	bool desync;
 	uint64_t complete_errors;
 };
@@ -133,19 +144,39 @@ static void mdgpud_kern_publish(void *priv, uint32_t head, uint64_t fence,
 	if (k->desync)
 		return;
 	k->head = head;
+	c.gen = k->gen;
 	/* The completion (cq_write) is in the shared ring already; the
 	 * ioctl moves SQ_HEAD/FENCE and raises the interrupt.  It fails
-	 * -EINVAL for work of a ring the user reset meanwhile (the RESET
-	 * event is not read yet): that work is being cancelled anyway. */
+	 * -ESTALE for work of a generation the user ended meanwhile (the
+	 * RESET or OPEN event is not read yet): that work is being
+	 * cancelled anyway.  -EINVAL (a head outside the kernel's ring)
+	 * would be our bug: stop serving the ring until the user resets. */
 	if (ioctl(k->t->fd, MDGPU_CTL_COMPLETE, &c)) {
-		if (errno == EINVAL)
+		if (errno == ESTALE || errno == EINVAL)
 			k->desync = true;
-		if (!k->complete_errors++)
-			mdgpud_info("vgpu %u (%s): COMPLETE head %u: %s "
-				    "(reset or removed meanwhile?)",
+		if (errno != ESTALE && !k->complete_errors++)
+			mdgpud_warn("vgpu %u (%s): COMPLETE head %u: %s",
 				    k->v ? mdgpud_vgpu_id(k->v) : 0,
 				    k->uuid_str, head, strerror(errno));
 	}
+}
+
+/*
+ * The generation k->gen starts here: the old work is dropped.  Its first
+ * COMPLETE (head 0, nothing completed, no memory in use) ends the kernel's
+ * RESET_PENDING, which a VFIO user waits for before it uses the ring and
+ * the aperture again.  -ESTALE: the user has reset again already; that
+ * RESET is queued and acknowledged in its turn.
+ */
+static void mdgpud_kern_ack(struct mdgpud_kvgpu *k)
+{
+	struct mdgpu_ctl_complete c = { .vgpu_id = k->kid, .gen = k->gen };
+
+	k->desync = false;
+	k->complete_errors = 0;
+	if (ioctl(k->t->fd, MDGPU_CTL_COMPLETE, &c) && errno != ESTALE)
+		mdgpud_warn("vgpu %s: COMPLETE of generation %u: %s",
+			    k->uuid_str, k->gen, strerror(errno));
 }
 
 static void mdgpud_kern_arm(void *priv, bool sleeping)
@@ -192,11 +223,18 @@ static int mdgpud_kern_dma(void *priv, uint64_t iova, void *buf, uint64_t len,
 	struct mdgpud_kvgpu *k = priv;
 	struct mdgpu_ctl_dma d = {
 		.vgpu_id = k->kid, .write = write ? 1 : 0, .iova = iova,
-		.buf = (uintptr_t)buf, .len = len,
+		.buf = (uintptr_t)buf, .len = len, .gen = k->gen,
 	};
 
+	if (k->desync)
+		return -ESTALE;
 	if (!ioctl(k->t->fd, MDGPU_CTL_DMA, &d))
 		return 0;
+	/* Work of an ended generation: refused, nothing transferred. */
+	if (errno == ESTALE) {
+		k->desync = true;
+		return -ESTALE;
+	}
 	/* Our own arguments are valid (buffer, length): EINVAL is type1's
 	 * answer for an IOVA the user never mapped, which the ABI reports
 	 * as -EFAULT. */
@@ -393,6 +431,7 @@ static void mdgpud_kern_event(struct mdgpud_transport *t,
 		break;
 	case MDGPU_EV_OPEN:
 		k->open = true;
+		k->gen = ev->gen.gen;
 		if (t->replaying) {
 			/* Open across a daemon restart: SQ_HEAD is not in
 			 * CREATE, so wait for the user's reset. */
@@ -400,12 +439,24 @@ static void mdgpud_kern_event(struct mdgpud_transport *t,
 			mdgpud_info("vgpu %s: open across a daemon restart: "
 				    "served again after the user resets it",
 				    k->uuid_str);
+			break;
 		}
+		/* The close before it reset the ring (its RESET came
+		 * first): a new user, a new generation, nothing pending. */
+		mdgpud_kern_ack(k);
 		break;
 	case MDGPU_EV_CLOSE:
 		k->open = false;
 		break;
 	case MDGPU_EV_DOORBELL:
+		/* Events come in order, so a doorbell follows the RESET or
+		 * OPEN of its generation; another is not ours to serve. */
+		if (ev->doorbell.gen != k->gen) {
+			mdgpud_warn("vgpu %s: doorbell of generation %u, "
+				    "serving %u: ignored", k->uuid_str,
+				    ev->doorbell.gen, k->gen);
+			break;
+		}
 		k->tail = ev->doorbell.sq_tail;
 		break;
 	case MDGPU_EV_KNOB:
@@ -419,10 +470,10 @@ static void mdgpud_kern_event(struct mdgpud_transport *t,
 	case MDGPU_EV_RESET:
 		if (k->v)
 			mdgpud_vgpu_reset(k->v);
+		k->gen = ev->gen.gen;
 		k->tail = k->head = k->core_head = 0;
 		k->unsynced = false;
-		k->desync = false;
-		k->complete_errors = 0;
+		mdgpud_kern_ack(k);
 		break;
 	default:
 		mdgpud_warn("vgpu %s: unknown event %u: ignored", k->uuid_str,

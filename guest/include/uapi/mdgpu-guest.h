@@ -67,11 +67,19 @@ struct mdgpu_guest_submit {
  * WAIT_FENCE: sleep until the commands up to fence have completed,
  * interruptibly, at most timeout_ms milliseconds (0: just test).
  * completed is set to the fence reached, whatever the result.
+ *
+ * With MDGPU_GUEST_WAIT_RESET (fence must be 0): sleep until the device
+ * has no reset pending (STATUS.RESET_PENDING clear: the host has dropped
+ * all work of before the last reset, so none of it can still write the
+ * ring or the aperture).  RESET already waits for this; the flag serves
+ * a thread that saw another thread's reset.
  */
+#define MDGPU_GUEST_WAIT_RESET		0x1U
+
 struct mdgpu_guest_wait {
 	__u64 fence;			/* in */
 	__u32 timeout_ms;		/* in */
-	__u32 flags;			/* in: 0 */
+	__u32 flags;			/* in: 0 or MDGPU_GUEST_WAIT_RESET */
 	__u64 completed;		/* out */
 };
 
