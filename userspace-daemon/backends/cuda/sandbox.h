@@ -21,6 +21,7 @@
 #ifndef MDGPUD_CUDA_SANDBOX_H
 #define MDGPUD_CUDA_SANDBOX_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +37,27 @@
 #define MDGPUD_SANDBOX_ALL		(MDGPUD_SANDBOX_IDS | MDGPUD_SANDBOX_NNP | \
 					 MDGPUD_SANDBOX_SECCOMP | \
 					 MDGPUD_SANDBOX_MOUNTNS)
+
+/*
+ * The workers' ids, one per live worker (backends/cuda/ids.c): a pool of
+ * the range [base, base + count), count at most MDGPUD_CUDA_IDS_MAX.
+ * open() shares the pool of an open backend with the same range and
+ * refuses (-EBUSY, logged) one that overlaps another; -EINVAL for a
+ * range with root or (uid_t)-1 in it.  get() takes a free id, -EBUSY
+ * when all are held; put() gives one back, to be called only once the
+ * worker that held it has been reaped.  hold() adds a reference (a
+ * background reaper's), close() drops one.  Thread-safe.
+ */
+#define MDGPUD_CUDA_IDS_MAX		65536u
+struct mdgpud_cuda_ids;
+int mdgpud_cuda_ids_check_range(uint32_t base, uint32_t count);
+int mdgpud_cuda_ids_open(uint32_t base, uint32_t count,
+			 struct mdgpud_cuda_ids **out);
+void mdgpud_cuda_ids_hold(struct mdgpud_cuda_ids *ids);
+void mdgpud_cuda_ids_close(struct mdgpud_cuda_ids *ids);
+int mdgpud_cuda_ids_get(struct mdgpud_cuda_ids *ids, uint32_t *id);
+void mdgpud_cuda_ids_put(struct mdgpud_cuda_ids *ids, uint32_t id);
+uint32_t mdgpud_cuda_ids_in_use(struct mdgpud_cuda_ids *ids);
 
 /*
  * Supervisor side (backends/cuda/sandbox.c).  The backend keeps one of
