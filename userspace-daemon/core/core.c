@@ -225,7 +225,9 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.sim_realtime = cfg->sim_realtime;
 	bcfg.worker_path = cfg->cuda_worker[0] ? cfg->cuda_worker : NULL;
 	bcfg.sandbox = cfg->worker_sandbox;
-	bcfg.worker_user = cfg->worker_user;
+	bcfg.worker_uid_base = mdgpud_config_worker_uid_base(cfg);
+	bcfg.worker_uid_count = cfg->worker_uid_count;
+	bcfg.worker_user = cfg->worker_user[0] ? cfg->worker_user : NULL;
 	bcfg.worker_group = cfg->worker_group[0] ? cfg->worker_group : NULL;
 	bcfg.seccomp_learn = cfg->worker_seccomp_learn;
 	bcfg.seccomp_allow = cfg->worker_seccomp_allow;

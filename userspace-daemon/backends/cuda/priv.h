@@ -104,6 +104,8 @@ struct mdgpud_bctx {
 	size_t nr_regions, cap_regions;
 	uint32_t next_region;
 	uint32_t sandbox_active;	/* MDGPUD_SANDBOX_* the worker has */
+	struct mdgpud_cuda_cred cred;	/* its ids; a pool's uid is given
+					 * back once it is reaped */
 };
 
 /* spawn.c */

@@ -72,8 +72,19 @@ struct mdgpud_backend_cfg {
 	 * is; the daemon's config defaults to MDGPUD_SANDBOX_REQUIRED.
 	 */
 	int sandbox;		/* enum mdgpud_worker_sandbox */
-	const char *worker_user;  /* name or uid, NULL = "65534" */
-	const char *worker_group; /* name or gid, NULL = the user's group */
+	/*
+	 * cuda: a uid of its own for each worker, the gid of the same
+	 * number: [worker_uid_base, + worker_uid_count), count at most
+	 * 65536.  Count 0: every worker runs as worker_user.
+	 */
+	uint32_t worker_uid_base;
+	uint32_t worker_uid_count;
+	const char *worker_user;  /* name or uid, NULL = "65534"; only
+				   * with worker_uid_count 0 */
+	const char *worker_group; /* name or gid; with worker_uid_count 0
+				   * the workers' group (NULL = the user's),
+				   * else their supplementary group (NULL =
+				   * none) */
 	int seccomp_learn;	/* 0: enforce; 1: syscalls outside the
 				 * allowlist are reported, not refused;
 				 * 2: every syscall is reported */
