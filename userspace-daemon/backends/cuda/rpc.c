@@ -251,6 +251,28 @@ void mdgpud_cuda_post(struct mdgpud_bctx *ctx)
 }
 
 /*
+ * The answer in `s` of the last request posted, which the worker has
+ * given: its status, read once and kept to a negative errno or 0 (the
+ * worker may be hostile), and its CUresult if it failed.
+ */
+static int mdgpud_cuda_collect(struct mdgpud_bctx *ctx,
+			       struct mdgpud_cuda_rpc_slot *s)
+{
+	int ret = *(volatile int32_t *)&s->status;
+
+	ctx->done_seen = ctx->tail;
+	if (ret > 0 || ret < -4095)
+		ret = -EIO;
+	if (ret)
+		ctx->last_cu = s->cu_result;
+	if (ret && atomic_load(&ctx->shm->state) == MDGPUD_CUDA_WORKER_LOST) {
+		/* The context faulted: this answer is its last. */
+		mdgpud_cuda_mark_dead(ctx);
+	}
+	return ret;
+}
+
+/*
  * Waits for the answer to the request just posted from `s`: spinning for
  * spin_ns, then asleep until allow_ns (the time the request may
  * legitimately take) plus the hang bound, then the worker is hung.
@@ -266,15 +288,7 @@ static int mdgpud_cuda_answer(struct mdgpud_bctx *ctx,
 		return mdgpud_cuda_hung(ctx);
 	if (ret)
 		return ret;
-	ctx->done_seen = ctx->tail;
-	ret = s->status;
-	if (ret)
-		ctx->last_cu = s->cu_result;
-	if (ret && atomic_load(&ctx->shm->state) == MDGPUD_CUDA_WORKER_LOST) {
-		/* The context faulted: this answer is its last. */
-		mdgpud_cuda_mark_dead(ctx);
-	}
-	return ret;
+	return mdgpud_cuda_collect(ctx, s);
 }
 
 /* Posts the request in `s` and waits for its answer, due at once. */
