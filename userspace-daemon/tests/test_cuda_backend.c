@@ -66,6 +66,9 @@ static int test_launch(const struct mdgpud_backend_ops *o,
 
 /* The hang bound of the tests' backend (cfg.hang_timeout_ms). */
 #define TEST_HANG_MS	2000
+/* Its module load bound (cfg.module_load_timeout_ms), past the hang
+ * bound so that a load between the two shows which one applies. */
+#define TEST_LOAD_MS	3500
 
 /*
  * Every worker of these tests is sandboxed (Documentation/daemon.md,
@@ -149,6 +152,7 @@ static void test_cfg(struct mdgpud_backend_cfg *cfg)
 	cfg->device_ordinal = 0;
 	cfg->worker_path = worker_path;
 	cfg->hang_timeout_ms = TEST_HANG_MS;
+	cfg->module_load_timeout_ms = TEST_LOAD_MS;
 	cfg->sandbox = test_sandbox;
 	/* The fake driver runs in the private /dev; NVIDIA's needs the
 	 * host's (Documentation/daemon.md, "Worker sandbox"). */
@@ -1507,6 +1511,157 @@ static void test_worker_call_hangs(void **state)
 	assert_true(secs_since(&t0) < 1.5);
 }
 
+/* scale_add_ptx whose load the fake's JIT makes last `ms`. */
+static void slow_ptx(char *buf, size_t len, unsigned int ms)
+{
+	assert_true((size_t)snprintf(buf, len, "// mdgpud-fake-jit-ms %u\n%s",
+				     ms, scale_add_ptx) < len);
+}
+
+/* One fill + checksum round of 4096 words at d: whether it was right. */
+static bool fill_sum(struct mdgpud_bctx *c, uint64_t d, uint32_t v)
+{
+	uint64_t arg[5] = { d, 4096, v, 0, 0 }, sum = 0;
+
+	if (ops->builtin(c, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL))
+		return false;
+	arg[2] = 0;
+	if (ops->builtin(c, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum))
+		return false;
+	return sum == (uint64_t)v * 4096 * 4096;
+}
+
+/*
+ * A module load the caller does not wait for (module_load_start, as the
+ * dispatcher loads): it returns at once; the context takes nothing else
+ * (-EBUSY) while the JIT runs; another context works all along; a JIT
+ * longer than the hang bound succeeds and its kernel runs; module_load()
+ * waits for the same JIT past the hang bound too.  A JIT past the load
+ * bound fails -ETIMEDOUT at that bound, the context lost as after a hang.
+ * A load given up (module_load_abort, or ctx_destroy) kills its worker at
+ * once.
+ */
+static void test_module_load_pending(void **state)
+{
+	const unsigned int slow_ms = TEST_HANG_MS + 500;
+	struct mdgpud_dim3 one = { 1, 1, 1 }, block = { 64, 1, 1 };
+	struct mdgpud_bctx *a, *b, *c;
+	uint64_t mod, fn, da, db, res, max_ns = 0;
+	unsigned int rounds = 0, bad = 0;
+	struct timespec t0, r0;
+	uint32_t h[64];
+	uint8_t blob[20];
+	char ptx[2048];
+	double secs;
+	pid_t pid;
+	int ret;
+
+	(void)state;
+	a = ctx_new(95);
+	b = ctx_new(96);
+	assert_int_equal(ops->mem_alloc(a, sizeof(h), &da, &res), 0);
+	assert_int_equal(ops->mem_alloc(b, 1u << 16, &db, &res), 0);
+	slow_ptx(ptx, sizeof(ptx), slow_ms);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->module_load_start(a, MDGPU_MODULE_PTX, ptx,
+						strlen(ptx)), 0);
+	assert_true(secs_since(&t0) < 0.5);
+	assert_int_equal(ops->module_load_poll(a, &mod), -EINPROGRESS);
+	assert_int_equal(ops->mem_alloc(a, 4096, &res, &res), -EBUSY);
+	for (;;) {
+		uint64_t ns;
+
+		ret = ops->module_load_poll(a, &mod);
+		if (ret != -EINPROGRESS)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &r0);
+		bad += !fill_sum(b, db, rounds + 1);
+		ns = (uint64_t)(secs_since(&r0) * 1e9);
+		if (ns > max_ns)
+			max_ns = ns;
+		rounds++;
+	}
+	secs = secs_since(&t0);
+	fprintf(stderr, "pending load of a %u ms JIT (hang bound %u ms): %d "
+		"after %.3f s; the other context: %u rounds, %u bad, longest "
+		"%.3f ms\n", slow_ms, TEST_HANG_MS, ret, secs, rounds, bad,
+		(double)max_ns * 1e-6);
+	assert_int_equal(ret, 0);
+	assert_true(secs >= slow_ms * 1e-3);
+	assert_int_equal(bad, 0);
+	assert_true(rounds >= 10);
+	assert_true(max_ns < 500000000ull);
+	/* Collected once: nothing is pending any more. */
+	assert_int_equal(ops->module_load_poll(a, &res), -EINVAL);
+	/* The module runs. */
+	assert_int_equal(ops->func_get(a, mod, "scale_add", &fn), 0);
+	memset(h, 0, sizeof(h));
+	assert_int_equal(ops->copy_h2d(a, 0, da, h, sizeof(h), 0), 0);
+	pack_scale_add(blob, da, 64, 3);
+	assert_int_equal(test_launch(ops, a, 0, fn, one, block, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->copy_d2h(a, 0, h, da, sizeof(h), 0), 0);
+	for (uint32_t i = 0; i < 64; i++)
+		assert_int_equal(h[i], i);
+
+	/* module_load() waits for the same JIT, past the hang bound. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->module_load(a, MDGPU_MODULE_PTX, ptx,
+					  strlen(ptx), &mod), 0);
+	assert_true(secs_since(&t0) >= slow_ms * 1e-3);
+
+	/* Past the load bound: -ETIMEDOUT at the bound, the context lost
+	 * as after a hang, its worker killed. */
+	slow_ptx(ptx, sizeof(ptx), 10 * TEST_LOAD_MS);
+	pid = mdgpud_backend_cuda_worker_pid(a);
+	skip_reason[0] = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->module_load_start(a, MDGPU_MODULE_PTX, ptx,
+						strlen(ptx)), 0);
+	while ((ret = ops->module_load_poll(a, &mod)) == -EINPROGRESS) {
+		bad += !fill_sum(b, db, 7);
+		usleep(10000);
+	}
+	secs = secs_since(&t0);
+	fprintf(stderr, "a %u ms JIT with a %u ms load bound: %d after %.3f "
+		"s\n", 10 * TEST_LOAD_MS, TEST_LOAD_MS, ret, secs);
+	assert_int_equal(ret, -ETIMEDOUT);
+	assert_true(secs >= TEST_LOAD_MS * 1e-3);
+	assert_true(secs < TEST_LOAD_MS * 1e-3 + 1.0);
+	assert_non_null(strstr(skip_reason, "module_load_timeout_ms"));
+	skip_reason[0] = 0;
+	assert_int_equal(ops->ctx_status(a), -ETIMEDOUT);
+	assert_worker_exited(pid);
+	assert_int_equal(ops->mem_alloc(a, 4096, &res, &res), -ENODEV);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ops->ctx_destroy(a);
+	assert_true(secs_since(&t0) < 1.5);
+
+	/* Given up: the worker is killed at once, the context lost. */
+	c = ctx_new(97);
+	pid = mdgpud_backend_cuda_worker_pid(c);
+	assert_int_equal(ops->module_load_start(c, MDGPU_MODULE_PTX, ptx,
+						strlen(ptx)), 0);
+	ops->module_load_abort(c);
+	assert_worker_exited(pid);
+	assert_int_equal(ops->ctx_status(c), -ENODEV);
+	assert_int_equal(ops->module_load_poll(c, &mod), -EINVAL);
+	ops->ctx_destroy(c);
+	/* Destroyed with its load under way: no wait for the JIT. */
+	c = ctx_new(98);
+	assert_int_equal(ops->module_load_start(c, MDGPU_MODULE_PTX, ptx,
+						strlen(ptx)), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ops->ctx_destroy(c);
+	assert_true(secs_since(&t0) < 1.5);
+	skip_reason[0] = 0;
+
+	assert_int_equal(bad, 0);
+	assert_true(fill_sum(b, db, 9));
+	ops->ctx_destroy(b);
+}
+
 /*
  * A hostile worker fills its message with no terminator and exits without
  * answering: the request fails -ENODEV at once, and the supervisor logs a
@@ -2373,6 +2528,7 @@ int main(void)
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_worker_call_hangs),
 		cmocka_unit_test(test_worker_scribbles),
+		cmocka_unit_test(test_module_load_pending),
 #endif
 		cmocka_unit_test(test_worker_fds),
 		cmocka_unit_test(test_orphaned_worker_exits),

@@ -245,6 +245,9 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	be->hang_timeout_ns = (uint64_t)(cfg->hang_timeout_ms ?
 		cfg->hang_timeout_ms : MDGPUD_CUDA_HANG_TIMEOUT_MS_DEFAULT) *
 		1000000ull;
+	be->load_timeout_ns = (uint64_t)(cfg->module_load_timeout_ms ?
+		cfg->module_load_timeout_ms :
+		MDGPUD_CUDA_LOAD_TIMEOUT_MS_DEFAULT) * 1000000ull;
 	/* A worker's shutdown (scrub, free, exit) has the same bound. */
 	be->shutdown_timeout_ns = (uint64_t)mdgpud_cuda_env_u32(
 		"MDGPUD_CUDA_SHUTDOWN_MS",
@@ -555,6 +558,8 @@ void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
 
 	if (!ctx)
 		return;
+	/* A module load under way: SHUTDOWN would wait for the JIT. */
+	mdgpud_cuda_pend_abort(ctx);
 	/*
 	 * The worker scrubs and frees everything, then exits.  A tenant's
 	 * kernel may never end (an endless loop): after shutdown_timeout_ns
