@@ -118,6 +118,16 @@ static void test_values(void **state)
 					   sizeof(err)), -EINVAL);
 	assert_int_equal(mdgpud_config_set(&c, "timeslice_us", "1000001", err,
 					   sizeof(err)), -EINVAL);
+	/* The module load bound: 60 s by default, 100 ms .. 1 h. */
+	assert_int_equal(c.module_load_timeout_ms, 60000);
+	assert_int_equal(mdgpud_config_set(&c, "module_load_timeout_ms", "99",
+					   err, sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "module_load_timeout_ms",
+					   "3600001", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "module_load_timeout_ms",
+					   "3600000", err, sizeof(err)), 0);
+	assert_int_equal(c.module_load_timeout_ms, 3600000);
 	assert_int_equal(mdgpud_config_set(&c, "ring_entries", "100", err,
 					   sizeof(err)), 0);
 	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)),

@@ -45,6 +45,8 @@ struct mdgpud_config {
 	uint64_t cuda_fb_reserve_mib;	/* cuda_fb_reserve_mib */
 	uint32_t hang_timeout_ms;	/* hang_timeout_ms: bound of a wait
 					 * on GPU work past its expected end */
+	uint32_t module_load_timeout_ms; /* module_load_timeout_ms: bound of
+					  * a module load (the driver's JIT) */
 	char cuda_worker[256];		/* cuda_worker, "" = auto */
 	/* cuda workers' sandbox (Documentation/daemon.md, "Worker sandbox") */
 	int worker_sandbox;		/* worker_sandbox = required |
