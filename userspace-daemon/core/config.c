@@ -29,8 +29,10 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->sim_sm_count = 132;
 	cfg->cuda_fb_reserve_mib = 1024;
 	cfg->hang_timeout_ms = 5000;
+	cfg->module_load_timeout_ms = 60000;
 	cfg->worker_sandbox = MDGPUD_SANDBOX_REQUIRED;
-	strcpy(cfg->worker_user, "65534");
+	cfg->worker_uid_base = MDGPUD_WORKER_UID_BASE_AUTO;
+	cfg->worker_uid_count = MDGPUD_WORKER_UID_AUTO_STEP;
 	cfg->timeslice_us = MDGPU_TIMESLICE_US_DEFAULT;
 	cfg->policy = MDGPU_POLICY_BEST_EFFORT;
 	cfg->cap_window_us = 100000;
@@ -211,6 +213,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("cuda_device", 0, 255, cuda_device)
 	U("cuda_fb_reserve_mib", 0, 1ULL << 24, cuda_fb_reserve_mib)
 	U("hang_timeout_ms", 100, 600000, hang_timeout_ms)
+	U("module_load_timeout_ms", 100, 3600000, module_load_timeout_ms)
 	U("timeslice_us", MDGPU_TIMESLICE_US_MIN, MDGPU_TIMESLICE_US_MAX,
 	  timeslice_us)
 	/* The scheduler checks its own range at mdgpud_core_create(). */
@@ -235,6 +238,18 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	if (!strcmp(key, "uid_limits_exempt")) {
 		ret = mdgpud_parse_uid_list(value, cfg->uid_limits_exempt,
 					    &cfg->nr_uid_limits_exempt);
+		goto out;
+	}
+	U("worker_uid_count", 0, MDGPUD_WORKER_UID_AUTO_STEP, worker_uid_count)
+	if (!strcmp(key, "worker_uid_base")) {
+		if (!strcmp(value, "auto")) {
+			cfg->worker_uid_base = MDGPUD_WORKER_UID_BASE_AUTO;
+		} else {
+			/* Not 0 (root), not 2^32 - 1 ((uid_t)-1). */
+			ret = mdgpud_parse_u64(value, 0, 1, UINT32_MAX - 1, &v);
+			if (!ret)
+				cfg->worker_uid_base = v;
+		}
 		goto out;
 	}
 	if (!strcmp(key, "ctx_overhead_mib")) {
@@ -350,5 +365,29 @@ int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 				      cfg->ring_entries, cfg->ring_entries_max);
 	if (!cfg->socket_path[0])
 		return mdgpud_cfg_err(err, errlen, "socket_path is empty");
+	if (cfg->worker_uid_count && cfg->worker_user[0])
+		return mdgpud_cfg_err(err, errlen,
+				      "worker_user (%s) runs every worker as one user, worker_uid_count (%u) gives each its own uid: set worker_uid_count = 0 to use worker_user",
+				      cfg->worker_user, cfg->worker_uid_count);
+	if (cfg->worker_uid_count &&
+	    cfg->worker_uid_base != MDGPUD_WORKER_UID_BASE_AUTO &&
+	    cfg->worker_uid_base + cfg->worker_uid_count - 1 >= UINT32_MAX)
+		return mdgpud_cfg_err(err, errlen,
+				      "worker_uid_base (%" PRIu64 ") + worker_uid_count (%u) runs past uid 4294967294",
+				      cfg->worker_uid_base,
+				      cfg->worker_uid_count);
+	/* Every live worker holds a uid until it is reaped. */
+	if (cfg->worker_uid_count && cfg->worker_uid_count < cfg->max_vgpus)
+		return mdgpud_cfg_err(err, errlen,
+				      "worker_uid_count (%u) is below max_vgpus (%u): every vGPU's worker needs a uid of its own",
+				      cfg->worker_uid_count, cfg->max_vgpus);
 	return 0;
+}
+
+uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg)
+{
+	if (cfg->worker_uid_base == MDGPUD_WORKER_UID_BASE_AUTO)
+		return MDGPUD_WORKER_UID_AUTO_BASE +
+		       (uint32_t)cfg->cuda_device * MDGPUD_WORKER_UID_AUTO_STEP;
+	return (uint32_t)cfg->worker_uid_base;
 }

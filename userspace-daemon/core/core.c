@@ -221,11 +221,14 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.fb_size = !strcmp(cfg->backend, "sim") ? cfg->sim_fb_mib << 20 : 0;
 	bcfg.fb_reserve = cfg->cuda_fb_reserve_mib << 20;
 	bcfg.hang_timeout_ms = cfg->hang_timeout_ms;
+	bcfg.module_load_timeout_ms = cfg->module_load_timeout_ms;
 	bcfg.sm_count = cfg->sim_sm_count;
 	bcfg.sim_realtime = cfg->sim_realtime;
 	bcfg.worker_path = cfg->cuda_worker[0] ? cfg->cuda_worker : NULL;
 	bcfg.sandbox = cfg->worker_sandbox;
-	bcfg.worker_user = cfg->worker_user;
+	bcfg.worker_uid_base = mdgpud_config_worker_uid_base(cfg);
+	bcfg.worker_uid_count = cfg->worker_uid_count;
+	bcfg.worker_user = cfg->worker_user[0] ? cfg->worker_user : NULL;
 	bcfg.worker_group = cfg->worker_group[0] ? cfg->worker_group : NULL;
 	bcfg.seccomp_learn = cfg->worker_seccomp_learn;
 	bcfg.seccomp_allow = cfg->worker_seccomp_allow;

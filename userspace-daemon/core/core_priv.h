@@ -63,6 +63,20 @@ struct mdgpud_vgpu {
 	uint64_t ctx_err_code;		/* bops->err_code of the loss */
 	int aperture_fd;		/* dup of the transport's, or -1 */
 
+	/*
+	 * A command the backend runs while the dispatcher goes on (a module
+	 * load: bops->module_load_start): it is command `head`, in ring slot
+	 * idx; until it is done (dispatch.c polls it) the vGPU takes no other
+	 * command and is not runnable.
+	 */
+	struct {
+		bool active;
+		uint32_t idx;
+		uint16_t opcode;
+		uint16_t flags;		/* the command's MDGPU_CMD_F_* */
+		uint64_t wait_ns;	/* its queue wait, for the histogram */
+	} pending;
+
 	uint32_t head;			/* next command to execute */
 	uint32_t observed_tail;
 	uint64_t fence;			/* commands completed */
@@ -112,6 +126,7 @@ struct mdgpud_core {
 	uint32_t next_id;
 
 	struct mdgpud_limits *limits;	/* per-uid accounting (limits.c) */
+	uint32_t nr_pending;		/* vGPUs with a pending command */
 	uint64_t linger_ns;		/* cfg.linger_us */
 	struct mdgpud_vcmd vcmd;	/* scratch of the dispatcher */
 };
@@ -148,6 +163,18 @@ void mdgpud_info_release(struct mdgpud_vgpu *v, bool live);
 /* exec.c: execute one validated command of v. */
 int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		uint64_t *result, uint64_t *result2);
+/*
+ * exec.c: commands the backend runs while the dispatcher goes on (module
+ * loads, where the backend has module_load_start).  pends() says whether
+ * vc is one; start() starts it: 0 once under way, else its error;
+ * finish() answers -EINPROGRESS while it runs, then its result once
+ * (*result: the new handle); abort() gives it up (reset, destroy).
+ */
+bool mdgpud_exec_pends(const struct mdgpud_vgpu *v,
+		       const struct mdgpud_vcmd *vc);
+int mdgpud_exec_start(struct mdgpud_vgpu *v, const struct mdgpud_vcmd *vc);
+int mdgpud_exec_finish(struct mdgpud_vgpu *v, uint64_t *result);
+void mdgpud_exec_abort(struct mdgpud_vgpu *v);
 /* exec_stream.c: the stream and event-query opcodes (ABI 1.2). */
 int mdgpud_exec_stream(struct mdgpud_vgpu *v, const struct mdgpud_vcmd *vc,
 		       uint64_t *result);

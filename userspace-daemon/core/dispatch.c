@@ -2,7 +2,9 @@
 /*
  * The dispatcher: scan doorbells, ask the scheduler who runs, run that
  * vGPU's commands for up to the slice (validate, execute, complete),
- * charge the measured GPU time; spin, then sleep, when idle.
+ * charge the measured GPU time; spin, then sleep, when idle.  A module
+ * load is started and not waited for (the driver's JIT may take seconds):
+ * its vGPU is not runnable until the load is done, which each scan polls.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,17 +38,27 @@ static void mdgpud_dispatch_observe(struct mdgpud_vgpu *v, uint32_t tail,
 	v->observed_tail = tail;
 }
 
-/* Refresh every vGPU's doorbell; returns true if any has work. */
+static void mdgpud_dispatch_pending_poll(struct mdgpud_core *c,
+					struct mdgpud_vgpu *v);
+
+/*
+ * Refresh every vGPU's doorbell and collect pending commands that are
+ * done; returns true if any vGPU has work it can run (a vGPU with a
+ * pending command has none until it is done).
+ */
 static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 {
 	bool any = false;
 
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
 		struct mdgpud_vgpu *v = c->vgpus[i];
-		uint32_t tail = v->tops->sq_tail(v->tpriv);
-		uint32_t pending = tail - v->head;
+		uint32_t tail, pending;
 		bool runnable;
 
+		if (v->pending.active)
+			mdgpud_dispatch_pending_poll(c, v);
+		tail = v->tops->sq_tail(v->tpriv);
+		pending = tail - v->head;
 		if (pending > v->entries) {
 			if (!v->ring_broken) {
 				mdgpud_warn("vgpu %u: bad doorbell: tail %u head %u entries %u",
@@ -59,7 +71,7 @@ static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 			v->ring_broken = false;
 			mdgpud_dispatch_observe(v, tail, now);
 		}
-		runnable = pending > 0;
+		runnable = pending > 0 && !v->pending.active;
 		if (runnable != v->runnable) {
 			mdgpud_sched_set_runnable(c->sched, &v->entity,
 						  runnable, now);
@@ -91,10 +103,11 @@ static void mdgpud_dispatch_spin_once(bool yield)
 		mdgpu_cpu_relax();
 }
 
-/* Work rung and not yet taken (the doorbell as the tenant wrote it). */
+/* Work rung and not yet taken (the doorbell as the tenant wrote it),
+ * that the vGPU can run now: none while a command of it is pending. */
 static bool mdgpud_dispatch_has_work(const struct mdgpud_vgpu *v)
 {
-	return v->tops->sq_tail(v->tpriv) != v->head;
+	return !v->pending.active && v->tops->sq_tail(v->tpriv) != v->head;
 }
 
 static bool mdgpud_dispatch_others_pending(struct mdgpud_core *c,
@@ -221,6 +234,25 @@ static uint64_t mdgpud_dispatch_busy_until(uint64_t t0, uint64_t n,
 }
 
 /*
+ * A command of v failed in the backend with ret: whether that lost the
+ * context (then the vGPU is failed until a reset), the error the command
+ * reports, and the backend's code of it in *result2.
+ */
+static int mdgpud_dispatch_failed(struct mdgpud_vgpu *v, int ret,
+				  uint64_t *result2)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+
+	mdgpud_vgpu_check_ctx(v);
+	/* The command that found the worker gone after a fault reports the
+	 * fault, as the later ones will. */
+	if (ret == -ENODEV && v->ctx_err == -EIO)
+		ret = -EIO;
+	*result2 = b->err_code ? b->err_code(v->bctx) : 0;
+	return ret;
+}
+
+/*
  * Executes one validated command, or fails it with the lost context's
  * error.  A failed command carries the backend's own error code in
  * *result2 (the CUresult on cuda) when its ops failed in the device or
@@ -237,18 +269,97 @@ static int mdgpud_dispatch_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		if (b->err_clear)
 			b->err_clear(v->bctx);
 		ret = mdgpud_exec(v, vc, result, result2);
-		if (!ret)
-			return 0;
-		mdgpud_vgpu_check_ctx(v);
-		/* The command that found the worker gone after a fault
-		 * reports the fault, as the later ones will. */
-		if (ret == -ENODEV && v->ctx_err == -EIO)
-			ret = -EIO;
-		*result2 = b->err_code ? b->err_code(v->bctx) : 0;
-		return ret;
+		return ret ? mdgpud_dispatch_failed(v, ret, result2) : 0;
 	}
 	*result2 = v->ctx_err == -EIO ? v->ctx_err_code : 0;
 	return v->ctx_err;
+}
+
+/*
+ * Writes the completion of command `head` (ring slot idx) and publishes
+ * it.  Statistics first: a client that saw its completion sees the
+ * command counted.  wait: its queue wait, for the histogram.
+ */
+static void mdgpud_dispatch_complete(struct mdgpud_core *c,
+				     struct mdgpud_vgpu *v, uint32_t idx,
+				     uint16_t opcode, uint16_t flags, int ret,
+				     uint64_t result, uint64_t result2,
+				     uint64_t wait)
+{
+	struct mdgpu_cpl cpl = {
+		.seq = v->fence,
+		.status = ret,
+		.opcode = opcode,
+		.result = ret ? 0 : result,
+		/* A failure's result2 is the backend's code (or 0); a
+		 * refused command's stays 0. */
+		.result2 = result2,
+	};
+	unsigned int bucket = mdgpud_dispatch_log2(wait);
+
+	pthread_mutex_lock(&c->lock);
+	v->commands++;
+	v->errors += ret != 0;
+	v->hist[bucket]++;
+	pthread_mutex_unlock(&c->lock);
+
+	v->tops->cq_write(v->tpriv, idx, &cpl);
+	v->head++;
+	v->fence++;
+	v->tops->publish(v->tpriv, v->head, v->fence,
+			 (flags & MDGPU_CMD_F_IRQ) ? MDGPU_IRQ_COMPLETION : 0,
+			 mdgpud_memtab_used(v->mem));
+	/* Debug only: tenants choose what fails, and how often. */
+	if (ret)
+		mdgpud_dbg("vgpu %u: command %" PRIu64 " opcode %u: %s"
+			   " (backend code %" PRIu64 ")", v->id,
+			   (uint64_t)cpl.seq, cpl.opcode, strerror(-ret),
+			   (uint64_t)cpl.result2);
+}
+
+/*
+ * Starts validated command vc (ring slot idx, queue wait `wait`), which
+ * pends (mdgpud_exec_pends): once under way the vGPU holds it as its
+ * pending command and 0 is returned; a command that could not be started
+ * returns its error (to be completed at once), with *result2.
+ */
+static int mdgpud_dispatch_start(struct mdgpud_vgpu *v,
+				 const struct mdgpud_vcmd *vc, uint32_t idx,
+				 uint64_t wait, uint64_t *result2)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	int ret;
+
+	if (b->err_clear)
+		b->err_clear(v->bctx);
+	ret = mdgpud_exec_start(v, vc);
+	if (ret)
+		return mdgpud_dispatch_failed(v, ret, result2);
+	v->pending.active = true;
+	v->pending.idx = idx;
+	v->pending.opcode = vc->opcode;
+	v->pending.flags = vc->flags;
+	v->pending.wait_ns = wait;
+	v->core->nr_pending++;
+	return 0;
+}
+
+/* v's pending command, if it is done: completed, and v may run again. */
+static void mdgpud_dispatch_pending_poll(struct mdgpud_core *c,
+					 struct mdgpud_vgpu *v)
+{
+	uint64_t result = 0, result2 = 0;
+	int ret = mdgpud_exec_finish(v, &result);
+
+	if (ret == -EINPROGRESS)
+		return;
+	v->pending.active = false;
+	c->nr_pending--;
+	if (ret)
+		ret = mdgpud_dispatch_failed(v, ret, &result2);
+	mdgpud_dispatch_complete(c, v, v->pending.idx, v->pending.opcode,
+				 v->pending.flags, ret, result, result2,
+				 v->pending.wait_ns);
 }
 
 static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
@@ -274,20 +385,17 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 	uint64_t budget = v->ns_per_work ? slice_ns / v->ns_per_work :
 					   mdgpud_dispatch_probe_cmds;
 	uint64_t work = 0;
+	/* slice_begin is posted before the first command the backend runs
+	 * in the slice: a slice of refused commands, or one that only
+	 * starts a module load, has none (nor a slice_end). */
+	bool begun = false;
 	int ret;
 
-	if (!v->ctx_err) {
-		ret = b->slice_begin(v->bctx);
-		if (ret)
-			mdgpud_warn("vgpu %u: slice_begin: %s", v->id,
-				    strerror(-ret));
-	}
 	while (v->head != tail && now - t0 < slice_ns &&
 	       (work == 0 || work < budget)) {
 		uint32_t idx = v->head & (v->entries - 1);
-		struct mdgpu_cpl cpl = { .seq = v->fence };
 		uint64_t result = 0, result2 = 0, wait;
-		unsigned int bucket;
+		bool pends;
 
 		wait = now > v->seen_ns[idx] ? now - v->seen_ns[idx] : 0;
 		ret = mdgpud_validate(&v->vctx, v->tops->sq_entry(v->tpriv, idx),
@@ -299,40 +407,35 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		if (!ret && v->head != first && mdgpud_dispatch_ends_slice(
 						&c->vcmd))
 			break;
-		if (!ret)
+		/*
+		 * A module load pends: it starts a slice of its own (after
+		 * this one's work was drained and charged, since the worker
+		 * runs requests in order), the slice ends with it, and the
+		 * vGPU waits for it outside the scheduler's slices.
+		 */
+		pends = !ret && !v->ctx_err && mdgpud_exec_pends(v, &c->vcmd);
+		if (pends && v->head != first)
+			break;
+		if (pends) {
+			ret = mdgpud_dispatch_start(v, &c->vcmd, idx, wait,
+						    &result2);
+			if (v->pending.active)
+				break;
+		} else if (!ret) {
+			if (!begun && !v->ctx_err) {
+				ret = b->slice_begin(v->bctx);
+				if (ret)
+					mdgpud_warn("vgpu %u: slice_begin: %s",
+						    v->id, strerror(-ret));
+				begun = true;
+			}
 			ret = mdgpud_dispatch_exec(v, &c->vcmd, &result,
 						   &result2);
-		cpl.status = ret;
-		cpl.opcode = c->vcmd.opcode;
-		cpl.result = ret ? 0 : result;
-		/* A failure's result2 is the backend's code (or 0), set by
-		 * mdgpud_dispatch_exec; a refused command's stays 0. */
-		cpl.result2 = result2;
-		/* Statistics first: a client that saw its completion sees
-		 * the command counted. */
-		bucket = mdgpud_dispatch_log2(wait);
-		pthread_mutex_lock(&c->lock);
-		v->commands++;
-		v->errors += ret != 0;
-		v->hist[bucket]++;
-		pthread_mutex_unlock(&c->lock);
-
-		v->tops->cq_write(v->tpriv, idx, &cpl);
-		v->head++;
-		v->fence++;
-		v->tops->publish(v->tpriv, v->head, v->fence,
-				 (c->vcmd.flags & MDGPU_CMD_F_IRQ) ?
-				 MDGPU_IRQ_COMPLETION : 0,
-				 mdgpud_memtab_used(v->mem));
-		/* Debug only: tenants choose what fails, and how often. */
-		if (ret)
-			mdgpud_dbg("vgpu %u: command %" PRIu64 " opcode %u: %s"
-				   " (backend code %" PRIu64 ")", v->id,
-				   (uint64_t)cpl.seq, cpl.opcode,
-				   strerror(-ret), (uint64_t)cpl.result2);
-
-		work += !cpl.status &&
-			mdgpud_dispatch_is_work(c->vcmd.opcode);
+		}
+		mdgpud_dispatch_complete(c, v, idx, c->vcmd.opcode,
+					 c->vcmd.flags, ret, result, result2,
+					 wait);
+		work += !ret && mdgpud_dispatch_is_work(c->vcmd.opcode);
 		now = mdgpud_now_ns();
 		if (v->head == tail) {	/* pick up newly rung work */
 			busy_until = mdgpud_dispatch_busy_until(t0, work,
@@ -350,7 +453,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		if (next)
 			b->expect_work(next->bctx, drain_ns);
 	}
-	if (!v->ctx_err) {
+	if (begun && !v->ctx_err) {
 		ret = b->slice_end(v->bctx, drain_ns, &gpu_ns);
 		if (ret) {
 			mdgpud_warn("vgpu %u: slice_end: %s", v->id,
@@ -379,16 +482,32 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 }
 
 /*
- * Milliseconds from now to until_ns, rounded up, at most 1000 (also for
- * UINT64_MAX, nothing scheduled): a timeout for mdgpud_core_poll().
+ * How often an idle dispatcher looks at pending commands (module loads):
+ * a worker's answer wakes no fd, so the dispatcher sleeps at most this
+ * long while one is under way.  A JIT takes milliseconds to seconds; the
+ * load's answer is seen at most this much late.
  */
-static int mdgpud_dispatch_wait_ms(uint64_t until_ns, uint64_t now)
+#define MDGPUD_DISPATCH_PENDING_POLL_MS	1
+
+/*
+ * Milliseconds from now to until_ns, rounded up, at most 1000 (also for
+ * UINT64_MAX, nothing scheduled), and at most the pending poll while a
+ * command is pending: a timeout for mdgpud_core_poll().
+ */
+static int mdgpud_dispatch_wait_ms(const struct mdgpud_core *c,
+				   uint64_t until_ns, uint64_t now)
 {
+	int ms;
+
 	if (until_ns <= now)
 		return 0;
 	if (until_ns - now >= 1000 * 1000000ULL)
-		return 1000;
-	return (int)((until_ns - now + 999999) / 1000000);
+		ms = 1000;
+	else
+		ms = (int)((until_ns - now + 999999) / 1000000);
+	if (c->nr_pending && ms > MDGPUD_DISPATCH_PENDING_POLL_MS)
+		ms = MDGPUD_DISPATCH_PENDING_POLL_MS;
+	return ms;
 }
 
 int mdgpud_dispatch_run(struct mdgpud_core *c)
@@ -432,7 +551,7 @@ int mdgpud_dispatch_run(struct mdgpud_core *c)
 			 * until the scheduler's next event or a doorbell. */
 			mdgpud_dispatch_arm(c, true);
 			atomic_thread_fence(memory_order_seq_cst);
-			ms = mdgpud_dispatch_wait_ms(d.idle_until_ns, now);
+			ms = mdgpud_dispatch_wait_ms(c, d.idle_until_ns, now);
 			mdgpud_core_poll(c, ms);
 			mdgpud_dispatch_arm(c, false);
 			last_poll = mdgpud_now_ns();
@@ -448,7 +567,8 @@ int mdgpud_dispatch_run(struct mdgpud_core *c)
 		atomic_thread_fence(memory_order_seq_cst);
 		if (!mdgpud_dispatch_scan(c, mdgpud_now_ns()) && !c->stop_req &&
 		    !c->dump_req)
-			mdgpud_core_poll(c, -1);
+			mdgpud_core_poll(c, c->nr_pending ?
+					 MDGPUD_DISPATCH_PENDING_POLL_MS : -1);
 		mdgpud_dispatch_arm(c, false);
 		busy_since = last_poll = mdgpud_now_ns();
 	}

@@ -64,34 +64,55 @@ static int mdgpud_exec_alloc(struct mdgpud_vgpu *v, uint64_t size,
 	return 0;
 }
 
-/* A module image in host memory (aperture or guest IOVA). */
-static int mdgpud_exec_module_load_host(struct mdgpud_vgpu *v,
-					const struct mdgpud_vcmd *vc,
-					uint64_t *module)
+/*
+ * A module image in host memory (aperture or guest IOVA), copied once
+ * into *img (malloc'ed, NUL-terminated): the guest may rewrite the
+ * aperture while the driver compiles.
+ */
+static int mdgpud_exec_module_image(struct mdgpud_vgpu *v,
+				    const struct mdgpud_vcmd *vc, uint8_t **img)
 {
-	const struct mdgpud_backend_ops *b = v->core->bops;
-	uint8_t *img;
+	uint8_t *p = malloc(vc->module_load.len + 1);
 	int ret;
 
-	/* Copy once: the guest may rewrite the aperture while we compile. */
-	img = malloc(vc->module_load.len + 1);
-	if (!img)
+	if (!p)
 		return -ENOMEM;
 	if (vc->module_load.image.ptr) {
-		memcpy(img, vc->module_load.image.ptr, vc->module_load.len);
+		memcpy(p, vc->module_load.image.ptr, vc->module_load.len);
 	} else {
-		ret = v->tops->dma(v->tpriv, vc->module_load.image.addr, img,
+		ret = v->tops->dma(v->tpriv, vc->module_load.image.addr, p,
 				   vc->module_load.len, false);
 		if (ret) {
-			free(img);
+			free(p);
 			return ret;
 		}
 	}
-	img[vc->module_load.len] = '\0';	/* PTX is text */
-	ret = b->module_load(v->bctx, vc->module_load.kind, img,
-			     vc->module_load.len, module);
-	free(img);
-	return ret;
+	p[vc->module_load.len] = '\0';	/* PTX is text */
+	*img = p;
+	return 0;
+}
+
+/* No room for a module's handle: refused before the driver compiles it. */
+static int mdgpud_exec_module_room(const struct mdgpud_vgpu *v)
+{
+	return mdgpud_handles_count(v->handles) >= v->core->cfg.max_handles ?
+	       -ENOSPC : 0;
+}
+
+/* The handle of a module the backend loaded (unloaded if none is had). */
+static int mdgpud_exec_module_handle(struct mdgpud_vgpu *v, uint64_t module,
+				     uint64_t *result)
+{
+	uint32_t h;
+	int ret = mdgpud_handles_add(v->handles, MDGPUD_H_MODULE, module, 0,
+				     &h);
+
+	if (ret) {
+		v->core->bops->module_unload(v->bctx, module);
+		return ret;
+	}
+	*result = h;
+	return 0;
 }
 
 static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
@@ -100,28 +121,83 @@ static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
 	uint64_t module;
-	uint32_t h;
-	int ret;
+	uint8_t *img;
+	int ret = mdgpud_exec_module_room(v);
 
+	if (ret)
+		return ret;
 	/* From device memory the backend reads the image itself: the
 	 * supervisor never holds a copy of it. */
-	if (vc->module_load.from_dev)
+	if (vc->module_load.from_dev) {
 		ret = b->module_load_dev ?
 		      b->module_load_dev(v->bctx, vc->module_load.kind,
 					 vc->module_load.dev,
 					 vc->module_load.len, &module) :
 		      -EOPNOTSUPP;
-	else
-		ret = mdgpud_exec_module_load_host(v, vc, &module);
+	} else {
+		ret = mdgpud_exec_module_image(v, vc, &img);
+		if (ret)
+			return ret;
+		ret = b->module_load(v->bctx, vc->module_load.kind, img,
+				     vc->module_load.len, &module);
+		free(img);
+	}
 	if (ret)
 		return ret;
-	ret = mdgpud_handles_add(v->handles, MDGPUD_H_MODULE, module, 0, &h);
-	if (ret) {
-		b->module_unload(v->bctx, module);
+	return mdgpud_exec_module_handle(v, module, result);
+}
+
+/*
+ * Module loads pend where the backend can start them without waiting
+ * (module_load_start): the driver's JIT of a PTX may take seconds, which
+ * the dispatcher spends on the other vGPUs (dispatch.c).
+ */
+bool mdgpud_exec_pends(const struct mdgpud_vgpu *v,
+		       const struct mdgpud_vcmd *vc)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+
+	if (vc->opcode != MDGPU_OP_MODULE_LOAD || !b->module_load_poll ||
+	    !b->module_load_abort)
+		return false;
+	return vc->module_load.from_dev ? b->module_load_dev_start != NULL :
+					  b->module_load_start != NULL;
+}
+
+int mdgpud_exec_start(struct mdgpud_vgpu *v, const struct mdgpud_vcmd *vc)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint8_t *img;
+	int ret = mdgpud_exec_module_room(v);
+
+	if (ret)
 		return ret;
-	}
-	*result = h;
-	return 0;
+	if (vc->module_load.from_dev)
+		return b->module_load_dev_start(v->bctx, vc->module_load.kind,
+						vc->module_load.dev,
+						vc->module_load.len);
+	ret = mdgpud_exec_module_image(v, vc, &img);
+	if (ret)
+		return ret;
+	ret = b->module_load_start(v->bctx, vc->module_load.kind, img,
+				   vc->module_load.len);
+	free(img);
+	return ret;
+}
+
+int mdgpud_exec_finish(struct mdgpud_vgpu *v, uint64_t *result)
+{
+	uint64_t module;
+	int ret = v->core->bops->module_load_poll(v->bctx, &module);
+
+	if (ret)
+		return ret;
+	return mdgpud_exec_module_handle(v, module, result);
+}
+
+void mdgpud_exec_abort(struct mdgpud_vgpu *v)
+{
+	v->core->bops->module_load_abort(v->bctx);
 }
 
 static int mdgpud_exec_launch(struct mdgpud_vgpu *v,

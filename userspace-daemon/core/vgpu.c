@@ -258,10 +258,23 @@ err_free:
 static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
-	bool live = !v->ctx_err;
 	struct mdgpud_mem_entry e;
 	uint32_t cur = 0, h;
 	uint64_t val, freed = 0;
+	bool live;
+
+	/*
+	 * A module load under way cannot be interrupted in the driver, and
+	 * waiting for it would hold every tenant: it is given up, which
+	 * loses the context (a reset then opens a new one).  Its command is
+	 * not completed: a reset drops the ring, a destroy the vGPU.
+	 */
+	if (v->pending.active) {
+		mdgpud_exec_abort(v);
+		v->pending.active = false;
+		v->core->nr_pending--;
+	}
+	live = !v->ctx_err && (!b->ctx_status || !b->ctx_status(v->bctx));
 
 	mdgpud_vgpu_release_streams(v, live);
 	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h,

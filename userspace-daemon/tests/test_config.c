@@ -118,6 +118,16 @@ static void test_values(void **state)
 					   sizeof(err)), -EINVAL);
 	assert_int_equal(mdgpud_config_set(&c, "timeslice_us", "1000001", err,
 					   sizeof(err)), -EINVAL);
+	/* The module load bound: 60 s by default, 100 ms .. 1 h. */
+	assert_int_equal(c.module_load_timeout_ms, 60000);
+	assert_int_equal(mdgpud_config_set(&c, "module_load_timeout_ms", "99",
+					   err, sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "module_load_timeout_ms",
+					   "3600001", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "module_load_timeout_ms",
+					   "3600000", err, sizeof(err)), 0);
+	assert_int_equal(c.module_load_timeout_ms, 3600000);
 	assert_int_equal(mdgpud_config_set(&c, "ring_entries", "100", err,
 					   sizeof(err)), 0);
 	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)),
@@ -130,7 +140,8 @@ static void test_values(void **state)
 					   sizeof(err)), -EINVAL);
 }
 
-/* The worker sandbox keys: default required as uid 65534; each value. */
+/* The worker sandbox keys: default required, a uid per worker; each
+ * value. */
 static void test_worker_sandbox(void **state)
 {
 	struct mdgpud_config c;
@@ -139,7 +150,13 @@ static void test_worker_sandbox(void **state)
 	(void)state;
 	mdgpud_config_defaults(&c);
 	assert_int_equal(c.worker_sandbox, MDGPUD_SANDBOX_REQUIRED);
-	assert_string_equal(c.worker_user, "65534");
+	assert_int_equal(c.worker_uid_base, MDGPUD_WORKER_UID_BASE_AUTO);
+	assert_int_equal(c.worker_uid_count, 65536);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c), 1879048192u);
+	c.cuda_device = 2;
+	assert_int_equal(mdgpud_config_worker_uid_base(&c),
+			 1879048192u + 2 * 65536);
+	assert_string_equal(c.worker_user, "");
 	assert_string_equal(c.worker_group, "");
 	assert_int_equal(c.worker_seccomp_learn, 0);
 	assert_string_equal(c.worker_seccomp_allow, "");
@@ -173,6 +190,60 @@ static void test_worker_sandbox(void **state)
 	assert_string_equal(c.worker_seccomp_allow, "sysinfo,shmget");
 }
 
+/*
+ * A uid per worker: worker_uid_base (auto or 1..2^32-2), worker_uid_count
+ * (0..65536); worker_user only with count 0; the range must hold a uid
+ * for each of max_vgpus and end below (uid_t)-1.
+ */
+static void test_worker_uids(void **state)
+{
+	struct mdgpud_config c;
+	char err[256];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "200000",
+					   err, sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c), 200000);
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "0", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "4294967295",
+					   err, sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "-5", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_count", "65537",
+					   err, sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_count", "64", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)), 0);
+	/* One uid per vGPU at least. */
+	c.max_vgpus = 65;
+	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "max_vgpus"));
+	c.max_vgpus = 64;
+	/* The last uid of the range below 2^32 - 1. */
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "4294967231",
+					   err, sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "4294967232",
+					   err, sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "worker_uid_base"));
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "auto", err,
+					   sizeof(err)), 0);
+	/* worker_user is the other way: exclusive. */
+	assert_int_equal(mdgpud_config_set(&c, "worker_user", "65534", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "worker_uid_count = 0"));
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_count", "0", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_worker_sandbox),
+		cmocka_unit_test(test_worker_uids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,7 +17,12 @@
  *   within the bound;
  *   a socket tenant (libmdgpu) sees its hang as -ETIMEDOUT with a message
  *   naming the lost context (ctrl.status CONTEXT_LOST), and works again
- *   after reconnecting.
+ *   after reconnecting;
+ *   tenant A's module load whose JIT (the fake's, SLOW_JIT_MS) outlasts
+ *   the bound succeeds while B's commands wait no longer than they would
+ *   without it; a JIT past the load bound (LOAD_MS) fails -ETIMEDOUT at
+ *   that bound and A is failed as after a hang until a reset; a reset
+ *   and a stop with a load under way do not wait for it.
  *
  * The same binary runs on the GPU machine against the real driver with
  * MDGPUD_TEST_REAL_CUDA=1 (tests/gpu/run-on-gpu.sh), where "forever" is
@@ -53,6 +58,18 @@
  * bound (the dispatcher is stuck in the hung tenant's slice that long)
  * plus a margin for a loaded 2-core CI machine. */
 #define B_WAIT_MAX_NS	((HANG_MS + 700) * 1000000ull)
+/* The module load bound (module_load_timeout_ms), and a JIT between the
+ * two bounds. */
+#define LOAD_MS		3000
+#define SLOW_JIT_MS	(HANG_MS + 1000)
+/*
+ * What B may wait for two commands while A's JIT runs: nothing of A's is
+ * in the way, so B's own round trip, a few ms on an idle machine
+ * (printed); the bound is a margin for a loaded 2-core CI machine, far
+ * under the JIT's 2 s that B waited before the dispatcher stopped waiting
+ * for loads.
+ */
+#define B_WAIT_LOAD_MAX_NS	(500 * 1000000ull)
 
 static const char forever_ptx[] =
 	".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -91,6 +108,20 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* Puts c on f's ring and rings: returns its number, or -1. */
+static int64_t post(struct fake *f, const struct mdgpu_cmd *c)
+{
+	uint32_t n = f->tail;
+	uint64_t one = 1;
+
+	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
+	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST) &&
+	    write(f->efd, &one, sizeof(one)) != sizeof(one))
+		return -1;
+	return n;
+}
+
 /*
  * Submits c on f's ring and waits (10 s at most) for its completion;
  * returns 0 with *cpl filled, or -1 if it never came.
@@ -98,13 +129,11 @@ static void *run(void *arg)
 static int submit(struct fake *f, const struct mdgpu_cmd *c,
 		  struct mdgpu_cpl *cpl)
 {
-	uint32_t n = f->tail;
-	uint64_t one = 1, deadline = now_ns() + 10000000000ull;
+	int64_t posted = post(f, c);
+	uint32_t n = (uint32_t)posted;
+	uint64_t deadline = now_ns() + 10000000000ull;
 
-	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
-	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST) &&
-	    write(f->efd, &one, sizeof(one)) != sizeof(one))
+	if (posted < 0)
 		return -1;
 	while (__atomic_load_n(&f->head, __ATOMIC_ACQUIRE) != n + 1) {
 		if (now_ns() > deadline)
@@ -274,6 +303,7 @@ static int setup_env(void **state, bool attach)
 	/* Two 1g vGPUs in the fake's 3 GiB: its contexts cost nothing. */
 	cfg.ctx_overhead_mib = 0;
 	cfg.hang_timeout_ms = HANG_MS;
+	cfg.module_load_timeout_ms = LOAD_MS;
 	use_built_worker(&cfg);
 	if (mdgpud_core_create(&cfg, &e->core)) {
 		if (getenv("MDGPUD_TEST_REAL_CUDA"))
@@ -418,6 +448,167 @@ static void test_hang_contained(void **state)
 	assert_true(secs < HANG_MS * 1e-3 + 1.0);
 }
 
+/* fill_u32 (u64 p, u32 v, u32 n), whose JIT the fake makes last ms. */
+static struct mdgpu_cmd slow_load(struct env *e, unsigned int ms)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LOAD);
+	int n = snprintf((char *)e->ap_a, 4096,
+			 "// mdgpud-fake-jit-ms %u\n"
+			 ".version 8.0\n.target sm_90\n.address_size 64\n"
+			 ".visible .entry fill_u32(.param .u64 p, .param .u32 v,"
+			 " .param .u32 n)\n{\n\tret;\n}\n", ms);
+
+	assert_true(n > 0 && n < 4096);
+	c.module_load.addr = 0;
+	c.module_load.len = (uint32_t)n;
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	return c;
+}
+
+/* A's fill_u32 (function fn) over `words` words at dev, checked by sum. */
+static void kernel_fill_check(struct env *e, uint32_t fn, uint64_t dev,
+			      uint32_t words, uint32_t v)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_LAUNCH);
+	struct mdgpu_cpl cpl;
+
+	memcpy(e->ap_a + 8192, &dev, 8);
+	memcpy(e->ap_a + 8200, &v, 4);
+	memcpy(e->ap_a + 8204, &words, 4);
+	c.launch.func = fn;
+	for (int i = 0; i < 3; i++)
+		c.launch.grid[i] = c.launch.block[i] = 1;
+	c.launch.block[0] = words;
+	c.launch.params_addr = 8192;
+	c.launch.params_len = 16;
+	c.launch.params_space = MDGPU_SPACE_APERTURE;
+	assert_int_equal(call(&e->a, &c).status, 0);
+	c = builtin(MDGPU_BUILTIN_CHECKSUM, dev, words, 0);
+	cpl = call(&e->a, &c);
+	assert_int_equal(cpl.status, 0);
+	assert_int_equal(cpl.result, (uint64_t)v * words * words);
+}
+
+/*
+ * A module load whose JIT outlasts the hang bound: the dispatcher starts
+ * it and goes on, so A's load succeeds and B, working all along, waits
+ * no longer than its own round trips; the kernel of the module runs.  A
+ * JIT past the load bound fails -ETIMEDOUT at that bound; A is then
+ * failed as after a hang (HANG event, counted) until a reset; B goes on.
+ * A reset and the daemon's stop and destruction with a load under way do
+ * not wait for the JIT.
+ */
+static void test_load_contained(void **state)
+{
+	struct env *e = *state;
+	struct tenant_b tb = { .e = e };
+	struct mdgpud_vgpu_stats sa;
+	struct mdgpu_cmd c;
+	struct mdgpu_cpl cpl;
+	uint64_t t0, rounds0, dev;
+	double secs;
+	pthread_t tid;
+	uint32_t fn;
+
+	if (getenv("MDGPUD_TEST_REAL_CUDA")) {
+		printf("SKIPPED: the slow JIT is the fake libcuda's\n");
+		skip();
+	}
+	tb.dev = alloc(&e->b, 1u << 20);
+	dev = alloc(&e->a, 1u << 20);
+	assert_int_equal(pthread_create(&tid, NULL, tenant_b_main, &tb), 0);
+	usleep(100000);
+
+	/* Between the bounds: it loads, B is not held up. */
+	__atomic_store_n(&tb.max_wait_ns, 0, __ATOMIC_RELAXED);
+	rounds0 = tb.rounds;
+	c = slow_load(e, SLOW_JIT_MS);
+	t0 = now_ns();
+	cpl = call(&e->a, &c);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "tenant A's load of a %u ms JIT (hang bound %u ms): "
+		"%d after %.3f s; tenant B meanwhile: %lu rounds, longest "
+		"wait %.3f ms\n", SLOW_JIT_MS, HANG_MS, cpl.status, secs,
+		(unsigned long)(tb.rounds - rounds0),
+		(double)tb.max_wait_ns * 1e-6);
+	assert_int_equal(cpl.status, 0);
+	assert_true(secs >= SLOW_JIT_MS * 1e-3);
+	assert_true(tb.rounds - rounds0 >= 20);
+	assert_true(tb.max_wait_ns < B_WAIT_LOAD_MAX_NS);
+	c = cmd(MDGPU_OP_FUNC_GET);
+	memcpy(e->ap_a + 4096, "fill_u32", 8);
+	c.func_get.name_addr = 4096;
+	c.func_get.name_len = 8;
+	c.func_get.name_space = MDGPU_SPACE_APERTURE;
+	c.func_get.module = (uint32_t)cpl.result;
+	cpl = call(&e->a, &c);
+	assert_int_equal(cpl.status, 0);
+	fn = (uint32_t)cpl.result;
+	kernel_fill_check(e, fn, dev, 1024, 5);
+
+	/* Past the load bound: -ETIMEDOUT at it, A failed as after a hang. */
+	__atomic_store_n(&tb.max_wait_ns, 0, __ATOMIC_RELAXED);
+	rounds0 = tb.rounds;
+	c = slow_load(e, 10 * LOAD_MS);
+	t0 = now_ns();
+	cpl = call(&e->a, &c);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "tenant A's load of a %u ms JIT (load bound %u ms): "
+		"%d after %.3f s; tenant B meanwhile: %lu rounds, longest "
+		"wait %.3f ms\n", 10 * LOAD_MS, LOAD_MS, cpl.status, secs,
+		(unsigned long)(tb.rounds - rounds0),
+		(double)tb.max_wait_ns * 1e-6);
+	assert_int_equal(cpl.status, -ETIMEDOUT);
+	assert_true(secs >= LOAD_MS * 1e-3);
+	assert_true(secs < LOAD_MS * 1e-3 + 1.5);
+	assert_true(tb.max_wait_ns < B_WAIT_LOAD_MAX_NS);
+	c = cmd(MDGPU_OP_MEM_ALLOC);
+	c.alloc.size = 4096;
+	assert_int_equal(call(&e->a, &c).status, -ETIMEDOUT);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_HANG], 1);
+	sa = stats_of(e, e->va);
+	assert_int_equal(sa.hangs, 1);
+	tb.stop = 1;
+	pthread_join(tid, NULL);
+	assert_int_equal(tb.bad, 0);
+
+	/* A reset gives A a new context. */
+	reset_a(e);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_RESTORED], 1);
+	dev = alloc(&e->a, 1u << 20);
+	assert_int_equal(fill_check(&e->a, dev, 4096, 3, NULL), 0);
+
+	/* A reset with a load under way gives it up at once: the context
+	 * is lost (its worker killed) and replaced. */
+	c = slow_load(e, 10 * LOAD_MS);
+	assert_true(post(&e->a, &c) >= 0);
+	usleep(100000);
+	t0 = now_ns();
+	reset_a(e);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "reset of A with its load under way: %.3f s\n", secs);
+	assert_true(secs < 1.5);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_LOST], 1);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_RESTORED], 2);
+	dev = alloc(&e->a, 1u << 20);
+	assert_int_equal(fill_check(&e->a, dev, 4096, 4, NULL), 0);
+	assert_int_equal(fill_check(&e->b, tb.dev, 4096, 5, NULL), 0);
+
+	/* Stopping and destroying the daemon with a load under way. */
+	c = slow_load(e, 10 * LOAD_MS);
+	assert_true(post(&e->a, &c) >= 0);
+	usleep(100000);
+	secs = stop_dispatcher(e);
+	t0 = now_ns();
+	mdgpud_core_destroy(e->core);
+	e->core = NULL;
+	secs += (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "stopping and destroying the daemon with a load under "
+		"way: %.3f s\n", secs);
+	assert_true(secs < 1.5);
+}
+
 static int teardown(void **state)
 {
 	struct env *e = *state;
@@ -479,6 +670,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hang_contained, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hang_socket, setup_socket,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_load_contained, setup,
 						teardown),
 	};
 

@@ -28,8 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -64,16 +66,24 @@ static int test_launch(const struct mdgpud_backend_ops *o,
 
 /* The hang bound of the tests' backend (cfg.hang_timeout_ms). */
 #define TEST_HANG_MS	2000
+/* Its module load bound (cfg.module_load_timeout_ms), past the hang
+ * bound so that a load between the two shows which one applies. */
+#define TEST_LOAD_MS	3500
 
 /*
  * Every worker of these tests is sandboxed (Documentation/daemon.md,
- * "Worker sandbox") as these ids, chosen apart from 65534 so that the
- * tests see the configured ids, not a default.  $MDGPUD_TEST_SANDBOX
- * (required, best-effort, off) and $MDGPUD_TEST_SECCOMP (enforce, learn,
- * audit) override the mode, tests/gpu/sandbox-on-gpu.sh uses them.
+ * "Worker sandbox") as a uid of its own from this range (and the gid of
+ * that number), with TEST_WORKER_GROUP as its supplementary group, chosen
+ * apart from the daemon's default range so that the tests see the
+ * configured ids.  $MDGPUD_TEST_SANDBOX (required, best-effort, off) and
+ * $MDGPUD_TEST_SECCOMP (enforce, learn, audit) override the mode,
+ * tests/gpu/sandbox-on-gpu.sh uses them.  TEST_SHARED_UID is the one
+ * user of a backend whose workers share it (worker_uid_count 0).
  */
-#define TEST_WORKER_UID		65533
-#define TEST_WORKER_GID		65532
+#define TEST_WORKER_UID_BASE	1879500000u
+#define TEST_WORKER_UID_COUNT	32u
+#define TEST_WORKER_GROUP	65532
+#define TEST_SHARED_UID		65533
 static int test_sandbox = MDGPUD_SANDBOX_REQUIRED;
 /* worker_dev: the fake driver runs in the private /dev; NVIDIA's needs
  * the host's (Documentation/daemon.md, "Worker sandbox"). */
@@ -135,6 +145,26 @@ static int find_worker(void)
 	return access(worker_path, X_OK);
 }
 
+/* The tests' backend configuration (a test may open more backends). */
+static void test_cfg(struct mdgpud_backend_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->device_ordinal = 0;
+	cfg->worker_path = worker_path;
+	cfg->hang_timeout_ms = TEST_HANG_MS;
+	cfg->module_load_timeout_ms = TEST_LOAD_MS;
+	cfg->sandbox = test_sandbox;
+	/* The fake driver runs in the private /dev; NVIDIA's needs the
+	 * host's (Documentation/daemon.md, "Worker sandbox"). */
+	cfg->dev = test_private_dev ? MDGPUD_WORKER_DEV_PRIVATE :
+				      MDGPUD_WORKER_DEV_NONE;
+	cfg->worker_uid_base = TEST_WORKER_UID_BASE;
+	cfg->worker_uid_count = TEST_WORKER_UID_COUNT;
+	cfg->worker_group = STR(TEST_WORKER_GROUP);
+	cfg->seccomp_learn = test_seccomp;
+	cfg->seccomp_allow = getenv("MDGPUD_TEST_SECCOMP_ALLOW");
+}
+
 static int group_setup(void **state)
 {
 	struct mdgpud_backend_cfg cfg = { 0 };
@@ -165,9 +195,6 @@ static int group_setup(void **state)
 			return -1;
 	}
 #endif
-	cfg.device_ordinal = 0;
-	cfg.worker_path = worker_path;
-	cfg.hang_timeout_ms = TEST_HANG_MS;
 	{
 		const char *m = getenv("MDGPUD_TEST_SANDBOX");
 		const char *sc = getenv("MDGPUD_TEST_SECCOMP");
@@ -181,15 +208,7 @@ static int group_setup(void **state)
 		else if (sc && !strcmp(sc, "audit"))
 			test_seccomp = 2;
 	}
-	cfg.sandbox = test_sandbox;
-	/* The fake driver runs in the private /dev; NVIDIA's needs the
-	 * host's (Documentation/daemon.md, "Worker sandbox"). */
-	cfg.dev = test_private_dev ? MDGPUD_WORKER_DEV_PRIVATE :
-				     MDGPUD_WORKER_DEV_NONE;
-	cfg.worker_user = STR(TEST_WORKER_UID);
-	cfg.worker_group = STR(TEST_WORKER_GID);
-	cfg.seccomp_learn = test_seccomp;
-	cfg.seccomp_allow = getenv("MDGPUD_TEST_SECCOMP_ALLOW");
+	test_cfg(&cfg);
 	ret = ops->open(&cfg, &be, &info);
 #ifdef MDGPUD_TEST_CUDA_FAKE
 	if (ret) {
@@ -1492,6 +1511,157 @@ static void test_worker_call_hangs(void **state)
 	assert_true(secs_since(&t0) < 1.5);
 }
 
+/* scale_add_ptx whose load the fake's JIT makes last `ms`. */
+static void slow_ptx(char *buf, size_t len, unsigned int ms)
+{
+	assert_true((size_t)snprintf(buf, len, "// mdgpud-fake-jit-ms %u\n%s",
+				     ms, scale_add_ptx) < len);
+}
+
+/* One fill + checksum round of 4096 words at d: whether it was right. */
+static bool fill_sum(struct mdgpud_bctx *c, uint64_t d, uint32_t v)
+{
+	uint64_t arg[5] = { d, 4096, v, 0, 0 }, sum = 0;
+
+	if (ops->builtin(c, 0, MDGPU_BUILTIN_FILL_U32, arg, NULL))
+		return false;
+	arg[2] = 0;
+	if (ops->builtin(c, 0, MDGPU_BUILTIN_CHECKSUM, arg, &sum))
+		return false;
+	return sum == (uint64_t)v * 4096 * 4096;
+}
+
+/*
+ * A module load the caller does not wait for (module_load_start, as the
+ * dispatcher loads): it returns at once; the context takes nothing else
+ * (-EBUSY) while the JIT runs; another context works all along; a JIT
+ * longer than the hang bound succeeds and its kernel runs; module_load()
+ * waits for the same JIT past the hang bound too.  A JIT past the load
+ * bound fails -ETIMEDOUT at that bound, the context lost as after a hang.
+ * A load given up (module_load_abort, or ctx_destroy) kills its worker at
+ * once.
+ */
+static void test_module_load_pending(void **state)
+{
+	const unsigned int slow_ms = TEST_HANG_MS + 500;
+	struct mdgpud_dim3 one = { 1, 1, 1 }, block = { 64, 1, 1 };
+	struct mdgpud_bctx *a, *b, *c;
+	uint64_t mod, fn, da, db, res, max_ns = 0;
+	unsigned int rounds = 0, bad = 0;
+	struct timespec t0, r0;
+	uint32_t h[64];
+	uint8_t blob[20];
+	char ptx[2048];
+	double secs;
+	pid_t pid;
+	int ret;
+
+	(void)state;
+	a = ctx_new(95);
+	b = ctx_new(96);
+	assert_int_equal(ops->mem_alloc(a, sizeof(h), &da, &res), 0);
+	assert_int_equal(ops->mem_alloc(b, 1u << 16, &db, &res), 0);
+	slow_ptx(ptx, sizeof(ptx), slow_ms);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->module_load_start(a, MDGPU_MODULE_PTX, ptx,
+						strlen(ptx)), 0);
+	assert_true(secs_since(&t0) < 0.5);
+	assert_int_equal(ops->module_load_poll(a, &mod), -EINPROGRESS);
+	assert_int_equal(ops->mem_alloc(a, 4096, &res, &res), -EBUSY);
+	for (;;) {
+		uint64_t ns;
+
+		ret = ops->module_load_poll(a, &mod);
+		if (ret != -EINPROGRESS)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &r0);
+		bad += !fill_sum(b, db, rounds + 1);
+		ns = (uint64_t)(secs_since(&r0) * 1e9);
+		if (ns > max_ns)
+			max_ns = ns;
+		rounds++;
+	}
+	secs = secs_since(&t0);
+	fprintf(stderr, "pending load of a %u ms JIT (hang bound %u ms): %d "
+		"after %.3f s; the other context: %u rounds, %u bad, longest "
+		"%.3f ms\n", slow_ms, TEST_HANG_MS, ret, secs, rounds, bad,
+		(double)max_ns * 1e-6);
+	assert_int_equal(ret, 0);
+	assert_true(secs >= slow_ms * 1e-3);
+	assert_int_equal(bad, 0);
+	assert_true(rounds >= 10);
+	assert_true(max_ns < 500000000ull);
+	/* Collected once: nothing is pending any more. */
+	assert_int_equal(ops->module_load_poll(a, &res), -EINVAL);
+	/* The module runs. */
+	assert_int_equal(ops->func_get(a, mod, "scale_add", &fn), 0);
+	memset(h, 0, sizeof(h));
+	assert_int_equal(ops->copy_h2d(a, 0, da, h, sizeof(h), 0), 0);
+	pack_scale_add(blob, da, 64, 3);
+	assert_int_equal(test_launch(ops, a, 0, fn, one, block, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->copy_d2h(a, 0, h, da, sizeof(h), 0), 0);
+	for (uint32_t i = 0; i < 64; i++)
+		assert_int_equal(h[i], i);
+
+	/* module_load() waits for the same JIT, past the hang bound. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->module_load(a, MDGPU_MODULE_PTX, ptx,
+					  strlen(ptx), &mod), 0);
+	assert_true(secs_since(&t0) >= slow_ms * 1e-3);
+
+	/* Past the load bound: -ETIMEDOUT at the bound, the context lost
+	 * as after a hang, its worker killed. */
+	slow_ptx(ptx, sizeof(ptx), 10 * TEST_LOAD_MS);
+	pid = mdgpud_backend_cuda_worker_pid(a);
+	skip_reason[0] = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->module_load_start(a, MDGPU_MODULE_PTX, ptx,
+						strlen(ptx)), 0);
+	while ((ret = ops->module_load_poll(a, &mod)) == -EINPROGRESS) {
+		bad += !fill_sum(b, db, 7);
+		usleep(10000);
+	}
+	secs = secs_since(&t0);
+	fprintf(stderr, "a %u ms JIT with a %u ms load bound: %d after %.3f "
+		"s\n", 10 * TEST_LOAD_MS, TEST_LOAD_MS, ret, secs);
+	assert_int_equal(ret, -ETIMEDOUT);
+	assert_true(secs >= TEST_LOAD_MS * 1e-3);
+	assert_true(secs < TEST_LOAD_MS * 1e-3 + 1.0);
+	assert_non_null(strstr(skip_reason, "module_load_timeout_ms"));
+	skip_reason[0] = 0;
+	assert_int_equal(ops->ctx_status(a), -ETIMEDOUT);
+	assert_worker_exited(pid);
+	assert_int_equal(ops->mem_alloc(a, 4096, &res, &res), -ENODEV);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ops->ctx_destroy(a);
+	assert_true(secs_since(&t0) < 1.5);
+
+	/* Given up: the worker is killed at once, the context lost. */
+	c = ctx_new(97);
+	pid = mdgpud_backend_cuda_worker_pid(c);
+	assert_int_equal(ops->module_load_start(c, MDGPU_MODULE_PTX, ptx,
+						strlen(ptx)), 0);
+	ops->module_load_abort(c);
+	assert_worker_exited(pid);
+	assert_int_equal(ops->ctx_status(c), -ENODEV);
+	assert_int_equal(ops->module_load_poll(c, &mod), -EINVAL);
+	ops->ctx_destroy(c);
+	/* Destroyed with its load under way: no wait for the JIT. */
+	c = ctx_new(98);
+	assert_int_equal(ops->module_load_start(c, MDGPU_MODULE_PTX, ptx,
+						strlen(ptx)), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ops->ctx_destroy(c);
+	assert_true(secs_since(&t0) < 1.5);
+	skip_reason[0] = 0;
+
+	assert_int_equal(bad, 0);
+	assert_true(fill_sum(b, db, 9));
+	ops->ctx_destroy(b);
+}
+
 /*
  * A hostile worker fills its message with no terminator and exits without
  * answering: the request fails -ENODEV at once, and the supervisor logs a
@@ -1765,7 +1935,7 @@ static bool dev_allowed(const char *name)
 }
 
 /*
- * A worker runs as the configured unprivileged ids with no groups,
+ * A worker runs as unprivileged ids of its own with the configured group,
  * no_new_privs, a seccomp filter, and its own mount namespace whose /dev
  * holds only null, zero, urandom and every host /dev/nvidia*, whose /tmp
  * is its own and whose / is read-only.  The supervisor is not dumpable.
@@ -1774,7 +1944,7 @@ static void test_sandbox_worker(void **state)
 {
 	char path[PATH_MAX], self_ns[64], w_ns[64];
 	struct mdgpud_bctx *ctx;
-	unsigned long v[4];
+	unsigned long v[4], uid;
 	struct dirent *de;
 	struct statvfs sv;
 	struct stat st;
@@ -1801,13 +1971,19 @@ static void test_sandbox_worker(void **state)
 	assert_int_equal(v[0], 2);
 	assert_int_equal(proc_status(pid, "NoNewPrivs", v), 1);
 	assert_int_equal(v[0], 1);
+	/* Its own uid of the range, the gid of that number, and the
+	 * configured group as its one supplementary group. */
 	assert_int_equal(proc_status(pid, "Uid", v), 4);
+	assert_in_range(v[0], TEST_WORKER_UID_BASE,
+			TEST_WORKER_UID_BASE + TEST_WORKER_UID_COUNT - 1);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(v[i], TEST_WORKER_UID);
+		assert_int_equal(v[i], v[0]);
+	uid = v[0];
 	assert_int_equal(proc_status(pid, "Gid", v), 4);
 	for (int i = 0; i < 4; i++)
-		assert_int_equal(v[i], TEST_WORKER_GID);
-	assert_int_equal(proc_status(pid, "Groups", v), 0);
+		assert_int_equal(v[i], uid);
+	assert_int_equal(proc_status(pid, "Groups", v), 1);
+	assert_int_equal(v[0], TEST_WORKER_GROUP);
 	assert_int_equal(proc_status(pid, "CapEff", v), 1);
 	assert_int_equal(v[0], 0);	/* hex 0 reads as 0 */
 
@@ -1903,32 +2079,286 @@ static void test_sandbox_downgrade(void **state)
 {
 	struct mdgpud_cuda_sandbox sb = {
 		.mode = MDGPUD_SANDBOX_REQUIRED,
-		.uid = TEST_WORKER_UID,
-		.gid = TEST_WORKER_GID,
 		.want = MDGPUD_SANDBOX_ALL,
+	};
+	struct mdgpud_cuda_cred cred = {
+		.uid = TEST_WORKER_UID_BASE,
+		.gid = TEST_WORKER_UID_BASE,
+		.group = TEST_WORKER_GROUP,
 	};
 	uint32_t active = ~0u;
 
 	(void)state;
 	skip_reason[0] = 0;
-	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
-			 -EPERM);
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, &cred, 90, getpid(),
+						   &active), -EPERM);
 	assert_int_equal(active & (MDGPUD_SANDBOX_IDS | MDGPUD_SANDBOX_MOUNTNS),
 			 0);
 	assert_non_null(strstr(skip_reason, "refused"));
 	assert_non_null(strstr(skip_reason, "mountns"));
 	sb.mode = MDGPUD_SANDBOX_BEST_EFFORT;
 	skip_reason[0] = 0;
-	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
-			 0);
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, &cred, 90, getpid(),
+						   &active), 0);
 	assert_non_null(strstr(skip_reason, "DOWNGRADED"));
 	assert_non_null(strstr(skip_reason, "missing ids"));
 	sb.mode = MDGPUD_SANDBOX_OFF;
-	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, 90, getpid(), &active),
-			 0);
+	assert_int_equal(mdgpud_cuda_sandbox_check(&sb, &cred, 90, getpid(),
+						   &active), 0);
 	assert_int_equal(active, 0);
 	skip_reason[0] = 0;
 }
+
+/* The uid worker `pid` runs as (all four of /proc's Uid line equal). */
+static unsigned long worker_uid(pid_t pid)
+{
+	unsigned long v[4];
+
+	assert_int_equal(proc_status(pid, "Uid", v), 4);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(v[i], v[0]);
+	return v[0];
+}
+
+/* What reach_as() found a process may do; all bits: as it should be. */
+#define REACH_KILL0_OTHER	(1 << 0)	/* kill(other, 0) EPERM */
+#define REACH_KILL_OTHER	(1 << 1)	/* kill(other, SIGKILL) EPERM */
+#define REACH_PTRACE_OTHER	(1 << 2)	/* PTRACE_ATTACH other EPERM */
+#define REACH_MEM_OTHER		(1 << 3)	/* its /proc mem refused */
+#define REACH_KILL0_SAME	(1 << 4)	/* kill(same, 0) allowed */
+#define REACH_PTRACE_SAME	(1 << 5)	/* PTRACE_ATTACH same EPERM */
+#define REACH_MEM_SAME		(1 << 6)	/* its /proc mem refused */
+#define REACH_ALL		0x7f
+
+static bool reach_mem_refused(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0;
+}
+
+/*
+ * A worker-like process: the ids (uid, gid = uid, no groups) and
+ * no_new_privs of worker `same`, but no seccomp filter, so that only the
+ * kernel's own rules stand between it and worker `other` (another uid)
+ * and `same` (its uid, not dumpable).  Returns the REACH_* bits that held.
+ */
+static int reach_as(unsigned long uid, pid_t same, pid_t other)
+{
+	int status;
+	pid_t c = fork();
+
+	assert_true(c >= 0);
+	if (c == 0) {
+		int r = 0;
+
+		if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+		    setresuid(uid, uid, uid) ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+			_exit(255);
+		if (kill(other, 0) && errno == EPERM)
+			r |= REACH_KILL0_OTHER;
+		if (kill(other, SIGKILL) && errno == EPERM)
+			r |= REACH_KILL_OTHER;
+		if (ptrace(PTRACE_ATTACH, other, NULL, NULL) && errno == EPERM)
+			r |= REACH_PTRACE_OTHER;
+		if (reach_mem_refused(other))
+			r |= REACH_MEM_OTHER;
+		if (!kill(same, 0))
+			r |= REACH_KILL0_SAME;
+		if (ptrace(PTRACE_ATTACH, same, NULL, NULL) && errno == EPERM)
+			r |= REACH_PTRACE_SAME;
+		if (reach_mem_refused(same))
+			r |= REACH_MEM_SAME;
+		_exit(r);
+	}
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/*
+ * Workers of two vGPUs run as two uids of the range, each with the gid
+ * of its number.  A process with A's ids and no_new_privs, without the
+ * seccomp filter (the kernel's rules alone), can neither signal B, nor
+ * ptrace it, nor open its memory; it may signal A (the same uid: the rule
+ * the split relies on) but not ptrace A or read its memory (A is not
+ * dumpable).  Both work on afterwards.
+ */
+static void test_sandbox_worker_uids(void **state)
+{
+	struct mdgpud_bctx *a, *b;
+	unsigned long ua, ub, v[4];
+	pid_t pa, pb;
+	uint64_t d, res;
+	int r;
+
+	(void)state;
+	REQUIRE_GPU();
+	if (test_sandbox != MDGPUD_SANDBOX_REQUIRED) {
+		printf("SKIPPED: the sandbox is not required "
+		       "($MDGPUD_TEST_SANDBOX)\n");
+		skip();
+	}
+	a = ctx_new(85);
+	b = ctx_new(86);
+	pa = mdgpud_backend_cuda_worker_pid(a);
+	pb = mdgpud_backend_cuda_worker_pid(b);
+	ua = worker_uid(pa);
+	ub = worker_uid(pb);
+	fprintf(stderr, "worker uids: vgpu 85 %lu, vgpu 86 %lu\n", ua, ub);
+	assert_int_not_equal(ua, ub);
+	assert_in_range(ua, TEST_WORKER_UID_BASE,
+			TEST_WORKER_UID_BASE + TEST_WORKER_UID_COUNT - 1);
+	assert_in_range(ub, TEST_WORKER_UID_BASE,
+			TEST_WORKER_UID_BASE + TEST_WORKER_UID_COUNT - 1);
+	assert_int_equal(proc_status(pb, "Gid", v), 4);
+	assert_int_equal(v[0], ub);
+	assert_int_equal(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+
+	r = reach_as(ua, pa, pb);
+	fprintf(stderr, "as uid %lu: kill/ptrace/mem of the other worker "
+		"refused %d/%d/%d, kill(0) of its own %s, ptrace/mem of it "
+		"refused %d/%d\n", ua, !!(r & REACH_KILL_OTHER),
+		!!(r & REACH_PTRACE_OTHER), !!(r & REACH_MEM_OTHER),
+		r & REACH_KILL0_SAME ? "allowed" : "refused",
+		!!(r & REACH_PTRACE_SAME), !!(r & REACH_MEM_SAME));
+	assert_int_equal(r, REACH_ALL);
+	assert_int_equal(ops->mem_alloc(a, 8192, &d, &res), 0);
+	assert_int_equal(ops->mem_alloc(b, 8192, &d, &res), 0);
+	assert_int_equal(ops->sync(b, 0), 0);
+	ops->ctx_destroy(b);
+	ops->ctx_destroy(a);
+}
+
+/*
+ * The range: a backend of two uids runs two workers and refuses a third
+ * (-EBUSY, the log says why) while both live; once one is destroyed and
+ * reaped, its uid is given to the next.  A range that overlaps the open
+ * backend's is refused.
+ */
+static void test_sandbox_uid_range(void **state)
+{
+	struct mdgpud_backend_cfg cfg;
+	struct mdgpud_backend *b3, *b4;
+	struct mdgpud_bctx *x, *y, *z = NULL;
+	struct mdgpud_gpu_info i3;
+	unsigned long ux, uy;
+	const uint32_t base = TEST_WORKER_UID_BASE + TEST_WORKER_UID_COUNT;
+
+	(void)state;
+	REQUIRE_GPU();
+	if (test_sandbox != MDGPUD_SANDBOX_REQUIRED) {
+		printf("SKIPPED: the sandbox is not required "
+		       "($MDGPUD_TEST_SANDBOX)\n");
+		skip();
+	}
+	test_cfg(&cfg);
+	cfg.worker_uid_base = base;
+	cfg.worker_uid_count = 2;
+	assert_int_equal(ops->open(&cfg, &b3, &i3), 0);
+	assert_int_equal(ops->ctx_create(b3, 87, &x), 0);
+	assert_int_equal(ops->ctx_create(b3, 88, &y), 0);
+	ux = worker_uid(mdgpud_backend_cuda_worker_pid(x));
+	uy = worker_uid(mdgpud_backend_cuda_worker_pid(y));
+	assert_int_not_equal(ux, uy);
+	assert_in_range(ux, base, base + 1);
+	assert_in_range(uy, base, base + 1);
+	skip_reason[0] = 0;
+	assert_int_equal(ops->ctx_create(b3, 89, &z), -EBUSY);
+	assert_non_null(strstr(skip_reason, "no worker uid free"));
+	skip_reason[0] = 0;
+	ops->ctx_destroy(x);		/* reaped: its uid is free */
+	assert_int_equal(ops->ctx_create(b3, 89, &z), 0);
+	assert_int_equal(worker_uid(mdgpud_backend_cuda_worker_pid(z)), ux);
+	ops->ctx_destroy(z);
+	ops->ctx_destroy(y);
+	/* Overlapping this test's main backend's range. */
+	cfg.worker_uid_base = TEST_WORKER_UID_BASE + 1;
+	assert_int_equal(ops->open(&cfg, &b4, &i3), -EBUSY);
+	assert_non_null(strstr(skip_reason, "overlap"));
+	skip_reason[0] = 0;
+	ops->close(b3);
+}
+
+#ifdef MDGPUD_TEST_CUDA_FAKE
+/*
+ * From inside a worker, under the whole sandbox: the fake libcuda of
+ * worker C sends SIGKILL to worker B by way of a pipe's SIGIO (fcntl
+ * F_SETOWN and F_SETSIG pass the seccomp allowlist, which filters kill()
+ * only).  With a uid each it does not arrive and B works on; on a backend
+ * whose workers share one uid (worker_uid_count 0), the same kills the
+ * target: that channel is closed by the uid split alone.
+ */
+static void test_sandbox_uid_signal(void **state)
+{
+	struct mdgpud_backend_cfg cfg;
+	struct mdgpud_backend *b2;
+	struct mdgpud_bctx *b, *c, *t;
+	struct mdgpud_gpu_info i2;
+	char how[64];
+	uint64_t d, res;
+	siginfo_t si;
+	pid_t pb, pt;
+
+	(void)state;
+	if (test_sandbox != MDGPUD_SANDBOX_REQUIRED || test_seccomp) {
+		printf("SKIPPED: the sandbox is not required and enforced\n");
+		skip();
+	}
+	b = ctx_new(90);
+	pb = mdgpud_backend_cuda_worker_pid(b);
+	snprintf(how, sizeof(how), "sigkill:%d", (int)pb);
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_SYSCALL", how, 1), 0);
+	c = ctx_new(91);
+	unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
+	assert_int_not_equal(worker_uid(mdgpud_backend_cuda_worker_pid(c)),
+			     worker_uid(pb));
+	assert_int_equal(ops->mem_alloc(c, 8192, &d, &res), 0);	/* tries */
+	usleep(100000);
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pb, &si,
+				WEXITED | WNOHANG | WNOWAIT), 0);
+	assert_int_equal(si.si_pid, 0);		/* B lives */
+	assert_int_equal(ops->mem_alloc(b, 8192, &d, &res), 0);
+	assert_int_equal(ops->sync(b, 0), 0);
+	ops->ctx_destroy(c);
+	ops->ctx_destroy(b);
+
+	/* The same with one uid for all workers. */
+	test_cfg(&cfg);
+	cfg.worker_uid_count = 0;
+	cfg.worker_user = STR(TEST_SHARED_UID);
+	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+	assert_int_equal(ops->ctx_create(b2, 92, &t), 0);
+	pt = mdgpud_backend_cuda_worker_pid(t);
+	assert_int_equal(worker_uid(pt), TEST_SHARED_UID);
+	snprintf(how, sizeof(how), "sigkill:%d", (int)pt);
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_SYSCALL", how, 1), 0);
+	assert_int_equal(ops->ctx_create(b2, 93, &c), 0);
+	unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
+	assert_int_equal(worker_uid(mdgpud_backend_cuda_worker_pid(c)),
+			 TEST_SHARED_UID);
+	assert_int_equal(ops->mem_alloc(c, 8192, &d, &res), 0);
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pt, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(si.si_code, CLD_KILLED);
+	assert_int_equal(si.si_status, SIGKILL);
+	fprintf(stderr, "one uid for all workers: worker %d killed by its "
+		"neighbour through SIGIO\n", (int)pt);
+	skip_reason[0] = 0;
+	assert_int_equal(ops->mem_alloc(t, 8192, &d, &res), -ENODEV);
+	skip_reason[0] = 0;
+	ops->ctx_destroy(c);
+	ops->ctx_destroy(t);
+	ops->close(b2);
+}
+#endif
 
 #ifdef MDGPUD_TEST_CUDA_FAKE
 /*
@@ -2098,13 +2528,17 @@ int main(void)
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_worker_call_hangs),
 		cmocka_unit_test(test_worker_scribbles),
+		cmocka_unit_test(test_module_load_pending),
 #endif
 		cmocka_unit_test(test_worker_fds),
 		cmocka_unit_test(test_orphaned_worker_exits),
 		cmocka_unit_test(test_slice_hints),
 		cmocka_unit_test(test_sandbox_worker),
 		cmocka_unit_test(test_sandbox_downgrade),
+		cmocka_unit_test(test_sandbox_worker_uids),
+		cmocka_unit_test(test_sandbox_uid_range),
 #ifdef MDGPUD_TEST_CUDA_FAKE
+		cmocka_unit_test(test_sandbox_uid_signal),
 		cmocka_unit_test(test_sandbox_forbidden_syscall),
 #endif
 		cmocka_unit_test(test_streams_order_events),

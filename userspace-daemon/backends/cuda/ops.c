@@ -336,9 +336,15 @@ static int mdgpud_cuda_module_answer(struct mdgpud_bctx *ctx,
 	return ret;
 }
 
-static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
-				   const void *image, size_t len,
-				   uint64_t *module)
+/*
+ * A module load is posted, not waited for (rpc.c, mdgpud_cuda_pend): the
+ * driver's JIT may take seconds.  Its bound is the load bound, not the
+ * hang bound.  module_load() and module_load_dev() wait for it here;
+ * the dispatcher starts it and polls instead.
+ */
+static int mdgpud_cuda_module_load_start(struct mdgpud_bctx *ctx,
+					 uint32_t kind, const void *image,
+					 size_t len)
 {
 	struct mdgpud_cuda_rpc_slot *s;
 	int ret;
@@ -356,18 +362,19 @@ static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
 	ctx->shm->staging[len] = 0;	/* PTX is text */
 	s->arg[0] = kind;
 	s->arg[1] = len;
-	ret = mdgpud_cuda_call(ctx, s);
-	return mdgpud_cuda_module_answer(ctx, s, ret, module);
+	mdgpud_cuda_pend(ctx, s, 0);
+	return 0;
 }
 
 /*
  * An image in the vGPU's device memory: the worker copies it into a
- * buffer of its own and loads it from there.  The wait allows the copy's
- * transfer time before the hang bound starts, as a host copy's does.
+ * buffer of its own and loads it from there.  The bound allows the copy's
+ * transfer time before the load bound starts, as a host copy's does
+ * before the hang bound.
  */
-static int mdgpud_cuda_module_load_dev(struct mdgpud_bctx *ctx, uint32_t kind,
-				       uint64_t addr, uint64_t len,
-				       uint64_t *module)
+static int mdgpud_cuda_module_load_dev_start(struct mdgpud_bctx *ctx,
+					     uint32_t kind, uint64_t addr,
+					     uint64_t len)
 {
 	struct mdgpud_cuda_rpc_slot *s;
 	int ret;
@@ -384,8 +391,50 @@ static int mdgpud_cuda_module_load_dev(struct mdgpud_bctx *ctx, uint32_t kind,
 	s->arg[0] = kind;
 	s->arg[1] = len;
 	s->arg[2] = addr;
-	ret = mdgpud_cuda_call_copy(ctx, s, len);
+	mdgpud_cuda_pend(ctx, s, len * MDGPUD_CUDA_COPY_ALLOW_NS_PER_BYTE);
+	return 0;
+}
+
+/* -EINVAL when no load is under way (a caller's bug). */
+static int mdgpud_cuda_module_load_poll(struct mdgpud_bctx *ctx,
+					uint64_t *module)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	if (!ctx->pend_slot)
+		return -EINVAL;
+	ret = mdgpud_cuda_pend_poll(ctx, &s);
+	if (ret == -EINPROGRESS)
+		return ret;
 	return mdgpud_cuda_module_answer(ctx, s, ret, module);
+}
+
+static int mdgpud_cuda_module_load_wait(struct mdgpud_bctx *ctx,
+					uint64_t *module)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret = mdgpud_cuda_pend_wait(ctx, &s);
+
+	return mdgpud_cuda_module_answer(ctx, s, ret, module);
+}
+
+static int mdgpud_cuda_module_load(struct mdgpud_bctx *ctx, uint32_t kind,
+				   const void *image, size_t len,
+				   uint64_t *module)
+{
+	int ret = mdgpud_cuda_module_load_start(ctx, kind, image, len);
+
+	return ret ? ret : mdgpud_cuda_module_load_wait(ctx, module);
+}
+
+static int mdgpud_cuda_module_load_dev(struct mdgpud_bctx *ctx, uint32_t kind,
+				       uint64_t addr, uint64_t len,
+				       uint64_t *module)
+{
+	int ret = mdgpud_cuda_module_load_dev_start(ctx, kind, addr, len);
+
+	return ret ? ret : mdgpud_cuda_module_load_wait(ctx, module);
 }
 
 /* A synchronous request of two arguments and one result, answered in
@@ -600,6 +649,10 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.copy_d2d = mdgpud_cuda_copy_d2d,
 	.module_load = mdgpud_cuda_module_load,
 	.module_load_dev = mdgpud_cuda_module_load_dev,
+	.module_load_start = mdgpud_cuda_module_load_start,
+	.module_load_dev_start = mdgpud_cuda_module_load_dev_start,
+	.module_load_poll = mdgpud_cuda_module_load_poll,
+	.module_load_abort = mdgpud_cuda_pend_abort,
 	.module_unload = mdgpud_cuda_module_unload,
 	.func_get = mdgpud_cuda_func_get,
 	.launch = mdgpud_cuda_launch,

@@ -56,6 +56,13 @@
  * does not drain, and the worker is killed (rpc.c, mdgpud_cuda_hung).
  */
 #define MDGPUD_CUDA_HANG_TIMEOUT_MS_DEFAULT	5000u
+/*
+ * The bound of a module load (module_load_timeout_ms when it is 0): the
+ * driver's JIT of a large PTX takes seconds, and nobody waits for it
+ * (rpc.c, mdgpud_cuda_pend), so the bound only catches a load that never
+ * ends; generous, so that no real JIT is killed.
+ */
+#define MDGPUD_CUDA_LOAD_TIMEOUT_MS_DEFAULT	60000u
 /* ctx_destroy: how long a worker told to exit or killed may take to be
  * gone before a background thread reaps it (spawn.c). */
 #define MDGPUD_CUDA_REAP_WAIT_MS		1000
@@ -72,6 +79,7 @@ struct mdgpud_backend {
 	uint32_t sup_spin_ns;
 	uint32_t worker_spin_ns;
 	uint64_t hang_timeout_ns;	/* bound of a wait for an answer */
+	uint64_t load_timeout_ns;	/* bound of a module load */
 	uint64_t shutdown_timeout_ns;	/* ctx_destroy: scrub, free, exit */
 	uint32_t stats_enabled;
 	int32_t prio_least, prio_greatest;	/* stream priorities */
@@ -100,10 +108,20 @@ struct mdgpud_bctx {
 	uint32_t last_cu;	/* CUresult of the last failed answer since
 				 * err_clear, or 0 */
 	uint32_t lost_cu;	/* CUresult that lost the context, or 0 */
+	/*
+	 * The request posted without waiting (a module load, rpc.c's
+	 * mdgpud_cuda_pend), or NULL: its slot, the value of `done` that
+	 * answers it, and its deadline.  While set, nothing else is posted.
+	 */
+	struct mdgpud_cuda_rpc_slot *pend_slot;
+	uint32_t pend_target;
+	uint64_t pend_deadline_ns;
 	struct mdgpud_cuda_region *regions;
 	size_t nr_regions, cap_regions;
 	uint32_t next_region;
 	uint32_t sandbox_active;	/* MDGPUD_SANDBOX_* the worker has */
+	struct mdgpud_cuda_cred cred;	/* its ids; a pool's uid is given
+					 * back once it is reaped */
 };
 
 /* spawn.c */
@@ -147,6 +165,13 @@ int mdgpud_cuda_call_copy(struct mdgpud_bctx *ctx,
 			  struct mdgpud_cuda_rpc_slot *s, uint64_t len);
 int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
 			    struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns);
+void mdgpud_cuda_pend(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s,
+		      uint64_t allow_ns);
+int mdgpud_cuda_pend_poll(struct mdgpud_bctx *ctx,
+			  struct mdgpud_cuda_rpc_slot **s);
+int mdgpud_cuda_pend_wait(struct mdgpud_bctx *ctx,
+			  struct mdgpud_cuda_rpc_slot **s);
+void mdgpud_cuda_pend_abort(struct mdgpud_bctx *ctx);
 
 /* info.c: ABI 1.2 introspection ops, and DEVICE_INFO from the probe. */
 void mdgpud_cuda_info_from_probe(struct mdgpu_device_info *d,

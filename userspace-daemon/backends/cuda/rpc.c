@@ -11,6 +11,11 @@
  * process is gone, and every later request of that context fails
  * -ENODEV.  The request that waited fails -ETIMEDOUT, which the core
  * reports as the vGPU's hang.
+ *
+ * A module load is the one request posted without waiting for its
+ * answer (mdgpud_cuda_pend): the driver's JIT of a PTX may take seconds,
+ * which the dispatcher spends on the other vGPUs.  It has its own bound,
+ * be->load_timeout_ns, past which the worker is killed the same way.
  */
 #include "priv.h"
 
@@ -167,16 +172,23 @@ int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
 	return ret > 0 ? -ETIMEDOUT : ret;
 }
 
+/* now + allow_ns + bound_ns, saturating. */
+static uint64_t mdgpud_cuda_deadline_after(uint64_t allow_ns,
+					   uint64_t bound_ns)
+{
+	uint64_t now = mdgpud_cuda_now_ns();
+
+	if (allow_ns > UINT64_MAX - bound_ns ||
+	    now > UINT64_MAX - bound_ns - allow_ns)
+		return UINT64_MAX;
+	return now + allow_ns + bound_ns;
+}
+
 /* now + allow_ns + the hang bound, saturating. */
 static uint64_t mdgpud_cuda_deadline(struct mdgpud_bctx *ctx,
 				     uint64_t allow_ns)
 {
-	uint64_t now = mdgpud_cuda_now_ns();
-	uint64_t d = ctx->be->hang_timeout_ns;
-
-	if (allow_ns > UINT64_MAX - d || now > UINT64_MAX - d - allow_ns)
-		return UINT64_MAX;
-	return now + allow_ns + d;
+	return mdgpud_cuda_deadline_after(allow_ns, ctx->be->hang_timeout_ns);
 }
 
 /*
@@ -216,6 +228,12 @@ struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 		*err = -ENODEV;
 		return NULL;
 	}
+	/* A request behind a module load would wait for the JIT, with the
+	 * wrong bound: the caller collects the load first. */
+	if (ctx->pend_slot) {
+		*err = -EBUSY;
+		return NULL;
+	}
 	/*
 	 * Room in the ring.  `done` is re-read only when the cached value
 	 * says the ring is full, and then the wait lasts until half the ring
@@ -251,6 +269,28 @@ void mdgpud_cuda_post(struct mdgpud_bctx *ctx)
 }
 
 /*
+ * The answer in `s` of the last request posted, which the worker has
+ * given: its status, read once and kept to a negative errno or 0 (the
+ * worker may be hostile), and its CUresult if it failed.
+ */
+static int mdgpud_cuda_collect(struct mdgpud_bctx *ctx,
+			       struct mdgpud_cuda_rpc_slot *s)
+{
+	int ret = *(volatile int32_t *)&s->status;
+
+	ctx->done_seen = ctx->tail;
+	if (ret > 0 || ret < -4095)
+		ret = -EIO;
+	if (ret)
+		ctx->last_cu = s->cu_result;
+	if (ret && atomic_load(&ctx->shm->state) == MDGPUD_CUDA_WORKER_LOST) {
+		/* The context faulted: this answer is its last. */
+		mdgpud_cuda_mark_dead(ctx);
+	}
+	return ret;
+}
+
+/*
  * Waits for the answer to the request just posted from `s`: spinning for
  * spin_ns, then asleep until allow_ns (the time the request may
  * legitimately take) plus the hang bound, then the worker is hung.
@@ -266,15 +306,7 @@ static int mdgpud_cuda_answer(struct mdgpud_bctx *ctx,
 		return mdgpud_cuda_hung(ctx);
 	if (ret)
 		return ret;
-	ctx->done_seen = ctx->tail;
-	ret = s->status;
-	if (ret)
-		ctx->last_cu = s->cu_result;
-	if (ret && atomic_load(&ctx->shm->state) == MDGPUD_CUDA_WORKER_LOST) {
-		/* The context faulted: this answer is its last. */
-		mdgpud_cuda_mark_dead(ctx);
-	}
-	return ret;
+	return mdgpud_cuda_collect(ctx, s);
 }
 
 /* Posts the request in `s` and waits for its answer, due at once. */
@@ -330,4 +362,105 @@ int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
 	}
 	return mdgpud_cuda_answer(ctx, s, spin_ns,
 				  2 * MDGPUD_CUDA_EXPECT_MARGIN_NS);
+}
+
+/*
+ * Posts the request in `s` (a module load) and returns without its
+ * answer.  It may take allow_ns (an image's copy from device memory) plus
+ * the load bound; mdgpud_cuda_pend_poll() or _wait() collects it, and
+ * until then no other request is posted (mdgpud_cuda_slot).
+ */
+void mdgpud_cuda_pend(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s,
+		      uint64_t allow_ns)
+{
+	mdgpud_cuda_post(ctx);
+	ctx->pend_slot = s;
+	ctx->pend_target = ctx->tail;
+	ctx->pend_deadline_ns = mdgpud_cuda_deadline_after(
+		allow_ns, ctx->be->load_timeout_ns);
+}
+
+/* The pending load ran past its bound: the worker is killed, the
+ * context lost as after a hang (ctx_status -ETIMEDOUT). */
+static int mdgpud_cuda_pend_expired(struct mdgpud_bctx *ctx)
+{
+	mdgpud_warn("cuda: vgpu %u: module load not done within %llu ms "
+		    "(module_load_timeout_ms): killing worker %d",
+		    ctx->vgpu_id,
+		    (unsigned long long)(ctx->be->load_timeout_ns / 1000000),
+		    (int)ctx->pid);
+	if (ctx->pid > 0)
+		kill(ctx->pid, SIGKILL);
+	ctx->hung = 1;
+	ctx->dead = 1;
+	return -ETIMEDOUT;
+}
+
+/* After the wait of a pending request ended with ret (0: answered). */
+static int mdgpud_cuda_pend_end(struct mdgpud_bctx *ctx, int ret,
+				struct mdgpud_cuda_rpc_slot **s)
+{
+	if (!ret) {
+		ret = mdgpud_cuda_collect(ctx, ctx->pend_slot);
+		/* Its caller's "still running": not an answer. */
+		if (ret == -EINPROGRESS)
+			ret = -EIO;
+	} else if (ret == -ETIMEDOUT) {
+		ret = mdgpud_cuda_pend_expired(ctx);
+	}
+	*s = ctx->pend_slot;
+	ctx->pend_slot = NULL;
+	return ret;
+}
+
+/*
+ * The pending request's answer, without waiting: -EINPROGRESS while the
+ * worker runs it within its bound, else its status once (then nothing
+ * is pending), *s its slot; -ETIMEDOUT past its bound, -ENODEV if the
+ * worker died.  Only while a request is pending (ctx->pend_slot).
+ */
+int mdgpud_cuda_pend_poll(struct mdgpud_bctx *ctx,
+			  struct mdgpud_cuda_rpc_slot **s)
+{
+	int ret;
+
+	ret = mdgpud_cuda_answered(ctx, ctx->pend_target);
+	if (ret > 0) {
+		if (mdgpud_cuda_now_ns() < ctx->pend_deadline_ns)
+			return -EINPROGRESS;
+		ret = -ETIMEDOUT;
+	}
+	return mdgpud_cuda_pend_end(ctx, ret, s);
+}
+
+/* The same, waiting for it (spinning, then asleep) up to its bound. */
+int mdgpud_cuda_pend_wait(struct mdgpud_bctx *ctx,
+			  struct mdgpud_cuda_rpc_slot **s)
+{
+	int ret;
+
+	ret = mdgpud_cuda_wait_until(ctx, ctx->pend_target,
+				     ctx->be->sup_spin_ns,
+				     ctx->pend_deadline_ns);
+	return mdgpud_cuda_pend_end(ctx, ret, s);
+}
+
+/*
+ * Gives the pending request up (its vGPU is reset or destroyed): the
+ * worker cannot be interrupted in the driver, and waiting would hold the
+ * dispatcher, so it is killed and the context lost (-ENODEV).
+ */
+void mdgpud_cuda_pend_abort(struct mdgpud_bctx *ctx)
+{
+	if (!ctx->pend_slot)
+		return;
+	ctx->pend_slot = NULL;
+	if (ctx->dead)
+		return;
+	mdgpud_info("cuda: vgpu %u: module load given up (vGPU reset or "
+		    "destroyed): killing worker %d", ctx->vgpu_id,
+		    (int)ctx->pid);
+	if (ctx->pid > 0)
+		kill(ctx->pid, SIGKILL);
+	ctx->dead = 1;
 }

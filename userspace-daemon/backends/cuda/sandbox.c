@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The worker sandbox, supervisor side: resolves the configured worker
- * user and group once (backend open), hands each worker its sandbox as an
+ * The worker sandbox, supervisor side: resolves the workers' ids once
+ * (backend open: a pool of uids, one per worker, ids.c, or the one
+ * configured user), hands each worker its sandbox and its ids as an
  * argument (sandbox.h), and checks from /proc what a started worker
  * really runs with, rather than trusting the worker: a required
  * protection that is missing fails the context.  The worker applies the
@@ -117,12 +118,130 @@ static int mdgpud_sandbox_allow(const char *in, char *out, size_t len)
 	return 0;
 }
 
-int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
-			     const struct mdgpud_backend_cfg *cfg)
+/*
+ * A user or group of the system with an id in the workers' range would
+ * share its files (and, for a user, its processes) with a worker: such a
+ * range is refused.  What getpwent/getgrent enumerate is checked: local
+ * files, and directories only where their enumeration is enabled.
+ */
+static int mdgpud_sandbox_range_free(uint32_t base, uint32_t count)
+{
+	struct passwd *pw;
+	struct group *gr;
+	int ret = 0;
+
+	setpwent();
+	while ((pw = getpwent()))
+		if (pw->pw_uid - base < count) {
+			mdgpud_err("cuda: worker uids %u..%u hold user '%s' "
+				   "(%u): choose a range of no user "
+				   "(worker_uid_base)", base, base + count - 1,
+				   pw->pw_name, (unsigned)pw->pw_uid);
+			ret = -EINVAL;
+			break;
+		}
+	endpwent();
+	if (ret)
+		return ret;
+	setgrent();
+	while ((gr = getgrent()))
+		if (gr->gr_gid - base < count) {
+			mdgpud_err("cuda: worker gids %u..%u hold group '%s' "
+				   "(%u): choose a range of no group "
+				   "(worker_uid_base)", base, base + count - 1,
+				   gr->gr_name, (unsigned)gr->gr_gid);
+			ret = -EINVAL;
+			break;
+		}
+	endgrent();
+	return ret;
+}
+
+/*
+ * The workers' ids: a pool of the range, with worker_group as their one
+ * supplementary group when set (device nodes of that group), or the one
+ * user (and group) every worker shares.
+ */
+static int mdgpud_sandbox_ids_init(struct mdgpud_cuda_sandbox *sb,
+				   const struct mdgpud_backend_cfg *cfg)
 {
 	const char *user = cfg->worker_user && *cfg->worker_user ?
 			   cfg->worker_user : MDGPUD_SANDBOX_DEFAULT_USER;
-	char allow[256] = "";
+	const char *group = cfg->worker_group && *cfg->worker_group ?
+			    cfg->worker_group : NULL;
+	uint32_t base = cfg->worker_uid_base, count = cfg->worker_uid_count;
+	int ret;
+
+	sb->group = MDGPUD_SANDBOX_NO_GROUP;
+	if (count) {
+		if (cfg->worker_user && *cfg->worker_user) {
+			mdgpud_err("cuda: worker_user '%s' runs every worker "
+				   "as one user, worker_uid_count %u gives "
+				   "each its own: set one of them (count 0 "
+				   "for worker_user)", cfg->worker_user, count);
+			return -EINVAL;
+		}
+		if (mdgpud_cuda_ids_check_range(base, count)) {
+			mdgpud_err("cuda: worker_uid_base %u, worker_uid_count "
+				   "%u: the range must be 1..%u ids, above 0 "
+				   "and below 4294967295", base, count,
+				   MDGPUD_CUDA_IDS_MAX);
+			return -EINVAL;
+		}
+		if (group && mdgpud_sandbox_group(group, &sb->group)) {
+			mdgpud_err("cuda: worker_group '%s': no such group",
+				   group);
+			return -EINVAL;
+		}
+		if (sb->group == 0) {
+			mdgpud_err("cuda: worker_group must not be root");
+			return -EINVAL;
+		}
+		ret = mdgpud_sandbox_range_free(base, count);
+		if (!ret)
+			ret = mdgpud_cuda_ids_open(base, count, &sb->ids);
+		return ret;
+	}
+	if (mdgpud_sandbox_user(user, &sb->uid, &sb->gid)) {
+		mdgpud_err("cuda: worker_user '%s': no such user", user);
+		return -EINVAL;
+	}
+	if (group && mdgpud_sandbox_group(group, &sb->gid)) {
+		mdgpud_err("cuda: worker_group '%s': no such group", group);
+		return -EINVAL;
+	}
+	if (sb->uid == 0 || sb->gid == 0) {
+		mdgpud_err("cuda: worker_user/worker_group must not be root "
+			   "(uid %u gid %u); worker_sandbox = off says so",
+			   (unsigned)sb->uid, (unsigned)sb->gid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "uids 100..199, one per worker, group 44" or "uid 65534 gid 65534". */
+static void mdgpud_sandbox_ids_name(const struct mdgpud_cuda_sandbox *sb,
+				    const struct mdgpud_backend_cfg *cfg,
+				    char *buf, size_t len)
+{
+	uint32_t base = cfg->worker_uid_base;
+
+	if (!sb->ids)
+		snprintf(buf, len, "uid %u gid %u (one for all workers), no "
+			 "groups", (unsigned)sb->uid, (unsigned)sb->gid);
+	else if (sb->group == MDGPUD_SANDBOX_NO_GROUP)
+		snprintf(buf, len, "uid and gid %u..%u, one per worker, no "
+			 "groups", base, base + cfg->worker_uid_count - 1);
+	else
+		snprintf(buf, len, "uid and gid %u..%u, one per worker, "
+			 "group %u", base, base + cfg->worker_uid_count - 1,
+			 (unsigned)sb->group);
+}
+
+int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
+			     const struct mdgpud_backend_cfg *cfg)
+{
+	char allow[256] = "", ids[128];
 	int ret;
 
 	memset(sb, 0, sizeof(*sb));
@@ -136,33 +255,16 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 	    sb->mode != MDGPUD_SANDBOX_REQUIRED)
 		return -EINVAL;
 	sb->learn = cfg->seccomp_learn;
-	ret = mdgpud_sandbox_user(user, &sb->uid, &sb->gid);
-	if (ret) {
-		mdgpud_err("cuda: worker_user '%s': no such user", user);
-		return -EINVAL;
-	}
-	if (cfg->worker_group && *cfg->worker_group &&
-	    mdgpud_sandbox_group(cfg->worker_group, &sb->gid)) {
-		mdgpud_err("cuda: worker_group '%s': no such group",
-			   cfg->worker_group);
-		return -EINVAL;
-	}
-	if (sb->uid == 0 || sb->gid == 0) {
-		mdgpud_err("cuda: worker_user/worker_group must not be root "
-			   "(uid %u gid %u); worker_sandbox = off says so",
-			   (unsigned)sb->uid, (unsigned)sb->gid);
-		return -EINVAL;
-	}
 	if (cfg->seccomp_allow &&
 	    mdgpud_sandbox_allow(cfg->seccomp_allow, allow, sizeof(allow))) {
 		mdgpud_err("cuda: worker_seccomp_allow '%s': syscall names "
 			   "separated by ','", cfg->seccomp_allow);
 		return -EINVAL;
 	}
-	snprintf(sb->arg, sizeof(sb->arg), "%s%s,%u,%u,%s,%s%s%s",
-		 MDGPUD_SANDBOX_ARG,
-		 sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" : "best-effort",
-		 (unsigned)sb->uid, (unsigned)sb->gid,
+	ret = mdgpud_sandbox_ids_init(sb, cfg);
+	if (ret)
+		return ret;
+	snprintf(sb->arg_tail, sizeof(sb->arg_tail), ",%s,%s%s%s",
 		 sb->learn == 2 ? "audit" : sb->learn ? "learn" : "enforce",
 		 cfg->dev == MDGPUD_WORKER_DEV_PRIVATE ? "private" :
 		 cfg->dev == MDGPUD_WORKER_DEV_HOST ? "host" : "none",
@@ -170,15 +272,16 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 	/*
 	 * No core dumps of the supervisor (tenant data passes through it),
 	 * and no ptrace of it by anything but CAP_SYS_PTRACE: workers run as
-	 * another uid, without that capability, and with ptrace outside
+	 * other uids, without that capability, and with ptrace outside
 	 * their allowlist, so this is the third wall, not the only one.
 	 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		mdgpud_warn("cuda: PR_SET_DUMPABLE 0: %s", strerror(errno));
-	mdgpud_info("cuda: worker sandbox %s: uid %u gid %u, no groups, "
-		    "no_new_privs, seccomp %s%s%s, %s",
+	mdgpud_sandbox_ids_name(sb, cfg, ids, sizeof(ids));
+	mdgpud_info("cuda: worker sandbox %s: %s, no_new_privs, seccomp "
+		    "%s%s%s, %s",
 		    sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" :
-		    "best-effort", (unsigned)sb->uid, (unsigned)sb->gid,
+		    "best-effort", ids,
 		    sb->learn == 2 ? "audit (every syscall allowed and "
 		    "reported)" : sb->learn ? "learn (unlisted syscalls "
 		    "allowed and reported)" : "enforce",
@@ -192,6 +295,58 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 	if (cfg->dev == MDGPUD_WORKER_DEV_NONE)
 		sb->want &= ~MDGPUD_SANDBOX_MOUNTNS;
 	return 0;
+}
+
+void mdgpud_cuda_sandbox_fini(struct mdgpud_cuda_sandbox *sb)
+{
+	mdgpud_cuda_ids_close(sb->ids);
+	sb->ids = NULL;
+}
+
+int mdgpud_cuda_sandbox_cred_get(const struct mdgpud_cuda_sandbox *sb,
+				 uint32_t vgpu_id,
+				 struct mdgpud_cuda_cred *cred)
+{
+	uint32_t id;
+
+	*cred = (struct mdgpud_cuda_cred){
+		.uid = sb->uid, .gid = sb->gid,
+		.group = MDGPUD_SANDBOX_NO_GROUP,
+	};
+	if (!sb->ids)
+		return 0;
+	if (mdgpud_cuda_ids_get(sb->ids, &id)) {
+		mdgpud_err("cuda: vgpu %u: no worker uid free: all %u of the "
+			   "range are held by live workers (worker_uid_count)",
+			   vgpu_id, mdgpud_cuda_ids_in_use(sb->ids));
+		return -EBUSY;
+	}
+	cred->uid = id;
+	cred->gid = id;
+	cred->group = sb->group;
+	cred->pool = sb->ids;
+	return 0;
+}
+
+void mdgpud_cuda_sandbox_cred_put(struct mdgpud_cuda_cred *cred)
+{
+	if (cred->pool)
+		mdgpud_cuda_ids_put(cred->pool, cred->uid);
+	cred->pool = NULL;
+}
+
+void mdgpud_cuda_sandbox_arg(const struct mdgpud_cuda_sandbox *sb,
+			     const struct mdgpud_cuda_cred *cred, char *buf,
+			     size_t len)
+{
+	char group[16] = "-";
+
+	if (cred->group != MDGPUD_SANDBOX_NO_GROUP)
+		snprintf(group, sizeof(group), "%u", (unsigned)cred->group);
+	snprintf(buf, len, "%s%s,%u,%u,%s%s", MDGPUD_SANDBOX_ARG,
+		 sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" :
+		 "best-effort", (unsigned)cred->uid, (unsigned)cred->gid,
+		 group, sb->arg_tail);
 }
 
 void mdgpud_cuda_sandbox_names(uint32_t mask, char *buf, size_t len)
@@ -248,9 +403,10 @@ static int mdgpud_sandbox_status_line(const char *status, const char *key,
 	return -1;
 }
 
-static uint32_t mdgpud_sandbox_read(const struct mdgpud_cuda_sandbox *sb,
+static uint32_t mdgpud_sandbox_read(const struct mdgpud_cuda_cred *cred,
 				    pid_t pid)
 {
+	int ngroups = cred->group == MDGPUD_SANDBOX_NO_GROUP ? 0 : 1;
 	char path[64], status[4096];
 	unsigned long v[4];
 	struct stat self_ns, w_ns;
@@ -266,12 +422,13 @@ static uint32_t mdgpud_sandbox_read(const struct mdgpud_cuda_sandbox *sb,
 	fclose(f);
 	status[len > 0 ? len : 0] = 0;
 	if (mdgpud_sandbox_status_line(status, "Uid", v) == 4 &&
-	    v[0] == sb->uid && v[1] == sb->uid && v[2] == sb->uid &&
-	    v[3] == sb->uid &&
+	    v[0] == cred->uid && v[1] == cred->uid && v[2] == cred->uid &&
+	    v[3] == cred->uid &&
 	    mdgpud_sandbox_status_line(status, "Gid", v) == 4 &&
-	    v[0] == sb->gid && v[1] == sb->gid && v[2] == sb->gid &&
-	    v[3] == sb->gid &&
-	    mdgpud_sandbox_status_line(status, "Groups", v) == 0)
+	    v[0] == cred->gid && v[1] == cred->gid && v[2] == cred->gid &&
+	    v[3] == cred->gid &&
+	    mdgpud_sandbox_status_line(status, "Groups", v) == ngroups &&
+	    (!ngroups || v[0] == cred->group))
 		active |= MDGPUD_SANDBOX_IDS;
 	if (mdgpud_sandbox_status_line(status, "NoNewPrivs", v) == 1 &&
 	    v[0] == 1)
@@ -287,6 +444,7 @@ static uint32_t mdgpud_sandbox_read(const struct mdgpud_cuda_sandbox *sb,
 }
 
 int mdgpud_cuda_sandbox_check(const struct mdgpud_cuda_sandbox *sb,
+			      const struct mdgpud_cuda_cred *cred,
 			      uint32_t vgpu_id, pid_t pid, uint32_t *active)
 {
 	char on[64], off[64];
@@ -295,7 +453,7 @@ int mdgpud_cuda_sandbox_check(const struct mdgpud_cuda_sandbox *sb,
 	*active = 0;
 	if (sb->mode == MDGPUD_SANDBOX_OFF)
 		return 0;
-	*active = mdgpud_sandbox_read(sb, pid);
+	*active = mdgpud_sandbox_read(cred, pid);
 	missing = sb->want & ~*active;
 	mdgpud_cuda_sandbox_names(*active, on, sizeof(on));
 	mdgpud_cuda_sandbox_names(missing, off, sizeof(off));

@@ -226,7 +226,8 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 {
 	struct mdgpud_backend *be = calloc(1, sizeof(*be));
 	struct mdgpud_cuda_rpc_shm *shm;
-	char ordinal[16];
+	struct mdgpud_cuda_cred cred;
+	char ordinal[16], sandbox_arg[MDGPUD_SANDBOX_ARG_MAX];
 	char *argv[5];
 	uint64_t reserve;
 	pid_t pid;
@@ -244,6 +245,9 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	be->hang_timeout_ns = (uint64_t)(cfg->hang_timeout_ms ?
 		cfg->hang_timeout_ms : MDGPUD_CUDA_HANG_TIMEOUT_MS_DEFAULT) *
 		1000000ull;
+	be->load_timeout_ns = (uint64_t)(cfg->module_load_timeout_ms ?
+		cfg->module_load_timeout_ms :
+		MDGPUD_CUDA_LOAD_TIMEOUT_MS_DEFAULT) * 1000000ull;
 	/* A worker's shutdown (scrub, free, exit) has the same bound. */
 	be->shutdown_timeout_ns = (uint64_t)mdgpud_cuda_env_u32(
 		"MDGPUD_CUDA_SHUTDOWN_MS",
@@ -271,22 +275,27 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	 */
 	shm = mdgpud_cuda_shm_new(be, &fd);
 	if (!shm) {
-		ret = -errno;
-		free(be);
-		return ret ? ret : -ENOMEM;
+		ret = errno ? -errno : -ENOMEM;
+		goto err_sandbox;
 	}
 	snprintf(ordinal, sizeof(ordinal), "%d", cfg->device_ordinal);
+	ret = mdgpud_cuda_sandbox_cred_get(&be->sandbox, 0, &cred);
+	if (ret) {
+		close(fd);
+		goto err_shm;
+	}
+	mdgpud_cuda_sandbox_arg(&be->sandbox, &cred, sandbox_arg,
+				sizeof(sandbox_arg));
 	argv[0] = (char *)MDGPUD_CUDA_WORKER_NAME;
 	argv[1] = (char *)"probe";
 	argv[2] = ordinal;
-	argv[3] = be->sandbox.mode ? be->sandbox.arg : NULL;
+	argv[3] = be->sandbox.mode ? sandbox_arg : NULL;
 	argv[4] = NULL;
 	ret = mdgpud_cuda_spawn(be, argv, shm, fd, -1, &pid, &pidfd);
 	close(fd);
 	if (ret) {
-		munmap(shm, sizeof(*shm));
-		free(be);
-		return ret;
+		mdgpud_cuda_sandbox_cred_put(&cred);
+		goto err_shm;
 	}
 	/*
 	 * Wait on the pidfd, not waitpid(): a SIGCHLD handler elsewhere in the
@@ -309,6 +318,7 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 			;
 	}
 	close(pidfd);
+	mdgpud_cuda_sandbox_cred_put(&cred);	/* reaped */
 	st = atomic_load(&shm->state);
 	if (st != MDGPUD_CUDA_WORKER_PROBED) {
 		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
@@ -316,9 +326,8 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		mdgpud_cuda_worker_msg(shm, msg, sizeof(msg));
 		mdgpud_info("cuda: no usable GPU: %s",
 			    msg[0] ? msg : "worker failed to start");
-		munmap(shm, sizeof(*shm));
-		free(be);
-		return -ENODEV;
+		ret = -ENODEV;
+		goto err_shm;
 	}
 
 	memset(&be->info, 0, sizeof(be->info));
@@ -348,10 +357,18 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		*info = be->info;
 	*out = be;
 	return 0;
+
+err_shm:
+	munmap(shm, sizeof(*shm));
+err_sandbox:
+	mdgpud_cuda_sandbox_fini(&be->sandbox);
+	free(be);
+	return ret;
 }
 
 void mdgpud_cuda_close(struct mdgpud_backend *be)
 {
+	mdgpud_cuda_sandbox_fini(&be->sandbox);
 	free(be);
 }
 
@@ -360,15 +377,20 @@ void mdgpud_cuda_close(struct mdgpud_backend *be)
 struct mdgpud_cuda_zombie {
 	pid_t pid;
 	int pidfd;
+	struct mdgpud_cuda_cred cred;	/* its pool held by the thread */
 };
 
 static void *mdgpud_cuda_reaper(void *arg)
 {
 	struct mdgpud_cuda_zombie *z = arg;
+	struct mdgpud_cuda_ids *pool = z->cred.pool;
 
 	while (waitpid(z->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	close(z->pidfd);
+	/* Reaped: its uid may go to another worker. */
+	mdgpud_cuda_sandbox_cred_put(&z->cred);
+	mdgpud_cuda_ids_close(pool);
 	free(z);
 	return NULL;
 }
@@ -379,7 +401,9 @@ static void *mdgpud_cuda_reaper(void *arg)
  * with a running kernel included.  The supervisor waits
  * MDGPUD_CUDA_REAP_WAIT_MS for that and then leaves the zombie to a
  * detached thread, so that destroy, reset and shutdown never wait on a
- * context the driver is still tearing down.
+ * context the driver is still tearing down.  The worker's uid goes back
+ * to the pool once it is reaped, never before: a worker left unreaped
+ * keeps it.
  */
 static void mdgpud_cuda_reap(struct mdgpud_bctx *ctx)
 {
@@ -397,12 +421,16 @@ static void mdgpud_cuda_reap(struct mdgpud_bctx *ctx)
 	if (n > 0) {
 		while (waitpid(ctx->pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		mdgpud_cuda_sandbox_cred_put(&ctx->cred);
 		goto out;
 	}
 	z = malloc(sizeof(*z));
 	if (z && !pthread_attr_init(&attr)) {
 		z->pid = ctx->pid;
 		z->pidfd = ctx->pidfd;
+		z->cred = ctx->cred;
+		if (z->cred.pool)	/* the backend may close first */
+			mdgpud_cuda_ids_hold(z->cred.pool);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		n = pthread_create(&t, &attr, mdgpud_cuda_reaper, z);
 		pthread_attr_destroy(&attr);
@@ -410,16 +438,20 @@ static void mdgpud_cuda_reap(struct mdgpud_bctx *ctx)
 			mdgpud_info("cuda: vgpu %u: worker %d still exiting, "
 				    "reaped in the background", ctx->vgpu_id,
 				    (int)ctx->pid);
+			ctx->cred.pool = NULL;
 			ctx->pid = -1;
 			ctx->pidfd = -1;
 			return;
 		}
+		mdgpud_cuda_ids_close(z->cred.pool);
 	}
 	free(z);
 	/* No thread: a zombie the kernel keeps until the daemon exits
-	 * beats a dispatcher blocked on the driver. */
-	mdgpud_warn("cuda: vgpu %u: worker %d still exiting, left unreaped",
-		    ctx->vgpu_id, (int)ctx->pid);
+	 * beats a dispatcher blocked on the driver.  Its uid stays taken. */
+	mdgpud_warn("cuda: vgpu %u: worker %d still exiting, left unreaped "
+		    "(uid %u not given out again)", ctx->vgpu_id,
+		    (int)ctx->pid, (unsigned)ctx->cred.uid);
+	ctx->cred.pool = NULL;
 out:
 	ctx->pid = -1;
 	if (ctx->pidfd >= 0) {
@@ -433,6 +465,7 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 {
 	struct mdgpud_bctx *ctx = calloc(1, sizeof(*ctx));
 	char ordinal[16], vgpu[16], ppid[16];
+	char sandbox_arg[MDGPUD_SANDBOX_ARG_MAX];
 	char *argv[7];
 	int sv[2], fd, ret;
 	uint32_t st;
@@ -454,6 +487,14 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 		ret = -errno;
 		goto err_shm;
 	}
+	ret = mdgpud_cuda_sandbox_cred_get(&be->sandbox, vgpu_id, &ctx->cred);
+	if (ret) {
+		close(sv[0]);
+		close(sv[1]);
+		goto err_shm;
+	}
+	mdgpud_cuda_sandbox_arg(&be->sandbox, &ctx->cred, sandbox_arg,
+				sizeof(sandbox_arg));
 	snprintf(ordinal, sizeof(ordinal), "%d", be->device_ordinal);
 	snprintf(vgpu, sizeof(vgpu), "%u", vgpu_id);
 	snprintf(ppid, sizeof(ppid), "%d", (int)getpid());
@@ -462,7 +503,7 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 	argv[2] = ordinal;
 	argv[3] = vgpu;
 	argv[4] = ppid;
-	argv[5] = be->sandbox.mode ? be->sandbox.arg : NULL;
+	argv[5] = be->sandbox.mode ? sandbox_arg : NULL;
 	argv[6] = NULL;
 	ret = mdgpud_cuda_spawn(be, argv, ctx->shm, fd, sv[1], &ctx->pid,
 				&ctx->pidfd);
@@ -470,8 +511,10 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 	close(fd);
 	fd = -1;
 	ctx->sock = sv[0];
-	if (ret)
+	if (ret) {
+		mdgpud_cuda_sandbox_cred_put(&ctx->cred);	/* no worker */
 		goto err_sock;
+	}
 	st = mdgpud_cuda_wait_started(ctx->shm, ctx->pid, ctx->pidfd);
 	if (st != MDGPUD_CUDA_WORKER_READY) {
 		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
@@ -485,8 +528,8 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 		goto err_reap;
 	}
 	/* What the worker really got, from /proc, not from the worker. */
-	ret = mdgpud_cuda_sandbox_check(&be->sandbox, vgpu_id, ctx->pid,
-					&ctx->sandbox_active);
+	ret = mdgpud_cuda_sandbox_check(&be->sandbox, &ctx->cred, vgpu_id,
+					ctx->pid, &ctx->sandbox_active);
 	if (ret) {
 		kill(ctx->pid, SIGKILL);
 		ret = -ENODEV;
@@ -515,6 +558,8 @@ void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
 
 	if (!ctx)
 		return;
+	/* A module load under way: SHUTDOWN would wait for the JIT. */
+	mdgpud_cuda_pend_abort(ctx);
 	/*
 	 * The worker scrubs and frees everything, then exits.  A tenant's
 	 * kernel may never end (an endless loop): after shutdown_timeout_ns

@@ -66,14 +66,29 @@ struct mdgpud_backend_cfg {
 	uint32_t hang_timeout_ms; /* cuda: bound of every wait for a worker
 				   * beyond the work's expected time; past
 				   * it the context is lost (0: 5000) */
+	uint32_t module_load_timeout_ms; /* cuda: bound of a module load
+					  * (the driver's JIT), which has
+					  * its own: past it the context is
+					  * lost (0: 60000) */
 	/*
 	 * cuda: the workers' sandbox (Documentation/daemon.md, "Worker
 	 * sandbox").  0 (MDGPUD_SANDBOX_OFF) leaves workers as the daemon
 	 * is; the daemon's config defaults to MDGPUD_SANDBOX_REQUIRED.
 	 */
 	int sandbox;		/* enum mdgpud_worker_sandbox */
-	const char *worker_user;  /* name or uid, NULL = "65534" */
-	const char *worker_group; /* name or gid, NULL = the user's group */
+	/*
+	 * cuda: a uid of its own for each worker, the gid of the same
+	 * number: [worker_uid_base, + worker_uid_count), count at most
+	 * 65536.  Count 0: every worker runs as worker_user.
+	 */
+	uint32_t worker_uid_base;
+	uint32_t worker_uid_count;
+	const char *worker_user;  /* name or uid, NULL = "65534"; only
+				   * with worker_uid_count 0 */
+	const char *worker_group; /* name or gid; with worker_uid_count 0
+				   * the workers' group (NULL = the user's),
+				   * else their supplementary group (NULL =
+				   * none) */
 	int seccomp_learn;	/* 0: enforce; 1: syscalls outside the
 				 * allowlist are reported, not refused;
 				 * 2: every syscall is reported */
@@ -194,6 +209,30 @@ struct mdgpud_backend_ops {
 	 */
 	int (*module_load_dev)(struct mdgpud_bctx *ctx, uint32_t kind,
 			       uint64_t addr, uint64_t len, uint64_t *module);
+	/*
+	 * Optional (NULL: the core waits in module_load/module_load_dev).
+	 * A module load the caller does not wait for: the driver's JIT of
+	 * a PTX may take seconds, which the dispatcher spends on the other
+	 * vGPUs.  module_load_start() and module_load_dev_start() take what
+	 * module_load() and module_load_dev() take and return 0 once the
+	 * load is under way (the image copied: the caller may reuse it),
+	 * or fail as those would, with nothing under way.  While a load is
+	 * under way the context takes no op but module_load_poll(),
+	 * module_load_abort(), ctx_status(), err_code() and ctx_destroy()
+	 * (others fail -EBUSY).  module_load_poll() never waits: it answers
+	 * -EINPROGRESS while the load runs, then once its result, as
+	 * module_load() would (*module on success).  A load not done within
+	 * the backend's own bound (module_load_timeout_ms, not the hang
+	 * bound) fails -ETIMEDOUT and loses the context as a hang does.
+	 * module_load_abort() gives the load up at once (the vGPU is reset
+	 * or destroyed): the context is lost (-ENODEV).
+	 */
+	int (*module_load_start)(struct mdgpud_bctx *ctx, uint32_t kind,
+				 const void *image, size_t len);
+	int (*module_load_dev_start)(struct mdgpud_bctx *ctx, uint32_t kind,
+				     uint64_t addr, uint64_t len);
+	int (*module_load_poll)(struct mdgpud_bctx *ctx, uint64_t *module);
+	void (*module_load_abort)(struct mdgpud_bctx *ctx);
 	int (*module_unload)(struct mdgpud_bctx *ctx, uint64_t module);
 	int (*func_get)(struct mdgpud_bctx *ctx, uint64_t module,
 			const char *name, uint64_t *func);

@@ -20,6 +20,16 @@
 #define MDGPUD_UID_EXEMPT_MAX		16
 /* ctx_overhead_mib = auto. */
 #define MDGPUD_CTX_OVERHEAD_AUTO	UINT64_MAX
+/*
+ * worker_uid_base = auto: MDGPUD_WORKER_UID_AUTO_BASE + cuda_device x
+ * MDGPUD_WORKER_UID_AUTO_STEP, so that the daemons of a host's GPUs (one
+ * per GPU) have ranges apart.  1879048192..2147352575 is a block of uids
+ * systemd leaves unused (its UIDS-GIDS.md), above Debian's subordinate
+ * uids (login.defs SUB_UID_MAX 600100000).
+ */
+#define MDGPUD_WORKER_UID_BASE_AUTO	UINT64_MAX
+#define MDGPUD_WORKER_UID_AUTO_BASE	1879048192u
+#define MDGPUD_WORKER_UID_AUTO_STEP	65536u
 
 /* Every key of the config file; Documentation/daemon.md lists them. */
 struct mdgpud_config {
@@ -35,12 +45,22 @@ struct mdgpud_config {
 	uint64_t cuda_fb_reserve_mib;	/* cuda_fb_reserve_mib */
 	uint32_t hang_timeout_ms;	/* hang_timeout_ms: bound of a wait
 					 * on GPU work past its expected end */
+	uint32_t module_load_timeout_ms; /* module_load_timeout_ms: bound of
+					  * a module load (the driver's JIT) */
 	char cuda_worker[256];		/* cuda_worker, "" = auto */
 	/* cuda workers' sandbox (Documentation/daemon.md, "Worker sandbox") */
 	int worker_sandbox;		/* worker_sandbox = required |
 					 * best-effort | off */
-	char worker_user[64];		/* worker_user, name or uid */
-	char worker_group[64];		/* worker_group, "" = user's group */
+	uint64_t worker_uid_base;	/* worker_uid_base, or _AUTO */
+	uint32_t worker_uid_count;	/* worker_uid_count: a uid of
+					 * [base, base + count) per worker;
+					 * 0 = all run as worker_user */
+	char worker_user[64];		/* worker_user, name or uid, "" =
+					 * unset (65534 with count 0) */
+	char worker_group[64];		/* worker_group: with count 0 the
+					 * workers' group ("" = the user's),
+					 * else their supplementary group
+					 * ("" = none) */
 	int worker_seccomp_learn;	/* worker_seccomp = enforce (0) |
 					 * learn (1) | audit (2) */
 	char worker_seccomp_allow[256];	/* worker_seccomp_allow, names */
@@ -95,6 +115,8 @@ int mdgpud_config_load(struct mdgpud_config *cfg, const char *path,
 		       bool optional, char *err, size_t errlen);
 int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 			   size_t errlen);
+/* The first uid of the workers' range, worker_uid_base = auto resolved. */
+uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg);
 
 struct mdgpud_core;
 struct mdgpud_vgpu;

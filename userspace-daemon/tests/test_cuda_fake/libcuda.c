@@ -34,7 +34,13 @@
  *                                    supervisor (driver code gone rogue)
  *   MDGPUD_FAKE_CUDA_SYSCALL=mount   the worker tries to mount a tmpfs
  *   MDGPUD_FAKE_CUDA_SYSCALL=execve  the worker tries to run /bin/true
- *   (under the worker sandbox's seccomp filter the first two kill the
+ *   MDGPUD_FAKE_CUDA_SYSCALL=sigkill:PID  the worker tries to SIGKILL
+ *                                    process PID through a pipe's SIGIO
+ *                                    (fcntl F_SETOWN and F_SETSIG, which
+ *                                    the allowlist lets through; the
+ *                                    kernel delivers it only to a process
+ *                                    of the worker's own uid)
+ *   (under the worker sandbox's seccomp filter ptrace and mount kill the
  *   worker, and execve fails EPERM, after which the allocation succeeds;
  *   the result of a call that returns is printed on stderr)
  */
@@ -42,7 +48,9 @@
 #include "fake.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -444,6 +452,28 @@ static struct mdgpud_cuda_rpc_shm *fake_find_shm(void)
 	return addr;
 }
 
+/*
+ * SIGKILL to `pid` by way of SIGIO: the pipe's read end is owned by pid
+ * (F_SETOWN), its I/O signal is SIGKILL (F_SETSIG), and a byte written
+ * makes the kernel send it, if the owner's credentials (ours, taken at
+ * F_SETOWN) match pid's uid.  0 once the byte is written.
+ */
+static long fake_sigio_kill(pid_t pid)
+{
+	int p[2];
+	long r = -1;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	if (!fcntl(p[0], F_SETOWN, pid) && !fcntl(p[0], F_SETSIG, SIGKILL) &&
+	    !fcntl(p[0], F_SETFL, O_ASYNC | O_NONBLOCK) &&
+	    write(p[1], "k", 1) == 1)
+		r = 0;
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
 /* MDGPUD_FAKE_CUDA_ALLOC (see the top of this file). */
 static void fake_alloc_misbehave(size_t n)
 {
@@ -463,7 +493,8 @@ static void fake_alloc_misbehave(size_t n)
 			char *const argv[] = { (char *)"true", NULL };
 
 			r = execv("/bin/true", argv);
-		}
+		} else if (!strncmp(sys, "sigkill:", 8))
+			r = fake_sigio_kill((pid_t)atoi(sys + 8));
 		fprintf(stderr, "fake libcuda: %s: %ld (%s)\n", sys, r,
 			r ? strerror(errno) : "ok");
 	}

@@ -36,15 +36,21 @@
  *   launch_info (u64 p): writes how it was launched, 5 u32 at p:
  *     by cuLaunchKernelEx (1) or cuLaunchKernel (0), its COOPERATIVE
  *     attribute, its cluster dimensions x, y, z (0 without one)
+ *
+ * A slow JIT: text holding "mdgpud-fake-jit-ms N" (in a comment, say)
+ * makes cuModuleLoadDataEx take N ms (at most FAKE_JIT_MS_MAX) before it
+ * answers, as the driver's JIT of a large PTX does.
  */
 #include "fake.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mdgpud/cuda_values.h>
@@ -56,6 +62,8 @@
 /* Parameter space of a kernel (CUDA 12.1+: 32764 bytes). */
 #define FAKE_PARAM_BYTES_MAX	32764
 #define FAKE_GLOBAL_BYTES_MAX	(64u << 20)
+#define FAKE_JIT_MARK		"mdgpud-fake-jit-ms "
+#define FAKE_JIT_MS_MAX		600000u
 
 /* H100-like per-SM resources, for the occupancy answers. */
 #define FAKE_SM_COUNT		132
@@ -617,9 +625,22 @@ FAKE_EXPORT mdgpud_cu_result cuModuleLoadDataEx(mdgpud_cu_module *mod,
 						void **val)
 {
 	const char *text = image;
+	const char *jit = strstr(text, FAKE_JIT_MARK);
 
 	if (fake_sticky)
 		return fake_sticky;
+	if (jit) {
+		unsigned long ms = strtoul(jit + strlen(FAKE_JIT_MARK), NULL,
+					   10);
+		struct timespec ts;
+
+		if (ms > FAKE_JIT_MS_MAX)
+			ms = FAKE_JIT_MS_MAX;
+		ts.tv_sec = (time_t)(ms / 1000);
+		ts.tv_nsec = (long)(ms % 1000) * 1000000;
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 	if (strstr(text, "this is not ptx")) {
 		for (unsigned int i = 0; i + 1 < nopt; i++)
 			if (opt[i] == MDGPUD_CU_JIT_ERROR_LOG_BUFFER &&

@@ -8,8 +8,10 @@
  *   1. mount namespace (needs CAP_SYS_ADMIN): / read-only and private,
  *      a new /dev holding only null, zero, urandom and the nvidia*
  *      nodes, a new empty /tmp (HOME points there);
- *   2. ids: no supplementary groups, then the worker gid, then the
- *      worker uid (all of real, effective, saved); not dumpable;
+ *   2. ids: the supplementary groups (none, or the one that may open
+ *      the device nodes), then the worker gid, then the worker uid (all
+ *      of real, effective, saved; its own, or one all workers share);
+ *      not dumpable;
  *   3. PR_SET_NO_NEW_PRIVS;
  *   4. the seccomp allowlist (syscalls outside it kill the process), or
  *      in learn/audit mode a reporter child that logs them and lets them
@@ -74,6 +76,7 @@ struct mdgpud_sb {
 	int required;
 	uid_t uid;
 	gid_t gid;
+	gid_t group;				/* supplementary, or NO_GROUP */
 	enum mdgpud_sb_seccomp seccomp;
 	int dev;				/* enum mdgpud_worker_dev */
 	char allow[MDGPUD_SANDBOX_ARG_MAX];	/* extra names, ':' separated */
@@ -170,18 +173,18 @@ static int mdgpud_sb_fail(struct mdgpud_sb *s, int err, const char *fmt, ...)
 
 static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 {
-	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[6] = { 0 };
-	unsigned long uid, gid;
+	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[7] = { 0 };
+	unsigned long uid, gid, group;
 	char *end;
 	int n = 0;
 
 	if (strlen(spec) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, spec);
-	for (char *t = strtok_r(buf, ",", &save); t && n < 6;
+	for (char *t = strtok_r(buf, ",", &save); t && n < 7;
 	     t = strtok_r(NULL, ",", &save))
 		f[n++] = t;
-	if (n < 5)
+	if (n < 6)
 		return -EINVAL;
 	if (!strcmp(f[0], "required"))
 		s->required = 1;
@@ -195,24 +198,31 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 		return -EINVAL;
 	s->uid = (uid_t)uid;
 	s->gid = (gid_t)gid;
-	if (!strcmp(f[3], "enforce"))
+	s->group = MDGPUD_SANDBOX_NO_GROUP;
+	if (strcmp(f[3], "-")) {
+		group = strtoul(f[3], &end, 10);
+		if (*end || !group || group >= UINT32_MAX)
+			return -EINVAL;
+		s->group = (gid_t)group;
+	}
+	if (!strcmp(f[4], "enforce"))
 		s->seccomp = SB_ENFORCE;
-	else if (!strcmp(f[3], "learn"))
+	else if (!strcmp(f[4], "learn"))
 		s->seccomp = SB_LEARN;
-	else if (!strcmp(f[3], "audit"))
+	else if (!strcmp(f[4], "audit"))
 		s->seccomp = SB_AUDIT;
 	else
 		return -EINVAL;
-	if (!strcmp(f[4], "private"))
+	if (!strcmp(f[5], "private"))
 		s->dev = MDGPUD_WORKER_DEV_PRIVATE;
-	else if (!strcmp(f[4], "host"))
+	else if (!strcmp(f[5], "host"))
 		s->dev = MDGPUD_WORKER_DEV_HOST;
-	else if (!strcmp(f[4], "none"))
+	else if (!strcmp(f[5], "none"))
 		s->dev = MDGPUD_WORKER_DEV_NONE;
 	else
 		return -EINVAL;
-	if (f[5])
-		snprintf(s->allow, sizeof(s->allow), "%s", f[5]);
+	if (f[6])
+		snprintf(s->allow, sizeof(s->allow), "%s", f[6]);
 	return 0;
 }
 
@@ -455,8 +465,13 @@ static int mdgpud_sb_ids(struct mdgpud_sb *s)
 	uid_t r, e, sv;
 	gid_t gr, ge, gs;
 
-	if (setgroups(0, NULL))
-		return mdgpud_sb_fail(s, errno, "setgroups(0)");
+	/* One supplementary group at most: the one that may open the
+	 * device nodes (worker_group) when each worker has its own gid. */
+	if (s->group != MDGPUD_SANDBOX_NO_GROUP ? setgroups(1, &s->group) :
+						  setgroups(0, NULL))
+		return mdgpud_sb_fail(s, errno, "setgroups(%s)",
+				      s->group != MDGPUD_SANDBOX_NO_GROUP ?
+				      "1" : "0");
 	if (setresgid(s->gid, s->gid, s->gid))
 		return mdgpud_sb_fail(s, errno, "setresgid(%u)",
 				      (unsigned)s->gid);
@@ -468,9 +483,11 @@ static int mdgpud_sb_ids(struct mdgpud_sb *s)
 	    ge != s->gid || gs != s->gid)
 		return mdgpud_sb_fail(s, EPERM, "ids did not change");
 	/*
-	 * Not dumpable: workers share one uid, so without this one worker
-	 * could ptrace or read the memory of another (the kernel already
-	 * does it on the uid change unless fs.suid_dumpable = 1).
+	 * Not dumpable (the kernel already does it on the uid change unless
+	 * fs.suid_dumpable = 1): no core dump with tenant data, and no
+	 * ptrace or /proc/PID/mem of it by a process of its own uid, which
+	 * is every other worker when they share one (worker_uid_count = 0)
+	 * and, with a uid each, a process it forked.
 	 */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	return 0;
@@ -524,7 +541,9 @@ static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL,
 			      bad);
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "ioctl", 1, &ioctl_ok, bad);
-	/* Signals to itself only: all workers share one uid. */
+	/* Signals to itself only: workers may share one uid
+	 * (worker_uid_count = 0), and then the kernel would let one
+	 * signal the others. */
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "kill", 1, &to_self, bad);
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "tgkill", 1, &to_self, bad);
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "prlimit64", 1,
