@@ -219,6 +219,56 @@ static int mdgpud_sandbox_ids_init(struct mdgpud_cuda_sandbox *sb,
 	return 0;
 }
 
+/*
+ * environ without CUDA_CACHE_DISABLE, then CUDA_CACHE_DISABLE=1: the JIT
+ * cache lives under $HOME or /tmp, which without a mount namespace are
+ * the host's, and a cache one worker writes and another reads would be a
+ * channel between tenants.  Strings are copied: a later setenv() in the
+ * daemon must not change (or free) what workers are given.
+ */
+static int mdgpud_sandbox_env_init(struct mdgpud_cuda_sandbox *sb)
+{
+	static const char var[] = "CUDA_CACHE_DISABLE=";
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(environ[i], var, sizeof(var) - 1))
+			continue;
+		env[k] = strdup(environ[i]);
+		if (!env[k++])
+			goto err;
+	}
+	env[k] = strdup("CUDA_CACHE_DISABLE=1");
+	if (!env[k])
+		goto err;
+	sb->env = env;
+	return 0;
+err:
+	for (size_t i = 0; i < k; i++)
+		free(env[i]);
+	free(env);
+	return -ENOMEM;
+}
+
+static void mdgpud_sandbox_env_fini(struct mdgpud_cuda_sandbox *sb)
+{
+	for (size_t i = 0; sb->env && sb->env[i]; i++)
+		free(sb->env[i]);
+	free(sb->env);
+	sb->env = NULL;
+}
+
+char *const *mdgpud_cuda_sandbox_env(const struct mdgpud_cuda_sandbox *sb)
+{
+	return sb->env ? sb->env : environ;
+}
+
 /* "uids 100..199, one per worker, group 44" or "uid 65534 gid 65534". */
 static void mdgpud_sandbox_ids_name(const struct mdgpud_cuda_sandbox *sb,
 				    const struct mdgpud_backend_cfg *cfg,
@@ -264,6 +314,14 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 	ret = mdgpud_sandbox_ids_init(sb, cfg);
 	if (ret)
 		return ret;
+	if (cfg->dev == MDGPUD_WORKER_DEV_NONE) {
+		ret = mdgpud_sandbox_env_init(sb);
+		if (ret) {
+			mdgpud_cuda_ids_close(sb->ids);
+			sb->ids = NULL;
+			return ret;
+		}
+	}
 	snprintf(sb->arg_tail, sizeof(sb->arg_tail), ",%s,%s%s%s",
 		 sb->learn == 2 ? "audit" : sb->learn ? "learn" : "enforce",
 		 cfg->dev == MDGPUD_WORKER_DEV_PRIVATE ? "private" :
@@ -299,6 +357,7 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 
 void mdgpud_cuda_sandbox_fini(struct mdgpud_cuda_sandbox *sb)
 {
+	mdgpud_sandbox_env_fini(sb);
 	mdgpud_cuda_ids_close(sb->ids);
 	sb->ids = NULL;
 }

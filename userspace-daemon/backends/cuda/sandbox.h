@@ -88,9 +88,21 @@ struct mdgpud_cuda_sandbox {
 	uint32_t want;			/* MDGPUD_SANDBOX_* asked for */
 	/* The worker's argument after its ids: ",<seccomp>,<dev>[,...]". */
 	char arg_tail[MDGPUD_SANDBOX_ARG_MAX];
+	/*
+	 * The worker's environment where it is not the supervisor's (NULL:
+	 * environ): with worker_dev = none, the supervisor's at init plus
+	 * CUDA_CACHE_DISABLE=1.  Given to execve(), so that the driver sees
+	 * it from the first instruction and /proc/PID/environ shows it.
+	 */
+	char **env;
 };
 
 struct mdgpud_backend_cfg;
+
+/*
+ * The environment to exec a worker with (sb->env or environ).
+ */
+char *const *mdgpud_cuda_sandbox_env(const struct mdgpud_cuda_sandbox *sb);
 
 /*
  * Resolves cfg's worker ids (the pool of worker_uid_base/_count, or

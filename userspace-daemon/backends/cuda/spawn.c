@@ -69,7 +69,7 @@ static int mdgpud_cuda_find_worker(const char *cfg_path, char *out,
 /*
  * fork+exec the worker with shm_fd as fd 3 and sock (or nothing) as fd 4;
  * every other descriptor but stderr is closed, stdin/stdout are /dev/null.
- * The child only makes async-signal-safe calls before execv().
+ * The child only makes async-signal-safe calls before execve().
  */
 static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
 			     struct mdgpud_cuda_rpc_shm *shm, int shm_fd,
@@ -111,7 +111,8 @@ static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
 			_exit(126);
 		close_range(b >= 0 ? MDGPUD_CUDA_WORKER_SOCK_FD + 1
 				   : MDGPUD_CUDA_WORKER_SHM_FD + 1, ~0u, 0);
-		execv(be->worker_path, argv);
+		execve(be->worker_path, argv,
+		       mdgpud_cuda_sandbox_env(&be->sandbox));
 		{
 			/* Tell the supervisor why (plain stores: safe here). */
 			static const char why[] = "exec of the worker failed: ";

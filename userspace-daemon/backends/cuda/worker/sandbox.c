@@ -776,7 +776,9 @@ int mdgpud_worker_sandbox(struct mdgpud_worker *w, int *argc, char **argv)
 	}
 	if (s.dev == MDGPUD_WORKER_DEV_NONE) {
 		/* No private /tmp: no JIT cache either, since a cache shared
-		 * between tenants (one uid) would be a channel between them. */
+		 * between tenants would be a channel between them.  The
+		 * supervisor execs the worker with it set already; this
+		 * covers a worker started some other way. */
 		setenv("CUDA_CACHE_DISABLE", "1", 1);
 		ret = 0;
 	} else {
