@@ -55,6 +55,7 @@
  *
  * The live libraries are mdgpu_cu_libs, under mdgpu_cu.lock.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,17 +85,30 @@ CUmoduleLoadingMode mdgpu_cu_loading_mode(void)
 	return mdgpu_cu_mode;
 }
 
-static CUresult mdgpu_cu_lib_options(CUlibraryOption *options, void **values,
-				     unsigned n)
+/*
+ * Both options are hints whose values mdgpu does not read (the image is
+ * always copied), so values may be NULL: cuBLASLt 13 loads its cubins with
+ * one option, CU_LIBRARY_BINARY_IS_PRESERVED, and no values array, which
+ * the real driver accepts (measured on driver 580).  That option names the
+ * caller's buffer, so with a file (no buffer) it is invalid, as cuda.h
+ * says.
+ */
+static CUresult mdgpu_cu_lib_options(CUlibraryOption *options, unsigned n,
+				     bool from_file)
 {
-	if (n && (!options || !values))
+	if (n && !options)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (unsigned i = 0; i < n; i++) {
 		switch (options[i]) {
 		case CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE:
+			break;
 		case CU_LIBRARY_BINARY_IS_PRESERVED:
+			if (from_file)
+				return CUDA_ERROR_INVALID_VALUE;
 			break;
 		default:
+			mdgpu_cu_log("library option %d is not known",
+				     (int)options[i]);
 			return CUDA_ERROR_INVALID_VALUE;
 		}
 	}
@@ -132,7 +146,6 @@ static CUresult mdgpu_cu_lib_load(const char *who, CUlibrary *library,
 				  void **jitOptionsValues,
 				  unsigned numJitOptions,
 				  CUlibraryOption *libraryOptions,
-				  void **libraryOptionValues,
 				  unsigned numLibraryOptions)
 {
 	struct CUlib_st *lib;
@@ -145,8 +158,8 @@ static CUresult mdgpu_cu_lib_load(const char *who, CUlibrary *library,
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_jit_options(numJitOptions, jitOptions, jitOptionsValues);
 	if (!r)
-		r = mdgpu_cu_lib_options(libraryOptions, libraryOptionValues,
-					 numLibraryOptions);
+		r = mdgpu_cu_lib_options(libraryOptions, numLibraryOptions,
+					 false);
 	if (r)
 		return r;
 	r = mdgpu_cu_enter();
@@ -188,10 +201,10 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code,
 				   void **libraryOptionValues,
 				   unsigned int numLibraryOptions)
 {
+	(void)libraryOptionValues;	/* no option mdgpu reads has a value */
 	return mdgpu_cu_lib_load("cuLibraryLoadData", library, code,
 				 jitOptions, jitOptionsValues, numJitOptions,
-				 libraryOptions, libraryOptionValues,
-				 numLibraryOptions);
+				 libraryOptions, numLibraryOptions);
 }
 
 CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
@@ -209,8 +222,12 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
 	CUresult r;
 	char *buf;
 
+	(void)libraryOptionValues;	/* no option mdgpu reads has a value */
 	if (!library || !fileName)
 		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_lib_options(libraryOptions, numLibraryOptions, true);
+	if (r)
+		return r;
 	r = mdgpu_cu_read_file("cuLibraryLoadFromFile", fileName, &buf, &len);
 	if (r)
 		return r;
@@ -222,7 +239,7 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
 		r = mdgpu_cu_lib_load("cuLibraryLoadFromFile", library, buf,
 				      jitOptions, jitOptionsValues,
 				      numJitOptions, libraryOptions,
-				      libraryOptionValues, numLibraryOptions);
+				      numLibraryOptions);
 	free(buf);
 	return r;
 }

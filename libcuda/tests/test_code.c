@@ -322,8 +322,14 @@ static void test_library_load(void)
 	snprintf(path, sizeof(path), "%s/none.ptx", tmpdir);
 	EXPECT_RES(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL,
 					 NULL, 0), CUDA_ERROR_FILE_NOT_FOUND);
+	/* The preserved-binary hint names a buffer: not with a file. */
+	EXPECT_RES(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, &pres,
+					 NULL, 1), CUDA_ERROR_INVALID_VALUE);
 	/* Lazy: the image is checked, not loaded. */
 	OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, &pres, &val, 1));
+	OK(cuLibraryUnload(lib));
+	/* The hint without a values array, as cuBLASLt 13 passes it. */
+	OK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, &pres, NULL, 1));
 	OK(cuLibraryUnload(lib));
 }
 
