@@ -157,6 +157,7 @@ static CUresult mdgpu_cu_ctx_new(CUcontext *pctx, unsigned flags,
 	}
 	ctx->flags = flags;
 	ctx->id = mdgpu_cu_ctx_next_id();
+	ctx->stream_id = mdgpu_cu_stream_next_id();
 	if (mdgpu_cu_push(ctx)) {
 		mdgpu_cu_set_del(&mdgpu_cu.ctxs, ctx);
 		free(ctx);

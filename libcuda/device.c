@@ -236,6 +236,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		mdgpu_cu.primary.flags = mdgpu_cu.primary_flags;
 		/* Each activation is a new context to cuCtxGetId. */
 		mdgpu_cu.primary.id = mdgpu_cu_ctx_next_id();
+		mdgpu_cu.primary.stream_id = mdgpu_cu_stream_next_id();
 	}
 	if (mdgpu_cu.primary_refs == UINT32_MAX) {
 		r = CUDA_ERROR_INVALID_VALUE;

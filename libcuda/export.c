@@ -380,19 +380,69 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_ctxchk[4] = {
 /* ---- TOOLS_CONTEXT --------------------------------------------------- */
 
 /*
- * 93 slots on driver 580 (size 0x2e8), of which cuBLASLt (13.1) calls
- * only slot 4 in the paths measured on the H100: (CUcontext ctx,
- * uint64_t *id), the context's id.  The real driver stores 1 for the
- * runtime's primary context in a process that made no other, the number
- * cuCtxGetId answers, so the slot is cuCtxGetId itself.  Without the
- * table cuBLASLt fails its matmul heuristics with
- * CUBLAS_STATUS_NOT_SUPPORTED.  The other slots share one stub that logs
- * and answers NOT_SUPPORTED (so the log cannot name the slot).
+ * 93 slots on driver 580 (size 0x2e8).  Three are used by the libraries
+ * measured on the H100 (cuBLAS and cuBLASLt 13.1, cuFFT 12):
+ *
+ *   4:  (CUcontext ctx, uint64_t *id): the context's id.  The real driver
+ *       stores 1 for the runtime's primary context in a process that made
+ *       no other, the number cuCtxGetId answers, so the slot is cuCtxGetId
+ *       itself.  Without it cuBLASLt fails its matmul heuristics with
+ *       CUBLAS_STATUS_NOT_SUPPORTED.
+ *   51: (CUcontext ctx, CUstream stream, void **obj): the driver's object
+ *       for a stream of ctx (NULL, CU_STREAM_LEGACY and
+ *       CU_STREAM_PER_THREAD included); an opaque pointer to the caller.
+ *   39: (CUcontext ctx, void *obj, uint64_t *id): that stream's id, the
+ *       number cuStreamGetId answers (measured: 7 for the legacy stream,
+ *       13, 14, 15 for the next three created, 8 bytes written).
+ *
+ * cuBLAS calls 51 then 39 for the stream of each call (CuPy's matmul);
+ * without them it fails with CUBLAS_STATUS_INTERNAL_ERROR.  Here the
+ * object is the CUstream itself, or CU_STREAM_LEGACY for the default
+ * streams, which are one stream (stream.c).  The other slots share one
+ * stub that logs and answers NOT_SUPPORTED (so the log cannot name the
+ * slot).
  */
+static CUresult mdgpu_cu_tctx_stream(CUcontext ctx, CUstream s, void **obj)
+{
+	CUresult r;
+
+	if (!obj)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	if (ctx && !mdgpu_cu_ctx_live(ctx))
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	if (!r)
+		r = mdgpu_cu_stream_check(s);
+	if (!r)
+		*obj = mdgpu_cu_stream_handle(s) ? (void *)s :
+						   (void *)CU_STREAM_LEGACY;
+	mdgpu_cu_leave();
+	return r;
+}
+
+static CUresult mdgpu_cu_tctx_stream_id(CUcontext ctx, CUstream obj,
+					uint64_t *id)
+{
+	CUresult r;
+
+	if (!id || !obj)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_check(obj);
+	if (!r)
+		r = mdgpu_cu_stream_id(ctx, obj, id);
+	mdgpu_cu_leave();
+	return r;
+}
+
 static CUresult mdgpu_cu_tctx_other(uintptr_t a0, uintptr_t a1, uintptr_t a2,
 				    uintptr_t a3)
 {
-	return mdgpu_cu_xt_unknown("TOOLS_CONTEXT slot other than 4: "
+	return mdgpu_cu_xt_unknown("TOOLS_CONTEXT slot other than 4, 39, 51: "
 				   "tools_context", 0, a0, a1, a2, a3);
 }
 
@@ -401,7 +451,11 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tctx[MDGPU_CU_TCTX_SLOTS] = {
 	[0] = { .size = MDGPU_CU_TCTX_SLOTS * sizeof(union mdgpu_cu_xt_slot) },
 	[1 ... 3] = XT_FN(mdgpu_cu_tctx_other),
 	[4] = XT_FN(cuCtxGetId),
-	[5 ... MDGPU_CU_TCTX_SLOTS - 1] = XT_FN(mdgpu_cu_tctx_other),
+	[5 ... 38] = XT_FN(mdgpu_cu_tctx_other),
+	[39] = XT_FN(mdgpu_cu_tctx_stream_id),
+	[40 ... 50] = XT_FN(mdgpu_cu_tctx_other),
+	[51] = XT_FN(mdgpu_cu_tctx_stream),
+	[52 ... MDGPU_CU_TCTX_SLOTS - 1] = XT_FN(mdgpu_cu_tctx_other),
 };
 
 /* ---- INTEGRITY_CHECK ------------------------------------------------- */

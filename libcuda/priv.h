@@ -49,6 +49,7 @@ struct CUctx_st {
 	bool primary;
 	unsigned flags;
 	uint64_t id;		/* cuCtxGetId: unique in the process, from 1 */
+	uint64_t stream_id;	/* cuStreamGetId of its default stream */
 };
 
 /*
@@ -112,6 +113,7 @@ struct CUstream_st {
 	unsigned flags;
 	int priority;
 	uint32_t handle;
+	uint64_t id;			/* cuStreamGetId */
 	struct mdgpu_cu_member *cap;	/* its part in a capture (graph.c) */
 };
 
@@ -142,6 +144,7 @@ struct mdgpu_cu_state {
 	struct CUctx_st primary;
 	unsigned primary_refs;
 	uint64_t next_ctx_id;	/* the next context's id, 0 until the first */
+	uint64_t next_stream_id; /* the same for streams (stream.c) */
 	unsigned primary_flags;
 	struct mdgpu_cu_set ctxs;	/* CUcontext; primary while refs > 0 */
 	struct mdgpu_cu_set allocs;	/* struct mdgpu_cu_alloc * */
@@ -181,6 +184,14 @@ bool mdgpu_cu_ctx_live(CUcontext ctx);
 CUcontext mdgpu_cu_current(void);
 /* Under the lock: the id of a context being made (cuCtxGetId). */
 uint64_t mdgpu_cu_ctx_next_id(void);
+/* Under the lock: a new stream id (a context's default stream takes one). */
+uint64_t mdgpu_cu_stream_next_id(void);
+/*
+ * Under the lock: cuStreamGetId of s, a stream of ctx's (a default
+ * stream: ctx's own; ctx NULL: the current context).  A created stream
+ * must have passed mdgpu_cu_stream_check().
+ */
+CUresult mdgpu_cu_stream_id(CUcontext ctx, CUstream s, uint64_t *id);
 /* Under the lock: a stream argument (NULL, CU_STREAM_LEGACY,
  * CU_STREAM_PER_THREAD or a live stream of a live context). */
 CUresult mdgpu_cu_stream_check(CUstream s);

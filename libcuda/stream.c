@@ -10,6 +10,12 @@
  * default streams would not synchronise with the legacy one, so this is
  * stricter than CUDA requires and never wrong.
  *
+ * Stream ids (cuStreamGetId, and the private table cuBLAS reads them
+ * through, export.c) are unique in the process and never reused, as in
+ * CUDA: each created stream takes one, and each context one for its
+ * default stream, which CU_STREAM_PER_THREAD shares since it is the same
+ * stream here (CUDA gives the per-thread stream an id of its own).
+ *
  * Event records and stream waits are queued without a round trip; queries
  * ask the daemon (CUDA_ERROR_NOT_READY while work is pending);
  * synchronisation waits in the daemon, bounded by its hang bound.  An
@@ -30,6 +36,27 @@ CUresult mdgpu_cu_stream_check(CUstream s)
 	if (!mdgpu_cu_set_has(&mdgpu_cu.streams, s) ||
 	    !mdgpu_cu_ctx_live(s->ctx))
 		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_SUCCESS;
+}
+
+uint64_t mdgpu_cu_stream_next_id(void)
+{
+	return ++mdgpu_cu.next_stream_id;
+}
+
+CUresult mdgpu_cu_stream_id(CUcontext ctx, CUstream s, uint64_t *id)
+{
+	if (mdgpu_cu_stream_handle(s)) {
+		*id = s->id;
+		return CUDA_SUCCESS;
+	}
+	if (!ctx)
+		ctx = mdgpu_cu_current();
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!mdgpu_cu_ctx_live(ctx))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*id = ctx->stream_id;
 	return CUDA_SUCCESS;
 }
 
@@ -118,6 +145,7 @@ CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream,
 	s->ctx = ctx;
 	s->flags = flags;
 	s->priority = priority;
+	s->id = mdgpu_cu_stream_next_id();
 	*phStream = s;
 out:
 	mdgpu_cu_leave();
@@ -245,6 +273,23 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 	return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+{
+	uint64_t id = 0;
+	CUresult r;
+
+	if (!streamId)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_stream_enter(hStream);
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_id(NULL, hStream, &id);
+	mdgpu_cu_leave();
+	if (!r)
+		*streamId = id;
+	return r;
+}
+
 static CUresult mdgpu_cu_event_check(CUevent e)
 {
 	if (!mdgpu_cu_set_has(&mdgpu_cu.events, e) ||
@@ -285,6 +330,7 @@ MDGPU_CU_ALIAS(cuStreamQuery_ptsz, cuStreamQuery);
 MDGPU_CU_ALIAS(cuStreamGetFlags_ptsz, cuStreamGetFlags);
 MDGPU_CU_ALIAS(cuStreamGetPriority_ptsz, cuStreamGetPriority);
 MDGPU_CU_ALIAS(cuStreamGetCtx_ptsz, cuStreamGetCtx);
+MDGPU_CU_ALIAS(cuStreamGetId_ptsz, cuStreamGetId);
 MDGPU_CU_ALIAS(cuStreamWaitEvent_ptsz, cuStreamWaitEvent);
 
 CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)

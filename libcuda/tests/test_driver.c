@@ -693,6 +693,83 @@ static void test_ctx_id(void)
 	OK(cuDevicePrimaryCtxRelease(0));
 }
 
+/*
+ * cuStreamGetId, and TOOLS_CONTEXT slots 51 (a stream's object) and 39
+ * (its id) as cuBLAS calls them: ids unique in the process, never reused,
+ * the default streams one stream with its context's id.
+ */
+static void test_stream_id(void)
+{
+	static const CUuuid tctx_id = { {
+		0x21, 0x31, (char)0x8c, 0x60, (char)0x97, 0x14, 0x32, 0x48,
+		(char)0x8c, (char)0xa6, 0x41, (char)0xff, 0x73, 0x24,
+		(char)0xc8, (char)0xf2 } };
+	CUresult (*obj_of)(CUcontext, CUstream, void **);
+	CUresult (*id_of)(CUcontext, void *, unsigned long long *);
+	unsigned long long d = 0, p = 0, l = 0, s1 = 0, s2 = 0, s3 = 0, o = 0;
+	unsigned long long other = 0, v = 0;
+	const void *const *tbl = NULL;
+	CUcontext pctx, ctx, saved;
+	CUstream a, b, c;
+	void *obj = NULL;
+
+	OK(cuGetExportTable((const void **)&tbl, &tctx_id));
+	EXPECT(tbl != NULL);
+	if (!tbl)
+		return;
+	obj_of = (CUresult (*)(CUcontext, CUstream, void **))tbl[51];
+	id_of = (CUresult (*)(CUcontext, void *, unsigned long long *))tbl[39];
+
+	OK(cuDevicePrimaryCtxRetain(&pctx, 0));
+	OK(cuCtxPushCurrent(pctx));
+	OK(cuStreamGetId(NULL, &d));
+	OK(cuStreamGetId(CU_STREAM_LEGACY, &l));
+	OK(cuStreamGetId(CU_STREAM_PER_THREAD, &p));
+	EXPECT(d >= 1 && l == d && p == d);
+	OK(cuStreamCreate(&a, 0));
+	OK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
+	OK(cuStreamGetId(a, &s1));
+	OK(cuStreamGetId(b, &s2));
+	EXPECT(s1 > d && s2 > s1);
+	OK(cuStreamDestroy(b));
+	EXPECT_RES(cuStreamGetId(b, &v), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(obj_of(pctx, b, &obj), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(id_of(pctx, (void *)b, &o), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuStreamGetId(a, NULL), CUDA_ERROR_INVALID_VALUE);
+	/* c may reuse b's address: b is not named after this. */
+	OK(cuStreamCreate(&c, 0));
+	OK(cuStreamGetId(c, &s3));
+	EXPECT(s3 > s2);			/* never reused */
+
+	/* Another context: its own default stream id. */
+	OK(cuCtxCreate(&ctx, NULL, 0, 0));
+	OK(cuStreamGetId(NULL, &other));
+	EXPECT(other != d && other > s3);
+	OK(cuStreamGetId(a, &v));		/* a created stream: its own */
+	EXPECT(v == s1);
+
+	OK(obj_of(pctx, NULL, &obj));
+	EXPECT(obj != NULL);
+	OK(id_of(pctx, obj, &o));
+	EXPECT(o == d);				/* pctx's, not the current's */
+	OK(obj_of(ctx, CU_STREAM_LEGACY, &obj));
+	OK(id_of(ctx, obj, &o));
+	EXPECT(o == other);
+	OK(obj_of(pctx, a, &obj));
+	OK(id_of(pctx, obj, &o));
+	EXPECT(o == s1);
+	EXPECT_RES(obj_of(pctx, a, NULL), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(id_of(pctx, NULL, &o), CUDA_ERROR_INVALID_VALUE);
+
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == ctx);
+	OK(cuCtxDestroy(ctx));
+	OK(cuStreamDestroy(a));
+	OK(cuStreamDestroy(c));
+	OK(cuCtxPopCurrent(&saved));
+	OK(cuDevicePrimaryCtxRelease(0));
+}
+
 /* ---------------------------------------------------------------- */
 /* Stream capture and graphs (the sim backend runs memsets and copies). */
 
@@ -1399,6 +1476,7 @@ int main(int argc, char **argv)
 	test_unsupported();
 	test_tools_tls();
 	test_ctx_id();
+	test_stream_id();
 	printf("test_driver: %u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
