@@ -76,7 +76,9 @@ struct mdgpu_cu_host {
 
 /*
  * A module of the vGPU.  ctx is the context that loaded it, NULL for a
- * library's module (lib set), which no context owns (code.h).
+ * library's module (lib set), which no context owns (code.h).  Its
+ * kernels' names are asked of the daemon once, when first needed
+ * (listed): nr_kernels names in `kernels`, each NUL-terminated.
  */
 struct CUmod_st {
 	CUcontext ctx;
@@ -85,6 +87,9 @@ struct CUmod_st {
 	char *ptx;			/* PTX text, NULL for a cubin */
 	size_t ptx_len;
 	struct mdgpu_cu_set globals;	/* struct mdgpu_cu_alloc * */
+	bool listed;
+	char *kernels;			/* NULL when there is none */
+	uint32_t nr_kernels;
 };
 
 /*
