@@ -250,15 +250,7 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
 /* Entry of the calls on a library: the lock held and lib live. */
 static CUresult mdgpu_cu_enter_lib(CUlibrary lib)
 {
-	CUresult r = mdgpu_cu_enter();
-
-	if (r)
-		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu_libs, lib)) {
-		mdgpu_cu_leave();
-		return CUDA_ERROR_INVALID_HANDLE;
-	}
-	return CUDA_SUCCESS;
+	return mdgpu_cu_enter_obj(&mdgpu_cu_libs, lib, NULL);
 }
 
 /* A library never loaded goes without the daemon. */

@@ -483,6 +483,13 @@ CUresult mdgpu_cu_module_funcs(CUmodule m, CUfunction *out, unsigned max,
 	return CUDA_SUCCESS;
 }
 
+/* Entry of the calls on a module: the lock held and m live (ctx: as
+ * mdgpu_cu_enter_obj's). */
+static CUresult mdgpu_cu_enter_mod(CUmodule m, CUcontext *ctx)
+{
+	return mdgpu_cu_enter_obj(&mdgpu_cu.mods, m, ctx);
+}
+
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 				     const char *name)
 {
@@ -491,13 +498,10 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 
 	if (!hfunc || !mdgpu_cu_name_ok(name))
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter_ctx(&ctx);
+	r = mdgpu_cu_enter_mod(hmod, &ctx);
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, hmod))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		r = mdgpu_cu_function(hmod, name, hfunc);
+	r = mdgpu_cu_function(hmod, name, hfunc);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -518,13 +522,10 @@ CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
 
 	if (!count)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter();
+	r = mdgpu_cu_enter_mod(mod, NULL);
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, mod))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		r = mdgpu_cu_module_funcs(mod, NULL, 0, count);
+	r = mdgpu_cu_module_funcs(mod, NULL, 0, count);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -539,13 +540,10 @@ CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions,
 
 	if (!functions)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter_ctx(&ctx);
+	r = mdgpu_cu_enter_mod(mod, &ctx);
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, mod))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		r = mdgpu_cu_module_funcs(mod, functions, numFunctions, &count);
+	r = mdgpu_cu_module_funcs(mod, functions, numFunctions, &count);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -588,13 +586,10 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
 
 	if (!mdgpu_cu_name_ok(name))
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter_ctx(&ctx);
+	r = mdgpu_cu_enter_mod(hmod, &ctx);
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, hmod))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		r = mdgpu_cu_global(hmod, ctx, name, dptr, bytes);
+	r = mdgpu_cu_global(hmod, ctx, name, dptr, bytes);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -684,15 +679,7 @@ CUresult mdgpu_cu_param_info(CUfunction f, size_t index, size_t *offset,
 /* Entry of the cuFunc* calls: the lock held and f live, or an error. */
 static CUresult mdgpu_cu_enter_func(CUfunction f)
 {
-	CUresult r = mdgpu_cu_enter();
-
-	if (r)
-		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.funcs, f)) {
-		mdgpu_cu_leave();
-		return CUDA_ERROR_INVALID_HANDLE;
-	}
-	return CUDA_SUCCESS;
+	return mdgpu_cu_enter_obj(&mdgpu_cu.funcs, f, NULL);
 }
 
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,

@@ -180,6 +180,14 @@ CUresult mdgpu_cu_enter(void);
 void mdgpu_cu_leave(void);
 /* mdgpu_cu_enter, then the calling thread's current context (live). */
 CUresult mdgpu_cu_enter_ctx(CUcontext *ctx);
+/*
+ * Entry of a call on an object of the set s: mdgpu_cu_enter, or
+ * mdgpu_cu_enter_ctx when ctx is not NULL (the call needs a current
+ * context: INVALID_CONTEXT comes first), then CUDA_ERROR_INVALID_HANDLE
+ * unless p is in s.  On CUDA_SUCCESS the caller holds the lock.
+ */
+CUresult mdgpu_cu_enter_obj(const struct mdgpu_cu_set *s, const void *p,
+			    CUcontext *ctx);
 /* Under the lock: is ctx a live context. */
 bool mdgpu_cu_ctx_live(CUcontext ctx);
 /* Under the lock: the calling thread's current context if live. */

@@ -592,6 +592,20 @@ static uint32_t load_ptx(struct env *e, const char *ptx)
 	return (uint32_t)ok(e, 0, &c);
 }
 
+/* MODULE_FUNCS c on vGPU 0 into dst, whose first 256 bytes are filled
+ * with 0xa5 first: it answers the whole list's size and count. */
+static void list_funcs(struct env *e, const struct mdgpu_cmd *c,
+		       uint8_t *dst, uint64_t size, uint64_t count)
+{
+	struct mdgpu_cpl cpl;
+
+	memset(dst, 0xa5, 256);
+	cpl = call(e, 0, c);
+	assert_int_equal(cpl.status, 0);
+	assert_int_equal(cpl.result, size);
+	assert_int_equal(cpl.result2, count);
+}
+
 /*
  * MODULE_FUNCS (ABI 1.5) through the ring: test_ptx's kernels in the
  * order the fake lists them (declaration order), into the aperture and by
@@ -605,35 +619,25 @@ static void test_module_funcs(void **state)
 	uint32_t mod = load_module(e), none, gone;
 	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_FUNCS);
 	uint8_t *out = e->ap[0] + 2 * MIB, *g = e->f[0].guest + 0x20000;
-	struct mdgpu_cpl cpl;
 	uint64_t dmas;
 
 	c.info.addr = 2 * MIB;
 	c.info.len = 256;
 	c.info.space = MDGPU_SPACE_APERTURE;
 	c.info.handle = mod;
-	memset(out, 0xa5, 256);
-	cpl = call(e, 0, &c);
-	assert_int_equal(cpl.status, 0);
-	assert_int_equal(cpl.result, sizeof(list));
-	assert_int_equal(cpl.result2, 4);
+	list_funcs(e, &c, out, sizeof(list), 4);
 	assert_memory_equal(out, list, sizeof(list));
 	assert_int_equal(out[sizeof(list)], 0xa5);
 
 	/* Room for two names and part of the third: two. */
 	c.info.len = 20;
-	memset(out, 0xa5, 256);
-	cpl = call(e, 0, &c);
-	assert_int_equal(cpl.status, 0);
-	assert_int_equal(cpl.result, sizeof(list));
-	assert_int_equal(cpl.result2, 4);
+	list_funcs(e, &c, out, sizeof(list), 4);
 	assert_memory_equal(out, list, 11);	/* "k", "vadd_f32" */
 	assert_int_equal(out[11], 0xa5);
 	assert_int_equal(out[19], 0xa5);
 	/* No room for the first: nothing written. */
 	c.info.len = 1;
-	memset(out, 0xa5, 256);
-	assert_int_equal(ok(e, 0, &c), sizeof(list));
+	list_funcs(e, &c, out, sizeof(list), 4);
 	assert_int_equal(out[0], 0xa5);
 
 	/* Guest memory by IOVA, with a buffer larger than DEVICE_INFO's
@@ -641,17 +645,12 @@ static void test_module_funcs(void **state)
 	c.info.addr = 0x20000;
 	c.info.len = 4 * MDGPU_INFO_MAX;
 	c.info.space = MDGPU_SPACE_IOVA;
-	memset(g, 0xa5, 256);
-	cpl = call(e, 0, &c);
-	assert_int_equal(cpl.status, 0);
-	assert_int_equal(cpl.result, sizeof(list));
-	assert_int_equal(cpl.result2, 4);
+	list_funcs(e, &c, g, sizeof(list), 4);
 	assert_memory_equal(g, list, sizeof(list));
 	assert_int_equal(g[sizeof(list)], 0xa5);
 	c.info.len = 1;
-	memset(g, 0xa5, 256);
 	dmas = e->f[0].dma_calls;
-	assert_int_equal(ok(e, 0, &c), sizeof(list));
+	list_funcs(e, &c, g, sizeof(list), 4);
 	assert_int_equal(e->f[0].dma_calls, dmas);
 	assert_int_equal(g[0], 0xa5);
 	c.info.addr = GUEST_SIZE - 8;		/* not mapped by the guest */
@@ -670,11 +669,7 @@ static void test_module_funcs(void **state)
 			".address_size 64\n.visible .global .u32 g;\n");
 	c.info.handle = none;
 	c.info.len = 64;
-	memset(out, 0xa5, 64);
-	cpl = call(e, 0, &c);
-	assert_int_equal(cpl.status, 0);
-	assert_int_equal(cpl.result, 0);
-	assert_int_equal(cpl.result2, 0);
+	list_funcs(e, &c, out, 0, 0);
 	assert_int_equal(out[0], 0xa5);
 
 	/* An unloaded module is gone. */
