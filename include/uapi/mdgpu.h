@@ -196,10 +196,11 @@ enum mdgpu_opcode {
 	MDGPU_OP_MODULE_GLOBAL = 25,	/* result: address, result2: bytes */
 	MDGPU_OP_CTX_LIMIT = 26,	/* result: the limit's value */
 	MDGPU_OP_OCCUPANCY = 27,	/* result: see enum mdgpu_occupancy */
-	/* ABI 1.5 */
-	MDGPU_OP_MODULE_FUNCS = 28,	/* writes the module's kernel names;
-					 * result: bytes of the whole list,
-					 * result2: number of kernels */
+	/*
+	 * ABI 1.5.  MODULE_FUNCS writes the names of a module's kernels;
+	 * result: bytes of the whole list, result2: number of kernels.
+	 */
+	MDGPU_OP_MODULE_FUNCS = 28,
 	MDGPU_OP_COUNT
 };
 
@@ -451,19 +452,19 @@ struct mdgpu_cmd_stream {
  * answer's full size, so a client whose buffer was short can tell and ask
  * again with a larger one.
  *
- * MODULE_FUNCS' answer is the names of the module's kernels (entry
- * functions) in the host driver's order, each NUL-terminated, one after
- * the other: as many whole names as fit in len bytes, never part of one
- * (the bytes after the last whole name are left as they were); result2
- * is the number of kernels in the whole list.
+ * FUNC_INFO's handle is a function, MODULE_FUNCS' a module (DEVICE_INFO:
+ * 0).  MODULE_FUNCS' len may be up to MDGPU_FUNCS_MAX, and its answer is
+ * the names of the module's kernels (entry functions) in the host
+ * driver's order, each NUL-terminated, one after the other: as many
+ * whole names as fit in len bytes, never part of one (the bytes after
+ * the last whole name are left as they were); result2 is the number of
+ * kernels in the whole list.
  */
 struct mdgpu_cmd_info {
 	__u64 addr;
-	__u32 len;			/* 1..MDGPU_INFO_MAX; MODULE_FUNCS:
-					 * 1..MDGPU_FUNCS_MAX */
+	__u32 len;			/* 1..MDGPU_INFO_MAX, or more: above */
 	__u32 space;			/* APERTURE or IOVA */
-	__u32 handle;			/* FUNC_INFO: function; MODULE_FUNCS:
-					 * module; else 0 */
+	__u32 handle;			/* FUNC_INFO, MODULE_FUNCS; else 0 */
 	__u32 pad;
 };
 
