@@ -459,7 +459,8 @@ static struct mdgpu_cu_tmod_kernel *mdgpu_cu_tmod_list(CUmodule mod,
 	free(fns);
 	if (r) {
 		mdgpu_cu_log("TOOLS_MODULE[7]: the kernels of module %p: "
-			     "error %d: no kernel visited", (void *)mod, (int)r);
+			     "error %d: no kernel visited", (void *)mod,
+			     (int)r);
 		free(k);
 		*n = 0;
 		return NULL;

@@ -28,14 +28,14 @@
  * cuLibraryGetKernelCount, cuLibraryEnumerateKernels.  Every other call
  * on a kernel (cuKernel*, launches, cuFunc*, cuOccupancy*) has a
  * CUkernel, which only cuLibraryGetKernel and cuLibraryEnumerateKernels
- * give, so its library is loaded.  cuLibraryGetKernel loads rather than hand out an unresolved
- * kernel because its answer must be true: a name the image lacks is
- * CUDA_ERROR_NOT_FOUND there, as NVIDIA's driver answers (programs probe
- * for kernels that way).  It costs no laziness with NVIDIA's runtime:
- * told the mode is lazy, the runtime itself calls cuLibraryLoadData for
- * a fatbin only when one of its kernels or variables is first used, and
- * cuLibraryGetKernel only for that kernel, just before its launch
- * (measured, Documentation/libcuda.md).
+ * give, so its library is loaded.  cuLibraryGetKernel loads rather than
+ * hand out an unresolved kernel because its answer must be true: a name
+ * the image lacks is CUDA_ERROR_NOT_FOUND there, as NVIDIA's driver
+ * answers (programs probe for kernels that way).  It costs no laziness
+ * with NVIDIA's runtime: told the mode is lazy, the runtime itself calls
+ * cuLibraryLoadData for a fatbin only when one of its kernels or
+ * variables is first used, and cuLibraryGetKernel only for that kernel,
+ * just before its launch (measured, Documentation/libcuda.md).
  *
  * Loads run under mdgpu_cu.lock like every call, so concurrent first uses
  * load once.  A failed load keeps nothing: the library stays unloaded and

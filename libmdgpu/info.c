@@ -2,8 +2,9 @@
 /*
  * libmdgpu: what the daemon tells about the GPU and a vGPU's code (ABI
  * 1.2): device info, function info and attributes, module globals,
- * context limits, occupancy; and (ABI 1.5) the kernels of a module.  Answers are written by the daemon into
- * staging half 0 of the aperture and copied out once the command is done.
+ * context limits, occupancy; and (ABI 1.5) the kernels of a module.
+ * Answers are written by the daemon into staging half 0 of the aperture
+ * and copied out once the command is done.
  */
 #include <errno.h>
 #include <stdlib.h>

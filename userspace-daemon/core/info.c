@@ -3,7 +3,8 @@
  * Execution of the ABI 1.2 introspection commands (validated first):
  * DEVICE_INFO, FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL, CTX_LIMIT,
  * OCCUPANCY and QUERY APERTURE_DEVPTR, and of ABI 1.5's MODULE_FUNCS; the
- * vGPU's UUID; the release of what CTX_LIMIT changed.  Documentation/abi.md says what each answers.
+ * vGPU's UUID; the release of what CTX_LIMIT changed.
+ * Documentation/abi.md says what each answers.
  */
 #include <errno.h>
 #include <pthread.h>

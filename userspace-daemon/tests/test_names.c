@@ -45,7 +45,7 @@ static void test_names(void **state)
 		{ "ka\0kb\0_Z2kcPd", 13, false, 0 },	/* last one cut */
 		{ "ka", 2, false, 0 },			/* no NUL at all */
 		{ "", 1, false, 0 },			/* one empty name */
-		{ "ka\0\0kb", 7, false, 0 },		/* an empty one inside */
+		{ "ka\0\0kb", 7, false, 0 },		/* one empty within */
 		{ "\0ka", 4, false, 0 },		/* an empty one first */
 		{ "ka\0", 4, false, 0 },		/* an empty one last */
 	};

@@ -3,9 +3,9 @@
  * The cuda backend's ABI 1.2 introspection (supervisor side): DEVICE_INFO
  * from the worker's probe, and the requests FUNC_INFO, FUNC_SET_ATTR,
  * MODULE_GLOBAL, CTX_LIMIT, OCCUPANCY and HOST_DEVPTR (cuda_rpc.h), which
- * backends/cuda/worker/info.c answers, as it does ABI 1.5's MODULE_FUNCS.  What a worker writes is read once
- * and bounded here: a worker runs tenant code and is not trusted to be
- * well-formed.
+ * backends/cuda/worker/info.c answers, as it does ABI 1.5's
+ * MODULE_FUNCS.  What a worker writes is read once and bounded here: a
+ * worker runs tenant code and is not trusted to be well-formed.
  */
 #include "priv.h"
 

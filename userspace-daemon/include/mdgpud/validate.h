@@ -119,7 +119,7 @@ struct mdgpud_vcmd {
 			/* FUNC_INFO, MODULE_FUNCS: the guest handle */
 			uint32_t handle;
 			uint64_t func;		/* FUNC_INFO: backend value */
-			uint64_t module;	/* MODULE_FUNCS: backend value */
+			uint64_t module;	/* MODULE_FUNCS: the same */
 		} info;
 		struct {
 			uint64_t func;
