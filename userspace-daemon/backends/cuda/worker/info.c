@@ -3,11 +3,10 @@
  * ABI 1.2 introspection in the worker: the device table the probe
  * collects, and the requests FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL,
  * CTX_LIMIT, OCCUPANCY and HOST_DEVPTR (cuda_rpc.h); ABI 1.5's
- * MODULE_FUNCS.  Functions and
- * modules are named by the worker's handles, as in requests.c.  The
- * supervisor validated the values (core/validate.c); the driver judges
- * what only it can (a cluster shape, a shared size), and its refusal is
- * -EINVAL.
+ * MODULE_FUNCS.  Functions and modules are named by the worker's
+ * handles, as in requests.c.  The supervisor validated the values
+ * (core/validate.c); the driver judges what only it can (a cluster
+ * shape, a shared size), and its refusal is -EINVAL.
  */
 #include "worker.h"
 
