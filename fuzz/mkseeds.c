@@ -172,6 +172,11 @@ static void validate_seeds(void)
 	C(MDGPU_OP_OCCUPANCY); c.occupancy.func = H_FUNC;
 	c.occupancy.what = MDGPU_OCC_ACTIVE_BLOCKS;
 	c.occupancy.block_threads = 256; cmd("occupancy", &c, 0, NULL, 0);
+
+	/* ABI 1.5. */
+	C(MDGPU_OP_MODULE_FUNCS); c.info.addr = 2048; c.info.len = 1024;
+	c.info.space = MDGPU_SPACE_APERTURE; c.info.handle = H_MODULE;
+	cmd("module-funcs", &c, 0, NULL, 0);
 #undef C
 }
 

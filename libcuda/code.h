@@ -52,6 +52,14 @@ CUresult mdgpu_cu_module_new(const char *who, CUcontext ctx,
 CUresult mdgpu_cu_module_unload(CUmodule m);
 /* The function `name` of m (the same handle for the same name). */
 CUresult mdgpu_cu_function(CUmodule m, const char *name, CUfunction *out);
+/*
+ * The kernels of m in the host driver's order (the daemon's MODULE_FUNCS,
+ * asked once per module): *count of them, and the first min(max, *count)
+ * into out[] as mdgpu_cu_function gives them (the same handles).  out may
+ * be NULL when max is 0.
+ */
+CUresult mdgpu_cu_module_funcs(CUmodule m, CUfunction *out, unsigned max,
+			       unsigned *count);
 /* The global `name` of m; dptr, bytes may be NULL.  ctx: the context
  * its range is recorded under. */
 CUresult mdgpu_cu_global(CUmodule m, CUcontext ctx, const char *name,

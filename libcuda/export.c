@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "code.h"
 #include "export.h"
 #include "md2.h"
 #include "priv.h"
@@ -458,6 +459,113 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tctx[MDGPU_CU_TCTX_SLOTS] = {
 	[52 ... MDGPU_CU_TCTX_SLOTS - 1] = XT_FN(mdgpu_cu_tctx_other),
 };
 
+/* ---- TOOLS_MODULE ---------------------------------------------------- */
+
+/*
+ * 99 slots on driver 580 (size 0x318), of which cuFFT 12 calls slot 7 to
+ * learn the kernels of a module it loaded.  Measured on the H100 (driver
+ * 580): (CUcontext ctx, CUmodule mod, visit, void *user) calls
+ * visit(user, f, name) once per kernel of the module, in the module's
+ * order (a cubin declaring ka, kb, kc: ka, kb, _Z2kcPd), f being the
+ * handle cuModuleGetFunction gives for that name and name a pointer to
+ * the kernel's name; what visit returns is ignored (every kernel is
+ * visited); ctx is ignored (NULL or another context: the same); the slot
+ * returns the number of kernels visited, not a CUresult.  cuFFT's visit
+ * stores f in *user.  A NULL or unknown module crashes the real driver;
+ * here it is logged and nothing is visited (0), as is a NULL visit or a
+ * list the daemon does not give.  The other slots share one stub that
+ * logs and answers NOT_SUPPORTED (so the log cannot name the slot).
+ */
+typedef void (*mdgpu_cu_tmod_visit)(void *user, CUfunction f,
+				    const char *name);
+
+/* What one visit is given, taken under the lock. */
+struct mdgpu_cu_tmod_kernel {
+	CUfunction f;
+	const char *name;
+};
+
+/* The module's kernels, or NULL with *n 0 (logged). */
+static struct mdgpu_cu_tmod_kernel *mdgpu_cu_tmod_list(CUmodule mod,
+						       unsigned *n)
+{
+	struct mdgpu_cu_tmod_kernel *k = NULL;
+	CUfunction *fns = NULL;
+	CUresult r;
+
+	*n = 0;
+	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, mod)) {
+		mdgpu_cu_log("TOOLS_MODULE[7]: module %p is not loaded: no "
+			     "kernel visited", (void *)mod);
+		return NULL;
+	}
+	r = mdgpu_cu_module_funcs(mod, NULL, 0, n);
+	if (!r && *n) {
+		fns = calloc(*n, sizeof(*fns));
+		k = calloc(*n, sizeof(*k));
+		r = fns && k ? mdgpu_cu_module_funcs(mod, fns, *n, n) :
+			       CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (unsigned i = 0; !r && i < *n; i++) {
+		k[i].f = fns[i];
+		k[i].name = fns[i]->name;
+	}
+	free(fns);
+	if (r) {
+		mdgpu_cu_log("TOOLS_MODULE[7]: the kernels of module %p: "
+			     "error %d: no kernel visited", (void *)mod,
+			     (int)r);
+		free(k);
+		*n = 0;
+		return NULL;
+	}
+	return k;
+}
+
+static unsigned int mdgpu_cu_tmod_kernels(CUcontext ctx, CUmodule mod,
+					  mdgpu_cu_tmod_visit visit,
+					  void *user)
+{
+	struct mdgpu_cu_tmod_kernel *k;
+	unsigned n;
+
+	(void)ctx;	/* measured: ignored by the real driver */
+	if (!visit) {
+		mdgpu_cu_log("TOOLS_MODULE[7]: no function to call: no kernel "
+			     "visited");
+		return 0;
+	}
+	if (mdgpu_cu_enter()) {
+		mdgpu_cu_log("TOOLS_MODULE[7] before cuInit: no kernel "
+			     "visited");
+		return 0;
+	}
+	k = mdgpu_cu_tmod_list(mod, &n);
+	mdgpu_cu_leave();
+	/* Without the lock: a visit may call back into the library. */
+	for (unsigned i = 0; i < n; i++)
+		visit(user, k[i].f, k[i].name);
+	free(k);
+	return n;
+}
+
+static CUresult mdgpu_cu_tmod_other(uintptr_t a0, uintptr_t a1, uintptr_t a2,
+				    uintptr_t a3)
+{
+	return mdgpu_cu_xt_unknown("TOOLS_MODULE slot other than 7: "
+				   "tools_module", 0, a0, a1, a2, a3);
+}
+
+#define MDGPU_CU_TMOD_SLOTS 99
+static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tmod[MDGPU_CU_TMOD_SLOTS] = {
+	[0] = { .size = MDGPU_CU_TMOD_SLOTS * sizeof(union mdgpu_cu_xt_slot) },
+	[1 ... 6] = XT_FN(mdgpu_cu_tmod_other),
+	[7] = XT_FN(mdgpu_cu_tmod_kernels),
+	[8 ... MDGPU_CU_TMOD_SLOTS - 1] = XT_FN(mdgpu_cu_tmod_other),
+};
+_Static_assert(sizeof(mdgpu_cu_xt_tmod) == 0x318,
+	       "TOOLS_MODULE is 0x318 bytes on driver 580");
+
 /* ---- INTEGRITY_CHECK ------------------------------------------------- */
 
 static CUresult mdgpu_cu_integrity(uint32_t version, uint64_t unix_seconds,
@@ -642,6 +750,8 @@ static const struct mdgpu_cu_xt mdgpu_cu_xts[] = {
 	  mdgpu_cu_xt_integrity },
 	{ "TOOLS_CONTEXT", { 0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
 	  0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2 }, mdgpu_cu_xt_tctx },
+	{ "TOOLS_MODULE", { 0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
+	  0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e }, mdgpu_cu_xt_tmod },
 };
 
 CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,

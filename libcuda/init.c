@@ -194,6 +194,20 @@ CUresult mdgpu_cu_enter_ctx(CUcontext *ctx)
 	return CUDA_SUCCESS;
 }
 
+CUresult mdgpu_cu_enter_obj(const struct mdgpu_cu_set *s, const void *p,
+			    CUcontext *ctx)
+{
+	CUresult r = ctx ? mdgpu_cu_enter_ctx(ctx) : mdgpu_cu_enter();
+
+	if (r)
+		return r;
+	if (!mdgpu_cu_set_has(s, p)) {
+		mdgpu_cu_leave();
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	return CUDA_SUCCESS;
+}
+
 /* The first /dev/mdgpu-vgpuN that exists, or false. */
 static bool mdgpu_cu_guest_device(char *buf, size_t len)
 {

@@ -24,17 +24,18 @@
  * 12.2): cuLibraryLoad* checks the image (kind and size, image.c) and
  * keeps a private copy; the daemon sees nothing.  The copy is loaded as
  * the library's module by the first call that needs loaded code:
- * cuLibraryGetKernel, cuLibraryGetModule, cuLibraryGetGlobal.  Every
- * other call on a kernel (cuKernel*, launches, cuFunc*, cuOccupancy*)
- * has a CUkernel, which only cuLibraryGetKernel gives, so its library is
- * loaded.  cuLibraryGetKernel loads rather than hand out an unresolved
- * kernel because its answer must be true: a name the image lacks is
- * CUDA_ERROR_NOT_FOUND there, as NVIDIA's driver answers (programs probe
- * for kernels that way).  It costs no laziness with NVIDIA's runtime:
- * told the mode is lazy, the runtime itself calls cuLibraryLoadData for
- * a fatbin only when one of its kernels or variables is first used, and
- * cuLibraryGetKernel only for that kernel, just before its launch
- * (measured, Documentation/libcuda.md).
+ * cuLibraryGetKernel, cuLibraryGetModule, cuLibraryGetGlobal,
+ * cuLibraryGetKernelCount, cuLibraryEnumerateKernels.  Every other call
+ * on a kernel (cuKernel*, launches, cuFunc*, cuOccupancy*) has a
+ * CUkernel, which only cuLibraryGetKernel and cuLibraryEnumerateKernels
+ * give, so its library is loaded.  cuLibraryGetKernel loads rather than
+ * hand out an unresolved kernel because its answer must be true: a name
+ * the image lacks is CUDA_ERROR_NOT_FOUND there, as NVIDIA's driver
+ * answers (programs probe for kernels that way).  It costs no laziness
+ * with NVIDIA's runtime: told the mode is lazy, the runtime itself calls
+ * cuLibraryLoadData for a fatbin only when one of its kernels or
+ * variables is first used, and cuLibraryGetKernel only for that kernel,
+ * just before its launch (measured, Documentation/libcuda.md).
  *
  * Loads run under mdgpu_cu.lock like every call, so concurrent first uses
  * load once.  A failed load keeps nothing: the library stays unloaded and
@@ -50,8 +51,10 @@
  * allows.
  *
  * Enumerating a library's kernels (cuLibraryGetKernelCount,
- * cuLibraryEnumerateKernels) needs the list of an image's kernels, which
- * the daemon does not report: not supported.
+ * cuLibraryEnumerateKernels) needs the list of its module's kernels,
+ * which the daemon reports (MODULE_FUNCS, ABI 1.5) for a loaded module:
+ * both calls load the library, like cuLibraryGetKernel, and the kernels
+ * are the ones cuLibraryGetKernel gives for their names.
  *
  * The live libraries are mdgpu_cu_libs, under mdgpu_cu.lock.
  */
@@ -247,15 +250,7 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
 /* Entry of the calls on a library: the lock held and lib live. */
 static CUresult mdgpu_cu_enter_lib(CUlibrary lib)
 {
-	CUresult r = mdgpu_cu_enter();
-
-	if (r)
-		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu_libs, lib)) {
-		mdgpu_cu_leave();
-		return CUDA_ERROR_INVALID_HANDLE;
-	}
-	return CUDA_SUCCESS;
+	return mdgpu_cu_enter_obj(&mdgpu_cu_libs, lib, NULL);
 }
 
 /* A library never loaded goes without the daemon. */
@@ -288,6 +283,59 @@ CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library,
 		r = mdgpu_cu_function(library->mod, name, &f);
 	if (!r)
 		*pKernel = (CUkernel)f;
+	mdgpu_cu_leave();
+	return r;
+}
+
+/*
+ * cuda.h (CUDA 13.0) documents for both: count/kernels NULL is
+ * CUDA_ERROR_INVALID_VALUE, an unknown library CUDA_ERROR_INVALID_HANDLE,
+ * and "a maximum number of numKernels kernel handles" (fewer slots than
+ * kernels: the first numKernels are written); neither needs a context.
+ */
+CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+{
+	CUresult r;
+
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_lib(lib);
+	if (r)
+		return r;
+	r = mdgpu_cu_lib_module(lib, "cuLibraryGetKernelCount");
+	if (!r)
+		r = mdgpu_cu_module_funcs(lib->mod, NULL, 0, count);
+	mdgpu_cu_leave();
+	return r;
+}
+
+/* A CUkernel is its module's CUfunction (above), converted one by one:
+ * the caller's array holds CUkernels. */
+CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels,
+					   unsigned int numKernels,
+					   CUlibrary lib)
+{
+	CUfunction *fns = NULL;
+	unsigned count = 0, n;
+	CUresult r;
+
+	if (!kernels)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_lib(lib);
+	if (r)
+		return r;
+	r = mdgpu_cu_lib_module(lib, "cuLibraryEnumerateKernels");
+	if (!r)
+		r = mdgpu_cu_module_funcs(lib->mod, NULL, 0, &count);
+	n = count < numKernels ? count : numKernels;
+	if (!r && n) {
+		fns = calloc(n, sizeof(*fns));
+		r = fns ? mdgpu_cu_module_funcs(lib->mod, fns, n, &count) :
+			  CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (unsigned i = 0; !r && i < n; i++)
+		kernels[i] = (CUkernel)fns[i];
+	free(fns);
 	mdgpu_cu_leave();
 	return r;
 }

@@ -14,6 +14,11 @@
  * cuFuncSetAttribute).  From a daemon without FUNC_INFO (it answers
  * -EOPNOTSUPP or -EINVAL) the layout of a PTX module's function is parsed
  * from its .entry line and its attributes are CUDA_ERROR_NOT_SUPPORTED.
+ *
+ * A module's kernels are listed by the daemon (MODULE_FUNCS, ABI 1.5,
+ * once per module) and each is then looked up by name as
+ * cuModuleGetFunction does, so an enumeration gives the same handles.
+ * A daemon of an older minor cannot list them: CUDA_ERROR_NOT_SUPPORTED.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -170,6 +175,7 @@ static void mdgpu_cu_mod_drop(CUmodule m)
 	free(m->globals.v);
 	mdgpu_module_unload(mdgpu_cu.g, m->module);
 	mdgpu_cu_set_del(&mdgpu_cu.mods, m);
+	free(m->kernels);
 	free(m->ptx);
 	free(m);
 }
@@ -438,6 +444,52 @@ CUresult mdgpu_cu_function(CUmodule m, const char *name, CUfunction *out)
 	return CUDA_SUCCESS;
 }
 
+/* The names of m's kernels, asked of the daemon at the first need. */
+static CUresult mdgpu_cu_module_list(CUmodule m)
+{
+	size_t size;
+	int ret;
+
+	if (m->listed)
+		return CUDA_SUCCESS;
+	ret = mdgpu_module_funcs(mdgpu_cu.g, m->module, &m->kernels, &size,
+				 &m->nr_kernels);
+	if (ret) {
+		mdgpu_cu_log("listing the kernels of module %p: %s", (void *)m,
+			     mdgpu_last_error(mdgpu_cu.g));
+		return mdgpu_cu_error(ret);
+	}
+	m->listed = true;
+	return CUDA_SUCCESS;
+}
+
+CUresult mdgpu_cu_module_funcs(CUmodule m, CUfunction *out, unsigned max,
+			       unsigned *count)
+{
+	const char *name;
+	CUresult r = mdgpu_cu_module_list(m);
+
+	if (r)
+		return r;
+	*count = m->nr_kernels;
+	name = m->kernels;
+	/* libmdgpu checked the list: nr_kernels whole names. */
+	for (unsigned i = 0; i < max && i < m->nr_kernels; i++) {
+		r = mdgpu_cu_function(m, name, &out[i]);
+		if (r)
+			return r;
+		name += strlen(name) + 1;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* Entry of the calls on a module: the lock held and m live (ctx: as
+ * mdgpu_cu_enter_obj's). */
+static CUresult mdgpu_cu_enter_mod(CUmodule m, CUcontext *ctx)
+{
+	return mdgpu_cu_enter_obj(&mdgpu_cu.mods, m, ctx);
+}
+
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 				     const char *name)
 {
@@ -446,13 +498,52 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 
 	if (!hfunc || !mdgpu_cu_name_ok(name))
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter_ctx(&ctx);
+	r = mdgpu_cu_enter_mod(hmod, &ctx);
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, hmod))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		r = mdgpu_cu_function(hmod, name, hfunc);
+	r = mdgpu_cu_function(hmod, name, hfunc);
+	mdgpu_cu_leave();
+	return r;
+}
+
+/*
+ * cuda.h (CUDA 13.0) documents both: count/functions NULL is
+ * CUDA_ERROR_INVALID_VALUE, an unknown module CUDA_ERROR_INVALID_HANDLE;
+ * cuModuleEnumerateFunctions returns "a maximum number of numFunctions
+ * function handles" (fewer slots than kernels is not an error: the first
+ * numFunctions are written) and lists CUDA_ERROR_INVALID_CONTEXT, which
+ * cuModuleGetFunctionCount does not: only the enumeration needs a current
+ * context.  The handles are cuModuleGetFunction's, loaded (loading is
+ * eager here).
+ */
+CUresult CUDAAPI cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)
+{
+	CUresult r;
+
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_mod(mod, NULL);
+	if (r)
+		return r;
+	r = mdgpu_cu_module_funcs(mod, NULL, 0, count);
+	mdgpu_cu_leave();
+	return r;
+}
+
+CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions,
+					    unsigned int numFunctions,
+					    CUmodule mod)
+{
+	CUcontext ctx;
+	unsigned count;
+	CUresult r;
+
+	if (!functions)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_mod(mod, &ctx);
+	if (r)
+		return r;
+	r = mdgpu_cu_module_funcs(mod, functions, numFunctions, &count);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -495,13 +586,10 @@ CUresult CUDAAPI cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
 
 	if (!mdgpu_cu_name_ok(name))
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter_ctx(&ctx);
+	r = mdgpu_cu_enter_mod(hmod, &ctx);
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.mods, hmod))
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		r = mdgpu_cu_global(hmod, ctx, name, dptr, bytes);
+	r = mdgpu_cu_global(hmod, ctx, name, dptr, bytes);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -591,15 +679,7 @@ CUresult mdgpu_cu_param_info(CUfunction f, size_t index, size_t *offset,
 /* Entry of the cuFunc* calls: the lock held and f live, or an error. */
 static CUresult mdgpu_cu_enter_func(CUfunction f)
 {
-	CUresult r = mdgpu_cu_enter();
-
-	if (r)
-		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.funcs, f)) {
-		mdgpu_cu_leave();
-		return CUDA_ERROR_INVALID_HANDLE;
-	}
-	return CUDA_SUCCESS;
+	return mdgpu_cu_enter_obj(&mdgpu_cu.funcs, f, NULL);
 }
 
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib,

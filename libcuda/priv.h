@@ -77,7 +77,9 @@ struct mdgpu_cu_host {
 
 /*
  * A module of the vGPU.  ctx is the context that loaded it, NULL for a
- * library's module (lib set), which no context owns (code.h).
+ * library's module (lib set), which no context owns (code.h).  Its
+ * kernels' names are asked of the daemon once, when first needed
+ * (listed): nr_kernels names in `kernels`, each NUL-terminated.
  */
 struct CUmod_st {
 	CUcontext ctx;
@@ -86,6 +88,9 @@ struct CUmod_st {
 	char *ptx;			/* PTX text, NULL for a cubin */
 	size_t ptx_len;
 	struct mdgpu_cu_set globals;	/* struct mdgpu_cu_alloc * */
+	bool listed;
+	char *kernels;			/* NULL when there is none */
+	uint32_t nr_kernels;
 };
 
 /*
@@ -178,6 +183,14 @@ CUresult mdgpu_cu_enter(void);
 void mdgpu_cu_leave(void);
 /* mdgpu_cu_enter, then the calling thread's current context (live). */
 CUresult mdgpu_cu_enter_ctx(CUcontext *ctx);
+/*
+ * Entry of a call on an object of the set s: mdgpu_cu_enter, or
+ * mdgpu_cu_enter_ctx when ctx is not NULL (the call needs a current
+ * context: INVALID_CONTEXT comes first), then CUDA_ERROR_INVALID_HANDLE
+ * unless p is in s.  On CUDA_SUCCESS the caller holds the lock.
+ */
+CUresult mdgpu_cu_enter_obj(const struct mdgpu_cu_set *s, const void *p,
+			    CUcontext *ctx);
 /* Under the lock: is ctx a live context. */
 bool mdgpu_cu_ctx_live(CUcontext ctx);
 /* Under the lock: the calling thread's current context if live. */

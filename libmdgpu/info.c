@@ -2,19 +2,22 @@
 /*
  * libmdgpu: what the daemon tells about the GPU and a vGPU's code (ABI
  * 1.2): device info, function info and attributes, module globals,
- * context limits, occupancy.  Answers are written by the daemon into
- * staging half 0 of the aperture and copied out once the command is done.
+ * context limits, occupancy; and (ABI 1.5) the kernels of a module.
+ * Answers are written by the daemon into staging half 0 of the aperture
+ * and copied out once the command is done.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/names.h"
 #include "priv.h"
 
 /* Run an info command whose answer lands at aperture offset 0; copy at
- * most `cap` bytes of it to out; *full: the answer's size. */
+ * most `cap` bytes of it to out; *full: the answer's size; *result2 (may
+ * be NULL): the completion's result2. */
 static int mdgpu_info_call(struct mdgpu *g, struct mdgpu_cmd *c, void *out,
-			   uint32_t cap, uint64_t *full)
+			   uint32_t cap, uint64_t *full, uint64_t *result2)
 {
 	int ret = mdgpu_stage_claim(g, cap);
 
@@ -23,7 +26,7 @@ static int mdgpu_info_call(struct mdgpu *g, struct mdgpu_cmd *c, void *out,
 	c->info.addr = 0;
 	c->info.len = cap;
 	c->info.space = MDGPU_SPACE_APERTURE;
-	ret = mdgpu_call(g, c, full, NULL);
+	ret = mdgpu_call(g, c, full, result2);
 	if (ret)
 		return ret;
 	memcpy(out, g->aperture, *full < cap ? *full : cap);
@@ -37,7 +40,7 @@ int mdgpu_device_info(struct mdgpu *g, struct mdgpu_device_info *info)
 	int ret;
 
 	memset(info, 0, sizeof(*info));
-	ret = mdgpu_info_call(g, &c, info, sizeof(*info), &full);
+	ret = mdgpu_info_call(g, &c, info, sizeof(*info), &full, NULL);
 	if (ret)
 		return ret;
 	if (full < offsetof(struct mdgpu_device_info, attr) ||
@@ -64,7 +67,7 @@ int mdgpu_func_info(struct mdgpu *g, uint32_t func,
 	if (!fi)
 		return mdgpu_set_error(g, -ENOMEM, "func_info");
 	c.info.handle = func;
-	ret = mdgpu_info_call(g, &c, fi, cap, &full);
+	ret = mdgpu_info_call(g, &c, fi, cap, &full, NULL);
 	if (!ret && (full > cap || full < sizeof(*fi) || fi->size != full ||
 		     fi->nr_params > (full - sizeof(*fi)) /
 				     sizeof(struct mdgpu_func_param)))
@@ -107,6 +110,65 @@ int mdgpu_module_global(struct mdgpu *g, uint32_t module, const char *name,
 	c.module_global.name_space = MDGPU_SPACE_APERTURE;
 	c.module_global.module = module;
 	return mdgpu_call(g, &c, addr, bytes);
+}
+
+/*
+ * MODULE_FUNCS (ABI 1.5), asked first with MDGPU_FUNCS_FIRST bytes, which
+ * most modules' names fit, and once more with the list's size when they
+ * do not.  The answer is checked: the size within the buffer at the end,
+ * whole non-empty names, as many as the daemon counts.
+ */
+#define MDGPU_FUNCS_FIRST	4096U
+
+int mdgpu_module_funcs(struct mdgpu *g, uint32_t module, char **names,
+		       size_t *size, uint32_t *count)
+{
+	uint32_t minor = g->info.abi_version & 0xffff;
+	uint64_t cap = MDGPU_FUNCS_FIRST, full = 0, n = 0, have;
+	char *buf = NULL;
+	int ret = 0;
+
+	*names = NULL;
+	*size = 0;
+	*count = 0;
+	if (minor < 5)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "module functions: the "
+				       "daemon speaks ABI 1.%u (listing a "
+				       "module's kernels needs 1.5)", minor);
+	for (int pass = 0; pass < 2; pass++) {
+		struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MODULE_FUNCS);
+
+		free(buf);
+		buf = malloc(cap);
+		if (!buf)
+			return mdgpu_set_error(g, -ENOMEM, "module functions");
+		c.info.handle = module;
+		ret = mdgpu_info_call(g, &c, buf, (uint32_t)cap, &full, &n);
+		if (ret || full <= cap)
+			break;
+		/* Longer than the first buffer: its size, once. */
+		if (pass || full > MDGPU_FUNCS_MAX) {
+			ret = mdgpu_set_error(g, -EPROTO, "module functions: "
+					      "a list of %llu bytes",
+					      (unsigned long long)full);
+			break;
+		}
+		cap = full;
+	}
+	if (!ret && (full > cap || n > UINT32_MAX ||
+		     !mdgpu_names_check(buf, full, &have) || have != n))
+		ret = mdgpu_set_error(g, -EPROTO, "module functions: %llu "
+				      "bytes that are not %llu names",
+				      (unsigned long long)full,
+				      (unsigned long long)n);
+	if (ret || !full) {
+		free(buf);
+		return ret;
+	}
+	*names = buf;
+	*size = full;
+	*count = (uint32_t)n;
+	return 0;
 }
 
 int mdgpu_ctx_limit(struct mdgpu *g, uint32_t limit, int set, uint64_t value,

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			4
+#define MDGPU_ABI_MINOR			5
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -196,6 +196,11 @@ enum mdgpu_opcode {
 	MDGPU_OP_MODULE_GLOBAL = 25,	/* result: address, result2: bytes */
 	MDGPU_OP_CTX_LIMIT = 26,	/* result: the limit's value */
 	MDGPU_OP_OCCUPANCY = 27,	/* result: see enum mdgpu_occupancy */
+	/*
+	 * ABI 1.5.  MODULE_FUNCS writes the names of a module's kernels;
+	 * result: bytes of the whole list, result2: number of kernels.
+	 */
+	MDGPU_OP_MODULE_FUNCS = 28,
 	MDGPU_OP_COUNT
 };
 
@@ -442,19 +447,35 @@ struct mdgpu_cmd_stream {
 };
 
 /*
- * DEVICE_INFO, FUNC_INFO (ABI 1.2): the answer is written to a host
- * buffer, at most len bytes of it; result is the answer's full size, so a
- * client whose buffer was short can tell.
+ * DEVICE_INFO, FUNC_INFO (ABI 1.2), MODULE_FUNCS (ABI 1.5): the answer is
+ * written to a host buffer, at most len bytes of it; result is the
+ * answer's full size, so a client whose buffer was short can tell and ask
+ * again with a larger one.
+ *
+ * FUNC_INFO's handle is a function, MODULE_FUNCS' a module (DEVICE_INFO:
+ * 0).  MODULE_FUNCS' len may be up to MDGPU_FUNCS_MAX, and its answer is
+ * the names of the module's kernels (entry functions) in the host
+ * driver's order, each NUL-terminated, one after the other: as many
+ * whole names as fit in len bytes, never part of one (the bytes after
+ * the last whole name are left as they were); result2 is the number of
+ * kernels in the whole list.
  */
 struct mdgpu_cmd_info {
 	__u64 addr;
-	__u32 len;			/* 1..MDGPU_INFO_MAX */
+	__u32 len;			/* 1..MDGPU_INFO_MAX, or more: above */
 	__u32 space;			/* APERTURE or IOVA */
-	__u32 handle;			/* FUNC_INFO: function; else 0 */
+	__u32 handle;			/* FUNC_INFO, MODULE_FUNCS; else 0 */
 	__u32 pad;
 };
 
 #define MDGPU_INFO_MAX			(64U << 10)
+/*
+ * A MODULE_FUNCS buffer: a module's names can outgrow MDGPU_INFO_MAX (a
+ * library of templated kernels has hundreds, each of hundreds of bytes);
+ * the bound of an image in host memory (MDGPU_MODULE_MAX) is far above
+ * any real module's list.
+ */
+#define MDGPU_FUNCS_MAX			(16U << 20)
 
 /* FUNC_SET_ATTR (ABI 1.2). */
 struct mdgpu_cmd_func_attr {

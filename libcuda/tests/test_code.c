@@ -17,7 +17,8 @@
  * kernels launched through kernelParams, `extra`, cuLaunchKernelEx and
  * a CUkernel, and captured into graphs and replayed, and the numbers
  * checked; on the fake libcuda of CI the kernel is its `scale_add`
- * (p[i] = p[i] * k + i).
+ * (p[i] = p[i] * k + i).  A module's and a library's kernels are
+ * enumerated (the public calls and TOOLS_MODULE slot 7).
  * Prints "N passed, N failed, N skipped".
  */
 #include <pthread.h>
@@ -249,6 +250,7 @@ static void test_forged(void)
 	size_t off, sz;
 	const char *name;
 	CUdeviceptr d;
+	unsigned cnt;
 
 	EXPECT_RES(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
 		   CUDA_ERROR_INVALID_HANDLE);
@@ -280,6 +282,32 @@ static void test_forged(void)
 		   CUDA_ERROR_INVALID_HANDLE);
 	EXPECT(cuOccupancyMaxPotentialBlockSize(&v, &x, f, NULL, 0, 0) !=
 	       CUDA_SUCCESS);
+
+	/* Enumerations: cuda.h's INVALID_VALUE for a NULL output, then
+	 * INVALID_HANDLE for a handle never given. */
+	mod = FORGED(CUmodule, x);
+	EXPECT_RES(cuModuleGetFunctionCount(&cnt, mod),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuModuleGetFunctionCount(&cnt, NULL),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuModuleGetFunctionCount(NULL, mod),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuModuleEnumerateFunctions(&f2, 1, mod),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuModuleEnumerateFunctions(&f2, 0, NULL),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuModuleEnumerateFunctions(NULL, 1, mod),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuLibraryGetKernelCount(&cnt, lib),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuLibraryGetKernelCount(&cnt, NULL),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuLibraryGetKernelCount(NULL, lib),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuLibraryEnumerateKernels(&k2, 1, lib),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuLibraryEnumerateKernels(NULL, 1, lib),
+		   CUDA_ERROR_INVALID_VALUE);
 
 	EXPECT_RES(cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
 	EXPECT_RES(cuLibraryGetKernel(&k2, lib, "k"),
@@ -517,6 +545,7 @@ static void test_lazy_fail(void)
 	CUmodule m;
 	CUdeviceptr d;
 	size_t sz;
+	unsigned n;
 
 	mark();
 	OK(cuLibraryLoadData(&lib, bad_ptx, NULL, NULL, 0, NULL, NULL, 0));
@@ -529,6 +558,11 @@ static void test_lazy_fail(void)
 	EXPECT_RES(cuLibraryGetModule(&m, lib), bad_result);
 	EXPECT_COUNTS(cost_bad.commands, cost_bad.errors);
 	EXPECT_RES(cuLibraryGetGlobal(&d, &sz, lib, "g"), bad_result);
+	EXPECT_COUNTS(cost_bad.commands, cost_bad.errors);
+	/* Enumerating needs the loaded module too. */
+	EXPECT_RES(cuLibraryGetKernelCount(&n, lib), bad_result);
+	EXPECT_COUNTS(cost_bad.commands, cost_bad.errors);
+	EXPECT_RES(cuLibraryEnumerateKernels(&k, 1, lib), bad_result);
 	EXPECT_COUNTS(cost_bad.commands, cost_bad.errors);
 	OK(cuLibraryUnload(lib));
 	EXPECT_COUNTS(0, 0);
@@ -1033,6 +1067,355 @@ static void test_cuda_module(void)
 	OK(cuMemFree(d));
 }
 
+/* ---- a module's kernels: enumerations and TOOLS_MODULE --------------- */
+
+/*
+ * Four kernels, in this order, one of them the fake's scale_add, and a
+ * global that is no kernel.  The fake lists them as declared, as the
+ * real driver lists a cubin's (measured on driver 580); on a GPU the
+ * PTX's JIT decides the order, so only the fake's is checked.
+ */
+#define MULTI_N 4
+static const char multi_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .global .u32 counter;\n"
+	".visible .entry ka()\n{\n\tret;\n}\n"
+	".visible .entry kb(.param .u64 p)\n{\n\tret;\n}\n"
+	".visible .entry _Z2kcPd(.param .u64 p)\n{\n\tret;\n}\n"
+	".visible .entry scale_add(.param .u64 p, .param .u64 n, "
+	".param .u32 k)\n{\n\tret;\n}\n";
+static const char *const multi_names[MULTI_N] = { "ka", "kb", "_Z2kcPd",
+						  "scale_add" };
+
+/* A module with no kernel: one global. */
+static const char data_only_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .global .u32 only_data;\n";
+
+/* Whether `name` is kernel i of multi_ptx (on a GPU: any of them). */
+static bool multi_name(const char *name, unsigned i)
+{
+	if (on_fake)
+		return i < MULTI_N && !strcmp(name, multi_names[i]);
+	for (unsigned j = 0; j < MULTI_N; j++)
+		if (!strcmp(name, multi_names[j]))
+			return true;
+	return false;
+}
+
+/* TOOLS_MODULE, {6e163fbe-b958-444d-835c-e182aff1991e}. */
+typedef void (*tmod_visit)(void *user, CUfunction f, const char *name);
+typedef unsigned (*tmod_kernels)(CUcontext ctx, CUmodule mod,
+				 tmod_visit visit, void *user);
+
+static const void *const *tools_module(void)
+{
+	static const CUuuid id = { {
+		0x6e, 0x16, 0x3f, (char)0xbe, (char)0xb9, 0x58, 0x44, 0x4d,
+		(char)0x83, 0x5c, (char)0xe1, (char)0x82, (char)0xaf,
+		(char)0xf1, (char)0x99, 0x1e } };
+	const void *const *tbl = NULL;
+
+	OK(cuGetExportTable((const void **)&tbl, &id));
+	return tbl;
+}
+
+/* What slot 7's visits were given, in order. */
+struct visits {
+	unsigned n;
+	CUfunction f[MULTI_N];
+	const char *name[MULTI_N];
+};
+
+static void record_visit(void *user, CUfunction f, const char *name)
+{
+	struct visits *v = user;
+
+	if (v->n < MULTI_N) {
+		v->f[v->n] = f;
+		v->name[v->n] = name;
+	}
+	v->n++;
+}
+
+/* What cuFFT 12's visit does: keeps the function in *user. */
+static void keep_function(void *user, CUfunction f, const char *name)
+{
+	(void)name;
+	*(CUfunction *)user = f;
+}
+
+/*
+ * The table on every backend: its size, slot 7 with a module that is not
+ * loaded or no visit (nothing visited, where the real driver crashes),
+ * the other slots NOT_SUPPORTED.
+ */
+static void test_tools_module(void)
+{
+	const void *const *tbl = tools_module();
+	CUresult (*other)(uintptr_t, uintptr_t, uintptr_t, uintptr_t);
+	struct visits v = { 0 };
+	tmod_kernels kernels;
+	int x = 0;
+
+	EXPECT(tbl && (uintptr_t)tbl[0] == 0x318);	/* 99 slots */
+	if (!tbl)
+		return;
+	kernels = (tmod_kernels)tbl[7];
+	EXPECT(kernels(NULL, FORGED(CUmodule, x), record_visit, &v) == 0);
+	EXPECT(kernels(NULL, NULL, record_visit, &v) == 0);
+	EXPECT(v.n == 0);
+	EXPECT(kernels(NULL, FORGED(CUmodule, x), NULL, NULL) == 0);
+	for (unsigned i = 1; i < 99; i += 97) {		/* 1 and 98 */
+		other = (CUresult (*)(uintptr_t, uintptr_t, uintptr_t,
+				      uintptr_t))tbl[i];
+		EXPECT_RES(other(0, 0, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+	}
+	EXPECT(tbl[6] == tbl[8] && tbl[7] != tbl[6]);
+}
+
+/* Slot 7 on m, whose kernels are fs[0 .. MULTI_N): each visited once,
+ * in order, with its name; whatever context is passed. */
+static void check_tools_module(CUmodule m, const CUfunction *fs,
+			       CUcontext ctx)
+{
+	const void *const *tbl = tools_module();
+	tmod_kernels kernels = tbl ? (tmod_kernels)tbl[7] : NULL;
+	CUfunction kept = NULL;
+	const char *name;
+
+	if (!kernels)
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		struct visits v = { 0 };
+
+		EXPECT(kernels(pass ? ctx : NULL, m, record_visit, &v) ==
+		       MULTI_N);
+		EXPECT(v.n == MULTI_N);
+		for (unsigned i = 0; i < MULTI_N && i < v.n; i++) {
+			EXPECT(v.f[i] == fs[i]);
+			OK(cuFuncGetName(&name, fs[i]));
+			EXPECT(v.name[i] == name);
+		}
+	}
+	EXPECT(kernels(NULL, m, keep_function, &kept) == MULTI_N);
+	EXPECT(kept == fs[MULTI_N - 1]);
+}
+
+/* The enumerated scale_add runs (p[i] = p[i] * 3 + i). */
+static void launch_scale_add(CUfunction f)
+{
+	enum { n = 64 };
+	uint32_t h[n];
+	uint64_t count = n;
+	uint32_t k = 3;
+	void *params[3] = { NULL, &count, &k };
+	CUdeviceptr d;
+
+	for (unsigned i = 0; i < n; i++)
+		h[i] = i + 5;
+	OK(cuMemAlloc(&d, sizeof(h)));
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	params[0] = &d;
+	OK(cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, params, NULL));
+	check_scaled(d, h, n, k, "enumerated scale_add");
+	OK(cuMemFree(d));
+}
+
+/*
+ * cuModuleGetFunctionCount and cuModuleEnumerateFunctions (cuda.h's
+ * contract: at most numFunctions handles, INVALID_VALUE for a NULL
+ * output, INVALID_HANDLE for an unknown module, INVALID_CONTEXT without
+ * a current context for the enumeration only); the handles are
+ * cuModuleGetFunction's; TOOLS_MODULE slot 7 visits the same.
+ */
+static void test_cuda_enumerate(CUcontext ctx)
+{
+	CUfunction fs[MULTI_N + 1], few[3], f, g;
+	CUfunction none_yet = FORGED(CUfunction, fs);
+	CUmodule m, empty, fm;
+	const char *name;
+	unsigned n = 0, at = MULTI_N;
+
+	OK(cuModuleLoadData(&m, multi_ptx));
+	OK(cuModuleGetFunction(&f, m, "kb"));	/* asked by name first */
+	mark();
+	OK(cuModuleGetFunctionCount(&n, m));
+	EXPECT(n == MULTI_N);
+	EXPECT_COUNTS(1, 0);			/* one MODULE_FUNCS */
+	OK(cuModuleGetFunctionCount(&n, m));
+	EXPECT_COUNTS(0, 0);			/* once per module */
+	for (unsigned i = 0; i <= MULTI_N; i++)
+		fs[i] = none_yet;
+	OK(cuModuleEnumerateFunctions(fs, MULTI_N, m));
+	EXPECT(fs[MULTI_N] == none_yet);
+	for (unsigned i = 0; i < MULTI_N; i++) {
+		OK(cuFuncGetName(&name, fs[i]));
+		EXPECT(multi_name(name, i));
+		OK(cuModuleGetFunction(&g, m, name));
+		EXPECT(g == fs[i]);
+		OK(cuFuncGetModule(&fm, fs[i]));
+		EXPECT(fm == m);
+		if (!strcmp(name, "kb"))
+			EXPECT(fs[i] == f);
+		if (!strcmp(name, "scale_add"))
+			at = i;
+		for (unsigned j = 0; j < i; j++)
+			EXPECT(fs[j] != fs[i]);
+	}
+	EXPECT(at < MULTI_N);
+	if (at < MULTI_N && on_fake)
+		launch_scale_add(fs[at]);
+	mark();
+	OK(cuModuleEnumerateFunctions(fs, MULTI_N, m));
+	EXPECT_COUNTS(0, 0);			/* the same handles, known */
+
+	/* Fewer slots than kernels: the first ones; none: nothing. */
+	for (unsigned i = 0; i < 3; i++)
+		few[i] = none_yet;
+	OK(cuModuleEnumerateFunctions(few, 2, m));
+	EXPECT(few[0] == fs[0] && few[1] == fs[1] && few[2] == none_yet);
+	few[0] = none_yet;
+	OK(cuModuleEnumerateFunctions(few, 0, m));
+	EXPECT(few[0] == none_yet);
+	EXPECT_RES(cuModuleEnumerateFunctions(NULL, MULTI_N, m),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuModuleGetFunctionCount(NULL, m),
+		   CUDA_ERROR_INVALID_VALUE);
+
+	/* Without a current context the count still answers. */
+	OK(cuCtxSetCurrent(NULL));
+	EXPECT_RES(cuModuleEnumerateFunctions(few, 2, m),
+		   CUDA_ERROR_INVALID_CONTEXT);
+	n = 0;
+	OK(cuModuleGetFunctionCount(&n, m));
+	EXPECT(n == MULTI_N);
+	OK(cuCtxSetCurrent(ctx));
+
+	check_tools_module(m, fs, ctx);
+
+	/* A module without kernels. */
+	OK(cuModuleLoadData(&empty, data_only_ptx));
+	n = 99;
+	OK(cuModuleGetFunctionCount(&n, empty));
+	EXPECT(n == 0);
+	few[0] = none_yet;
+	OK(cuModuleEnumerateFunctions(few, 3, empty));
+	EXPECT(few[0] == none_yet);
+	OK(cuModuleUnload(empty));
+
+	/* Unloaded: its handles are gone with it. */
+	OK(cuModuleUnload(m));
+	EXPECT_RES(cuModuleGetFunctionCount(&n, m), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuModuleEnumerateFunctions(few, 2, m),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuFuncGetName(&name, fs[0]), CUDA_ERROR_INVALID_HANDLE);
+}
+
+/*
+ * cuLibraryGetKernelCount and cuLibraryEnumerateKernels load a lazy
+ * library (counted on the daemon) and give cuLibraryGetKernel's kernels;
+ * the library's module is listed by TOOLS_MODULE too.
+ */
+static void test_cuda_enumerate_library(void)
+{
+	CUkernel ks[MULTI_N + 1], few[3], k;
+	CUkernel none_yet = FORGED(CUkernel, ks);
+	CUfunction kf[MULTI_N];
+	CUlibrary lib, lib2;
+	CUmodule lm;
+	const char *name;
+	unsigned n = 0;
+
+	mark();
+	OK(cuLibraryLoadData(&lib, multi_ptx, NULL, NULL, 0, NULL, NULL, 0));
+	EXPECT_COUNTS(0, 0);			/* lazy: not loaded yet */
+	OK(cuLibraryGetKernelCount(&n, lib));
+	EXPECT(n == MULTI_N);
+	EXPECT_COUNTS(cost_load.commands + 1, 0);	/* load, list */
+	for (unsigned i = 0; i <= MULTI_N; i++)
+		ks[i] = none_yet;
+	OK(cuLibraryEnumerateKernels(ks, MULTI_N, lib));
+	EXPECT_COUNTS(MULTI_N * cost_func.commands, 0);
+	EXPECT(ks[MULTI_N] == none_yet);
+	for (unsigned i = 0; i < MULTI_N; i++) {
+		OK(cuKernelGetName(&name, ks[i]));
+		EXPECT(multi_name(name, i));
+		OK(cuLibraryGetKernel(&k, lib, name));
+		EXPECT(k == ks[i]);
+		OK(cuKernelGetLibrary(&lib2, ks[i]));
+		EXPECT(lib2 == lib);
+	}
+	for (unsigned i = 0; i < 3; i++)
+		few[i] = none_yet;
+	OK(cuLibraryEnumerateKernels(few, 2, lib));
+	EXPECT(few[0] == ks[0] && few[1] == ks[1] && few[2] == none_yet);
+	EXPECT_RES(cuLibraryEnumerateKernels(NULL, 2, lib),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuLibraryGetKernelCount(NULL, lib),
+		   CUDA_ERROR_INVALID_VALUE);
+	OK(cuLibraryGetModule(&lm, lib));
+	for (unsigned i = 0; i < MULTI_N; i++)
+		kf[i] = (CUfunction)ks[i];
+	check_tools_module(lm, kf, NULL);
+	OK(cuLibraryUnload(lib));
+	EXPECT_RES(cuLibraryGetKernelCount(&n, lib),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuKernelGetName(&name, ks[0]), CUDA_ERROR_INVALID_HANDLE);
+
+	/* The enumeration as the first use loads too. */
+	OK(cuLibraryLoadData(&lib, multi_ptx, NULL, NULL, 0, NULL, NULL, 0));
+	mark();
+	OK(cuLibraryEnumerateKernels(ks, MULTI_N, lib));
+	EXPECT_COUNTS(cost_load.commands + 1 + MULTI_N * cost_func.commands,
+		      0);
+	for (unsigned i = 0; i < MULTI_N; i++) {
+		OK(cuKernelGetName(&name, ks[i]));
+		EXPECT(multi_name(name, i));
+	}
+	OK(cuLibraryUnload(lib));
+}
+
+/*
+ * More than the 4 KiB of names libmdgpu asks for first: it asks again
+ * with the list's size (two MODULE_FUNCS), and every name comes whole.
+ */
+static void test_cuda_many_kernels(void)
+{
+	enum { N = 40, LONG = 100 };
+	static const char head[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n";
+	char want[LONG + 8], *text, *p;
+	CUfunction fs[N];
+	const char *name;
+	unsigned n = 0;
+	CUmodule m;
+
+	text = malloc(sizeof(head) + N * (LONG + 40));
+	if (!text) {
+		EXPECT(text != NULL);
+		return;
+	}
+	p = text + sprintf(text, "%s", head);
+	for (unsigned i = 0; i < N; i++)
+		p += sprintf(p, ".visible .entry k%02u_%0*d()\n{\n\tret;\n}\n",
+			     i, LONG, 0);
+	OK(cuModuleLoadData(&m, text));
+	free(text);
+	mark();
+	OK(cuModuleGetFunctionCount(&n, m));
+	EXPECT(n == N);
+	EXPECT_COUNTS(2, 0);		/* 40 x 105 bytes: asked twice */
+	OK(cuModuleEnumerateFunctions(fs, N, m));
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(want, sizeof(want), "k%02u_%0*d", i, LONG, 0);
+		OK(cuFuncGetName(&name, fs[i]));
+		EXPECT(strlen(name) == LONG + 4);
+		EXPECT(!on_fake || !strcmp(name, want));
+	}
+	OK(cuModuleUnload(m));
+}
+
 /*
  * A module image larger than the staging area (NVIDIA's runtime loads
  * cuBLAS's and cuFFT's fatbins so): loaded through device memory, its
@@ -1349,11 +1732,15 @@ int main(void)
 	test_image_bounds();
 	test_lazy(ctx);
 	test_capture_refusals();
+	test_tools_module();
 	if (on_cuda) {
 		test_cuda_module();
 		test_cuda_large_image();
 		test_cuda_info();
 		test_cuda_graph();
+		test_cuda_enumerate(ctx);
+		test_cuda_enumerate_library();
+		test_cuda_many_kernels();
 	}
 out:
 	OK(cuDevicePrimaryCtxRelease(0));

@@ -820,8 +820,9 @@ const struct mdgpud_backend_ops mdgpud_backend_sim = {
 	.sync = mdgpud_sim_sync,
 	.slice_begin = mdgpud_sim_slice_begin,
 	.slice_end = mdgpud_sim_slice_end,
-	/* No foreign code: FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL and
-	 * OCCUPANCY have no function or module to name; the aperture is not
+	/* No foreign code: FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL,
+	 * OCCUPANCY and MODULE_FUNCS have no function or module to name
+	 * (the validator answers -ENOENT); the aperture is not
 	 * device-mapped (QUERY APERTURE_DEVPTR answers 0). */
 	.ctx_limit = mdgpud_sim_ctx_limit,
 	.stream_create = mdgpud_sim_stream_create,

@@ -155,7 +155,8 @@ int mdgpud_vgpu_type_quota(const struct mdgpud_core *c,
 /* vgpu.c: after a backend error of v, see whether its context is lost. */
 void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v);
 /* info.c: the ABI 1.2 introspection opcodes, DEVICE_INFO .. OCCUPANCY and
- * QUERY APERTURE_DEVPTR; mdgpud_info_release on reset and destroy. */
+ * QUERY APERTURE_DEVPTR, and MODULE_FUNCS (ABI 1.5); mdgpud_info_release
+ * on reset and destroy. */
 int mdgpud_info_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		     uint64_t *result, uint64_t *result2);
 void mdgpud_info_uuid_init(struct mdgpud_vgpu *v, const uint8_t *uuid);

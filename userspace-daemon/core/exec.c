@@ -381,6 +381,7 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 	case MDGPU_OP_MODULE_GLOBAL:
 	case MDGPU_OP_CTX_LIMIT:
 	case MDGPU_OP_OCCUPANCY:
+	case MDGPU_OP_MODULE_FUNCS:
 		return mdgpud_info_exec(v, vc, result, result2);
 	default:
 		return mdgpud_exec_stream(v, vc, result);

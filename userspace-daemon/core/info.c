@@ -2,8 +2,9 @@
 /*
  * Execution of the ABI 1.2 introspection commands (validated first):
  * DEVICE_INFO, FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL, CTX_LIMIT,
- * OCCUPANCY and QUERY APERTURE_DEVPTR; the vGPU's UUID; the release of
- * what CTX_LIMIT changed.  Documentation/abi.md says what each answers.
+ * OCCUPANCY and QUERY APERTURE_DEVPTR, and of ABI 1.5's MODULE_FUNCS; the
+ * vGPU's UUID; the release of what CTX_LIMIT changed.
+ * Documentation/abi.md says what each answers.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -58,13 +59,16 @@ void mdgpud_info_uuid_init(struct mdgpud_vgpu *v, const uint8_t *uuid)
 	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);	/* variant 10 */
 }
 
-/* Writes min(len, size) bytes of an answer to the command's buffer. */
+/* Writes min(len, size) bytes of an answer to the command's buffer
+ * (none: nothing to write, no DMA of 0 bytes). */
 static int mdgpud_info_write(struct mdgpud_vgpu *v,
 			     const struct mdgpud_vcmd *vc, const void *ans,
 			     uint32_t size)
 {
 	uint32_t n = vc->info.len < size ? vc->info.len : size;
 
+	if (!n)
+		return 0;
 	if (vc->info.dst.ptr) {
 		memcpy(vc->info.dst.ptr, ans, n);
 		return 0;
@@ -112,6 +116,46 @@ static int mdgpud_info_func(struct mdgpud_vgpu *v,
 	}
 	free(fi);
 	return ret;
+}
+
+/*
+ * MODULE_FUNCS: the backend lists the names into a buffer of the daemon's
+ * own (len bytes, validated), which is then written to the command's
+ * buffer: the client's memory is never read back.  What the backend
+ * claims is bounded here: it wrote at most len bytes and no more than the
+ * whole list has.
+ */
+static int mdgpud_info_funcs(struct mdgpud_vgpu *v,
+			     const struct mdgpud_vcmd *vc, uint64_t *result,
+			     uint64_t *result2)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t size = 0, count = 0;
+	uint32_t written = 0;
+	char *buf;
+	int ret;
+
+	if (!b->module_funcs)
+		return -EOPNOTSUPP;
+	buf = malloc(vc->info.len);
+	if (!buf)
+		return -ENOMEM;
+	ret = b->module_funcs(v->bctx, vc->info.module, buf, vc->info.len,
+			      &written, &size, &count);
+	if (!ret && (written > vc->info.len || written > size)) {
+		mdgpud_warn("vgpu %u: module functions: the backend wrote %u "
+			    "bytes of a %llu-byte list into %u", v->id,
+			    written, (unsigned long long)size, vc->info.len);
+		ret = -EIO;	/* the backend's inconsistency */
+	}
+	if (!ret)
+		ret = mdgpud_info_write(v, vc, buf, written);
+	free(buf);
+	if (ret)
+		return ret;
+	*result = size;
+	*result2 = count;
+	return 0;
 }
 
 static int mdgpud_info_global(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
@@ -311,6 +355,8 @@ int mdgpud_info_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 					vc->func_attr.value);
 	case MDGPU_OP_MODULE_GLOBAL:
 		return mdgpud_info_global(v, vc, result, result2);
+	case MDGPU_OP_MODULE_FUNCS:
+		return mdgpud_info_funcs(v, vc, result, result2);
 	case MDGPU_OP_CTX_LIMIT:
 		return mdgpud_info_limit(v, vc, result);
 	case MDGPU_OP_OCCUPANCY:

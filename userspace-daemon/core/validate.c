@@ -38,6 +38,7 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_MODULE_GLOBAL] = sizeof(struct mdgpu_cmd_module_global),
 	[MDGPU_OP_CTX_LIMIT] = sizeof(struct mdgpu_cmd_limit),
 	[MDGPU_OP_OCCUPANCY] = sizeof(struct mdgpu_cmd_occupancy),
+	[MDGPU_OP_MODULE_FUNCS] = sizeof(struct mdgpu_cmd_info),
 	[MDGPU_OP_STREAM_CREATE] = offsetof(struct mdgpu_cmd_stream, pad),
 	[MDGPU_OP_STREAM_DESTROY] = offsetof(struct mdgpu_cmd_stream, flags),
 	[MDGPU_OP_STREAM_WAIT_EVENT] = offsetof(struct mdgpu_cmd_event, end),
@@ -347,27 +348,40 @@ static int mdgpud_v_func_get(const struct mdgpud_vctx *vc,
 
 /* ---- ABI 1.2 introspection: DEVICE_INFO .. OCCUPANCY ---------------- */
 
-/* DEVICE_INFO, FUNC_INFO: an answer buffer of 1..MDGPU_INFO_MAX bytes. */
+/*
+ * DEVICE_INFO, FUNC_INFO: an answer buffer of 1..MDGPU_INFO_MAX bytes;
+ * MODULE_FUNCS (ABI 1.5): 1..MDGPU_FUNCS_MAX.  FUNC_INFO names a function
+ * of this vGPU, MODULE_FUNCS a module, DEVICE_INFO nothing.
+ */
 static int mdgpud_v_info(const struct mdgpud_vctx *vc, uint16_t opcode,
 			 const struct mdgpu_cmd_info *c, struct mdgpud_vcmd *o)
 {
-	int ret;
+	uint32_t max = MDGPU_INFO_MAX;
+	int ret = 0;
 
 	if (c->pad)
 		return -EINVAL;
-	if (opcode == MDGPU_OP_DEVICE_INFO) {
+	switch (opcode) {
+	case MDGPU_OP_DEVICE_INFO:
 		if (c->handle)
 			return -EINVAL;
-	} else {
+		break;
+	case MDGPU_OP_FUNC_INFO:
 		ret = mdgpud_handles_get(vc->handles, c->handle, MDGPUD_H_FUNC,
 					 &o->info.func);
-		if (ret)
-			return ret;
-		o->info.handle = c->handle;
+		break;
+	default:	/* MDGPU_OP_MODULE_FUNCS */
+		ret = mdgpud_handles_get(vc->handles, c->handle,
+					 MDGPUD_H_MODULE, &o->info.module);
+		max = MDGPU_FUNCS_MAX;
+		break;
 	}
+	if (ret)
+		return ret;
+	o->info.handle = c->handle;
 	if (!c->len)
 		return -EINVAL;
-	if (c->len > MDGPU_INFO_MAX)
+	if (c->len > max)
 		return -E2BIG;
 	o->info.len = c->len;
 	return mdgpud_check_host(vc, c->space, c->addr, c->len, &o->info.dst);
@@ -716,6 +730,7 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		return 0;
 	case MDGPU_OP_DEVICE_INFO:
 	case MDGPU_OP_FUNC_INFO:
+	case MDGPU_OP_MODULE_FUNCS:
 		return mdgpud_v_info(vc, c.opcode, &c.info, o);
 	case MDGPU_OP_FUNC_SET_ATTR:
 		return mdgpud_v_func_attr(vc, &c.func_attr, o);

@@ -1414,6 +1414,134 @@ static void test_module_load_dev(void **state)
 }
 
 /*
+ * A module's kernels by name (ABI 1.5): three kernels declared ka, kb,
+ * _Z2kcPd, and a global that is no kernel.  Their order is the driver's:
+ * the fake lists them as declared, which is what the real driver does for
+ * a cubin (measured on driver 580); on a GPU the PTX's JIT decides, so
+ * there only the set is checked.
+ */
+static const char funcs_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .global .u32 not_a_kernel;\n"
+	".visible .entry ka()\n{\n\tret;\n}\n"
+	".visible .entry kb(.param .u64 p)\n{\n\tret;\n}\n"
+	".visible .entry _Z2kcPd(.param .u64 p)\n{\n\tret;\n}\n";
+static const char funcs_list[] = "ka\0kb\0_Z2kcPd";	/* + its NUL */
+
+/* A module with no kernel at all: one global. */
+static const char no_funcs_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .global .u32 only_data;\n";
+
+/* module_funcs into a buffer of len bytes filled with 0xa5 first. */
+static int list_funcs(struct mdgpud_bctx *ctx, uint64_t mod, char *buf,
+		      uint32_t len, uint32_t *written, uint64_t *size,
+		      uint64_t *count)
+{
+	memset(buf, 0xa5, len);
+	*written = UINT32_MAX;
+	*size = UINT64_MAX;
+	*count = UINT64_MAX;
+	return ops->module_funcs(ctx, mod, buf, len, written, size, count);
+}
+
+/* Whether the n bytes of buf from `from` are still the 0xa5 fill. */
+static bool untouched(const char *buf, size_t from, size_t n)
+{
+	for (size_t i = from; i < from + n; i++)
+		if ((uint8_t)buf[i] != 0xa5)
+			return false;
+	return true;
+}
+
+static void test_module_funcs(void **state)
+{
+	const uint32_t whole = sizeof(funcs_list);	/* 3 + 3 + 8 bytes */
+	struct mdgpud_bctx *ctx;
+	uint64_t mod, none, gone, size, count, fn;
+	uint32_t written;
+	char buf[64];
+
+	(void)state;
+	REQUIRE_GPU();
+	assert_int_equal(whole, 14);
+	ctx = ctx_new(36);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, funcs_ptx,
+					  sizeof(funcs_ptx), &mod), 0);
+
+	/* The whole list, then every kernel by its name. */
+	assert_int_equal(list_funcs(ctx, mod, buf, sizeof(buf), &written,
+				    &size, &count), 0);
+	assert_int_equal(written, whole);
+	assert_int_equal(size, whole);
+	assert_int_equal(count, 3);
+	assert_true(untouched(buf, whole, sizeof(buf) - whole));
+#ifdef MDGPUD_TEST_CUDA_FAKE
+	assert_memory_equal(buf, funcs_list, whole);
+#endif
+	for (const char *p = buf; p < buf + written; p += strlen(p) + 1) {
+		assert_non_null(memmem(funcs_list, whole, p, strlen(p) + 1));
+		assert_int_equal(ops->func_get(ctx, mod, p, &fn), 0);
+	}
+
+	/* Short buffers: whole names only, the rest untouched; size and
+	 * count are the whole list's all the same. */
+	assert_int_equal(list_funcs(ctx, mod, buf, whole - 1, &written, &size,
+				    &count), 0);
+	assert_int_equal(size, whole);
+	assert_int_equal(count, 3);
+#ifdef MDGPUD_TEST_CUDA_FAKE
+	assert_int_equal(written, 6);			/* ka, kb */
+	assert_memory_equal(buf, "ka\0kb", 6);
+	assert_true(untouched(buf, 6, whole - 1 - 6));
+	assert_int_equal(list_funcs(ctx, mod, buf, 6, &written, &size,
+				    &count), 0);
+	assert_int_equal(written, 6);			/* exactly two */
+	assert_int_equal(list_funcs(ctx, mod, buf, 5, &written, &size,
+				    &count), 0);
+	assert_int_equal(written, 3);			/* ka */
+	assert_memory_equal(buf, "ka", 3);
+	assert_true(untouched(buf, 3, 2));
+#endif
+	assert_true(written < whole);
+	assert_int_equal(list_funcs(ctx, mod, buf, 1, &written, &size,
+				    &count), 0);
+	assert_int_equal(written, 0);			/* not even one */
+	assert_true(untouched(buf, 0, 1));
+	assert_int_equal(size, whole);
+	assert_int_equal(count, 3);
+
+	/* A module without kernels: an empty list. */
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, no_funcs_ptx,
+					  sizeof(no_funcs_ptx), &none), 0);
+	assert_int_equal(list_funcs(ctx, none, buf, sizeof(buf), &written,
+				    &size, &count), 0);
+	assert_int_equal(written, 0);
+	assert_int_equal(size, 0);
+	assert_int_equal(count, 0);
+	assert_true(untouched(buf, 0, sizeof(buf)));
+
+	/* A module the worker does not have: never loaded, or unloaded. */
+	assert_int_equal(list_funcs(ctx, 0x12345678, buf, sizeof(buf),
+				    &written, &size, &count), -ENOENT);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, funcs_ptx,
+					  sizeof(funcs_ptx), &gone), 0);
+	assert_int_equal(ops->module_unload(ctx, gone), 0);
+	assert_int_equal(list_funcs(ctx, gone, buf, sizeof(buf), &written,
+				    &size, &count), -ENOENT);
+	assert_true(untouched(buf, 0, sizeof(buf)));
+
+	/* None of it lost the context. */
+	assert_int_equal(ops->ctx_status(ctx), 0);
+	assert_int_equal(list_funcs(ctx, mod, buf, sizeof(buf), &written,
+				    &size, &count), 0);
+	assert_int_equal(written, whole);
+	assert_int_equal(ops->module_unload(ctx, none), 0);
+	assert_int_equal(ops->module_unload(ctx, mod), 0);
+	ops->ctx_destroy(ctx);
+}
+
+/*
  * Cooperative and clustered launches go through cuLaunchKernelEx with the
  * attributes; plain ones through cuLaunchKernel.  The fake's launch_info
  * kernel reports how it was launched.
@@ -2546,6 +2674,7 @@ int main(void)
 		cmocka_unit_test(test_streams_hang_bound),
 		cmocka_unit_test(test_fault_code),
 		cmocka_unit_test(test_module_load_dev),
+		cmocka_unit_test(test_module_funcs),
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_launch_ex),
 #endif

@@ -6,8 +6,9 @@
  * (contents, short buffers, IOVA, a UUID per vGPU), CTX_LIMIT (charges,
  * -ENOMEM, -EPERM, reset), QUERY APERTURE_DEVPTR, and on cuda FUNC_INFO of
  * a PTX kernel, a launch packed from FUNC_INFO, MODULE_GLOBAL, FUNC_SET_ATTR,
- * OCCUPANCY and a faulting kernel; and ABI 1.3's MODULE_LOAD from device
- * memory with the driver's CUresult in result2 of a refused load.
+ * OCCUPANCY and a faulting kernel; ABI 1.3's MODULE_LOAD from device
+ * memory with the driver's CUresult in result2 of a refused load; and ABI
+ * 1.5's MODULE_FUNCS (on sim: no module to name).
  */
 #include <errno.h>
 #include <limits.h>
@@ -425,6 +426,11 @@ static void test_sim_has_no_functions(void **state)
 	c.info.space = MDGPU_SPACE_APERTURE;
 	c.info.handle = 1;
 	assert_int_equal(call(e, 0, &c).status, -ENOENT);
+	c = cmd(MDGPU_OP_MODULE_FUNCS);		/* no module to name */
+	c.info.len = 64;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.handle = 1;
+	assert_int_equal(call(e, 0, &c).status, -ENOENT);
 }
 
 /* ---- cuda backend over the fake libcuda --------------------------------- */
@@ -572,6 +578,113 @@ static void test_func_info_launch(void **state)
 	h = (float *)(e->ap[0] + 6 * MIB);
 	for (uint32_t i = 0; i < n; i++)
 		assert_true(h[i] == (float)i * 0.5f + (float)(n + i) * 0.5f);
+}
+
+/* A module of vGPU 0 from PTX text (in its aperture at 0): its handle. */
+static uint32_t load_ptx(struct env *e, const char *ptx)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LOAD);
+
+	memcpy(e->ap[0], ptx, strlen(ptx) + 1);
+	c.module_load.len = strlen(ptx) + 1;
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	return (uint32_t)ok(e, 0, &c);
+}
+
+/* MODULE_FUNCS c on vGPU 0 into dst, whose first 256 bytes are filled
+ * with 0xa5 first: it answers the whole list's size and count. */
+static void list_funcs(struct env *e, const struct mdgpu_cmd *c,
+		       uint8_t *dst, uint64_t size, uint64_t count)
+{
+	struct mdgpu_cpl cpl;
+
+	memset(dst, 0xa5, 256);
+	cpl = call(e, 0, c);
+	assert_int_equal(cpl.status, 0);
+	assert_int_equal(cpl.result, size);
+	assert_int_equal(cpl.result2, count);
+}
+
+/*
+ * MODULE_FUNCS (ABI 1.5) through the ring: test_ptx's kernels in the
+ * order the fake lists them (declaration order), into the aperture and by
+ * IOVA, whole names only; the full size and count whatever the buffer.
+ */
+static void test_module_funcs(void **state)
+{
+	static const char list[] =
+		"k\0vadd_f32\0write_global\0illegal_address";
+	struct env *e = *state;
+	uint32_t mod = load_module(e), none, gone;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_FUNCS);
+	uint8_t *out = e->ap[0] + 2 * MIB, *g = e->f[0].guest + 0x20000;
+	uint64_t dmas;
+
+	c.info.addr = 2 * MIB;
+	c.info.len = 256;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.handle = mod;
+	list_funcs(e, &c, out, sizeof(list), 4);
+	assert_memory_equal(out, list, sizeof(list));
+	assert_int_equal(out[sizeof(list)], 0xa5);
+
+	/* Room for two names and part of the third: two. */
+	c.info.len = 20;
+	list_funcs(e, &c, out, sizeof(list), 4);
+	assert_memory_equal(out, list, 11);	/* "k", "vadd_f32" */
+	assert_int_equal(out[11], 0xa5);
+	assert_int_equal(out[19], 0xa5);
+	/* No room for the first: nothing written. */
+	c.info.len = 1;
+	list_funcs(e, &c, out, sizeof(list), 4);
+	assert_int_equal(out[0], 0xa5);
+
+	/* Guest memory by IOVA, with a buffer larger than DEVICE_INFO's
+	 * bound; none of it is touched when nothing fits. */
+	c.info.addr = 0x20000;
+	c.info.len = 4 * MDGPU_INFO_MAX;
+	c.info.space = MDGPU_SPACE_IOVA;
+	list_funcs(e, &c, g, sizeof(list), 4);
+	assert_memory_equal(g, list, sizeof(list));
+	assert_int_equal(g[sizeof(list)], 0xa5);
+	c.info.len = 1;
+	dmas = e->f[0].dma_calls;
+	list_funcs(e, &c, g, sizeof(list), 4);
+	assert_int_equal(e->f[0].dma_calls, dmas);
+	assert_int_equal(g[0], 0xa5);
+	c.info.addr = GUEST_SIZE - 8;		/* not mapped by the guest */
+	c.info.len = 64;
+	assert_int_equal(call(e, 0, &c).status, -EFAULT);
+
+	/* Another vGPU's module, the wrong kind of handle. */
+	c.info.addr = 2 * MIB;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	assert_int_equal(call(e, 1, &c).status, -ENOENT);
+	c.info.handle = named(e, MDGPU_OP_FUNC_GET, mod, "k", NULL);
+	assert_int_equal(call(e, 0, &c).status, -ENOENT);
+
+	/* A module without kernels (a global only): an empty list. */
+	none = load_ptx(e, ".version 8.0\n.target sm_90\n"
+			".address_size 64\n.visible .global .u32 g;\n");
+	c.info.handle = none;
+	c.info.len = 64;
+	list_funcs(e, &c, out, 0, 0);
+	assert_int_equal(out[0], 0xa5);
+
+	/* An unloaded module is gone. */
+	gone = load_module(e);
+	c = cmd(MDGPU_OP_MODULE_UNLOAD);
+	c.module_unload.module = gone;
+	ok(e, 0, &c);
+	c = cmd(MDGPU_OP_MODULE_FUNCS);
+	c.info.addr = 2 * MIB;
+	c.info.len = 64;
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.handle = gone;
+	assert_int_equal(call(e, 0, &c).status, -ENOENT);
+	c.info.handle = mod;
+	assert_int_equal(ok(e, 0, &c), sizeof(list));
 }
 
 static void test_module_global(void **state)
@@ -840,6 +953,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_func_info_launch,
 						setup_cuda, teardown),
 		cmocka_unit_test_setup_teardown(test_module_global,
+						setup_cuda, teardown),
+		cmocka_unit_test_setup_teardown(test_module_funcs,
 						setup_cuda, teardown),
 		cmocka_unit_test_setup_teardown(test_attr_occupancy,
 						setup_cuda, teardown),

@@ -20,7 +20,7 @@ struct fixture {
 	struct mdgpud_handles *h, *other_h;
 	uint8_t aperture[APERTURE_SIZE];
 	struct mdgpud_vctx vc;
-	uint32_t module, func, event, other_func, other_event;
+	uint32_t module, func, event, other_func, other_event, other_module;
 	struct mdgpud_vcmd out;
 };
 
@@ -54,6 +54,8 @@ static int setup(void **state)
 					    &f->other_func), 0);
 	assert_int_equal(mdgpud_handles_add(f->other_h, MDGPUD_H_EVENT, 55, 0,
 					    &f->other_event), 0);
+	assert_int_equal(mdgpud_handles_add(f->other_h, MDGPUD_H_MODULE, 66, 0,
+					    &f->other_module), 0);
 	f->vc = (struct mdgpud_vctx){
 		.mem = f->mem, .handles = f->h, .aperture = f->aperture,
 		.aperture_size = APERTURE_SIZE, .iova_ok = false,
@@ -825,6 +827,87 @@ static void test_info(void **state)
 	assert_int_equal(v(f, &c), -EINVAL);
 }
 
+/* MODULE_FUNCS (ABI 1.5): a module of this vGPU, a buffer of up to
+ * MDGPU_FUNCS_MAX bytes checked like the other answer buffers. */
+static void test_module_funcs(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_FUNCS);
+
+	c.info.addr = 16;
+	c.info.len = APERTURE_SIZE - 16;	/* up to the aperture's end */
+	c.info.space = MDGPU_SPACE_APERTURE;
+	c.info.handle = f->module;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.info.module, 11);
+	assert_int_equal(f->out.info.handle, f->module);
+	assert_int_equal(f->out.info.len, APERTURE_SIZE - 16);
+	assert_ptr_equal(f->out.info.dst.ptr, f->aperture + 16);
+
+	/* Only a module of this vGPU. */
+	c.info.handle = 0;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.info.handle = f->func;		/* the wrong kind */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.info.handle = f->event;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.info.handle = f->other_module;	/* another vGPU's */
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.info.handle = UINT32_MAX;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.info.handle = f->module;
+
+	/* The buffer. */
+	c.info.len = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.len = APERTURE_SIZE - 15;	/* one past the aperture */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.info.len = 16;
+	c.info.addr = UINT64_MAX - 15;		/* addr + len wraps to 0 */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.info.addr = APERTURE_SIZE;		/* starts past the end */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.info.addr = 0;
+	c.info.len = MDGPU_FUNCS_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.info.len = UINT32_MAX;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.info.len = 16;
+	c.info.space = MDGPU_SPACE_IOVA;	/* no DMA on this transport */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.space = MDGPU_SPACE_DEVICE;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.space = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	/* Larger than other answers may be: up to MDGPU_FUNCS_MAX. */
+	f->vc.iova_ok = true;
+	c.info.space = MDGPU_SPACE_IOVA;
+	c.info.addr = 0x10000;
+	c.info.len = MDGPU_FUNCS_MAX;
+	assert_int_equal(v(f, &c), 0);
+	assert_null(f->out.info.dst.ptr);
+	assert_int_equal(f->out.info.dst.addr, 0x10000);
+	assert_int_equal(f->out.info.len, MDGPU_FUNCS_MAX);
+	c.info.addr = UINT64_MAX - MDGPU_FUNCS_MAX + 1;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.info.addr = 0x10000;
+
+	/* Reserved bytes, and no stream. */
+	c.info.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.info.pad = 0;
+	c.raw[24] = 1;				/* past the operands */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.raw[24] = 0;
+	c.stream = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.stream = 0;
+	c.flags = MDGPU_CMD_F_ASYNC;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.flags = MDGPU_CMD_F_IRQ;
+	assert_int_equal(v(f, &c), 0);
+}
+
 static void test_func_attr(void **state)
 {
 	struct fixture *f = *state;
@@ -1058,6 +1141,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_events_query, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_module_funcs, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_func_attr, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_module_global, setup,

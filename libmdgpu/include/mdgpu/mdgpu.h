@@ -249,6 +249,20 @@ int mdgpu_occupancy(struct mdgpu *g, const struct mdgpu_cmd_occupancy *q,
  * failure was not a command's (a check of the library, the transport). */
 uint64_t mdgpu_last_code(const struct mdgpu *g);
 
+/* ------------------------------------------------------------------ */
+/* ABI 1.5: a module's kernels.                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The names of a module's kernels in the host driver's order, each
+ * NUL-terminated, one after the other: *count names, *size bytes in all,
+ * in *names, which the caller frees (NULL, 0 and 0 for a module without
+ * kernels).  A daemon of an older minor cannot list them: -EOPNOTSUPP,
+ * with a message.
+ */
+int mdgpu_module_funcs(struct mdgpu *g, uint32_t module, char **names,
+		       size_t *size, uint32_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,7 +64,7 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		6
+#define MDGPUD_CUDA_RPC_VERSION		7
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -77,6 +77,9 @@ _Static_assert(MDGPU_NAME_MAX <= MDGPUD_CUDA_RPC_INLINE_MAX,
  * into a buffer of its own).
  */
 #define MDGPUD_CUDA_RPC_STAGING_BYTES	((16u << 20) + 4096u)
+/* A MODULE_FUNCS answer travels in the staging area. */
+_Static_assert(MDGPU_FUNCS_MAX <= MDGPUD_CUDA_RPC_STAGING_BYTES,
+	       "a module's names must fit the staging area");
 #define MDGPUD_CUDA_RPC_MSG_MAX		512
 
 /*
@@ -178,6 +181,12 @@ enum mdgpud_cuda_rpc_op {
 	/* ABI 1.3: an image in device memory (worker/requests.c). */
 	MDGPUD_CUDA_RPC_MODULE_LOAD_DEV, /* a0 kind, a1 len, a2 device
 					  * address -> r0 */
+	/* ABI 1.5: a module's kernels (worker/info.c). */
+	MDGPUD_CUDA_RPC_MODULE_FUNCS,	/* a0 module, a1 bytes the answer
+					 * may take -> staging: the names,
+					 * NUL-terminated, whole names only;
+					 * r0 bytes of the whole list, r1
+					 * kernels | bytes written << 32 */
 	MDGPUD_CUDA_RPC_OP_COUNT
 };
 

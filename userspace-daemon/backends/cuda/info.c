@@ -3,14 +3,16 @@
  * The cuda backend's ABI 1.2 introspection (supervisor side): DEVICE_INFO
  * from the worker's probe, and the requests FUNC_INFO, FUNC_SET_ATTR,
  * MODULE_GLOBAL, CTX_LIMIT, OCCUPANCY and HOST_DEVPTR (cuda_rpc.h), which
- * backends/cuda/worker/info.c answers.  What a worker writes is read once
- * and bounded here: a worker runs tenant code and is not trusted to be
- * well-formed.
+ * backends/cuda/worker/info.c answers, as it does ABI 1.5's
+ * MODULE_FUNCS.  What a worker writes is read once and bounded here: a
+ * worker runs tenant code and is not trusted to be well-formed.
  */
 #include "priv.h"
 
 #include <errno.h>
 #include <string.h>
+
+#include "common/names.h"
 
 /* The probe's device table, bounded, into DEVICE_INFO's answer. */
 void mdgpud_cuda_info_from_probe(struct mdgpu_device_info *d,
@@ -102,6 +104,47 @@ int mdgpud_cuda_module_global(struct mdgpud_bctx *ctx, uint64_t module,
 		return ret;
 	*addr = s->result[0];
 	*bytes = s->result[1];
+	return 0;
+}
+
+/*
+ * The worker writes the names into the staging area (whole names, at
+ * most len bytes) and answers r0 = the whole list's bytes, r1 = kernels |
+ * bytes written << 32.  They are copied out once and checked on the copy:
+ * no more bytes than asked for or than the list has, whole non-empty
+ * names, no more of them than the kernels it counts, and all of them
+ * when the whole list fit; anything else is the worker's error (-EIO).
+ */
+int mdgpud_cuda_module_funcs(struct mdgpud_bctx *ctx, uint64_t module,
+			     char *buf, uint32_t len, uint32_t *written,
+			     uint64_t *size, uint64_t *count)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	uint64_t full, n, w, names;
+	int ret;
+
+	if (len > MDGPUD_CUDA_RPC_STAGING_BYTES)
+		len = MDGPUD_CUDA_RPC_STAGING_BYTES;
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_MODULE_FUNCS, &ret);
+	if (!s)
+		return ret;
+	s->arg[0] = module;
+	s->arg[1] = len;
+	ret = mdgpud_cuda_call(ctx, s);
+	if (ret)
+		return ret;
+	full = s->result[0];
+	n = (uint32_t)s->result[1];
+	w = s->result[1] >> 32;
+	if (w > len || w > full)
+		return -EIO;
+	memcpy(buf, ctx->shm->staging, w);
+	if (!mdgpu_names_check(buf, w, &names) || names > n ||
+	    (full <= len && (w != full || names != n)))
+		return -EIO;
+	*written = (uint32_t)w;
+	*size = full;
+	*count = n;
 	return 0;
 }
 

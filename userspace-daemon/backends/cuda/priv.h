@@ -173,7 +173,8 @@ int mdgpud_cuda_pend_wait(struct mdgpud_bctx *ctx,
 			  struct mdgpud_cuda_rpc_slot **s);
 void mdgpud_cuda_pend_abort(struct mdgpud_bctx *ctx);
 
-/* info.c: ABI 1.2 introspection ops, and DEVICE_INFO from the probe. */
+/* info.c: ABI 1.2 introspection ops and ABI 1.5's module_funcs, and
+ * DEVICE_INFO from the probe. */
 void mdgpud_cuda_info_from_probe(struct mdgpu_device_info *d,
 				 const struct mdgpud_cuda_rpc_info *probe);
 int mdgpud_cuda_func_info(struct mdgpud_bctx *ctx, uint64_t func,
@@ -183,6 +184,9 @@ int mdgpud_cuda_func_set_attr(struct mdgpud_bctx *ctx, uint64_t func,
 int mdgpud_cuda_module_global(struct mdgpud_bctx *ctx, uint64_t module,
 			      const char *name, uint64_t *addr,
 			      uint64_t *bytes);
+int mdgpud_cuda_module_funcs(struct mdgpud_bctx *ctx, uint64_t module,
+			     char *buf, uint32_t len, uint32_t *written,
+			     uint64_t *size, uint64_t *count);
 int mdgpud_cuda_ctx_limit(struct mdgpud_bctx *ctx, uint32_t limit, int set,
 			  uint64_t value, uint64_t *result);
 int mdgpud_cuda_occupancy(struct mdgpud_bctx *ctx, uint64_t func,

@@ -297,6 +297,16 @@ struct mdgpud_backend_ops {
 	int (*module_global)(struct mdgpud_bctx *ctx, uint64_t module,
 			     const char *name, uint64_t *addr,
 			     uint64_t *bytes);
+	/*
+	 * ABI 1.5 (NULL: -EOPNOTSUPP).  The names of the module's kernels in
+	 * the driver's order, each NUL-terminated, one after the other: as
+	 * many whole names as fit buf[len] (*written bytes of it, never part
+	 * of a name), the bytes of the whole list (*size) and the number of
+	 * kernels (*count).  -EOPNOTSUPP if the driver cannot list them.
+	 */
+	int (*module_funcs)(struct mdgpud_bctx *ctx, uint64_t module,
+			    char *buf, uint32_t len, uint32_t *written,
+			    uint64_t *size, uint64_t *count);
 	/* Get (set 0) or set a CUlimit; *result: the value in force after. */
 	int (*ctx_limit)(struct mdgpud_bctx *ctx, uint32_t limit, int set,
 			 uint64_t value, uint64_t *result);

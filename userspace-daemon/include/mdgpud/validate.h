@@ -111,12 +111,15 @@ struct mdgpud_vcmd {
 			uint32_t flags;		/* CREATE: MDGPU_EVENT_F_* */
 		} event;
 		struct { uint32_t what; } query;
-		/* ABI 1.2 introspection (core/info.c executes them). */
+		/* ABI 1.2 introspection (core/info.c executes them), and
+		 * ABI 1.5's MODULE_FUNCS. */
 		struct {
 			struct mdgpud_hostbuf dst;	/* len bytes */
 			uint32_t len;
-			uint32_t handle;	/* FUNC_INFO: guest handle */
+			/* FUNC_INFO, MODULE_FUNCS: the guest handle */
+			uint32_t handle;
 			uint64_t func;		/* FUNC_INFO: backend value */
+			uint64_t module;	/* MODULE_FUNCS: the same */
 		} info;
 		struct {
 			uint64_t func;

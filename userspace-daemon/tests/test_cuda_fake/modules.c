@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The fake libcuda's modules: PTX text scanned for its kernels and
- * globals, named fake kernels that run as C functions, and the function,
- * occupancy, limit and device-attribute queries (Documentation/
+ * globals, named fake kernels that run as C functions, the listing of a
+ * module's kernels (in .entry order), and the function, occupancy, limit
+ * and device-attribute queries (Documentation/
  * cuda-backend.md, "The fake libcuda", lists what is faked and how).
  *
  * A module's PTX is scanned (comments skipped) at brace depth 0 for
@@ -680,6 +681,41 @@ FAKE_EXPORT mdgpud_cu_result cuModuleGetFunction(mdgpud_cu_function *f,
 			return 0;
 		}
 	return MDGPUD_CUDA_ERROR_NOT_FOUND;
+}
+
+/*
+ * A module's kernels in the order of their .entry lines (CUDA 12.4's
+ * listing; the real driver lists a cubin's in declaration order too).
+ * As cuda.h documents it: at most num_functions handles, the same ones
+ * cuModuleGetFunction answers.
+ */
+FAKE_EXPORT mdgpud_cu_result cuModuleGetFunctionCount(unsigned int *count,
+						      mdgpud_cu_module m)
+{
+	if (!count)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	*count = m->nfuncs;
+	return 0;
+}
+
+FAKE_EXPORT mdgpud_cu_result
+cuModuleEnumerateFunctions(mdgpud_cu_function *functions,
+			   unsigned int num_functions, mdgpud_cu_module m)
+{
+	if (!functions)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	for (uint32_t i = 0; i < m->nfuncs && i < num_functions; i++)
+		functions[i] = &m->funcs[i];
+	return 0;
+}
+
+FAKE_EXPORT mdgpud_cu_result cuFuncGetName(const char **name,
+					   mdgpud_cu_function f)
+{
+	if (!name)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	*name = f->name;
+	return 0;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuModuleGetGlobal_v2(mdgpud_cu_deviceptr *dptr,

@@ -252,7 +252,9 @@ struct mdgpud_cu_launch_config {
 /*
  * Entry points a driver may lack (newer than the oldest driver mdgpud
  * runs on): resolved when present, NULL otherwise, and the request that
- * needs one answers -EOPNOTSUPP.  cuFuncGetParamInfo came with CUDA 12.4.
+ * needs one answers -EOPNOTSUPP.  cuFuncGetParamInfo,
+ * cuModuleGetFunctionCount and cuModuleEnumerateFunctions came with CUDA
+ * 12.4, cuFuncGetName with 12.3.
  */
 #define MDGPUD_CU_OPT_FUNCS(X)						\
 	X(func_get_param_info, cuFuncGetParamInfo, "cuFuncGetParamInfo", \
@@ -261,7 +263,16 @@ struct mdgpud_cu_launch_config {
 	X(occupancy_active_clusters, cuOccupancyMaxActiveClusters,	\
 	  "cuOccupancyMaxActiveClusters",				\
 	  (int *clusters, mdgpud_cu_function func,			\
-	   const struct CUlaunchConfig_st *config))
+	   const struct CUlaunchConfig_st *config))			\
+	X(module_get_function_count, cuModuleGetFunctionCount,		\
+	  "cuModuleGetFunctionCount",					\
+	  (unsigned int *count, mdgpud_cu_module module))		\
+	X(module_enumerate_functions, cuModuleEnumerateFunctions,	\
+	  "cuModuleEnumerateFunctions",					\
+	  (mdgpud_cu_function *functions, unsigned int num_functions,	\
+	   mdgpud_cu_module module))					\
+	X(func_get_name, cuFuncGetName, "cuFuncGetName",		\
+	  (const char **name, mdgpud_cu_function func))
 
 /* ABI 1.2: streams, events, 16/32-bit memsets, extended launches. */
 #define MDGPUD_CU_FUNCS_STREAMS(X)					\

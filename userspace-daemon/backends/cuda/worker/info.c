@@ -2,16 +2,17 @@
 /*
  * ABI 1.2 introspection in the worker: the device table the probe
  * collects, and the requests FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL,
- * CTX_LIMIT, OCCUPANCY and HOST_DEVPTR (cuda_rpc.h).  Functions and
- * modules are named by the worker's handles, as in requests.c.  The
- * supervisor validated the values (core/validate.c); the driver judges
- * what only it can (a cluster shape, a shared size), and its refusal is
- * -EINVAL.
+ * CTX_LIMIT, OCCUPANCY and HOST_DEVPTR (cuda_rpc.h); ABI 1.5's
+ * MODULE_FUNCS.  Functions and modules are named by the worker's
+ * handles, as in requests.c.  The supervisor validated the values
+ * (core/validate.c); the driver judges what only it can (a cluster
+ * shape, a shared size), and its refusal is -EINVAL.
  */
 #include "worker.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mdgpud/cuda_values.h>
@@ -137,6 +138,80 @@ int mdgpud_worker_op_module_global(struct mdgpud_worker *w,
 		return mdgpud_worker_err(w, res, "cuModuleGetGlobal");
 	s->result[0] = p;
 	s->result[1] = bytes;
+	return 0;
+}
+
+/*
+ * a0 module, a1 the bytes the answer may take.  Writes the names of the
+ * module's kernels into the staging area in the driver's order
+ * (cuModuleEnumerateFunctions, then cuFuncGetName of each), each
+ * NUL-terminated, as many whole names as fit, and stops at the first
+ * that does not; r0 is the bytes of the whole list, r1 the number of
+ * kernels | the bytes written << 32.  A driver without the three entry
+ * points (before CUDA 12.4): -EOPNOTSUPP.
+ */
+int mdgpud_worker_op_module_funcs(struct mdgpud_worker *w,
+				  struct mdgpud_cuda_rpc_slot *s)
+{
+	uint8_t *out = w->shm->staging;
+	uint64_t room = s->arg[1] < sizeof(w->shm->staging) ?
+			s->arg[1] : sizeof(w->shm->staging);
+	uint64_t size = 0, written = 0;
+	mdgpud_cu_function *fns = NULL;
+	mdgpud_cu_result res;
+	unsigned int n = 0;
+	bool full = false;
+	void *mod;
+	int ret = 0;
+
+	if (mdgpud_worker_handles_get(&w->modules, s->arg[0], &mod))
+		return -ENOENT;
+	if (!w->cu.module_get_function_count ||
+	    !w->cu.module_enumerate_functions || !w->cu.func_get_name)
+		return -EOPNOTSUPP;
+	res = w->cu.module_get_function_count(&n, mod);
+	if (res)
+		return mdgpud_worker_err(w, res, "cuModuleGetFunctionCount");
+	if (n) {
+		fns = calloc(n, sizeof(*fns));
+		if (!fns)
+			return -ENOMEM;
+		res = w->cu.module_enumerate_functions(fns, n, mod);
+		if (res)
+			ret = mdgpud_worker_err(w, res,
+						"cuModuleEnumerateFunctions");
+	}
+	for (unsigned int i = 0; !ret && i < n; i++) {
+		const char *name = NULL;
+		size_t len;
+
+		res = w->cu.func_get_name(&name, fns[i]);
+		if (res) {
+			ret = mdgpud_worker_err(w, res, "cuFuncGetName");
+			break;
+		}
+		if (!name || !name[0]) {
+			ret = -EIO;	/* a kernel without a name */
+			break;
+		}
+		len = strlen(name) + 1;
+		if (__builtin_add_overflow(size, len, &size)) {
+			ret = -EIO;
+			break;
+		}
+		/* Whole names, in order: none after the first that does
+		 * not fit, even a shorter one. */
+		full = full || len > room - written;
+		if (!full) {
+			memcpy(out + written, name, len);
+			written += len;
+		}
+	}
+	free(fns);
+	if (ret)
+		return ret;
+	s->result[0] = size;
+	s->result[1] = n | written << 32;
 	return 0;
 }
 

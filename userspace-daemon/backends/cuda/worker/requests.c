@@ -640,6 +640,8 @@ static const struct mdgpud_worker_op mdgpud_worker_ops[] = {
 	/* ABI 1.3 */
 	[MDGPUD_CUDA_RPC_MODULE_LOAD_DEV] = {
 		mdgpud_worker_op_module_load_dev },
+	/* ABI 1.5: info.c */
+	[MDGPUD_CUDA_RPC_MODULE_FUNCS] = { mdgpud_worker_op_module_funcs },
 };
 
 _Static_assert(sizeof(mdgpud_worker_ops) / sizeof(mdgpud_worker_ops[0]) ==

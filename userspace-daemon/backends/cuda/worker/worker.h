@@ -13,7 +13,8 @@
  *   handles.c   modules, functions and events behind opaque handles
  *   err.c       CUresult to errno, the message to the supervisor
  *   info.c      ABI 1.2 introspection: device table, function info and
- *               attributes, globals, limits, occupancy, mapped host memory
+ *               attributes, globals, limits, occupancy, mapped host
+ *               memory; a module's kernels (ABI 1.5)
  *   sandbox.c   the sandbox the worker puts itself in before cuInit
  */
 #ifndef MDGPUD_WORKER_H
@@ -172,6 +173,8 @@ int mdgpud_worker_op_func_set_attr(struct mdgpud_worker *w,
 				   struct mdgpud_cuda_rpc_slot *s);
 int mdgpud_worker_op_module_global(struct mdgpud_worker *w,
 				   struct mdgpud_cuda_rpc_slot *s);
+int mdgpud_worker_op_module_funcs(struct mdgpud_worker *w,
+				  struct mdgpud_cuda_rpc_slot *s);
 int mdgpud_worker_op_ctx_limit(struct mdgpud_worker *w,
 			       struct mdgpud_cuda_rpc_slot *s);
 int mdgpud_worker_op_occupancy(struct mdgpud_worker *w,
