@@ -61,6 +61,18 @@ static CUresult mdgpu_cu_xt_unknown(const char *table, unsigned slot,
 		return mdgpu_cu_xt_unknown(#tbl, slot, a0, a1, a2, a3);	\
 	}
 
+/*
+ * One stub, mdgpu_cu_<tbl>_other, for every unknown slot of a large
+ * table; `which` says in the log what it stands for, since the stub
+ * cannot tell its own slot.
+ */
+#define XT_UNKNOWN_OTHER(tbl, which)					\
+	static CUresult mdgpu_cu_##tbl##_other(uintptr_t a0, uintptr_t a1, \
+					       uintptr_t a2, uintptr_t a3) \
+	{								\
+		return mdgpu_cu_xt_unknown(which, 0, a0, a1, a2, a3);	\
+	}
+
 /* ---- CUDART_INTERFACE ------------------------------------------------ */
 
 /* Slot 2: the device's primary context, neither retained nor activated
@@ -440,12 +452,8 @@ static CUresult mdgpu_cu_tctx_stream_id(CUcontext ctx, CUstream obj,
 	return r;
 }
 
-static CUresult mdgpu_cu_tctx_other(uintptr_t a0, uintptr_t a1, uintptr_t a2,
-				    uintptr_t a3)
-{
-	return mdgpu_cu_xt_unknown("TOOLS_CONTEXT slot other than 4, 39, 51: "
-				   "tools_context", 0, a0, a1, a2, a3);
-}
+XT_UNKNOWN_OTHER(tctx, "TOOLS_CONTEXT slot other than 4, 39, 51: "
+		       "tools_context")
 
 #define MDGPU_CU_TCTX_SLOTS 93
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tctx[MDGPU_CU_TCTX_SLOTS] = {
@@ -549,12 +557,7 @@ static unsigned int mdgpu_cu_tmod_kernels(CUcontext ctx, CUmodule mod,
 	return n;
 }
 
-static CUresult mdgpu_cu_tmod_other(uintptr_t a0, uintptr_t a1, uintptr_t a2,
-				    uintptr_t a3)
-{
-	return mdgpu_cu_xt_unknown("TOOLS_MODULE slot other than 7: "
-				   "tools_module", 0, a0, a1, a2, a3);
-}
+XT_UNKNOWN_OTHER(tmod, "TOOLS_MODULE slot other than 7: tools_module")
 
 #define MDGPU_CU_TMOD_SLOTS 99
 static const union mdgpu_cu_xt_slot mdgpu_cu_xt_tmod[MDGPU_CU_TMOD_SLOTS] = {

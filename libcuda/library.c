@@ -147,9 +147,7 @@ static void mdgpu_cu_lib_free(CUlibrary lib)
 static CUresult mdgpu_cu_lib_load(const char *who, CUlibrary *library,
 				  const void *code, CUjit_option *jitOptions,
 				  void **jitOptionsValues,
-				  unsigned numJitOptions,
-				  CUlibraryOption *libraryOptions,
-				  unsigned numLibraryOptions)
+				  unsigned numJitOptions)
 {
 	struct CUlib_st *lib;
 	const void *start;
@@ -160,9 +158,6 @@ static CUresult mdgpu_cu_lib_load(const char *who, CUlibrary *library,
 	if (!library || !code)
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_jit_options(numJitOptions, jitOptions, jitOptionsValues);
-	if (!r)
-		r = mdgpu_cu_lib_options(libraryOptions, numLibraryOptions,
-					 false);
 	if (r)
 		return r;
 	r = mdgpu_cu_enter();
@@ -204,10 +199,14 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code,
 				   void **libraryOptionValues,
 				   unsigned int numLibraryOptions)
 {
+	CUresult r;
+
 	(void)libraryOptionValues;	/* no option mdgpu reads has a value */
+	r = mdgpu_cu_lib_options(libraryOptions, numLibraryOptions, false);
+	if (r)
+		return r;
 	return mdgpu_cu_lib_load("cuLibraryLoadData", library, code,
-				 jitOptions, jitOptionsValues, numJitOptions,
-				 libraryOptions, numLibraryOptions);
+				 jitOptions, jitOptionsValues, numJitOptions);
 }
 
 CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
@@ -241,8 +240,7 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library,
 	if (!r)
 		r = mdgpu_cu_lib_load("cuLibraryLoadFromFile", library, buf,
 				      jitOptions, jitOptionsValues,
-				      numJitOptions, libraryOptions,
-				      numLibraryOptions);
+				      numJitOptions);
 	free(buf);
 	return r;
 }

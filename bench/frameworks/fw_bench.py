@@ -85,7 +85,8 @@ class Tiny(torch.nn.Module):
         return self.out(self.enc(self.emb(t)))
 
 
-def transformer_train(batch=32, seq=128):
+def transformer_step(batch, seq=128):
+    """One AdamW training step of Tiny on random tokens, as a closure."""
     m = Tiny().to(dev)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
     t = torch.randint(0, 8192, (batch, seq), device=dev)
@@ -96,8 +97,12 @@ def transformer_train(batch=32, seq=128):
         torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), t.reshape(-1)).backward()
         opt.step()
-    timed("transformer_train_b32", "sequences/s", batch, step)
-    del m, opt
+    return step
+
+
+def transformer_train(batch=32):
+    timed("transformer_train_b32", "sequences/s", batch,
+          transformer_step(batch))
 
 
 def cupy_matmul(n=4096):
@@ -131,17 +136,8 @@ if mode == "cases":
     else:
         cupy_matmul()
 elif mode == "tenant":
-    m = Tiny().to(dev)
-    opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
-    t = torch.randint(0, 8192, (16, 128), device=dev)
+    step = transformer_step(16)
     n = 0
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        logits = m(t)
-        torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), t.reshape(-1)).backward()
-        opt.step()
     for _ in range(5):
         step()
     torch.cuda.synchronize()

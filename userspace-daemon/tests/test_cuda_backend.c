@@ -250,6 +250,17 @@ static int group_teardown(void **state)
 		}							\
 	} while (0)
 
+/* A GPU, and the sandbox asked for as required ($MDGPUD_TEST_SANDBOX). */
+#define REQUIRE_SANDBOX()						\
+	do {								\
+		REQUIRE_GPU();						\
+		if (test_sandbox != MDGPUD_SANDBOX_REQUIRED) {		\
+			printf("SKIPPED: the sandbox is not required "	\
+			       "($MDGPUD_TEST_SANDBOX)\n");		\
+			skip();						\
+		}							\
+	} while (0)
+
 static struct mdgpud_bctx *ctx_new(uint32_t vgpu)
 {
 	struct mdgpud_bctx *ctx = NULL;
@@ -2082,12 +2093,7 @@ static void test_sandbox_worker(void **state)
 	DIR *dir;
 
 	(void)state;
-	REQUIRE_GPU();
-	if (test_sandbox != MDGPUD_SANDBOX_REQUIRED) {
-		printf("SKIPPED: the sandbox is not required "
-		       "($MDGPUD_TEST_SANDBOX)\n");
-		skip();
-	}
+	REQUIRE_SANDBOX();
 	assert_int_equal(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
 	ctx = ctx_new(81);
 	pid = mdgpud_backend_cuda_worker_pid(ctx);
@@ -2327,12 +2333,7 @@ static void test_sandbox_worker_uids(void **state)
 	int r;
 
 	(void)state;
-	REQUIRE_GPU();
-	if (test_sandbox != MDGPUD_SANDBOX_REQUIRED) {
-		printf("SKIPPED: the sandbox is not required "
-		       "($MDGPUD_TEST_SANDBOX)\n");
-		skip();
-	}
+	REQUIRE_SANDBOX();
 	a = ctx_new(85);
 	b = ctx_new(86);
 	pa = mdgpud_backend_cuda_worker_pid(a);
@@ -2380,12 +2381,7 @@ static void test_sandbox_uid_range(void **state)
 	const uint32_t base = TEST_WORKER_UID_BASE + TEST_WORKER_UID_COUNT;
 
 	(void)state;
-	REQUIRE_GPU();
-	if (test_sandbox != MDGPUD_SANDBOX_REQUIRED) {
-		printf("SKIPPED: the sandbox is not required "
-		       "($MDGPUD_TEST_SANDBOX)\n");
-		skip();
-	}
+	REQUIRE_SANDBOX();
 	test_cfg(&cfg);
 	cfg.worker_uid_base = base;
 	cfg.worker_uid_count = 2;
