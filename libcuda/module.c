@@ -627,6 +627,29 @@ static void mdgpu_cu_func_refresh(CUfunction f, int attrib, int value)
 	}
 }
 
+/*
+ * Whether setting attrib to value would change nothing: the attribute is
+ * one the host driver lets programs set, and the host driver's value (read
+ * after the last change) is already value.  Setting it again is then
+ * answered here: the host driver would accept it and change nothing,
+ * while a round trip would wait behind the vGPU's queued work (cuDNN and
+ * cuBLAS set the same attribute before many launches).  Read-only
+ * attributes always go to the host driver, which refuses them.
+ */
+static bool mdgpu_cu_func_attr_unchanged(CUfunction f, int attrib, int value)
+{
+	switch (attrib) {
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		return f->info && f->info->attr[attrib] != MDGPU_ATTR_NONE &&
+		       f->info->attr[attrib] == value;
+	default:
+		return false;
+	}
+}
+
 CUresult mdgpu_cu_func_set_attr(CUfunction f, int attrib, int value)
 {
 	int ret;
@@ -634,10 +657,13 @@ CUresult mdgpu_cu_func_set_attr(CUfunction f, int attrib, int value)
 	if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX ||
 	    attrib >= MDGPU_FUNC_ATTR_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (mdgpu_cu_func_attr_unchanged(f, attrib, value))
+		return CUDA_SUCCESS;
 	ret = mdgpu_func_set_attr(mdgpu_cu.g, f->func, (uint32_t)attrib,
 				  value);
 	if (ret)
 		return mdgpu_cu_error(ret);
+	f->occ_n = 0;		/* occupancy depends on the attributes */
 	mdgpu_cu_func_refresh(f, attrib, value);
 	return CUDA_SUCCESS;
 }
@@ -653,6 +679,7 @@ CUresult mdgpu_cu_func_cache(CUfunction f, CUfunc_cache config)
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
+	f->occ_n = 0;		/* occupancy depends on the cache config */
 	return mdgpu_cu_error(mdgpu_func_set_attr(mdgpu_cu.g, f->func,
 						  MDGPU_FUNC_ATTR_CACHE_CONFIG,
 						  (int32_t)config));

@@ -13,20 +13,41 @@
  * called without mdgpu_cu.lock held.
  */
 #include <limits.h>
+#include <string.h>
 
 #include "code.h"
 
-/* Under the lock: one OCCUPANCY question about a live function. */
+/*
+ * Under the lock: one OCCUPANCY question about a live function, answered
+ * from the function's kept answers when it was asked before (priv.h),
+ * else by the daemon.  The whole question (padding included, zero in
+ * every caller's initializer) is the key.
+ */
 static CUresult mdgpu_cu_occ(CUfunction f, struct mdgpu_cmd_occupancy *q,
 			     uint64_t *result)
 {
+	struct mdgpu_cu_occ_answer *a;
 	int ret;
 
 	if (!mdgpu_cu_set_has(&mdgpu_cu.funcs, f))
 		return CUDA_ERROR_INVALID_HANDLE;
 	q->func = f->func;
+	for (unsigned int i = 0; i < f->occ_n; i++) {
+		if (!memcmp(&f->occ[i].q, q, sizeof(*q))) {
+			*result = f->occ[i].v;
+			return CUDA_SUCCESS;
+		}
+	}
 	ret = mdgpu_occupancy(mdgpu_cu.g, q, result);
-	return ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+	if (ret)
+		return mdgpu_cu_error(ret);
+	a = &f->occ[f->occ_next];
+	a->q = *q;
+	a->v = *result;
+	f->occ_next = (f->occ_next + 1) % MDGPU_CU_OCC_CACHED;
+	if (f->occ_n < MDGPU_CU_OCC_CACHED)
+		f->occ_n++;
+	return CUDA_SUCCESS;
 }
 
 static bool mdgpu_cu_block_ok(int block)

@@ -99,6 +99,19 @@ struct CUmod_st {
  * FUNC_INFO answer (NULL from a daemon without it); layout comes from
  * info, else from the module's PTX.
  */
+/*
+ * Answers to OCCUPANCY questions about one function (occupancy.c).  An
+ * answer depends on the question, the GPU and the function's attributes
+ * only, so it is kept until an attribute of the function is set: a
+ * framework asks the same few questions before many launches, and each
+ * would otherwise be a round trip queued behind the vGPU's work.
+ */
+#define MDGPU_CU_OCC_CACHED	8
+struct mdgpu_cu_occ_answer {
+	struct mdgpu_cmd_occupancy q;
+	uint64_t v;
+};
+
 struct CUfunc_st {
 	struct CUmod_st *mod;
 	uint32_t func;			/* libmdgpu function handle */
@@ -106,6 +119,8 @@ struct CUfunc_st {
 	struct mdgpu_func_info *info;
 	bool layout_known;
 	struct mdgpu_cu_layout layout;
+	struct mdgpu_cu_occ_answer occ[MDGPU_CU_OCC_CACHED];
+	unsigned int occ_n, occ_next;	/* answers kept, next to replace */
 };
 
 /*

@@ -125,17 +125,22 @@ static bool mdgpud_dispatch_others_pending(struct mdgpud_core *c,
 /*
  * The running vGPU's queue is empty.  Ending the slice now would make the
  * backend wait for the GPU (slice_end), which turns a stream of
- * asynchronous launches into synchronous ones.  So keep the slice open for
- * up to linger_us (and never past the slice) in case the tenant rings
- * again.  While another vGPU has work, linger only while the GPU should
- * still be busy with this slice's commands (until busy_until: t0 plus the
- * work commands run so far at the vGPU's average GPU time per work
- * command; t0 for a vGPU not measured yet): waiting then costs no GPU
- * time, and a tenant that keeps a few kernels queued and rings again as
+ * asynchronous launches into synchronous ones.  So keep the slice open
+ * (never past the slice) for linger_us, or for as long as the GPU should
+ * still be busy with this slice's commands if that is longer (until
+ * busy_until: t0 plus the work commands run so far at the vGPU's average
+ * GPU time per work command; t0 for a vGPU not measured yet), in case the
+ * tenant rings again: until busy_until, the drain that ending the slice
+ * starts would wait anyway, so waiting here costs no GPU time, and work
+ * rung meanwhile is taken at once instead of after the drain (a PyTorch
+ * training step, whose Python between launches often leaves the queue
+ * empty for more than linger_us while the GPU is busy, ended a slice
+ * every ~0.5 ms without this).  While another vGPU has work, stop at
+ * busy_until: a tenant that keeps a few kernels queued and rings again as
  * soon as one is taken gets its whole slice instead of a switch each time
- * its queue runs dry.
+ * its queue runs dry, and the others do not wait for more.
  * busy_until is an estimate, far off for a backend whose GPU time is not
- * wall time (sim): the linger_us bound holds either way.  Returns the tail
+ * wall time (sim): the slice bound holds either way.  Returns the tail
  * to run up to.
  */
 static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
@@ -143,12 +148,14 @@ static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 				       uint64_t slice_ns, uint64_t busy_until,
 				       uint64_t *now)
 {
-	uint64_t end = t0 + slice_ns, linger = *now + c->linger_ns;
+	uint64_t end = *now + c->linger_ns;
 	uint64_t yield_from = *now + mdgpud_dispatch_yield_after_ns;
 	uint32_t t;
 
-	if (linger < end)
-		end = linger;
+	if (busy_until > end)
+		end = busy_until;
+	if (t0 + slice_ns < end)
+		end = t0 + slice_ns;
 	for (;;) {
 		t = v->tops->sq_tail(v->tpriv);
 		if (t != v->head || *now >= end || c->stop_req)
@@ -368,6 +375,45 @@ static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
 	       vc->query.what == MDGPU_QUERY_GPU_TIME;
 }
 
+/*
+ * The longest a slice is extended while its vGPU is alone
+ * (mdgpud_dispatch_extend): the vGPU's statistics (GPU time, utilisation)
+ * and the scheduler's charge are brought up to date when a slice ends, so
+ * this bounds how stale they get; one drain per this much work costs a
+ * lone tenant about 0.1% of its throughput.
+ */
+#define MDGPUD_DISPATCH_EXTEND_MAX_NS	100000000ULL	/* 100 ms */
+
+/*
+ * The slice of v reached its length (*slice_ns from t0) or its budget of
+ * work commands.  Ending it makes the backend drain the GPU (slice_end)
+ * and leaves the GPU idle until the next slice's first command reaches it:
+ * worth it to hand the GPU to another vGPU, pure loss when the scheduler
+ * would pick v again.  So while no other vGPU could run
+ * (mdgpud_sched_may_extend: a work-conserving policy, v uncapped, no one
+ * else with work the policy would run), the slice goes on for another
+ * slice length and budget, as long as it has not yet lasted
+ * MDGPUD_DISPATCH_EXTEND_MAX_NS.  A
+ * vGPU that rings meanwhile waits at most until the extended slice's end,
+ * as it would wait for a slice granted a moment before it rang.  The
+ * whole slice is charged when it ends: the others are scanned (and so
+ * placed by the scheduler) only after that charge.
+ */
+static bool mdgpud_dispatch_extend(struct mdgpud_core *c,
+				   struct mdgpud_vgpu *v, uint64_t t0,
+				   uint64_t now, uint64_t step_ns,
+				   uint64_t step_budget, uint64_t *slice_ns,
+				   uint64_t *budget)
+{
+	if (now - t0 >= MDGPUD_DISPATCH_EXTEND_MAX_NS ||
+	    !mdgpud_sched_may_extend(c->sched, &v->entity, now,
+				     mdgpud_dispatch_ready, NULL))
+		return false;
+	*slice_ns = now - t0 + step_ns;
+	*budget += step_budget;
+	return true;
+}
+
 static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 				      struct mdgpud_vgpu *v, uint64_t slice_ns)
 {
@@ -382,17 +428,28 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 	 * commands submitted would, at this vGPU's average GPU time per work
 	 * command, fill it.  Overruns are still measured and charged.
 	 */
-	uint64_t budget = v->ns_per_work ? slice_ns / v->ns_per_work :
-					   mdgpud_dispatch_probe_cmds;
+	const uint64_t step_ns = slice_ns;
+	const uint64_t step_budget = v->ns_per_work ?
+				     slice_ns / v->ns_per_work :
+				     mdgpud_dispatch_probe_cmds;
+	uint64_t budget = step_budget;
 	uint64_t work = 0;
+	/*
+	 * The busy estimate (busy_until) counts the work commands since
+	 * est_t0: the slice's start, or the last SYNC of every stream, after
+	 * which the GPU is known to be idle.
+	 */
+	uint64_t est_t0 = t0, est_work = 0;
 	/* slice_begin is posted before the first command the backend runs
 	 * in the slice: a slice of refused commands, or one that only
 	 * starts a module load, has none (nor a slice_end). */
 	bool begun = false;
 	int ret;
 
-	while (v->head != tail && now - t0 < slice_ns &&
-	       (work == 0 || work < budget)) {
+	while (v->head != tail &&
+	       ((now - t0 < slice_ns && (work == 0 || work < budget)) ||
+		mdgpud_dispatch_extend(c, v, t0, now, step_ns, step_budget,
+				       &slice_ns, &budget))) {
 		uint32_t idx = v->head & (v->entries - 1);
 		uint64_t result = 0, result2 = 0, wait;
 		bool pends;
@@ -435,16 +492,24 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		mdgpud_dispatch_complete(c, v, idx, c->vcmd.opcode,
 					 c->vcmd.flags, ret, result, result2,
 					 wait);
-		work += !ret && mdgpud_dispatch_is_work(c->vcmd.opcode);
 		now = mdgpud_now_ns();
+		if (!ret && mdgpud_dispatch_is_work(c->vcmd.opcode)) {
+			work++;
+			est_work++;
+		} else if (!ret && c->vcmd.opcode == MDGPU_OP_SYNC &&
+			   !c->vcmd.stream_handle) {
+			est_t0 = now;
+			est_work = 0;
+		}
 		if (v->head == tail) {	/* pick up newly rung work */
-			busy_until = mdgpud_dispatch_busy_until(t0, work,
-								v->ns_per_work);
+			busy_until = mdgpud_dispatch_busy_until(est_t0,
+					est_work, v->ns_per_work);
 			tail = mdgpud_dispatch_linger(c, v, t0, slice_ns,
 						      busy_until, &now);
 		}
 	}
-	busy_until = mdgpud_dispatch_busy_until(t0, work, v->ns_per_work);
+	busy_until = mdgpud_dispatch_busy_until(est_t0, est_work,
+						v->ns_per_work);
 	drain_ns = busy_until > now ? busy_until - now : 0;
 	if (b->expect_work) {
 		struct mdgpud_vgpu *next;

@@ -498,6 +498,17 @@ mdgpud_sched_peek_next(struct mdgpud_sched *s, uint64_t now_ns,
 	return s->ops->peek(s);
 }
 
+bool mdgpud_sched_may_extend(struct mdgpud_sched *s,
+			     const struct mdgpud_sched_entity *e,
+			     uint64_t now_ns, mdgpud_sched_ready_fn ready,
+			     void *arg)
+{
+	if (!s || !e || !e->priv || s->cfg.policy == MDGPU_POLICY_FIXED_SHARE ||
+	    e->cap_pct < 100)
+		return false;
+	return !mdgpud_sched_peek_next(s, now_ns, e, ready, arg);
+}
+
 void mdgpud_sched_charge(struct mdgpud_sched *s,
 			 struct mdgpud_sched_entity *e, uint64_t start_ns,
 			 uint64_t gpu_ns)

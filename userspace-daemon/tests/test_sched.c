@@ -1358,6 +1358,85 @@ static void twin_finish(struct twin *t, uint64_t now)
 		mdgpud_sched_destroy(t->s[k]);
 }
 
+/*
+ * mdgpud_sched_may_extend(): the running entity keeps the GPU past its
+ * slice only while ending the slice would give the GPU to no one.
+ */
+static bool twin_extend(struct twin *t, uint64_t now, int i, int ready)
+{
+	unsigned int mask = (unsigned int)ready;
+
+	return mdgpud_sched_may_extend(t->s[0], &t->e[0][i], now, peek_ready,
+				       &mask);
+}
+
+static void test_may_extend(void **state)
+{
+	const uint32_t uncapped[TWIN_N] = { 100, 100, 100 };
+	const uint32_t a_capped[TWIN_N] = { 50, 100, 100 };
+	const uint32_t b_capped[TWIN_N] = { 100, 10, 100 };
+	struct twin t;
+	uint64_t now = 0;
+
+	(void)state;
+	assert_false(mdgpud_sched_may_extend(NULL, NULL, 0, NULL, NULL));
+
+	/* Best-effort: alone, yes; once 1 or 2 has work, no. */
+	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, uncapped);
+	twin_runnable(&t, 0, true, now);
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_true(twin_extend(&t, now, 0, 0x1));
+	assert_false(twin_extend(&t, now, 0, 0x3));
+	assert_false(twin_extend(&t, now, 0, 0x5));
+	twin_charge(&t, 0, now, SLICE_NS);
+	now += SLICE_NS;
+	twin_finish(&t, now);
+
+	/* Equal-share behaves alike. */
+	now = 0;
+	twin_init(&t, MDGPU_POLICY_EQUAL_SHARE, uncapped);
+	twin_runnable(&t, 0, true, now);
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_true(twin_extend(&t, now, 0, 0x1));
+	assert_false(twin_extend(&t, now, 0, 0x7));
+	twin_finish(&t, now);
+
+	/* A capped entity never: its cap counts the slices it gets. */
+	now = 0;
+	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, a_capped);
+	twin_runnable(&t, 0, true, now);
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_false(twin_extend(&t, now, 0, 0x1));
+	twin_finish(&t, now);
+
+	/*
+	 * Another entity with work that its cap holds back does not stop the
+	 * extension: ending the slice would not let it run.
+	 */
+	now = 0;
+	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, b_capped);
+	twin_runnable(&t, 0, true, now);
+	twin_runnable(&t, 1, true, now);
+	assert_int_equal(twin_pick(&t, now), 0);
+	twin_charge(&t, 0, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(&t, now), 1);
+	twin_charge(&t, 1, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_true(twin_extend(&t, now, 0, 0x3));
+	assert_false(twin_extend(&t, 115 * MS, 0, 0x3));
+	twin_finish(&t, now);
+
+	/* Fixed-share never: an idle entity's reserved time stays idle. */
+	now = 0;
+	twin_init(&t, MDGPU_POLICY_FIXED_SHARE, uncapped);
+	twin_runnable(&t, 0, true, now);
+	assert_int_equal(twin_pick(&t, now), 0);
+	assert_false(twin_extend(&t, now, 0, 0x1));
+	twin_finish(&t, now);
+}
+
 static void test_peek_next(void **state)
 {
 	const uint32_t uncapped[TWIN_N] = { 100, 100, 100 };
@@ -1452,6 +1531,7 @@ int main(void)
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_idle_decisions),
 		cmocka_unit_test(test_peek_next),
+		cmocka_unit_test(test_may_extend),
 		cmocka_unit_test(test_cap_long_overrun),
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test_setup_teardown(test_weights_converge, sim_setup,

@@ -130,6 +130,17 @@ struct mdgpud_sched_entity *
 mdgpud_sched_peek_next(struct mdgpud_sched *s, uint64_t now_ns,
 		       const struct mdgpud_sched_entity *exclude,
 		       mdgpud_sched_ready_fn ready, void *arg);
+/*
+ * Whether the running entity `e` may keep the GPU past the end of its
+ * slice: true when ending the slice would give the GPU to no one, i.e.
+ * the policy is work-conserving (not fixed-share), e has no cap, and
+ * peek_next(e, ready, arg) answers none.  The caller still charges the
+ * whole slice when it ends.  Changes no state.
+ */
+bool mdgpud_sched_may_extend(struct mdgpud_sched *s,
+			     const struct mdgpud_sched_entity *e,
+			     uint64_t now_ns, mdgpud_sched_ready_fn ready,
+			     void *arg);
 /* The entity ran from start_ns and really used gpu_ns of GPU time. */
 void mdgpud_sched_charge(struct mdgpud_sched *s,
 			 struct mdgpud_sched_entity *e, uint64_t start_ns,
