@@ -16,12 +16,13 @@
 #       DIR/mdgpud.sock and DIR/admin.sock, stderr to $OUT/mdgpud.log, the
 #       options given appended (a later -o overrides an earlier one:
 #       -o backend=sim runs it without a GPU).  Waits up to 15 s for the
-#       socket; on failure prints "FAIL: no daemon" and the log, status 1.
+#       socket, less if the daemon exits; on failure prints
+#       "FAIL: no daemon" and the log, status 1.
 #       Sets MDGPU_DAEMON_PID, MDGPU_DAEMON_SOCK and MDGPU_DAEMON_ADMIN.
 #   mdgpu_daemon_stop
 #       SIGTERM to the daemon and wait for it; nothing when none runs.
 
-# Seconds mdgpu_daemon_start waits for the socket, in 50 ms steps.
+# How many 50 ms steps mdgpu_daemon_start waits for the socket (15 s).
 MDGPU_DAEMON_WAIT_STEPS=300
 MDGPU_DAEMON_PID=
 
@@ -44,6 +45,7 @@ mdgpu_daemon_start() {
 	MDGPU_DAEMON_PID=$!
 	for _ in $(seq "$MDGPU_DAEMON_WAIT_STEPS"); do
 		[ -S "$MDGPU_DAEMON_SOCK" ] && return 0
+		kill -0 "$MDGPU_DAEMON_PID" 2>/dev/null || break
 		sleep 0.05
 	done
 	echo "FAIL: no daemon"

@@ -39,13 +39,16 @@ mdgpu_daemon_start "$TMP" -o backend=sim -o sim_realtime=0 \
 trace() {
 	local name=$1
 	shift
-	env -u MDGPU_DEVICE -u MDGPU_VFIO -u PROXY_REAL -u PROXY_ERRORS \
+	if env -u MDGPU_DEVICE -u MDGPU_VFIO -u PROXY_REAL -u PROXY_ERRORS \
 		-u PROXY_TRACE -u PROXY_VALS -u PROXY_LOG_TABLE \
 		MDGPU_SOCKET="$MDGPU_DAEMON_SOCK" MDGPU_TYPE=1g PROXY_BUILD="$B" \
 		"$@" "$TOP/tools/cuda-trace/run.sh" --real "$B/libcuda/libcuda.so.1" \
-		"$B/cuda-trace/trace-test" >"$TMP/$name.out" 2>"$TMP/$name.err"
-	if [ $? = 0 ]; then ok "$name: trace-test passed under the tracer"
-	else fail "$name: trace-test failed"; cat "$TMP/$name.out" "$TMP/$name.err"; fi
+		"$B/cuda-trace/trace-test" >"$TMP/$name.out" 2>"$TMP/$name.err"; then
+		ok "$name: trace-test passed under the tracer"
+	else
+		fail "$name: trace-test failed"
+		cat "$TMP/$name.out" "$TMP/$name.err"
+	fi
 }
 
 # 1. PROXY_ERRORS + PROXY_TRACE: every call in order, as the native-vs-mdgpu
