@@ -42,7 +42,7 @@ $(CT_OUT)/trace-test: $(CT_DIR)/trace-test.c $(C_OUT)/libcuda.so.1
 	$(CC) $(CFLAGS_COMMON) -I$(CUDA_INC) $< -L$(C_OUT) -lcuda -o $@
 
 check-cuda-trace: $(CT_OUT)/libcuda.so.1 $(CT_OUT)/trace-test \
-		$(C_OUT)/libcuda.so.1 $(BUILD)/mdgpud $(BUILD)/mdgpud-worker
+		$(C_OUT)/libcuda.so.1 $(BUILD)/mdgpud
 	BUILD=$(BUILD) $(CT_DIR)/test-cuda-trace.sh
 
 check: check-cuda-trace
