@@ -35,6 +35,7 @@ include tests/nested/nested.mk
 include bench/bench.mk
 include tests/e2e/e2e.mk
 include tools/tools.mk
+include tools/cuda-trace/cuda-trace.mk
 include fuzz/fuzz.mk
 include packaging/packaging.mk
 

@@ -40,24 +40,19 @@ if ! python3 -c "import torch, torchvision" 2>/dev/null; then
 fi
 # shellcheck source=tests/gpu/seccomp-deps.sh
 . "$TOP/tests/gpu/seccomp-deps.sh"
+# shellcheck source=tests/gpu/lib-daemon.sh
+. "$TOP/tests/gpu/lib-daemon.sh"
 TMP=$(mktemp -d /tmp/mdgpu-fwb.XXXXXX)
-DPID=
 PIDS=()
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	mdgpu_daemon_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-make -j"$(nproc)" "$B/mdgpud" "$B/mdgpud-worker" "$B/mdgpuctl" \
-	"$B/libcuda/libcuda.so.1" "$B/nvml/libnvidia-ml.so.1" \
-	>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-"$B/mdgpud" -o backend=cuda -o transport=socket \
-	-o "socket_path=$TMP/mdgpud.sock" -o "admin_socket_path=$TMP/admin.sock" \
-	-o host_mib_max=4096 -o log_level=info 2>"$OUT/mdgpud.log" &
-DPID=$!
-for _ in $(seq 300); do [ -S "$TMP/mdgpud.sock" ] && break; sleep 0.05; done
-[ -S "$TMP/mdgpud.sock" ] || { echo "FAIL: no daemon"; cat "$OUT/mdgpud.log"; exit 1; }
+mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/mdgpuctl" \
+	"$B/libcuda/libcuda.so.1" "$B/nvml/libnvidia-ml.so.1" || exit 1
+mdgpu_daemon_start "$TMP" -o host_mib_max=4096 -o log_level=info || exit 1
 
 # run_as native|mdgpu TYPE CMD...: CMD with NVIDIA's libcuda or mdgpu's.
 run_as() {
@@ -67,7 +62,7 @@ run_as() {
 		"$@"
 	else
 		env LD_LIBRARY_PATH="$B/libcuda:$B/nvml" \
-			MDGPU_SOCKET="$TMP/mdgpud.sock" MDGPU_TYPE="$type" "$@"
+			MDGPU_SOCKET="$MDGPU_DAEMON_SOCK" MDGPU_TYPE="$type" "$@"
 	fi
 }
 # Floating point through awk (bc is not on every machine).
@@ -150,19 +145,19 @@ for _ in $(seq 600); do
 	grep -q READY "$OUT/tenant.4g" && grep -q READY "$OUT/tenant.8g" && break
 	sleep 0.1
 done
-list=$("$B/mdgpuctl" -s "$TMP/admin.sock" list)
+list=$("$B/mdgpuctl" -s "$MDGPU_DAEMON_ADMIN" list)
 id4=$(sed -n 's/^id=\([0-9]*\) type=4g .*/\1/p' <<<"$list" | tail -1)
 id8=$(sed -n 's/^id=\([0-9]*\) type=8g .*/\1/p' <<<"$list" | tail -1)
 if [ -z "$id4" ] || [ -z "$id8" ]; then
 	say "FAIL: tenants did not start"; tail -5 "$OUT"/tenant.*; exit 1
 fi
-"$B/mdgpuctl" -s "$TMP/admin.sock" set "$id4" weight 1 >/dev/null
-"$B/mdgpuctl" -s "$TMP/admin.sock" set "$id8" weight 3 >/dev/null
+"$B/mdgpuctl" -s "$MDGPU_DAEMON_ADMIN" set "$id4" weight 1 >/dev/null
+"$B/mdgpuctl" -s "$MDGPU_DAEMON_ADMIN" set "$id8" weight 3 >/dev/null
 sleep 2
 ticks() { tail -1 "$OUT/tenant.$1" | awk '/^TICK/ {print $3}'; }
-l0=$("$B/mdgpuctl" -s "$TMP/admin.sock" list); a0=$(ticks 4g); b0=$(ticks 8g)
+l0=$("$B/mdgpuctl" -s "$MDGPU_DAEMON_ADMIN" list); a0=$(ticks 4g); b0=$(ticks 8g)
 sleep "$WINDOW"
-l1=$("$B/mdgpuctl" -s "$TMP/admin.sock" list); a1=$(ticks 4g); b1=$(ticks 8g)
+l1=$("$B/mdgpuctl" -s "$MDGPU_DAEMON_ADMIN" list); a1=$(ticks 4g); b1=$(ticks 8g)
 ga=$(( $(kv "$(grep "^id=$id4 " <<<"$l1")" gpu_ns) - $(kv "$(grep "^id=$id4 " <<<"$l0")" gpu_ns) ))
 gb=$(( $(kv "$(grep "^id=$id8 " <<<"$l1")" gpu_ns) - $(kv "$(grep "^id=$id8 " <<<"$l0")" gpu_ns) ))
 sa=$(calc "100 * $ga / ($ga + $gb)")

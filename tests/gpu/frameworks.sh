@@ -11,7 +11,7 @@
 #   OUT=dir tests/gpu/frameworks.sh [torch] [cupy]     (after make)
 # Without a GPU, or without the framework, it says so and skips.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
 B=$TOP/build
 OUT=${OUT:-/tmp/mdgpu-frameworks}
@@ -22,29 +22,24 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 # shellcheck source=tests/gpu/seccomp-deps.sh
 . "$TOP/tests/gpu/seccomp-deps.sh"
+# shellcheck source=tests/gpu/lib-daemon.sh
+. "$TOP/tests/gpu/lib-daemon.sh"
 probes=${*:-torch cupy}
 TYPE=${MDGPU_TYPE:-4g}
 QUOTA=$(( $(sed -n "s/^MDGPU_TYPE([0-9]*, *\"$TYPE\", *\([0-9]*\),.*/\1/p" \
 	mdev-types/mdgpu-types.def) << 20 ))
 status=0
 TMP=$(mktemp -d /tmp/mdgpu-fw.XXXXXX)
-DPID=
 cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	mdgpu_daemon_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
-make -j"$(nproc)" "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" \
-	"$B/nvml/libnvidia-ml.so.1" \
-	>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-"$B/mdgpud" -o backend=cuda -o transport=socket \
-	-o "socket_path=$TMP/mdgpud.sock" -o "admin_socket_path=$TMP/admin.sock" \
-	-o host_mib_max=4096 -o log_level=info \
-	-o worker_sandbox=${MDGPU_SANDBOX:-best-effort} 2>"$OUT/mdgpud.log" &
-DPID=$!
-for _ in $(seq 300); do [ -S "$TMP/mdgpud.sock" ] && break; sleep 0.05; done
-[ -S "$TMP/mdgpud.sock" ] || { echo "FAIL: no daemon"; cat "$OUT/mdgpud.log"; exit 1; }
+mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" \
+	"$B/nvml/libnvidia-ml.so.1" || exit 1
+mdgpu_daemon_start "$TMP" -o host_mib_max=4096 -o log_level=info \
+	-o "worker_sandbox=${MDGPU_SANDBOX:-best-effort}" || exit 1
 
 for p in $probes; do
 	py=tests/gpu/frameworks/${p}_probe.py
@@ -55,8 +50,8 @@ for p in $probes; do
 	timeout 600 python3 "$py" 0 >"$OUT/$p.native" 2>"$OUT/$p.native.err"
 	rn=$?
 	timeout 600 env LD_LIBRARY_PATH="$B/libcuda:$B/nvml" \
-		MDGPU_SOCKET="$TMP/mdgpud.sock" MDGPU_TYPE="$TYPE" \
-		MDGPU_HOST_MIB=${MDGPU_HOST_MIB:-1024} MDGPU_CUDA_LOG=1 \
+		MDGPU_SOCKET="$MDGPU_DAEMON_SOCK" MDGPU_TYPE="$TYPE" \
+		MDGPU_HOST_MIB="${MDGPU_HOST_MIB:-1024}" MDGPU_CUDA_LOG=1 \
 		python3 "$py" "$QUOTA" >"$OUT/$p.mdgpu" 2>"$OUT/$p.mdgpu.err"
 	rm=$?
 	echo "== $p (type $TYPE, quota $((QUOTA >> 20)) MiB): exit native $rn, mdgpu $rm"

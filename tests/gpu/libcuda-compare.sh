@@ -8,7 +8,7 @@
 #   OUT=dir tests/gpu/libcuda-compare.sh      (after make)
 # Without a GPU it says so and exits 0.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 TOP=$PWD
 B=$TOP/build
 OUT=${OUT:-/tmp/mdgpu-libcuda}
@@ -22,17 +22,18 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 # shellcheck source=tests/gpu/seccomp-deps.sh
 . "$TOP/tests/gpu/seccomp-deps.sh"
+# shellcheck source=tests/gpu/lib-daemon.sh
+. "$TOP/tests/gpu/lib-daemon.sh"
 status=0
 TMP=$(mktemp -d /tmp/mdgpu-lc.XXXXXX)
-DPID=
 cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	mdgpu_daemon_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 
-make -j"$(nproc)" "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" \
-	>"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" ||
+	exit 1
 "$NVCC" -ptx -arch=sm_90 -o "$B/drvtest.ptx" tests/gpu/libcuda/kernels.cu ||
 	exit 1
 for p in drvtest; do
@@ -42,17 +43,12 @@ done
 gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 	bench/libcuda/libcuda-bench.c -o "$B/libcuda-bench" -lcuda -lm || exit 1
 
-"$B/mdgpud" -o backend=cuda -o transport=socket \
-	-o "socket_path=$TMP/mdgpud.sock" -o "admin_socket_path=$TMP/admin.sock" \
-	-o host_mib_max=1024 -o log_level=warn \
-	-o worker_sandbox=${MDGPU_SANDBOX:-best-effort} 2>"$OUT/mdgpud.log" &
-DPID=$!
-for _ in $(seq 300); do [ -S "$TMP/mdgpud.sock" ] && break; sleep 0.05; done
-[ -S "$TMP/mdgpud.sock" ] || { echo "FAIL: no daemon"; cat "$OUT/mdgpud.log"; exit 1; }
+mdgpu_daemon_start "$TMP" -o host_mib_max=1024 -o log_level=warn \
+	-o "worker_sandbox=${MDGPU_SANDBOX:-best-effort}" || exit 1
 
 mdgpu() {
-	env LD_LIBRARY_PATH="$B/libcuda" MDGPU_SOCKET="$TMP/mdgpud.sock" \
-		MDGPU_TYPE=${MDGPU_TYPE:-8g} MDGPU_HOST_MIB=${MDGPU_HOST_MIB:-256} \
+	env LD_LIBRARY_PATH="$B/libcuda" MDGPU_SOCKET="$MDGPU_DAEMON_SOCK" \
+		MDGPU_TYPE="${MDGPU_TYPE:-8g}" MDGPU_HOST_MIB="${MDGPU_HOST_MIB:-256}" \
 		MDGPU_CUDA_LOG=1 "$@"
 }
 
