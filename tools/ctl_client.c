@@ -67,13 +67,21 @@ int ctl_request(const struct ctl_opts *o, const char *req, ctl_line_fn fn,
 		void *arg, char *err, size_t errlen)
 {
 	char line[CTL_LINE_MAX];
+	size_t n = strlen(req);
 	FILE *in;
 	int fd, ret;
 
+	/* The request and its newline in one send: one line, one segment. */
+	if (n + 1 >= sizeof(line)) {
+		fprintf(stderr, "mdgpuctl: request too long\n");
+		return CTL_EXIT_USAGE;
+	}
+	memcpy(line, req, n);
+	line[n++] = '\n';
 	fd = ctl_connect(o);
 	if (fd < 0)
 		return CTL_EXIT_CONNECT;
-	if (ctl_send_all(fd, req, strlen(req)) || ctl_send_all(fd, "\n", 1)) {
+	if (ctl_send_all(fd, line, n)) {
 		fprintf(stderr, "mdgpuctl: send: %s\n", strerror(errno));
 		close(fd);
 		return CTL_EXIT_PROTO;

@@ -202,7 +202,7 @@ int ctl_http_listen(const char *addrport)
 	if (ret) {
 		fprintf(stderr, "mdgpuctl: --listen %s: %s\n", addrport,
 			gai_strerror(ret));
-		return -1;
+		return -2;
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		    0);
@@ -222,7 +222,7 @@ int ctl_http_listen(const char *addrport)
 bad:
 	fprintf(stderr, "mdgpuctl: --listen wants ADDR:PORT or [ADDR]:PORT, numeric, port 1..65535: '%s'\n",
 		addrport);
-	return -1;
+	return -2;
 }
 
 static void ctl_http_close(struct ctl_http_conn *cn)

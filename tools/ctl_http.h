@@ -38,7 +38,8 @@ int ctl_http_response(int status, const char *ctype, const char *body,
 		      size_t blen, bool head, char **out, size_t *outlen);
 
 /* A listening TCP socket on "ADDR:PORT" ("[ADDR]:PORT" for IPv6),
- * numeric only; -1 with the reason on stderr. */
+ * numeric only; -2 a malformed address, -1 cannot listen there (the
+ * reason on stderr). */
 int ctl_http_listen(const char *addrport);
 
 /* Produce the metrics body: 0 and a malloc'ed *body, else nonzero and

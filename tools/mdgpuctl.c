@@ -186,6 +186,8 @@ static int serve_metrics(const struct ctl_opts *o, int argc, char **argv)
 	else if (argc)
 		return -1;
 	fd = ctl_http_listen(listen_at);
+	if (fd == -2)
+		return CTL_EXIT_USAGE;
 	if (fd < 0)
 		return CTL_EXIT_CONNECT;
 	fprintf(stderr, "mdgpuctl: serving http://%s/metrics from %s\n",
