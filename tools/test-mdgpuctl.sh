@@ -161,6 +161,15 @@ a=$(kv commands "$L1")
 if [ -z "$b" ] || [ "$b" -lt "$a" ]; then
 	fail "wait histogram count '$b' < commands $a"
 fi
+# The Grafana dashboard asks only for families the daemon exports.
+DASH=$(dirname "$0")/../Documentation/grafana/mdgpu-dashboard.json
+CHECKS=$((CHECKS + 1))
+python3 -m json.tool "$DASH" >/dev/null || fail "dashboard is not JSON"
+while read -r name; do
+	CHECKS=$((CHECKS + 1))
+	grep -q "^# TYPE ${name%_bucket} " <<<"$MET" ||
+		fail "dashboard uses $name, not in metrics"
+done < <(grep -o 'mdgpu_[a-z_]*' "$DASH" | sort -u)
 expect 0 "$CTL" -s "$ADMIN" help && contains "$OUT" "metrics" "help names metrics"
 expect 2 "$CTL" -s "$ADMIN" metrics extra
 
