@@ -336,10 +336,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return CTL_EXIT_USAGE;
 	}
-	if (json && !strcmp(cmd, "help"))
-		goto bad_args;
 	if (json && (!strcmp(cmd, "set") || !strcmp(cmd, "policy") ||
-		     !strcmp(cmd, "timeslice_us") || !strcmp(cmd, "metrics"))) {
+		     !strcmp(cmd, "timeslice_us") || !strcmp(cmd, "metrics") ||
+		     !strcmp(cmd, "help"))) {
 		fprintf(stderr, "mdgpuctl: --json is for list, uids, stats and version\n");
 		return CTL_EXIT_USAGE;
 	}
