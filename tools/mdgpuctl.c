@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * mdgpuctl: command-line client of mdgpud's admin socket
- * (Documentation/mdgpuctl.md).  A thin layer over the line protocol: one
- * request per invocation, the daemon validates every value; data lines are
- * printed to stdout as the daemon sends them (key=value, stable), the
- * daemon's error message to stderr.
+ * (Documentation/mdgpuctl.md).  A thin layer over the line protocol: the
+ * daemon validates every value; data lines are printed to stdout as the
+ * daemon sends them (key=value, stable) or as JSON (--json), the daemon's
+ * error message to stderr.
  *
- *   mdgpuctl [-s SOCKET] [-t SECONDS] list | uids
+ *   mdgpuctl [-s SOCKET] [-t SECONDS] list | uids | stats | version [--json]
  *   mdgpuctl [-s SOCKET] [-t SECONDS] set VGPU_ID weight|cap|priority VALUE
  *   mdgpuctl [-s SOCKET] [-t SECONDS] policy best-effort|equal-share|fixed-share
  *   mdgpuctl [-s SOCKET] [-t SECONDS] timeslice MICROSECONDS
- *   mdgpuctl [-s SOCKET] [-t SECONDS] stats | version
+ *   mdgpuctl [-s SOCKET] [-t SECONDS] metrics
+ *   mdgpuctl [-s SOCKET] [-t SECONDS] top [-d SECONDS] [-n FRAMES]
+ *   mdgpuctl [-s SOCKET] [-t SECONDS] serve-metrics [--listen ADDR:PORT]
  *   mdgpuctl --help | --version       (this program; no daemon needed)
  *
  * Exit status: 0 done; 1 the daemon refused the request (bad value,
@@ -22,47 +24,46 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
 
+#include "ctl_client.h"
+#include "ctl_http.h"
+#include "ctl_kv.h"
+#include "ctl_top.h"
 #include "mdgpu_version.h"
 #include "mdgpud/admin.h"
 
-enum {
-	EXIT_OK = 0,
-	EXIT_REFUSED = 1,
-	EXIT_USAGE = 2,
-	EXIT_CONNECT = 3,
-	EXIT_PROTO = 4,
-	EXIT_PERM = 5,
-};
+/* Most bytes of metrics serve-metrics keeps for one answer. */
+#define CTL_METRICS_MAX	(64u << 20)
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: mdgpuctl [-s SOCKET] [-t SECONDS] COMMAND\n"
 		"commands:\n"
-		"  list                                 one line per vGPU\n"
-		"  uids                                 per-uid usage and limits\n"
+		"  list [--json]                        one line per vGPU\n"
+		"  uids [--json]                        per-uid usage and limits\n"
+		"  stats [--json]                       daemon totals\n"
+		"  version [--json]                     the daemon's protocol, ABI\n"
+		"                                       and version\n"
 		"  set VGPU_ID weight|cap|priority N    change a knob\n"
 		"  policy best-effort|equal-share|fixed-share\n"
 		"  timeslice MICROSECONDS               scheduler time slice\n"
-		"  stats                                daemon totals\n"
-		"  version                              the daemon's protocol, ABI\n"
-		"                                       and version\n"
+		"  metrics                              Prometheus text exposition\n"
+		"  top [-d SECONDS] [-n FRAMES]         per-vGPU table every SECONDS (1)\n"
+		"  serve-metrics [--listen ADDR:PORT]   HTTP GET /metrics (%s)\n"
 		"  help                                 the daemon's list of requests\n"
 		"options:\n"
 		"  -s SOCKET   admin socket (default $MDGPU_ADMIN_SOCKET or %s)\n"
 		"  -t SECONDS  give up after this long without an answer (10)\n"
+		"  -j, --json  JSON output of list, uids, stats, version\n"
 		"  -h, --help  this help;  -V, --version  mdgpuctl's version\n"
 		"exit: 0 ok, 1 refused, 2 usage, 3 cannot connect, 4 I/O or\n"
 		"      protocol error, 5 not permitted (see mdgpuctl.md)\n",
-		MDGPUD_ADMIN_DEFAULT_SOCKET);
+		CTL_HTTP_DEFAULT_LISTEN, MDGPUD_ADMIN_DEFAULT_SOCKET);
 }
 
 /* A word of the request: printable ASCII without spaces, so that no
@@ -77,46 +78,187 @@ static int check_word(const char *w)
 	return 0;
 }
 
-static int send_all(int fd, const char *s, size_t n)
+static int print_line(void *arg, const char *line)
 {
-	while (n) {
-		ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
+	(void)arg;
+	printf("%s\n", line);
 	return 0;
+}
+
+/* --json: the lines of list/uids as an array, of stats/version as the
+ * one object they are. */
+struct json_out {
+	bool array;
+	size_t n;
+};
+
+static int json_line(void *arg, const char *line)
+{
+	struct json_out *j = arg;
+
+	if (!j->array && j->n)
+		return -1;		/* a second line where one is due */
+	if (j->array)
+		fputs(j->n ? ",\n  " : "[\n  ", stdout);
+	if (ctl_json_object(stdout, line)) {
+		fprintf(stderr, "mdgpuctl: not key=value: %s\n", line);
+		return -1;
+	}
+	j->n++;
+	return 0;
+}
+
+static int json_end(const struct json_out *j)
+{
+	if (j->array)
+		fputs(j->n ? "\n]\n" : "[]\n", stdout);
+	else if (j->n == 1)
+		fputc('\n', stdout);
+	else
+		return -1;
+	return 0;
+}
+
+/* serve-metrics: the daemon's metrics lines, as the exposition text. */
+struct metrics_buf {
+	char *buf;
+	size_t len, cap;
+};
+
+static int metrics_line(void *arg, const char *line)
+{
+	struct metrics_buf *m = arg;
+	size_t l = strlen(line);
+
+	if (m->len + l + 1 > CTL_METRICS_MAX)
+		return -1;
+	if (m->len + l + 1 > m->cap) {
+		size_t ncap = m->cap ? m->cap : 65536;
+		char *nb;
+
+		while (ncap < m->len + l + 1)
+			ncap *= 2;
+		nb = realloc(m->buf, ncap);
+		if (!nb)
+			return -1;
+		m->buf = nb;
+		m->cap = ncap;
+	}
+	memcpy(m->buf + m->len, line, l);
+	m->buf[m->len + l] = '\n';
+	m->len += l + 1;
+	return 0;
+}
+
+static int metrics_body(void *arg, char **body, size_t *len)
+{
+	const struct ctl_opts *o = arg;
+	struct metrics_buf m = { 0 };
+	char err[512];
+	int ret = ctl_request(o, "metrics", metrics_line, &m, err,
+			      sizeof(err));
+
+	if (ret) {
+		char msg[600];
+
+		free(m.buf);
+		snprintf(msg, sizeof(msg), "mdgpud's metrics: %s\n",
+			 ret == CTL_EXIT_CONNECT ? "cannot connect to the admin socket" :
+			 ret == CTL_EXIT_REFUSED || ret == CTL_EXIT_PERM ? err :
+			 "protocol or I/O error");
+		*body = strdup(msg);
+		return -1;
+	}
+	*body = m.buf ? m.buf : strdup("");
+	*len = m.len;
+	return *body ? 0 : -1;
+}
+
+static int serve_metrics(const struct ctl_opts *o, int argc, char **argv)
+{
+	const char *listen_at = CTL_HTTP_DEFAULT_LISTEN;
+	int fd, ret;
+
+	if (argc == 2 && !strcmp(argv[0], "--listen"))
+		listen_at = argv[1];
+	else if (argc == 1 && !strncmp(argv[0], "--listen=", 9))
+		listen_at = argv[0] + 9;
+	else if (argc)
+		return -1;
+	fd = ctl_http_listen(listen_at);
+	if (fd == -2)
+		return CTL_EXIT_USAGE;
+	if (fd < 0)
+		return CTL_EXIT_CONNECT;
+	fprintf(stderr, "mdgpuctl: serving http://%s/metrics from %s\n",
+		listen_at, o->path);
+	ret = ctl_http_serve(fd, metrics_body, (void *)o);
+	fprintf(stderr, "mdgpuctl: serve-metrics: poll: %s\n", strerror(-ret));
+	return CTL_EXIT_PROTO;
+}
+
+/* A decimal number in [min, max] (an option's value); -1 otherwise. */
+static int parse_num(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!*s || strspn(s, "0123456789.") != strlen(s))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int top(const struct ctl_opts *o, int argc, char **argv)
+{
+	double interval = 1, frames = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (i + 1 < argc && !strcmp(argv[i], "-d")) {
+			if (parse_num(argv[++i], 0.1, 3600, &interval))
+				return -1;
+		} else if (i + 1 < argc && !strcmp(argv[i], "-n")) {
+			if (parse_num(argv[++i], 1, 1000000, &frames) ||
+			    frames != (long)frames)
+				return -1;
+		} else {
+			return -1;
+		}
+	}
+	return ctl_top(o, interval, (long)frames);
 }
 
 static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "json", no_argument, NULL, 'j' },
 	{ NULL, 0, NULL, 0 },
 };
 
 int main(int argc, char **argv)
 {
-	const char *path = getenv("MDGPU_ADMIN_SOCKET");
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char req[MDGPUD_ADMIN_LINE_MAX + 1], line[4096];
-	struct timeval tv = { .tv_sec = 10 };
-	size_t reqlen = 0, n = 0;
-	int opt, fd, nargs;
+	struct ctl_opts o = {
+		.path = getenv("MDGPU_ADMIN_SOCKET"),
+		.timeout_s = 10,
+	};
+	char req[MDGPUD_ADMIN_LINE_MAX + 1], err[CTL_LINE_MAX];
+	struct json_out j = { 0 };
+	bool json = false;
+	int opt, nargs, ret;
+	size_t n = 0;
 	const char *cmd;
-	FILE *in;
 
-	if (!path || !*path)
-		path = MDGPUD_ADMIN_DEFAULT_SOCKET;
-	while ((opt = getopt_long(argc, argv, "+s:t:hV", long_opts,
+	if (!o.path || !*o.path)
+		o.path = MDGPUD_ADMIN_DEFAULT_SOCKET;
+	while ((opt = getopt_long(argc, argv, "+s:t:jhV", long_opts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			path = optarg;
+			o.path = optarg;
 			break;
 		case 't': {
 			char *end;
@@ -127,31 +269,42 @@ int main(int argc, char **argv)
 			if (errno || *end || end == optarg || v < 1 ||
 			    v > 3600) {
 				fprintf(stderr, "mdgpuctl: -t wants 1..3600 seconds\n");
-				return EXIT_USAGE;
+				return CTL_EXIT_USAGE;
 			}
-			tv.tv_sec = v;
+			o.timeout_s = (int)v;
 			break;
 		}
+		case 'j':
+			json = true;
+			break;
 		case 'h':
 			usage(stdout);
-			return EXIT_OK;
+			return CTL_EXIT_OK;
 		case 'V':
 			printf("mdgpuctl %s\n", MDGPU_VERSION);
-			return EXIT_OK;
+			return CTL_EXIT_OK;
 		default:
 			usage(stderr);
-			return EXIT_USAGE;
+			return CTL_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return CTL_EXIT_USAGE;
 	}
 	cmd = argv[optind];
 	nargs = argc - optind - 1;
 	if (!strcmp(cmd, "list") || !strcmp(cmd, "stats") ||
-	    !strcmp(cmd, "version") || !strcmp(cmd, "help") ||
-	    !strcmp(cmd, "uids")) {
+	    !strcmp(cmd, "version") || !strcmp(cmd, "uids")) {
+		if (nargs == 1 && !strcmp(argv[optind + 1], "--json")) {
+			json = true;
+			nargs = 0;
+			argc--;
+		}
+		if (nargs != 0)
+			goto bad_args;
+		j.array = !strcmp(cmd, "list") || !strcmp(cmd, "uids");
+	} else if (!strcmp(cmd, "help") || !strcmp(cmd, "metrics")) {
 		if (nargs != 0)
 			goto bad_args;
 	} else if (!strcmp(cmd, "set")) {
@@ -164,10 +317,30 @@ int main(int argc, char **argv)
 		if (nargs != 1)
 			goto bad_args;
 		cmd = "timeslice_us";	/* the protocol's name */
+	} else if (!strcmp(cmd, "top")) {
+		ret = top(&o, nargs, argv + optind + 1);
+		if (ret < 0) {
+			fprintf(stderr, "mdgpuctl: top [-d 0.1..3600] [-n FRAMES]\n");
+			return CTL_EXIT_USAGE;
+		}
+		return ret;
+	} else if (!strcmp(cmd, "serve-metrics")) {
+		ret = serve_metrics(&o, nargs, argv + optind + 1);
+		if (ret < 0) {
+			fprintf(stderr, "mdgpuctl: serve-metrics [--listen ADDR:PORT]\n");
+			return CTL_EXIT_USAGE;
+		}
+		return ret;
 	} else {
 		fprintf(stderr, "mdgpuctl: unknown command '%s'\n", cmd);
 		usage(stderr);
-		return EXIT_USAGE;
+		return CTL_EXIT_USAGE;
+	}
+	if (json && (!strcmp(cmd, "set") || !strcmp(cmd, "policy") ||
+		     !strcmp(cmd, "timeslice_us") || !strcmp(cmd, "metrics") ||
+		     !strcmp(cmd, "help"))) {
+		fprintf(stderr, "mdgpuctl: --json is for list, uids, stats and version\n");
+		return CTL_EXIT_USAGE;
 	}
 	/* Build "cmd arg..." */
 	n = (size_t)snprintf(req, sizeof(req), "%s", cmd);
@@ -175,80 +348,25 @@ int main(int argc, char **argv)
 		if (check_word(argv[i])) {
 			fprintf(stderr, "mdgpuctl: argument '%s' is empty or has spaces or control characters\n",
 				argv[i]);
-			return EXIT_USAGE;
+			return CTL_EXIT_USAGE;
 		}
 		if (n + 1 + strlen(argv[i]) + 1 >= MDGPUD_ADMIN_LINE_MAX) {
 			fprintf(stderr, "mdgpuctl: request too long\n");
-			return EXIT_USAGE;
+			return CTL_EXIT_USAGE;
 		}
 		n += (size_t)snprintf(req + n, sizeof(req) - n, " %s", argv[i]);
 	}
-	req[n++] = '\n';
-	reqlen = n;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "mdgpuctl: socket path too long: %s\n", path);
-		return EXIT_USAGE;
+	ret = ctl_request(&o, req, json ? json_line : print_line, &j, err,
+			  sizeof(err));
+	if (ret == CTL_EXIT_REFUSED || ret == CTL_EXIT_PERM)
+		fprintf(stderr, "mdgpuctl: %s: %s\n", cmd, err);
+	if (!ret && json && json_end(&j)) {
+		fprintf(stderr, "mdgpuctl: %s: expected one line\n", cmd);
+		return CTL_EXIT_PROTO;
 	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		perror("mdgpuctl: socket");
-		return EXIT_CONNECT;
-	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int e = errno;
-
-		fprintf(stderr, "mdgpuctl: connect %s: %s%s\n", path,
-			strerror(e),
-			e == ENOENT || e == ECONNREFUSED ?
-			" (is mdgpud running? -s or MDGPU_ADMIN_SOCKET)" :
-			e == EACCES ? " (admin_socket_mode; run as root?)" : "");
-		close(fd);
-		return EXIT_CONNECT;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (send_all(fd, req, reqlen)) {
-		fprintf(stderr, "mdgpuctl: send: %s\n", strerror(errno));
-		close(fd);
-		return EXIT_PROTO;
-	}
-	shutdown(fd, SHUT_WR);	/* one request: the daemon closes after */
-	in = fdopen(fd, "r");
-	if (!in) {
-		close(fd);
-		return EXIT_PROTO;
-	}
-	while (fgets(line, sizeof(line), in)) {
-		size_t l = strlen(line);
-
-		if (!l || line[l - 1] != '\n') {
-			fprintf(stderr, "mdgpuctl: malformed answer (line without newline or over %zu bytes)\n",
-				sizeof(line) - 1);
-			fclose(in);
-			return EXIT_PROTO;
-		}
-		if (!strcmp(line, "ok\n")) {
-			fclose(in);
-			return EXIT_OK;
-		}
-		if (!strncmp(line, "err ", 4)) {
-			fprintf(stderr, "mdgpuctl: %s: %s", cmd, line + 4);
-			fclose(in);
-			return !strncmp(line + 4, "EPERM ", 6) ? EXIT_PERM :
-								 EXIT_REFUSED;
-		}
-		fputs(line, stdout);
-	}
-	fprintf(stderr, "mdgpuctl: %s\n", ferror(in) ?
-		(errno == EAGAIN || errno == EWOULDBLOCK ?
-		 "no answer in time (-t)" : strerror(errno)) :
-		"connection closed before the answer was complete");
-	fclose(in);
-	return EXIT_PROTO;
+	return ret;
 bad_args:
 	fprintf(stderr, "mdgpuctl: wrong number of arguments for '%s'\n", cmd);
 	usage(stderr);
-	return EXIT_USAGE;
+	return CTL_EXIT_USAGE;
 }

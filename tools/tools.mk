@@ -15,16 +15,29 @@ all: tools
 tools: $(BUILD)/mdgpuctl $(BUILD)/mdgpu-spin
 
 # mdgpuctl needs only the protocol constants of mdgpud/admin.h.
-$(BUILD)/mdgpuctl: $(T_DIR)/mdgpuctl.c \
-		$(TOP)/userspace-daemon/include/mdgpud/admin.h
+T_CTL_SRCS := $(T_DIR)/ctl_client.c $(T_DIR)/ctl_http.c $(T_DIR)/ctl_kv.c \
+	$(T_DIR)/ctl_top.c
+T_CTL_HDRS := $(T_CTL_SRCS:.c=.h) \
+	$(TOP)/userspace-daemon/include/mdgpud/admin.h
+$(BUILD)/mdgpuctl: $(T_DIR)/mdgpuctl.c $(T_CTL_SRCS) $(T_CTL_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(T_CFLAGS) $< -o $@
+	$(CC) $(T_CFLAGS) $(T_DIR)/mdgpuctl.c $(T_CTL_SRCS) -o $@
+
+# cmocka: the JSON writer, the key=value reader and the HTTP request
+# parser, built with ASAN+UBSAN.
+$(BUILD)/tools-san/test_ctl: $(T_DIR)/tests/test_ctl.c $(T_CTL_SRCS) \
+		$(T_CTL_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(T_CFLAGS) $(SAN_FLAGS) -I$(T_DIR) $< $(T_CTL_SRCS) -lcmocka \
+		-o $@
 
 $(BUILD)/mdgpu-spin: $(T_DIR)/mdgpu-spin.c $(BUILD)/libmdgpu.a
 	@mkdir -p $(@D)
 	$(CC) $(T_CFLAGS) $< $(BUILD)/libmdgpu.a -pthread -lrt -o $@
 
-check-tools: $(BUILD)/mdgpuctl $(BUILD)/mdgpu-spin $(BUILD)/mdgpud
+check-tools: $(BUILD)/mdgpuctl $(BUILD)/mdgpu-spin $(BUILD)/mdgpud \
+		$(BUILD)/tools-san/test_ctl
+	$(BUILD)/tools-san/test_ctl
 	BUILD=$(BUILD) $(T_DIR)/test-mdgpuctl.sh
 
 check: check-tools

@@ -35,6 +35,7 @@
 #include "mdgpud/admin.h"
 #include "mdgpud/limits.h"
 #include "mdgpud/log.h"
+#include "mdgpud/metrics.h"
 #include "mdgpud/unix_listen.h"
 
 /* A response larger than this is a bug (list of 4096 vGPUs is ~1.5 MiB). */
@@ -246,7 +247,10 @@ static struct mdgpud_vgpu *mdgpud_admin_find(struct mdgpud_core *c,
 static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 			     size_t *cap)
 {
+	/* Only the kernel transport's vGPUs are mdevs with a UUID. */
+	bool mdev = c->tops && !strcmp(c->tops->name, "kernel");
 	struct mdgpud_vgpu_stats *st;
+	char uuid[MDGPUD_UUID_STR_LEN];
 	size_t n;
 	int ret = 0;
 
@@ -265,7 +269,8 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 			" fb_used=%" PRIu64 " fb_requested=%" PRIu64
 			" allocations=%u wait_p50_ns=%" PRIu64
 			" wait_p99_ns=%" PRIu64 " context=%s hangs=%" PRIu64
-			" contexts_lost=%" PRIu64 "\n",
+			" contexts_lost=%" PRIu64 " resets=%" PRIu64
+			" mdev_uuid=%s\n",
 			st[i].vgpu_id, t ? t->name : "unknown", st[i].type_id,
 			st[i].weight, st[i].cap_pct, st[i].priority,
 			st[i].gpu_ns, st[i].slices, st[i].commands,
@@ -273,7 +278,8 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 			st[i].fb_used, st[i].fb_requested, st[i].allocations,
 			st[i].wait_p50_ns, st[i].wait_p99_ns,
 			st[i].ctx_lost ? "lost" : "ok", st[i].hangs,
-			st[i].ctx_losses);
+			st[i].ctx_losses, st[i].resets,
+			mdev ? mdgpud_metrics_uuid(st[i].uuid, uuid) : "-");
 	}
 	free(st);
 	if (ret)
@@ -369,6 +375,58 @@ static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 		c->cfg.timeslice_us, c->cfg.cap_window_us, gpu_ns, cmds, errs,
 		bytes))
 		return mdgpud_admin_fail(buf, len, cap, ENOMEM, "out of memory");
+	return 0;
+}
+
+/*
+ * The Prometheus exposition (mdgpud/metrics.h): each of its lines is one
+ * data line, so the protocol's framing holds (no line is "ok" or starts
+ * with "err ": every one starts with "# " or "mdgpu_").
+ */
+static int mdgpud_admin_metrics(struct mdgpud_core *c, char **buf,
+				size_t *len, size_t *cap)
+{
+	const char *tname = c->tops ? c->tops->name : "-";
+	struct mdgpud_metrics_gpu g = {
+		.ordinal = c->cfg.cuda_device,
+		.bus_id = c->gpu.bus_id,
+		.name = c->gpu.name,
+		.backend = c->bops->name,
+		.transport = tname,
+		.policy = mdgpud_admin_policy_name(c->cfg.policy),
+		.version = MDGPU_VERSION,
+		.mdev = !strcmp(tname, "kernel"),
+		.fb_size = c->gpu.fb_size,
+		.sm_count = c->gpu.sm_count,
+		.max_vgpus = c->cfg.max_vgpus,
+		.timeslice_us = c->cfg.timeslice_us,
+		.cap_window_us = c->cfg.cap_window_us,
+	};
+	struct mdgpud_vgpu_stats *st;
+	char *text = NULL;
+	size_t text_len = 0, n;
+	FILE *f;
+	int ret;
+
+	st = calloc(c->cfg.max_vgpus, sizeof(*st));
+	if (!st)
+		return mdgpud_admin_fail(buf, len, cap, ENOMEM, "out of memory");
+	n = mdgpud_core_stats(c, st, c->cfg.max_vgpus);
+	f = open_memstream(&text, &text_len);
+	if (!f) {
+		free(st);
+		return mdgpud_admin_fail(buf, len, cap, ENOMEM, "out of memory");
+	}
+	ret = mdgpud_metrics_write(f, &g, st, n);
+	free(st);
+	if (fclose(f) || ret || !text || text_len >= MDGPUD_ADMIN_OUT_MAX)
+		ret = -ENOMEM;
+	else
+		ret = mdgpud_admin_append(buf, len, cap, "%s", text);
+	free(text);
+	if (ret)
+		return mdgpud_admin_fail(buf, len, cap, ENOMEM,
+					 "response too large");
 	return 0;
 }
 
@@ -512,7 +570,7 @@ int mdgpud_admin_exec(struct mdgpud_core *c, const char *line, bool may_write,
 
 	if (!strcmp(tok[0], "list") || !strcmp(tok[0], "stats") ||
 	    !strcmp(tok[0], "version") || !strcmp(tok[0], "help") ||
-	    !strcmp(tok[0], "uids")) {
+	    !strcmp(tok[0], "uids") || !strcmp(tok[0], "metrics")) {
 		if (n != 1)
 			return mdgpud_admin_fail(buf, len, cap, EINVAL,
 						 "%s takes no arguments",
@@ -523,6 +581,8 @@ int mdgpud_admin_exec(struct mdgpud_core *c, const char *line, bool may_write,
 			ret = mdgpud_admin_uids(c, buf, len, cap);
 		else if (!strcmp(tok[0], "stats"))
 			ret = mdgpud_admin_stats(c, buf, len, cap);
+		else if (!strcmp(tok[0], "metrics"))
+			ret = mdgpud_admin_metrics(c, buf, len, cap);
 		else if (!strcmp(tok[0], "version"))
 			ret = mdgpud_admin_append(buf, len, cap,
 						  "protocol=%d abi=%u.%u"
@@ -533,7 +593,8 @@ int mdgpud_admin_exec(struct mdgpud_core *c, const char *line, bool may_write,
 						  MDGPU_VERSION) ? -ENOMEM : 0;
 		else
 			ret = mdgpud_admin_append(buf, len, cap,
-				"requests: list | uids | stats | version |"
+				"requests: list | uids | stats | metrics |"
+				" version |"
 				" help |"
 				" set <vgpu_id> weight|cap|priority <n> |"
 				" policy best-effort|equal-share|fixed-share |"

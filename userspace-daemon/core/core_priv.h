@@ -28,7 +28,7 @@
 #include "mdgpud/validate.h"
 #include "mdgpud/vtypes.h"
 
-#define MDGPUD_HIST_BUCKETS	64	/* log2(ns) buckets */
+#define MDGPUD_HIST_BUCKETS	MDGPUD_WAIT_HIST_BUCKETS	/* log2(ns) */
 
 struct mdgpud_watch {
 	int fd;
@@ -101,6 +101,7 @@ struct mdgpud_vgpu {
 	/* Statistics (written under core->lock). */
 	uint64_t gpu_ns, slices, commands, errors, bytes_copied;
 	uint64_t hangs, ctx_losses;	/* contexts lost, by cause */
+	uint64_t resets;		/* mdgpud_vgpu_reset() calls */
 	uint64_t hist[MDGPUD_HIST_BUCKETS];
 	struct mdgpud_usage usage;	/* GPU time of the last window */
 };

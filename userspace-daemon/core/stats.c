@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "core_priv.h"
 #include "mdgpud/log.h"
@@ -21,7 +22,8 @@ static uint64_t mdgpud_stats_hist_pct(const uint64_t *h, uint64_t total,
 	return 0;
 }
 
-static void mdgpud_stats_fill_locked(const struct mdgpud_vgpu *v,
+/* Under core->lock: the usage window moves forward as it is read. */
+static void mdgpud_stats_fill_locked(struct mdgpud_vgpu *v,
 				     struct mdgpud_vgpu_stats *s)
 {
 	uint64_t total = 0;
@@ -44,7 +46,12 @@ static void mdgpud_stats_fill_locked(const struct mdgpud_vgpu *v,
 		.weight = v->entity.weight,
 		.cap_pct = v->entity.cap_pct,
 		.priority = v->entity.priority,
+		.resets = v->resets,
+		.gpu_ns_window = mdgpud_usage_window(&v->usage,
+						     mdgpud_now_ns()),
 	};
+	memcpy(s->uuid, v->uuid, sizeof(s->uuid));
+	memcpy(s->wait_hist, v->hist, sizeof(s->wait_hist));
 }
 
 size_t mdgpud_core_stats(struct mdgpud_core *c, struct mdgpud_vgpu_stats *out,

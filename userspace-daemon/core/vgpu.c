@@ -442,6 +442,9 @@ void mdgpud_vgpu_reset(struct mdgpud_vgpu *v)
 	v->head = v->observed_tail = 0;
 	v->fence = 0;
 	v->ring_broken = false;
+	pthread_mutex_lock(&c->lock);
+	v->resets++;
+	pthread_mutex_unlock(&c->lock);
 }
 
 int mdgpud_vgpu_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,

@@ -390,6 +390,8 @@ static void test_list(void **state)
 			"gpu_ns", "slices", "commands", "errors",
 			"bytes_copied", "fb_quota", "fb_used", "fb_requested",
 			"allocations", "wait_p50_ns", "wait_p99_ns",
+			"context", "hangs", "contexts_lost", "resets",
+			"mdev_uuid",
 		};
 
 		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)

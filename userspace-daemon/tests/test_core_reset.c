@@ -45,6 +45,14 @@ static uint64_t commands_of(struct env *e)
 	return s[0].commands;
 }
 
+static uint64_t resets_of(struct env *e)
+{
+	struct mdgpud_vgpu_stats s[4];
+
+	assert_int_equal(mdgpud_core_stats(e->core, s, 4), 1);
+	return s[0].resets;
+}
+
 static void test_reset(void **state)
 {
 	struct env *e = *state;
@@ -131,8 +139,10 @@ static void test_reset_idle(void **state)
 
 	mdgpud_core_stop(e->core);
 	pthread_join(e->thread, NULL);
+	assert_int_equal(resets_of(e), 0);
 	mdgpud_vgpu_reset(e->v);
 	mdgpud_vgpu_reset(e->v);
+	assert_int_equal(resets_of(e), 2);	/* counted (metrics, list) */
 	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
 	assert_int_equal(call(e, &c).status, 0);
 }

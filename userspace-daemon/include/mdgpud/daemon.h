@@ -122,6 +122,10 @@ struct mdgpud_core;
 struct mdgpud_vgpu;
 
 /* Per-vGPU statistics, a snapshot. */
+/* Queue-wait histogram: bucket i counts waits of floor(log2(ns)) == i
+ * (bucket 0 also holds 0 ns), so its upper bound is 2^(i+1) - 1 ns. */
+#define MDGPUD_WAIT_HIST_BUCKETS	64
+
 struct mdgpud_vgpu_stats {
 	uint32_t vgpu_id;
 	uint32_t type_id;
@@ -142,6 +146,12 @@ struct mdgpud_vgpu_stats {
 	uint32_t weight;		/* scheduling knobs in force */
 	uint32_t cap_pct;
 	uint32_t priority;
+	uint64_t resets;		/* device resets (mdgpud_vgpu_reset) */
+	uint64_t gpu_ns_window;		/* GPU time in the last
+					 * MDGPUD_USAGE_WINDOW_NS (usage.h) */
+	uint8_t uuid[16];		/* DEVICE_INFO's: the mdev's UUID on
+					 * the kernel transport */
+	uint64_t wait_hist[MDGPUD_WAIT_HIST_BUCKETS];
 };
 
 int mdgpud_core_create(const struct mdgpud_config *cfg,
