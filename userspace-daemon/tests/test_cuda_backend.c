@@ -2412,22 +2412,60 @@ static void test_sandbox_uid_range(void **state)
 
 #ifdef MDGPUD_TEST_CUDA_FAKE
 /*
- * From inside a worker, under the whole sandbox: the fake libcuda of
- * worker C sends SIGKILL to worker B by way of a pipe's SIGIO (fcntl
- * F_SETOWN and F_SETSIG pass the seccomp allowlist, which filters kill()
- * only).  With a uid each it does not arrive and B works on; on a backend
- * whose workers share one uid (worker_uid_count 0), the same kills the
- * target: that channel is closed by the uid split alone.
+ * Runs MDGPUD_FAKE_CUDA_TRY=`spec` in a new worker of backend `b` (the
+ * fake tries it at the first allocation and answers with its result):
+ * 0, -EPERM, -ENOENT (ENOENT or ECONNREFUSED) or -EIO.  The worker is
+ * destroyed unless `keep` takes it.
  */
-static void test_sandbox_uid_signal(void **state)
+static int try_in_worker(struct mdgpud_backend *b, uint32_t vgpu,
+			 const char *spec, struct mdgpud_bctx **keep)
+{
+	struct mdgpud_bctx *c = NULL;
+	uint64_t d, res;
+	int ret;
+
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_TRY", spec, 1), 0);
+	ret = ops->ctx_create(b, vgpu, &c);
+	unsetenv("MDGPUD_FAKE_CUDA_TRY");
+	assert_int_equal(ret, 0);
+	ret = ops->mem_alloc(c, 8192, &d, &res);
+	if (keep)
+		*keep = c;
+	else
+		ops->ctx_destroy(c);
+	return ret;
+}
+
+/* Worker `pid` has not exited (a zombie counts as exited). */
+static bool worker_alive(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si,
+				WEXITED | WNOHANG | WNOWAIT), 0);
+	return si.si_pid == 0;
+}
+
+/*
+ * From inside a worker, under the whole sandbox: the fake libcuda of
+ * worker C tries to aim an fd's SIGIO at worker B and at the supervisor
+ * (fcntl F_SETOWN, F_SETOWN_EX, ioctl FIOSETOWN) and to choose SIGKILL
+ * as that signal (F_SETSIG): each fails EPERM (the allowlist), and the
+ * SIGKILL-through-SIGIO route fails at its first step, on a backend of a
+ * uid per worker and on one whose workers share a uid, where the kernel
+ * alone would have delivered it.  B lives on and works, and commands
+ * beside the refused ones still pass.  Without the sandbox, the same
+ * route kills its target: the test sees the difference.
+ */
+static void test_sandbox_sigio_owner(void **state)
 {
 	struct mdgpud_backend_cfg cfg;
 	struct mdgpud_backend *b2;
-	struct mdgpud_bctx *b, *c, *t;
+	struct mdgpud_bctx *b, *t;
 	struct mdgpud_gpu_info i2;
-	char how[64];
+	char spec[64];
 	uint64_t d, res;
-	siginfo_t si;
 	pid_t pb, pt;
 
 	(void)state;
@@ -2437,24 +2475,34 @@ static void test_sandbox_uid_signal(void **state)
 	}
 	b = ctx_new(90);
 	pb = mdgpud_backend_cuda_worker_pid(b);
-	snprintf(how, sizeof(how), "sigkill:%d", (int)pb);
-	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_SYSCALL", how, 1), 0);
-	c = ctx_new(91);
-	unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
-	assert_int_not_equal(worker_uid(mdgpud_backend_cuda_worker_pid(c)),
-			     worker_uid(pb));
-	assert_int_equal(ops->mem_alloc(c, 8192, &d, &res), 0);	/* tries */
+	{
+		const struct {
+			const char *op;
+			pid_t to;
+		} tries[] = {
+			{ "setown", pb }, { "setown_ex", pb },
+			{ "fiosetown", pb }, { "setown", getpid() },
+			{ "setown_ex", getpid() }, { "setsig", 0 },
+			{ "sigkill", pb },
+		};
+
+		for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+			snprintf(spec, sizeof(spec), "%s:%d", tries[i].op,
+				 (int)tries[i].to);
+			fprintf(stderr, "worker tries %s\n", spec);
+			assert_int_equal(try_in_worker(be, 91, spec, NULL),
+					 -EPERM);
+		}
+	}
+	/* The other fcntl and ioctl commands pass. */
+	assert_int_equal(try_in_worker(be, 91, "fd_ops:0", NULL), 0);
 	usleep(100000);
-	memset(&si, 0, sizeof(si));
-	assert_int_equal(waitid(P_PID, (id_t)pb, &si,
-				WEXITED | WNOHANG | WNOWAIT), 0);
-	assert_int_equal(si.si_pid, 0);		/* B lives */
+	assert_true(worker_alive(pb));
 	assert_int_equal(ops->mem_alloc(b, 8192, &d, &res), 0);
 	assert_int_equal(ops->sync(b, 0), 0);
-	ops->ctx_destroy(c);
 	ops->ctx_destroy(b);
 
-	/* The same with one uid for all workers. */
+	/* One uid for all workers: the kernel would deliver it. */
 	test_cfg(&cfg);
 	cfg.worker_uid_count = 0;
 	cfg.worker_user = STR(TEST_SHARED_UID);
@@ -2462,23 +2510,31 @@ static void test_sandbox_uid_signal(void **state)
 	assert_int_equal(ops->ctx_create(b2, 92, &t), 0);
 	pt = mdgpud_backend_cuda_worker_pid(t);
 	assert_int_equal(worker_uid(pt), TEST_SHARED_UID);
-	snprintf(how, sizeof(how), "sigkill:%d", (int)pt);
-	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_SYSCALL", how, 1), 0);
-	assert_int_equal(ops->ctx_create(b2, 93, &c), 0);
-	unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
-	assert_int_equal(worker_uid(mdgpud_backend_cuda_worker_pid(c)),
-			 TEST_SHARED_UID);
-	assert_int_equal(ops->mem_alloc(c, 8192, &d, &res), 0);
-	memset(&si, 0, sizeof(si));
-	assert_int_equal(waitid(P_PID, (id_t)pt, &si, WEXITED | WNOWAIT), 0);
-	assert_int_equal(si.si_code, CLD_KILLED);
-	assert_int_equal(si.si_status, SIGKILL);
-	fprintf(stderr, "one uid for all workers: worker %d killed by its "
-		"neighbour through SIGIO\n", (int)pt);
+	snprintf(spec, sizeof(spec), "sigkill:%d", (int)pt);
+	assert_int_equal(try_in_worker(b2, 93, spec, NULL), -EPERM);
+	usleep(100000);
+	assert_true(worker_alive(pt));
+	assert_int_equal(ops->mem_alloc(t, 8192, &d, &res), 0);
+	ops->ctx_destroy(t);
+	ops->close(b2);
+
+	/* Without the sandbox the same route kills: the test sees it. */
+	test_cfg(&cfg);
+	cfg.sandbox = MDGPUD_SANDBOX_OFF;
+	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+	assert_int_equal(ops->ctx_create(b2, 94, &t), 0);
+	pt = mdgpud_backend_cuda_worker_pid(t);
+	snprintf(spec, sizeof(spec), "sigkill:%d", (int)pt);
+	assert_int_equal(try_in_worker(b2, 95, spec, NULL), 0);
+	{
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		assert_int_equal(waitid(P_PID, (id_t)pt, &si,
+					WEXITED | WNOWAIT), 0);
+		assert_int_equal(si.si_status, SIGKILL);
+	}
 	skip_reason[0] = 0;
-	assert_int_equal(ops->mem_alloc(t, 8192, &d, &res), -ENODEV);
-	skip_reason[0] = 0;
-	ops->ctx_destroy(c);
 	ops->ctx_destroy(t);
 	ops->close(b2);
 }
@@ -2662,7 +2718,7 @@ int main(void)
 		cmocka_unit_test(test_sandbox_worker_uids),
 		cmocka_unit_test(test_sandbox_uid_range),
 #ifdef MDGPUD_TEST_CUDA_FAKE
-		cmocka_unit_test(test_sandbox_uid_signal),
+		cmocka_unit_test(test_sandbox_sigio_owner),
 		cmocka_unit_test(test_sandbox_forbidden_syscall),
 #endif
 		cmocka_unit_test(test_streams_order_events),

@@ -95,7 +95,7 @@ static const char *const mdgpud_sb_allow[] = {
 	/* files: read anything the mounts let it, write only in /tmp */
 	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv",
 	"pwritev", "preadv2", "pwritev2", "open", "openat", "close",
-	"close_range", "lseek", "fcntl", "dup", "dup2", "dup3", "stat",
+	"close_range", "lseek", "dup", "dup2", "dup3", "stat",
 	"lstat", "fstat", "newfstatat", "statx", "statfs", "fstatfs",
 	"access", "faccessat", "faccessat2", "readlink", "readlinkat",
 	"getdents", "getdents64", "getcwd", "mkdir", "mkdirat", "unlink",
@@ -140,6 +140,8 @@ static const char *const mdgpud_sb_allow[] = {
 	"sendmmsg", "recvmmsg", "shutdown", "getsockname", "getpeername",
 	"getsockopt", "setsockopt",
 };
+
+#define MDGPUD_SB_N(a)		(sizeof(a) / sizeof((a)[0]))
 
 /* Namespace flags a worker's clone() may not ask for. */
 #define MDGPUD_SB_CLONE_NS	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | \
@@ -513,6 +515,95 @@ static int mdgpud_sb_rule(scmp_filter_ctx ctx, uint32_t action,
 	return ret;
 }
 
+/* Allows `name` for the values [lo, hi) of argument `arg`'s low 32 bits,
+ * as aligned power-of-two blocks (the way a CIDR range is written). */
+static int mdgpud_sb_allow_range(scmp_filter_ctx ctx, const char *name,
+				 unsigned int arg, uint64_t lo, uint64_t hi,
+				 const char **bad)
+{
+	int ret = 0;
+
+	while (!ret && lo < hi) {
+		uint64_t size = lo ? lo & -lo : 1ull << 32;
+		struct scmp_arg_cmp c;
+
+		while (lo + size > hi)
+			size >>= 1;
+		c = (struct scmp_arg_cmp){
+			arg, SCMP_CMP_MASKED_EQ, (uint32_t)~(size - 1), lo,
+		};
+		ret = mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, name, 1, &c, bad);
+		lo += size;
+	}
+	return ret;
+}
+
+/*
+ * Allows syscall `name` for every value of argument `arg` but the `n` in
+ * `refused` (sorted, ascending), which are left to other rules or to the
+ * default action.  libseccomp takes one comparison per argument and rule
+ * and gives no order between overlapping rules of different actions, so
+ * the allowed values are written as disjoint rules, and a refused value
+ * can have its own action (EPERM) without depending on such an order.
+ * Only the low 32 bits are compared (masked): the kernel reads ioctl's
+ * and fcntl's command as an unsigned int, so bits above it must not
+ * carry a refused command past the filter.
+ */
+static int mdgpud_sb_allow_except(scmp_filter_ctx ctx, const char *name,
+				  unsigned int arg, const uint32_t *refused,
+				  size_t n, const char **bad)
+{
+	uint64_t lo = 0;
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < n; i++) {
+		ret = mdgpud_sb_allow_range(ctx, name, arg, lo, refused[i],
+					    bad);
+		lo = (uint64_t)refused[i] + 1;
+	}
+	if (!ret)
+		ret = mdgpud_sb_allow_range(ctx, name, arg, lo, 1ull << 32,
+					    bad);
+	return ret;
+}
+
+/*
+ * Who may receive the SIGIO of an fd: its owner, which fcntl F_SETOWN
+ * and F_SETOWN_EX and ioctl FIOSETOWN and SIOCSPGRP set, with the signal
+ * F_SETSIG chooses (SIGKILL included).  The kernel checks only the
+ * setter's uid against the target's, so a worker could kill a process
+ * of its own uid (every worker, with worker_uid_count = 0), and policy,
+ * not the uid rule alone, should keep it off the supervisor and every
+ * other process.  Refused with EPERM, not killed: a driver that sets an
+ * owner copes with an error.  With no owner set, a file's SIGIO goes
+ * nowhere; F_NOTIFY and F_SETLEASE make the caller itself the owner.
+ */
+static const uint32_t mdgpud_sb_fcntl_eperm[] = {
+	F_SETOWN, F_SETSIG, F_SETOWN_EX,
+};
+static const uint32_t mdgpud_sb_ioctl_eperm[] = { FIOSETOWN, SIOCSPGRP };
+/* Outside the allowlist (killed): TIOCSTI types into the daemon's
+ * terminal.  Sorted, as mdgpud_sb_allow_except() wants them. */
+static const uint32_t mdgpud_sb_ioctl_refused[] = {
+	TIOCSTI, FIOSETOWN, SIOCSPGRP,
+};
+
+/* `name` with argument 1 (a command) one of `cmds`: EPERM. */
+static int mdgpud_sb_eperm(scmp_filter_ctx ctx, const char *name,
+			   const uint32_t *cmds, size_t n, const char **bad)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < n; i++) {
+		struct scmp_arg_cmp c = SCMP_A1_32(SCMP_CMP_MASKED_EQ,
+						   0xffffffffu, cmds[i]);
+
+		ret = mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(EPERM), name, 1, &c,
+				     bad);
+	}
+	return ret;
+}
+
 /* The syscalls allowed only with some arguments, or refused softly. */
 static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 			   const char **bad)
@@ -520,12 +611,6 @@ static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 	const scmp_datum_t self = (scmp_datum_t)getpid();
 	struct scmp_arg_cmp clone_ok = SCMP_A0_64(SCMP_CMP_MASKED_EQ,
 						  MDGPUD_SB_CLONE_NS, 0);
-	/*
-	 * Any ioctl but TIOCSTI (typing into the daemon's terminal).  One
-	 * comparison per argument and rule is all libseccomp takes, and an
-	 * unconditional rule would override a refusing one.
-	 */
-	struct scmp_arg_cmp ioctl_ok = SCMP_A1_32(SCMP_CMP_NE, TIOCSTI);
 	struct scmp_arg_cmp to_self = SCMP_A0_32(SCMP_CMP_EQ, self);
 	struct scmp_arg_cmp rlimit_self[2] = {
 		SCMP_A0_32(SCMP_CMP_EQ, 0),
@@ -540,7 +625,11 @@ static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "clone", 1, &clone_ok, bad);
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL,
 			      bad);
-	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "ioctl", 1, &ioctl_ok, bad);
+	ret |= mdgpud_sb_allow_except(ctx, "ioctl", 1,
+				      mdgpud_sb_ioctl_refused,
+				      MDGPUD_SB_N(mdgpud_sb_ioctl_refused), bad);
+	ret |= mdgpud_sb_allow_except(ctx, "fcntl", 1, mdgpud_sb_fcntl_eperm,
+				      MDGPUD_SB_N(mdgpud_sb_fcntl_eperm), bad);
 	/* Signals to itself only: workers may share one uid
 	 * (worker_uid_count = 0), and then the kernel would let one
 	 * signal the others. */
@@ -564,6 +653,10 @@ static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 				      NULL, bad);
 		ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(EPERM), "execveat", 0,
 				      NULL, bad);
+		ret |= mdgpud_sb_eperm(ctx, "fcntl", mdgpud_sb_fcntl_eperm,
+				       MDGPUD_SB_N(mdgpud_sb_fcntl_eperm), bad);
+		ret |= mdgpud_sb_eperm(ctx, "ioctl", mdgpud_sb_ioctl_eperm,
+				       MDGPUD_SB_N(mdgpud_sb_ioctl_eperm), bad);
 	}
 	return ret ? -EINVAL : 0;
 }
