@@ -184,6 +184,24 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 			ret = -EINVAL;
 		goto out;
 	}
+	if (!strcmp(key, "worker_net")) {
+		if (!strcmp(value, "private"))
+			cfg->worker_net = MDGPUD_WORKER_NET_PRIVATE;
+		else if (!strcmp(value, "host"))
+			cfg->worker_net = MDGPUD_WORKER_NET_HOST;
+		else
+			ret = -EINVAL;
+		goto out;
+	}
+	if (!strcmp(key, "worker_tmp")) {
+		if (!strcmp(value, "private"))
+			cfg->worker_tmp = MDGPUD_WORKER_TMP_PRIVATE;
+		else if (!strcmp(value, "shared"))
+			cfg->worker_tmp = MDGPUD_WORKER_TMP_SHARED;
+		else
+			ret = -EINVAL;
+		goto out;
+	}
 	if (!strcmp(key, "worker_seccomp")) {
 		if (!strcmp(value, "enforce"))
 			cfg->worker_seccomp_learn = 0;

@@ -5,9 +5,12 @@
  * sandbox"), in this order, each step needing what the previous ones
  * still have:
  *
- *   1. mount namespace (needs CAP_SYS_ADMIN): / read-only and private,
- *      a new /dev holding only null, zero, urandom and the nvidia*
- *      nodes, a new empty /tmp (HOME points there);
+ *   1. network namespace (needs CAP_SYS_ADMIN): a new, empty one, so
+ *      that abstract unix sockets and the like are its own; mount
+ *      namespace (CAP_SYS_ADMIN too): a new empty /tmp (HOME points
+ *      there) and, with worker_dev host or private, / read-only and
+ *      private, and a new /dev holding only null, zero, urandom and the
+ *      nvidia* nodes (private); with worker_dev none only the /tmp;
  *   2. ids: the supplementary groups (none, or the one that may open
  *      the device nodes), then the worker gid, then the worker uid (all
  *      of real, effective, saved; its own, or one all workers share);
@@ -68,6 +71,7 @@ static const char *const mdgpud_sb_dev_nodes[] = { "null", "zero", "urandom" };
  * files (e.g. its JIT cache under $HOME). */
 #define MDGPUD_SB_DEV_OPTS		"mode=0755,size=64k"
 #define MDGPUD_SB_TMP_OPTS		"mode=01777,size=64m"
+#define MDGPUD_SB_JIT_CACHE_MAX		"33554432"	/* bytes */
 
 enum mdgpud_sb_seccomp { SB_ENFORCE, SB_LEARN, SB_AUDIT };
 
@@ -79,6 +83,9 @@ struct mdgpud_sb {
 	gid_t group;				/* supplementary, or NO_GROUP */
 	enum mdgpud_sb_seccomp seccomp;
 	int dev;				/* enum mdgpud_worker_dev */
+	int net;				/* enum mdgpud_worker_net */
+	int tmp;				/* enum mdgpud_worker_tmp */
+	bool tmp_made;				/* a private /tmp is mounted */
 	char allow[MDGPUD_SANDBOX_ARG_MAX];	/* extra names, ':' separated */
 };
 
@@ -175,7 +182,7 @@ static int mdgpud_sb_fail(struct mdgpud_sb *s, int err, const char *fmt, ...)
 
 static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 {
-	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[7] = { 0 };
+	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[9] = { 0 };
 	unsigned long uid, gid, group;
 	char *end;
 	int n = 0;
@@ -183,10 +190,10 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 	if (strlen(spec) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, spec);
-	for (char *t = strtok_r(buf, ",", &save); t && n < 7;
+	for (char *t = strtok_r(buf, ",", &save); t && n < 9;
 	     t = strtok_r(NULL, ",", &save))
 		f[n++] = t;
-	if (n < 6)
+	if (n < 8)
 		return -EINVAL;
 	if (!strcmp(f[0], "required"))
 		s->required = 1;
@@ -223,8 +230,20 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 		s->dev = MDGPUD_WORKER_DEV_NONE;
 	else
 		return -EINVAL;
-	if (f[6])
-		snprintf(s->allow, sizeof(s->allow), "%s", f[6]);
+	if (!strcmp(f[6], "private"))
+		s->net = MDGPUD_WORKER_NET_PRIVATE;
+	else if (!strcmp(f[6], "host"))
+		s->net = MDGPUD_WORKER_NET_HOST;
+	else
+		return -EINVAL;
+	if (!strcmp(f[7], "private"))
+		s->tmp = MDGPUD_WORKER_TMP_PRIVATE;
+	else if (!strcmp(f[7], "shared"))
+		s->tmp = MDGPUD_WORKER_TMP_SHARED;
+	else
+		return -EINVAL;
+	if (f[8])
+		snprintf(s->allow, sizeof(s->allow), "%s", f[8]);
 	return 0;
 }
 
@@ -409,10 +428,15 @@ static int mdgpud_sb_mountns(struct mdgpud_sb *s)
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	n = 0;
-	/* Everything read-only, /dev included (its nodes stay usable:
-	 * opening a device for writing needs no writable mount). */
+	/*
+	 * Everything read-only, /dev included (its nodes stay usable:
+	 * opening a device for writing needs no writable mount).  Not with
+	 * worker_dev = none: NVIDIA's driver fails cuInit once any mount is
+	 * made read-only (Documentation/daemon.md, "Worker sandbox").
+	 */
 	step = "mount_setattr(/, AT_RECURSIVE, RDONLY)";
-	if (syscall(__NR_mount_setattr, AT_FDCWD, "/", MDGPUD_SB_AT_RECURSIVE,
+	if (s->dev != MDGPUD_WORKER_DEV_NONE &&
+	    syscall(__NR_mount_setattr, AT_FDCWD, "/", MDGPUD_SB_AT_RECURSIVE,
 		    &ro, sizeof(ro)))
 		goto fail_errno;
 	step = "keep the driver libraries under /tmp";
@@ -429,11 +453,15 @@ static int mdgpud_sb_mountns(struct mdgpud_sb *s)
 	if (ret)
 		goto fail;
 	/* The driver's per-user files (JIT cache) land in the private,
-	 * writable, per-worker /tmp: never shared with another tenant. */
+	 * writable, per-worker /tmp: never shared with another tenant, and
+	 * gone with the worker.  The cache is kept to half of that /tmp
+	 * unless the environment sizes it. */
 	setenv("HOME", "/tmp", 1);
+	setenv("CUDA_CACHE_MAXSIZE", MDGPUD_SB_JIT_CACHE_MAX, 0);
 	if (chdir("/"))
 		goto fail_errno;
 	close(host_ns);
+	s->tmp_made = true;
 	return 0;
 
 fail_errno:
@@ -867,16 +895,21 @@ int mdgpud_worker_sandbox(struct mdgpud_worker *w, int *argc, char **argv)
 		mdgpud_worker_err_msg(w, "sandbox: bad argument '%s'", arg);
 		return -EINVAL;
 	}
-	if (s.dev == MDGPUD_WORKER_DEV_NONE) {
-		/* No private /tmp: no JIT cache either, since a cache shared
-		 * between tenants would be a channel between them.  The
-		 * supervisor execs the worker with it set already; this
-		 * covers a worker started some other way. */
-		setenv("CUDA_CACHE_DISABLE", "1", 1);
-		ret = 0;
-	} else {
+	ret = 0;
+	if (s.net == MDGPUD_WORKER_NET_PRIVATE && unshare(CLONE_NEWNET))
+		ret = mdgpud_sb_fail(&s, errno, "unshare(CLONE_NEWNET)");
+	if (!ret && (s.dev != MDGPUD_WORKER_DEV_NONE ||
+		     s.tmp == MDGPUD_WORKER_TMP_PRIVATE))
 		ret = mdgpud_sb_mountns(&s);
-	}
+	/*
+	 * No private /tmp (worker_tmp = shared, or a namespace best-effort
+	 * could not make): no JIT cache either, since a cache shared
+	 * between tenants would be a channel between them.  The supervisor
+	 * execs a worker of worker_tmp = shared with it set already; this
+	 * covers the best-effort case and a worker started some other way.
+	 */
+	if (!ret && !s.tmp_made)
+		setenv("CUDA_CACHE_DISABLE", "1", 1);
 	if (!ret)
 		ret = mdgpud_sb_ids(&s);
 	if (!ret && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
