@@ -62,11 +62,7 @@
  *                                    (listen on the abstract unix socket
  *                                    @ARG, kept open), connect (connect
  *                                    to @ARG); tmp_write (create
- *                                    /tmp/ARG), tmp_read (open /tmp/ARG);
- *                                    fork_linger (fork a child that keeps
- *                                    the worker's uid and sleeps; ARG is
- *                                    a file under /tmp it writes its pid
- *                                    to, for the test)
+ *                                    /tmp/ARG), tmp_read (open /tmp/ARG)
  */
 #include "cuda_rpc.h"
 #include "fake.h"
@@ -550,31 +546,6 @@ static int fake_try_pipe(const char *op, long arg)
 	return r;
 }
 
-/* fork_linger: a child that outlives the worker unless something kills
- * it; its pid goes to /tmp/<file>. */
-static int fake_try_fork(const char *file)
-{
-	char path[128], buf[32];
-	pid_t c = fork();
-	int fd, n;
-
-	if (c < 0)
-		return -errno;
-	if (c == 0) {
-		for (;;)
-			pause();
-	}
-	snprintf(path, sizeof(path), "/tmp/%s", file);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%d\n", (int)c);
-	if (write(fd, buf, (size_t)n) != n)
-		n = -1;
-	close(fd);
-	return n < 0 ? -EIO : 0;
-}
-
 /* MDGPUD_FAKE_CUDA_TRY=OP:ARG (see the top of this file): 0 or -errno. */
 static int fake_try(const char *spec)
 {
@@ -590,8 +561,6 @@ static int fake_try(const char *spec)
 	arg++;
 	if (!strcmp(op, "sigkill"))
 		return fake_sigio_kill((pid_t)atoi(arg)) ? -errno : 0;
-	if (!strcmp(op, "fork_linger"))
-		return fake_try_fork(arg);
 	if (!strcmp(op, "tmp_write") || !strcmp(op, "tmp_read")) {
 		snprintf(path, sizeof(path), "/tmp/%s", arg);
 		fd = op[4] == 'w' ? open(path, O_WRONLY | O_CREAT | O_EXCL |

@@ -180,8 +180,28 @@ static int mdgpud_sb_fail(struct mdgpud_sb *s, int err, const char *fmt, ...)
 	return 0;
 }
 
+/* `word` as its index in `words`, or -EINVAL. */
+static int mdgpud_sb_word(const char *word, const char *const *words,
+			  size_t n, int *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(word, words[i])) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 {
+	static const char *const seccomp_words[] = {
+		"enforce", "learn", "audit",
+	};
+	static const char *const dev_words[] = { "none", "host", "private" };
+	static const char *const net_words[] = { "private", "host" };
+	static const char *const tmp_words[] = { "private", "shared" };
+	int seccomp;
 	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[9] = { 0 };
 	unsigned long uid, gid, group;
 	char *end;
@@ -214,34 +234,14 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 			return -EINVAL;
 		s->group = (gid_t)group;
 	}
-	if (!strcmp(f[4], "enforce"))
-		s->seccomp = SB_ENFORCE;
-	else if (!strcmp(f[4], "learn"))
-		s->seccomp = SB_LEARN;
-	else if (!strcmp(f[4], "audit"))
-		s->seccomp = SB_AUDIT;
-	else
+	/* The word lists in their enums' order. */
+	if (mdgpud_sb_word(f[4], seccomp_words, MDGPUD_SB_N(seccomp_words),
+			   &seccomp) ||
+	    mdgpud_sb_word(f[5], dev_words, MDGPUD_SB_N(dev_words), &s->dev) ||
+	    mdgpud_sb_word(f[6], net_words, MDGPUD_SB_N(net_words), &s->net) ||
+	    mdgpud_sb_word(f[7], tmp_words, MDGPUD_SB_N(tmp_words), &s->tmp))
 		return -EINVAL;
-	if (!strcmp(f[5], "private"))
-		s->dev = MDGPUD_WORKER_DEV_PRIVATE;
-	else if (!strcmp(f[5], "host"))
-		s->dev = MDGPUD_WORKER_DEV_HOST;
-	else if (!strcmp(f[5], "none"))
-		s->dev = MDGPUD_WORKER_DEV_NONE;
-	else
-		return -EINVAL;
-	if (!strcmp(f[6], "private"))
-		s->net = MDGPUD_WORKER_NET_PRIVATE;
-	else if (!strcmp(f[6], "host"))
-		s->net = MDGPUD_WORKER_NET_HOST;
-	else
-		return -EINVAL;
-	if (!strcmp(f[7], "private"))
-		s->tmp = MDGPUD_WORKER_TMP_PRIVATE;
-	else if (!strcmp(f[7], "shared"))
-		s->tmp = MDGPUD_WORKER_TMP_SHARED;
-	else
-		return -EINVAL;
+	s->seccomp = (enum mdgpud_sb_seccomp)seccomp;
 	if (f[8])
 		snprintf(s->allow, sizeof(s->allow), "%s", f[8]);
 	return 0;
