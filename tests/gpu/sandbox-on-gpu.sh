@@ -16,7 +16,11 @@
 #      what the allowlist lacks -> $OUT/sandbox-missing-syscalls.txt
 #      (empty: the allowlist covers the driver);
 #   3. enforce: test_cuda_backend and test_core_hang (real driver) with the
-#      sandbox required and seccomp enforcing, as production runs;
+#      sandbox required and seccomp enforcing, as production runs: cuInit,
+#      modules and kernels in workers that each have a network namespace
+#      and a private /tmp (worker_net, worker_tmp = private, the defaults);
+#      then test_cuda_backend with worker_net = host and with worker_tmp =
+#      shared, so that a failure of the defaults names its cause;
 #   4. off: test_cuda_backend without the sandbox, to tell failures the
 #      sandbox causes from others.
 #   If 3 fails and 2 found syscalls, 3 is repeated with them allowed
@@ -79,6 +83,12 @@ say "== 0. machine"
 	else
 		echo "unshare -m: FAILS (no mount namespace: worker_sandbox = best-effort needed)"
 	fi
+	if unshare -n true 2>/dev/null; then
+		echo "unshare -n: works"
+	else
+		echo "unshare -n: FAILS (no network namespace: worker_net = host or best-effort needed)"
+	fi
+	echo "LD_LIBRARY_PATH under /tmp (bound read-only into the private /tmp): $(echo "${LD_LIBRARY_PATH:-}" | tr ':' '\n' | grep -c '^/tmp/')"
 	echo "device nodes (the worker uid must be able to open them):"
 	ls -la /dev/nvidia* 2>&1
 	echo "/dev/nvidia-caps: $(find /dev/nvidia-caps -mindepth 1 2>&1 | tr "\n" " ")"
@@ -133,6 +143,11 @@ run enforce-cuda-backend 300 MDGPUD_TEST_SANDBOX=required \
 	-- "$B/daemon-san/tests/test_cuda_backend" || status=1
 run enforce-core-hang 120 MDGPUD_TEST_REAL_CUDA=1 \
 	-- "$B/daemon-san/tests/test_core_hang" || status=1
+# The two namespaces one at a time: which one the driver objects to.
+run enforce-net-host 300 MDGPUD_TEST_SANDBOX=required MDGPUD_TEST_NET=host \
+	-- "$B/daemon-san/tests/test_cuda_backend"
+run enforce-tmp-shared 300 MDGPUD_TEST_SANDBOX=required MDGPUD_TEST_TMP=shared \
+	-- "$B/daemon-san/tests/test_cuda_backend"
 if [ $status -ne 0 ] && [ -n "$missing" ]; then
 	say "    again with worker_seccomp_allow = $missing"
 	run enforce-with-missing 300 MDGPUD_TEST_SANDBOX=required \

@@ -135,6 +135,19 @@ static int mdgpud_parse_uid_list(const char *value, uint32_t *uids,
 	return 0;
 }
 
+/* `value` as the index of its word in `words` (an enum's values). */
+static int mdgpud_parse_word(const char *value, const char *const *words,
+			     size_t n, int *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(value, words[i])) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 		      const char *value, char *err, size_t errlen)
 {
@@ -146,6 +159,13 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 		ret = mdgpud_parse_u64(value, 0, min, max, &v);		\
 		if (!ret)						\
 			cfg->field = (__typeof__(cfg->field))v;		\
+		goto out;						\
+	}
+#define E(name, field, ...)						\
+	if (!strcmp(key, name)) {					\
+		static const char *const words[] = { __VA_ARGS__ };	\
+		ret = mdgpud_parse_word(value, words, sizeof(words) /	\
+					sizeof(words[0]), &cfg->field);	\
 		goto out;						\
 	}
 #define S(name, field)							\
@@ -162,39 +182,12 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	S("worker_user", worker_user)
 	S("worker_group", worker_group)
 	S("worker_seccomp_allow", worker_seccomp_allow)
-	if (!strcmp(key, "worker_sandbox")) {
-		if (!strcmp(value, "required"))
-			cfg->worker_sandbox = MDGPUD_SANDBOX_REQUIRED;
-		else if (!strcmp(value, "best-effort"))
-			cfg->worker_sandbox = MDGPUD_SANDBOX_BEST_EFFORT;
-		else if (!strcmp(value, "off"))
-			cfg->worker_sandbox = MDGPUD_SANDBOX_OFF;
-		else
-			ret = -EINVAL;
-		goto out;
-	}
-	if (!strcmp(key, "worker_dev")) {
-		if (!strcmp(value, "none"))
-			cfg->worker_dev = MDGPUD_WORKER_DEV_NONE;
-		else if (!strcmp(value, "host"))
-			cfg->worker_dev = MDGPUD_WORKER_DEV_HOST;
-		else if (!strcmp(value, "private"))
-			cfg->worker_dev = MDGPUD_WORKER_DEV_PRIVATE;
-		else
-			ret = -EINVAL;
-		goto out;
-	}
-	if (!strcmp(key, "worker_seccomp")) {
-		if (!strcmp(value, "enforce"))
-			cfg->worker_seccomp_learn = 0;
-		else if (!strcmp(value, "learn"))
-			cfg->worker_seccomp_learn = 1;
-		else if (!strcmp(value, "audit"))
-			cfg->worker_seccomp_learn = 2;
-		else
-			ret = -EINVAL;
-		goto out;
-	}
+	/* Each word list in its enum's order. */
+	E("worker_sandbox", worker_sandbox, "off", "best-effort", "required")
+	E("worker_dev", worker_dev, "none", "host", "private")
+	E("worker_net", worker_net, "private", "host")
+	E("worker_tmp", worker_tmp, "private", "shared")
+	E("worker_seccomp", worker_seccomp_learn, "enforce", "learn", "audit")
 	if (!strcmp(key, "admin_socket_mode")) {
 		ret = mdgpud_parse_u64(value, 8, 0, 0777, &v);
 		if (!ret)
@@ -283,6 +276,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	}
 #undef U
 #undef S
+#undef E
 	return mdgpud_cfg_err(err, errlen, "unknown key '%s'", key);
 out:
 	if (ret)

@@ -233,6 +233,8 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.seccomp_learn = cfg->worker_seccomp_learn;
 	bcfg.seccomp_allow = cfg->worker_seccomp_allow;
 	bcfg.dev = cfg->worker_dev;
+	bcfg.net = cfg->worker_net;
+	bcfg.tmp = cfg->worker_tmp;
 	ret = c->bops->open(&bcfg, &c->be, &c->gpu);
 	if (ret) {
 		mdgpud_err("backend %s: open: %s", cfg->backend,

@@ -188,6 +188,25 @@ static void test_worker_sandbox(void **state)
 					   "sysinfo,shmget", err, sizeof(err)),
 			 0);
 	assert_string_equal(c.worker_seccomp_allow, "sysinfo,shmget");
+	assert_int_equal(c.worker_net, MDGPUD_WORKER_NET_PRIVATE);
+	assert_int_equal(c.worker_tmp, MDGPUD_WORKER_TMP_PRIVATE);
+	assert_int_equal(mdgpud_config_set(&c, "worker_net", "host", err,
+					   sizeof(err)), 0);
+	assert_int_equal(c.worker_net, MDGPUD_WORKER_NET_HOST);
+	assert_int_equal(mdgpud_config_set(&c, "worker_net", "none", err,
+					   sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "worker_net"));
+	assert_int_equal(mdgpud_config_set(&c, "worker_net", "private", err,
+					   sizeof(err)), 0);
+	assert_int_equal(c.worker_net, MDGPUD_WORKER_NET_PRIVATE);
+	assert_int_equal(mdgpud_config_set(&c, "worker_tmp", "shared", err,
+					   sizeof(err)), 0);
+	assert_int_equal(c.worker_tmp, MDGPUD_WORKER_TMP_SHARED);
+	assert_int_equal(mdgpud_config_set(&c, "worker_tmp", "host", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_tmp", "private", err,
+					   sizeof(err)), 0);
+	assert_int_equal(c.worker_tmp, MDGPUD_WORKER_TMP_PRIVATE);
 }
 
 /*

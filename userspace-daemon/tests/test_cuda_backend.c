@@ -32,8 +32,10 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,6 +95,11 @@ static const int test_private_dev = 1;
 static const int test_private_dev;
 #endif
 static int test_seccomp;	/* 0 enforce, 1 learn, 2 audit */
+/* worker_net and worker_tmp: the defaults (private), or host / shared
+ * from $MDGPUD_TEST_NET / $MDGPUD_TEST_TMP (tests/gpu/sandbox-on-gpu.sh
+ * tells with them what the driver needs). */
+static int test_net = MDGPUD_WORKER_NET_PRIVATE;
+static int test_tmp = MDGPUD_WORKER_TMP_PRIVATE;
 
 #define STR_(x)		#x
 #define STR(x)		STR_(x)
@@ -163,6 +170,8 @@ static void test_cfg(struct mdgpud_backend_cfg *cfg)
 	cfg->worker_group = STR(TEST_WORKER_GROUP);
 	cfg->seccomp_learn = test_seccomp;
 	cfg->seccomp_allow = getenv("MDGPUD_TEST_SECCOMP_ALLOW");
+	cfg->net = test_net;
+	cfg->tmp = test_tmp;
 }
 
 static int group_setup(void **state)
@@ -198,6 +207,8 @@ static int group_setup(void **state)
 	{
 		const char *m = getenv("MDGPUD_TEST_SANDBOX");
 		const char *sc = getenv("MDGPUD_TEST_SECCOMP");
+		const char *net = getenv("MDGPUD_TEST_NET");
+		const char *tmp = getenv("MDGPUD_TEST_TMP");
 
 		if (m && !strcmp(m, "off"))
 			test_sandbox = MDGPUD_SANDBOX_OFF;
@@ -207,6 +218,10 @@ static int group_setup(void **state)
 			test_seccomp = 1;
 		else if (sc && !strcmp(sc, "audit"))
 			test_seccomp = 2;
+		if (net && !strcmp(net, "host"))
+			test_net = MDGPUD_WORKER_NET_HOST;
+		if (tmp && !strcmp(tmp, "shared"))
+			test_tmp = MDGPUD_WORKER_TMP_SHARED;
 	}
 	test_cfg(&cfg);
 	ret = ops->open(&cfg, &be, &info);
@@ -2067,6 +2082,48 @@ static int proc_status(pid_t pid, const char *key, unsigned long v[4])
 	return n;
 }
 
+/* /proc/PID/<what> is another file (namespace, directory) than ours. */
+static bool proc_differs(pid_t pid, const char *what, const char *ours)
+{
+	struct stat a, b;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	assert_int_equal(stat(path, &a), 0);
+	assert_int_equal(stat(ours, &b), 0);
+	return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+/* Process `pid` was started with `var` ("NAME=value") in its
+ * environment.  All of it is read: the worker's may be long. */
+static bool proc_environ_has(pid_t pid, const char *var)
+{
+	size_t n = 0, cap = 0, got, len = strlen(var) + 1;
+	char path[64], *env = NULL;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	do {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16384;
+			env = realloc(env, cap);
+			assert_non_null(env);
+		}
+		got = fread(env + n, 1, cap - n, f);
+		n += got;
+	} while (got);
+	fclose(f);
+	/* Entries are NUL-terminated: match a whole one. */
+	for (size_t i = 0; i + len <= n && !found;
+	     i += strnlen(env + i, n - i) + 1)
+		found = !memcmp(env + i, var, len);
+	free(env);
+	return found;
+}
+
 static bool dev_allowed(const char *name)
 {
 	return !strcmp(name, "null") || !strcmp(name, "zero") ||
@@ -2081,7 +2138,7 @@ static bool dev_allowed(const char *name)
  */
 static void test_sandbox_worker(void **state)
 {
-	char path[PATH_MAX], self_ns[64], w_ns[64];
+	char path[PATH_MAX], self_ns[64] = "", w_ns[64] = "";
 	struct mdgpud_bctx *ctx;
 	unsigned long v[4], uid;
 	struct dirent *de;
@@ -2122,33 +2179,30 @@ static void test_sandbox_worker(void **state)
 	assert_int_equal(v[0], 0);	/* hex 0 reads as 0 */
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	assert_true(readlink(path, w_ns, sizeof(w_ns)) > 0);
-	assert_true(readlink("/proc/self/ns/mnt", self_ns, sizeof(self_ns)) > 0);
+	assert_true(readlink(path, w_ns, sizeof(w_ns) - 1) > 0);
+	assert_true(readlink("/proc/self/ns/mnt", self_ns,
+			     sizeof(self_ns) - 1) > 0);
+	/* A network namespace of its own, unless worker_net = host. */
+	assert_int_equal(proc_differs(pid, "ns/net", "/proc/self/ns/net"),
+			 test_net == MDGPUD_WORKER_NET_PRIVATE);
 	if (!test_private_dev) {
-		/* worker_dev = none: no namespace, and no JIT cache.  The
-		 * whole environment is read: the variable is appended to
-		 * the supervisor's, which may be long. */
-		static const char want[] = "CUDA_CACHE_DISABLE=1";
-		size_t n = 0, cap = 0, got;
-		char *env = NULL;
-		FILE *f;
+		/* worker_dev = none: worker_tmp = private gives a namespace
+		 * with a /tmp of its own and the host's mounts otherwise
+		 * (/usr as writable as ours, the host's /dev); shared, no
+		 * namespace and no JIT cache. */
+		bool priv = test_tmp == MDGPUD_WORKER_TMP_PRIVATE;
+		struct statvfs ours;
 
-		assert_string_equal(w_ns, self_ns);
-		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-		f = fopen(path, "re");
-		assert_non_null(f);
-		do {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 16384;
-				env = realloc(env, cap);
-				assert_non_null(env);
-			}
-			got = fread(env + n, 1, cap - n, f);
-			n += got;
-		} while (got);
-		fclose(f);
-		assert_non_null(memmem(env, n, want, strlen(want)));
-		free(env);
+		assert_int_equal(strcmp(w_ns, self_ns) != 0, priv);
+		assert_int_equal(proc_differs(pid, "root/tmp", "/tmp"), priv);
+		assert_false(proc_differs(pid, "root/dev", "/dev"));
+		snprintf(path, sizeof(path), "/proc/%d/root/usr", (int)pid);
+		assert_int_equal(statvfs(path, &sv), 0);
+		assert_int_equal(statvfs("/usr", &ours), 0);
+		assert_int_equal(sv.f_flag & ST_RDONLY, ours.f_flag & ST_RDONLY);
+		if (!priv)
+			assert_true(proc_environ_has(pid,
+						     "CUDA_CACHE_DISABLE=1"));
 		ops->ctx_destroy(ctx);
 		return;
 	}
@@ -2412,22 +2466,60 @@ static void test_sandbox_uid_range(void **state)
 
 #ifdef MDGPUD_TEST_CUDA_FAKE
 /*
- * From inside a worker, under the whole sandbox: the fake libcuda of
- * worker C sends SIGKILL to worker B by way of a pipe's SIGIO (fcntl
- * F_SETOWN and F_SETSIG pass the seccomp allowlist, which filters kill()
- * only).  With a uid each it does not arrive and B works on; on a backend
- * whose workers share one uid (worker_uid_count 0), the same kills the
- * target: that channel is closed by the uid split alone.
+ * Runs MDGPUD_FAKE_CUDA_TRY=`spec` in a new worker of backend `b` (the
+ * fake tries it at the first allocation and answers with its result):
+ * 0, -EPERM, -ENOENT (ENOENT or ECONNREFUSED) or -EIO.  The worker is
+ * destroyed unless `keep` takes it.
  */
-static void test_sandbox_uid_signal(void **state)
+static int try_in_worker(struct mdgpud_backend *b, uint32_t vgpu,
+			 const char *spec, struct mdgpud_bctx **keep)
+{
+	struct mdgpud_bctx *c = NULL;
+	uint64_t d, res;
+	int ret;
+
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_TRY", spec, 1), 0);
+	ret = ops->ctx_create(b, vgpu, &c);
+	unsetenv("MDGPUD_FAKE_CUDA_TRY");
+	assert_int_equal(ret, 0);
+	ret = ops->mem_alloc(c, 8192, &d, &res);
+	if (keep)
+		*keep = c;
+	else
+		ops->ctx_destroy(c);
+	return ret;
+}
+
+/* Worker `pid` has not exited (a zombie counts as exited). */
+static bool worker_alive(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si,
+				WEXITED | WNOHANG | WNOWAIT), 0);
+	return si.si_pid == 0;
+}
+
+/*
+ * From inside a worker, under the whole sandbox: the fake libcuda of
+ * worker C tries to aim an fd's SIGIO at worker B and at the supervisor
+ * (fcntl F_SETOWN, F_SETOWN_EX, ioctl FIOSETOWN) and to choose SIGKILL
+ * as that signal (F_SETSIG): each fails EPERM (the allowlist), and the
+ * SIGKILL-through-SIGIO route fails at its first step, on a backend of a
+ * uid per worker and on one whose workers share a uid, where the kernel
+ * alone would have delivered it.  B lives on and works, and commands
+ * beside the refused ones still pass.  Without the sandbox, the same
+ * route kills its target: the test sees the difference.
+ */
+static void test_sandbox_sigio_owner(void **state)
 {
 	struct mdgpud_backend_cfg cfg;
 	struct mdgpud_backend *b2;
-	struct mdgpud_bctx *b, *c, *t;
+	struct mdgpud_bctx *b, *t;
 	struct mdgpud_gpu_info i2;
-	char how[64];
+	char spec[64];
 	uint64_t d, res;
-	siginfo_t si;
 	pid_t pb, pt;
 
 	(void)state;
@@ -2437,24 +2529,34 @@ static void test_sandbox_uid_signal(void **state)
 	}
 	b = ctx_new(90);
 	pb = mdgpud_backend_cuda_worker_pid(b);
-	snprintf(how, sizeof(how), "sigkill:%d", (int)pb);
-	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_SYSCALL", how, 1), 0);
-	c = ctx_new(91);
-	unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
-	assert_int_not_equal(worker_uid(mdgpud_backend_cuda_worker_pid(c)),
-			     worker_uid(pb));
-	assert_int_equal(ops->mem_alloc(c, 8192, &d, &res), 0);	/* tries */
+	{
+		const struct {
+			const char *op;
+			pid_t to;
+		} tries[] = {
+			{ "setown", pb }, { "setown_ex", pb },
+			{ "fiosetown", pb }, { "setown", getpid() },
+			{ "setown_ex", getpid() }, { "setsig", 0 },
+			{ "sigkill", pb },
+		};
+
+		for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+			snprintf(spec, sizeof(spec), "%s:%d", tries[i].op,
+				 (int)tries[i].to);
+			fprintf(stderr, "worker tries %s\n", spec);
+			assert_int_equal(try_in_worker(be, 91, spec, NULL),
+					 -EPERM);
+		}
+	}
+	/* The other fcntl and ioctl commands pass. */
+	assert_int_equal(try_in_worker(be, 91, "fd_ops:0", NULL), 0);
 	usleep(100000);
-	memset(&si, 0, sizeof(si));
-	assert_int_equal(waitid(P_PID, (id_t)pb, &si,
-				WEXITED | WNOHANG | WNOWAIT), 0);
-	assert_int_equal(si.si_pid, 0);		/* B lives */
+	assert_true(worker_alive(pb));
 	assert_int_equal(ops->mem_alloc(b, 8192, &d, &res), 0);
 	assert_int_equal(ops->sync(b, 0), 0);
-	ops->ctx_destroy(c);
 	ops->ctx_destroy(b);
 
-	/* The same with one uid for all workers. */
+	/* One uid for all workers: the kernel would deliver it. */
 	test_cfg(&cfg);
 	cfg.worker_uid_count = 0;
 	cfg.worker_user = STR(TEST_SHARED_UID);
@@ -2462,25 +2564,167 @@ static void test_sandbox_uid_signal(void **state)
 	assert_int_equal(ops->ctx_create(b2, 92, &t), 0);
 	pt = mdgpud_backend_cuda_worker_pid(t);
 	assert_int_equal(worker_uid(pt), TEST_SHARED_UID);
-	snprintf(how, sizeof(how), "sigkill:%d", (int)pt);
-	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_SYSCALL", how, 1), 0);
-	assert_int_equal(ops->ctx_create(b2, 93, &c), 0);
-	unsetenv("MDGPUD_FAKE_CUDA_SYSCALL");
-	assert_int_equal(worker_uid(mdgpud_backend_cuda_worker_pid(c)),
-			 TEST_SHARED_UID);
-	assert_int_equal(ops->mem_alloc(c, 8192, &d, &res), 0);
-	memset(&si, 0, sizeof(si));
-	assert_int_equal(waitid(P_PID, (id_t)pt, &si, WEXITED | WNOWAIT), 0);
-	assert_int_equal(si.si_code, CLD_KILLED);
-	assert_int_equal(si.si_status, SIGKILL);
-	fprintf(stderr, "one uid for all workers: worker %d killed by its "
-		"neighbour through SIGIO\n", (int)pt);
-	skip_reason[0] = 0;
-	assert_int_equal(ops->mem_alloc(t, 8192, &d, &res), -ENODEV);
-	skip_reason[0] = 0;
-	ops->ctx_destroy(c);
+	snprintf(spec, sizeof(spec), "sigkill:%d", (int)pt);
+	assert_int_equal(try_in_worker(b2, 93, spec, NULL), -EPERM);
+	usleep(100000);
+	assert_true(worker_alive(pt));
+	assert_int_equal(ops->mem_alloc(t, 8192, &d, &res), 0);
 	ops->ctx_destroy(t);
 	ops->close(b2);
+
+	/* Without the sandbox the same route kills: the test sees it. */
+	test_cfg(&cfg);
+	cfg.sandbox = MDGPUD_SANDBOX_OFF;
+	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+	assert_int_equal(ops->ctx_create(b2, 94, &t), 0);
+	pt = mdgpud_backend_cuda_worker_pid(t);
+	snprintf(spec, sizeof(spec), "sigkill:%d", (int)pt);
+	assert_int_equal(try_in_worker(b2, 95, spec, NULL), 0);
+	{
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		assert_int_equal(waitid(P_PID, (id_t)pt, &si,
+					WEXITED | WNOWAIT), 0);
+		assert_int_equal(si.si_status, SIGKILL);
+	}
+	skip_reason[0] = 0;
+	ops->ctx_destroy(t);
+	ops->close(b2);
+}
+#endif
+
+#ifdef MDGPUD_TEST_CUDA_FAKE
+/* Connects to the abstract unix socket @name from this process: 0 or
+ * -errno. */
+static int host_connect_abstract(const char *name)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n = strlen(name);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+
+	assert_true(fd >= 0);
+	assert_true(n < sizeof(a.sun_path) - 1);
+	memcpy(a.sun_path + 1, name, n);
+	r = connect(fd, (struct sockaddr *)&a,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+				n)) ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/*
+ * worker_net = private: worker A listens on an abstract unix socket;
+ * worker B cannot connect to it (-ENOENT: ECONNREFUSED, no such name in
+ * its namespace), nor can the host; each worker's network namespace is
+ * its own.  With worker_net = host the same connection succeeds, from
+ * B and from the host: the channel the namespace closes, and the test
+ * sees it.
+ */
+static void test_sandbox_netns(void **state)
+{
+	struct mdgpud_backend_cfg cfg;
+	struct mdgpud_backend *b2;
+	struct mdgpud_gpu_info i2;
+	struct mdgpud_bctx *a;
+	char name[64], spec[96];
+	pid_t pa;
+
+	(void)state;
+	REQUIRE_SANDBOX();
+	snprintf(name, sizeof(name), "mdgpu-test-netns-%d", (int)getpid());
+	for (int host = 0; host < 2; host++) {
+		test_cfg(&cfg);
+		cfg.net = host ? MDGPUD_WORKER_NET_HOST :
+				 MDGPUD_WORKER_NET_PRIVATE;
+		assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+		snprintf(spec, sizeof(spec), "bind:%s", name);
+		assert_int_equal(try_in_worker(b2, 96, spec, &a), 0);
+		pa = mdgpud_backend_cuda_worker_pid(a);
+		assert_int_equal(proc_differs(pa, "ns/net", "/proc/self/ns/net"),
+				 !host);
+		snprintf(spec, sizeof(spec), "connect:%s", name);
+		assert_int_equal(try_in_worker(b2, 97, spec, NULL),
+				 host ? 0 : -ENOENT);
+		assert_int_equal(host_connect_abstract(name),
+				 host ? 0 : -ECONNREFUSED);
+		fprintf(stderr, "worker_net = %s: abstract socket @%s of worker "
+			"%d %s from another worker and the host\n",
+			host ? "host" : "private", name, (int)pa,
+			host ? "reached" : "unreachable");
+		ops->ctx_destroy(a);
+		ops->close(b2);
+	}
+}
+
+/*
+ * worker_dev = none with worker_tmp = private: worker A's file in /tmp
+ * is in A's own /tmp (seen through /proc/A/root), not in the host's,
+ * and worker B does not find it; A's other mounts are the host's
+ * (/dev).  With worker_tmp = shared the file lands in the host's /tmp,
+ * owned by A's uid, where the next holder of that uid would find it.
+ */
+/* A backend of worker_dev = none and `tmp` whose workers try `spec`:
+ * with worker_tmp = shared the workers' environment is the one at open
+ * (plus CUDA_CACHE_DISABLE), so the spec is set around open. */
+static struct mdgpud_backend *tmp_backend(int tmp, const char *spec)
+{
+	struct mdgpud_backend_cfg cfg;
+	struct mdgpud_backend *b;
+	struct mdgpud_gpu_info i;
+
+	test_cfg(&cfg);
+	cfg.dev = MDGPUD_WORKER_DEV_NONE;
+	cfg.tmp = tmp;
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_TRY", spec, 1), 0);
+	assert_int_equal(ops->open(&cfg, &b, &i), 0);
+	unsetenv("MDGPUD_FAKE_CUDA_TRY");
+	return b;
+}
+
+static void test_sandbox_private_tmp(void **state)
+{
+	struct mdgpud_backend *bw, *br;
+	struct mdgpud_bctx *a;
+	char name[64], spec[96], host_path[128], path[PATH_MAX];
+	struct stat st;
+	pid_t pa;
+
+	(void)state;
+	REQUIRE_SANDBOX();
+	snprintf(name, sizeof(name), "mdgpu-test-tmp-%d", (int)getpid());
+	snprintf(host_path, sizeof(host_path), "/tmp/%s", name);
+	unlink(host_path);
+	for (int shared = 0; shared < 2; shared++) {
+		int tmp = shared ? MDGPUD_WORKER_TMP_SHARED :
+				   MDGPUD_WORKER_TMP_PRIVATE;
+
+		snprintf(spec, sizeof(spec), "tmp_write:%s", name);
+		bw = tmp_backend(tmp, spec);
+		assert_int_equal(try_in_worker(bw, 98, spec, &a), 0);
+		pa = mdgpud_backend_cuda_worker_pid(a);
+		snprintf(path, sizeof(path), "/proc/%d/root/tmp/%s", (int)pa,
+			 name);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_uid, worker_uid(pa));
+		assert_int_equal(stat(host_path, &st) == 0, shared);
+		assert_false(proc_differs(pa, "root/dev", "/dev"));
+		assert_int_equal(proc_differs(pa, "ns/mnt", "/proc/self/ns/mnt"),
+				 !shared);
+		assert_int_equal(proc_environ_has(pa, "CUDA_CACHE_DISABLE=1"),
+				 shared);
+		snprintf(spec, sizeof(spec), "tmp_read:%s", name);
+		br = tmp_backend(tmp, spec);
+		assert_int_equal(try_in_worker(br, 99, spec, NULL),
+				 shared ? 0 : -ENOENT);
+		ops->close(br);
+		fprintf(stderr, "worker_tmp = %s: worker %d's /tmp/%s %s\n",
+			shared ? "shared" : "private", (int)pa, name,
+			shared ? "in the host's /tmp" : "its own");
+		ops->ctx_destroy(a);
+		ops->close(bw);
+		unlink(host_path);
+	}
 }
 #endif
 
@@ -2662,7 +2906,9 @@ int main(void)
 		cmocka_unit_test(test_sandbox_worker_uids),
 		cmocka_unit_test(test_sandbox_uid_range),
 #ifdef MDGPUD_TEST_CUDA_FAKE
-		cmocka_unit_test(test_sandbox_uid_signal),
+		cmocka_unit_test(test_sandbox_sigio_owner),
+		cmocka_unit_test(test_sandbox_netns),
+		cmocka_unit_test(test_sandbox_private_tmp),
 		cmocka_unit_test(test_sandbox_forbidden_syscall),
 #endif
 		cmocka_unit_test(test_streams_order_events),

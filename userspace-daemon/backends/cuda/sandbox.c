@@ -292,6 +292,7 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 			     const struct mdgpud_backend_cfg *cfg)
 {
 	char allow[256] = "", ids[128];
+	bool tmp_only, net = cfg->net != MDGPUD_WORKER_NET_HOST;
 	int ret;
 
 	memset(sb, 0, sizeof(*sb));
@@ -314,7 +315,9 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 	ret = mdgpud_sandbox_ids_init(sb, cfg);
 	if (ret)
 		return ret;
-	if (cfg->dev == MDGPUD_WORKER_DEV_NONE) {
+	tmp_only = cfg->dev == MDGPUD_WORKER_DEV_NONE &&
+		   cfg->tmp != MDGPUD_WORKER_TMP_SHARED;
+	if (cfg->dev == MDGPUD_WORKER_DEV_NONE && !tmp_only) {
 		ret = mdgpud_sandbox_env_init(sb);
 		if (ret) {
 			mdgpud_cuda_ids_close(sb->ids);
@@ -322,10 +325,12 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 			return ret;
 		}
 	}
-	snprintf(sb->arg_tail, sizeof(sb->arg_tail), ",%s,%s%s%s",
+	snprintf(sb->arg_tail, sizeof(sb->arg_tail), ",%s,%s,%s,%s%s%s",
 		 sb->learn == 2 ? "audit" : sb->learn ? "learn" : "enforce",
 		 cfg->dev == MDGPUD_WORKER_DEV_PRIVATE ? "private" :
 		 cfg->dev == MDGPUD_WORKER_DEV_HOST ? "host" : "none",
+		 net ? "private" : "host",
+		 cfg->tmp == MDGPUD_WORKER_TMP_SHARED ? "shared" : "private",
 		 allow[0] ? "," : "", allow);
 	/*
 	 * No core dumps of the supervisor (tenant data passes through it),
@@ -337,7 +342,7 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 		mdgpud_warn("cuda: PR_SET_DUMPABLE 0: %s", strerror(errno));
 	mdgpud_sandbox_ids_name(sb, cfg, ids, sizeof(ids));
 	mdgpud_info("cuda: worker sandbox %s: %s, no_new_privs, seccomp "
-		    "%s%s%s, %s",
+		    "%s%s%s, %s, %s",
 		    sb->mode == MDGPUD_SANDBOX_REQUIRED ? "required" :
 		    "best-effort", ids,
 		    sb->learn == 2 ? "audit (every syscall allowed and "
@@ -348,10 +353,14 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 		    "mount namespace: private /dev and /tmp, read-only /" :
 		    cfg->dev == MDGPUD_WORKER_DEV_HOST ?
 		    "mount namespace: the host's /dev, private /tmp, "
-		    "read-only /" : "no mount namespace, JIT cache off");
+		    "read-only /" : tmp_only ? "mount namespace: private /tmp "
+		    "only" : "no mount namespace, JIT cache off",
+		    net ? "network namespace" : "the host's network");
 	sb->want = MDGPUD_SANDBOX_ALL;
-	if (cfg->dev == MDGPUD_WORKER_DEV_NONE)
+	if (cfg->dev == MDGPUD_WORKER_DEV_NONE && !tmp_only)
 		sb->want &= ~MDGPUD_SANDBOX_MOUNTNS;
+	if (!net)
+		sb->want &= ~MDGPUD_SANDBOX_NETNS;
 	return 0;
 }
 
@@ -418,6 +427,7 @@ void mdgpud_cuda_sandbox_names(uint32_t mask, char *buf, size_t len)
 		{ MDGPUD_SANDBOX_NNP, "nnp" },
 		{ MDGPUD_SANDBOX_SECCOMP, "seccomp" },
 		{ MDGPUD_SANDBOX_MOUNTNS, "mountns" },
+		{ MDGPUD_SANDBOX_NETNS, "netns" },
 	};
 	size_t n = 0;
 
@@ -462,13 +472,23 @@ static int mdgpud_sandbox_status_line(const char *status, const char *key,
 	return -1;
 }
 
+/* /proc/PID/<what> is another file (namespace, directory) than ours. */
+static bool mdgpud_sandbox_own(pid_t pid, const char *what, const char *ours)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	return !stat(path, &a) && !stat(ours, &b) &&
+	       (a.st_ino != b.st_ino || a.st_dev != b.st_dev);
+}
+
 static uint32_t mdgpud_sandbox_read(const struct mdgpud_cuda_cred *cred,
 				    pid_t pid)
 {
 	int ngroups = cred->group == MDGPUD_SANDBOX_NO_GROUP ? 0 : 1;
 	char path[64], status[4096];
 	unsigned long v[4];
-	struct stat self_ns, w_ns;
 	uint32_t active = 0;
 	ssize_t len;
 	FILE *f;
@@ -495,10 +515,13 @@ static uint32_t mdgpud_sandbox_read(const struct mdgpud_cuda_cred *cred,
 	/* 2: SECCOMP_MODE_FILTER. */
 	if (mdgpud_sandbox_status_line(status, "Seccomp", v) == 1 && v[0] == 2)
 		active |= MDGPUD_SANDBOX_SECCOMP;
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
-	if (!stat("/proc/self/ns/mnt", &self_ns) && !stat(path, &w_ns) &&
-	    (self_ns.st_ino != w_ns.st_ino || self_ns.st_dev != w_ns.st_dev))
+	/* A mount namespace of its own, and a /tmp of its own in it (every
+	 * namespace a worker makes has one). */
+	if (mdgpud_sandbox_own(pid, "ns/mnt", "/proc/self/ns/mnt") &&
+	    mdgpud_sandbox_own(pid, "root/tmp", "/tmp"))
 		active |= MDGPUD_SANDBOX_MOUNTNS;
+	if (mdgpud_sandbox_own(pid, "ns/net", "/proc/self/ns/net"))
+		active |= MDGPUD_SANDBOX_NETNS;
 	return active;
 }
 

@@ -8,7 +8,7 @@
  *
  * The supervisor passes the sandbox as the worker's last argument,
  *
- *   --sandbox=<mode>,<uid>,<gid>,<group>,<seccomp>,<dev>[,<extra>]
+ *   --sandbox=<mode>,<uid>,<gid>,<group>,<seccomp>,<dev>,<net>,<tmp>[,<extra>]
  *
  * mode: "required" or "best-effort" (off: no argument at all); uid, gid:
  * the ids the worker runs as (its own, from the pool below, or the one
@@ -16,9 +16,12 @@
  * (worker_group with a uid per worker, for device nodes of that group)
  * or "-" for none; seccomp:
  * "enforce", "learn" or "audit"; dev (config worker_dev): "none" (no
- * mount namespace; the driver's JIT cache is turned off instead),
- * "host" (a namespace with the host's /dev) or "private" (a namespace
- * with a /dev of the nvidia nodes only);
+ * mount namespace unless tmp is "private"), "host" (a namespace with the
+ * host's /dev) or "private" (a namespace with a /dev of the nvidia nodes
+ * only); net (config worker_net): "private" (a network namespace of its
+ * own) or "host"; tmp (config worker_tmp, with dev "none"): "private" (a
+ * mount namespace holding only a /tmp of its own) or "shared" (the
+ * host's /tmp, the driver's JIT cache turned off);
  * extra: syscall names joined by ':' that the allowlist also allows
  * (config worker_seccomp_allow).
  */
@@ -36,11 +39,13 @@
 #define MDGPUD_SANDBOX_IDS		(1u << 0) /* uid, gid, groups set */
 #define MDGPUD_SANDBOX_NNP		(1u << 1) /* PR_SET_NO_NEW_PRIVS */
 #define MDGPUD_SANDBOX_SECCOMP		(1u << 2) /* the allowlist filter */
-#define MDGPUD_SANDBOX_MOUNTNS		(1u << 3) /* private /tmp, ro /, and
-							   * /dev as configured */
+#define MDGPUD_SANDBOX_MOUNTNS		(1u << 3) /* private /tmp, and ro /
+							   * and /dev as configured */
+#define MDGPUD_SANDBOX_NETNS		(1u << 4) /* a network namespace */
 #define MDGPUD_SANDBOX_ALL		(MDGPUD_SANDBOX_IDS | MDGPUD_SANDBOX_NNP | \
 					 MDGPUD_SANDBOX_SECCOMP | \
-					 MDGPUD_SANDBOX_MOUNTNS)
+					 MDGPUD_SANDBOX_MOUNTNS | \
+					 MDGPUD_SANDBOX_NETNS)
 
 /* No supplementary group (struct mdgpud_cuda_cred.group). */
 #define MDGPUD_SANDBOX_NO_GROUP		((gid_t)-1)
@@ -86,12 +91,13 @@ struct mdgpud_cuda_sandbox {
 	gid_t group;			/* supplementary, with a pool */
 	struct mdgpud_cuda_ids *ids;	/* a uid per worker, or NULL */
 	uint32_t want;			/* MDGPUD_SANDBOX_* asked for */
-	/* The worker's argument after its ids: ",<seccomp>,<dev>[,...]". */
+	/* The worker's argument after its ids:
+	 * ",<seccomp>,<dev>,<net>,<tmp>[,...]". */
 	char arg_tail[MDGPUD_SANDBOX_ARG_MAX];
 	/*
 	 * The worker's environment where it is not the supervisor's (NULL:
-	 * environ): with worker_dev = none, the supervisor's at init plus
-	 * CUDA_CACHE_DISABLE=1.  Given to execve(), so that the driver sees
+	 * environ): with worker_dev = none and worker_tmp = shared, the
+	 * supervisor's at init plus CUDA_CACHE_DISABLE=1.  Given to execve(), so that the driver sees
 	 * it from the first instruction and /proc/PID/environ shows it.
 	 */
 	char **env;
@@ -143,7 +149,7 @@ int mdgpud_cuda_sandbox_check(const struct mdgpud_cuda_sandbox *sb,
  * it exited or is not dead yet.  Never reaps.
  */
 void mdgpud_cuda_sandbox_death(pid_t pid, char *buf, size_t len);
-/* "ids,nnp,seccomp,mountns" for a mask; "none" for 0. */
+/* "ids,nnp,seccomp,mountns,netns" for a mask; "none" for 0. */
 void mdgpud_cuda_sandbox_names(uint32_t mask, char *buf, size_t len);
 
 #endif /* MDGPUD_CUDA_SANDBOX_H */

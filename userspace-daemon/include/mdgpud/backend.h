@@ -94,6 +94,8 @@ struct mdgpud_backend_cfg {
 				 * 2: every syscall is reported */
 	const char *seccomp_allow; /* extra syscall names, ',' separated */
 	int dev;		/* enum mdgpud_worker_dev (worker_dev) */
+	int net;		/* enum mdgpud_worker_net (worker_net) */
+	int tmp;		/* enum mdgpud_worker_tmp (worker_tmp) */
 };
 
 /* The workers' mount namespace and /dev (config worker_dev). */
@@ -101,6 +103,21 @@ enum mdgpud_worker_dev {
 	MDGPUD_WORKER_DEV_NONE = 0,	/* no mount namespace */
 	MDGPUD_WORKER_DEV_HOST,		/* namespace, the host's /dev, ro / */
 	MDGPUD_WORKER_DEV_PRIVATE,	/* namespace, nvidia nodes only, ro / */
+};
+
+/* The workers' network namespace (config worker_net); 0, the default: a
+ * new empty one each. */
+enum mdgpud_worker_net {
+	MDGPUD_WORKER_NET_PRIVATE = 0,	/* unshare(CLONE_NEWNET) */
+	MDGPUD_WORKER_NET_HOST,		/* the daemon's */
+};
+
+/* The workers' /tmp with worker_dev = none (config worker_tmp; the other
+ * worker_dev values always give a private one); 0, the default: a mount
+ * namespace with only a tmpfs /tmp of its own. */
+enum mdgpud_worker_tmp {
+	MDGPUD_WORKER_TMP_PRIVATE = 0,
+	MDGPUD_WORKER_TMP_SHARED,	/* the host's; JIT cache off */
 };
 
 enum mdgpud_worker_sandbox {

@@ -66,6 +66,10 @@ struct mdgpud_config {
 	char worker_seccomp_allow[256];	/* worker_seccomp_allow, names */
 	int worker_dev;			/* worker_dev = none | host | private
 					 * (enum mdgpud_worker_dev) */
+	int worker_net;			/* worker_net = private | host
+					 * (enum mdgpud_worker_net) */
+	int worker_tmp;			/* worker_tmp = private | shared
+					 * (enum mdgpud_worker_tmp) */
 	uint32_t timeslice_us;		/* timeslice_us */
 	uint32_t policy;		/* policy = best-effort | equal-share |
 					 * fixed-share */

@@ -43,6 +43,26 @@
  *   (under the worker sandbox's seccomp filter ptrace and mount kill the
  *   worker, and execve fails EPERM, after which the allocation succeeds;
  *   the result of a call that returns is printed on stderr)
+ *   MDGPUD_FAKE_CUDA_TRY=OP:ARG      the worker tries OP, and its result
+ *                                    becomes the allocation's: success,
+ *                                    EPERM -> CUDA_ERROR_NOT_PERMITTED
+ *                                    (-EPERM at the supervisor), ENOENT
+ *                                    or ECONNREFUSED -> NOT_FOUND
+ *                                    (-ENOENT), anything else -> UNKNOWN
+ *                                    (-EIO).  OP, on a pipe of its own:
+ *                                    setown (fcntl F_SETOWN ARG),
+ *                                    setown_ex (F_SETOWN_EX ARG), setsig
+ *                                    (F_SETSIG SIGKILL), fiosetown (ioctl
+ *                                    FIOSETOWN ARG), fd_ops (fcntl and
+ *                                    ioctl commands that stay allowed:
+ *                                    F_DUPFD_CLOEXEC, F_GETFL, F_GETOWN,
+ *                                    F_GETSIG, F_GETPIPE_SZ, FIONREAD),
+ *                                    sigkill (SIGKILL to
+ *                                    ARG through SIGIO, as above); bind
+ *                                    (listen on the abstract unix socket
+ *                                    @ARG, kept open), connect (connect
+ *                                    to @ARG); tmp_write (create
+ *                                    /tmp/ARG), tmp_read (open /tmp/ARG)
  */
 #include "cuda_rpc.h"
 #include "fake.h"
@@ -51,14 +71,18 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -474,9 +498,118 @@ static long fake_sigio_kill(pid_t pid)
 	return r;
 }
 
-/* MDGPUD_FAKE_CUDA_ALLOC (see the top of this file). */
-static void fake_alloc_misbehave(size_t n)
+/* An abstract unix socket address "@name" (no file, scoped by the
+ * network namespace); its length for bind/connect. */
+static socklen_t fake_abstract(struct sockaddr_un *a, const char *name)
 {
+	size_t n = strlen(name);
+
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	if (n > sizeof(a->sun_path) - 1)
+		n = sizeof(a->sun_path) - 1;
+	memcpy(a->sun_path + 1, name, n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+/* One MDGPUD_FAKE_CUDA_TRY operation on its own pipe: 0 or -errno. */
+static int fake_try_pipe(const char *op, long arg)
+{
+	struct f_owner_ex ex = { .type = F_OWNER_PID, .pid = (pid_t)arg };
+	int p[2], r = -1, pid = (int)arg;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	errno = EINVAL;		/* an unknown op */
+	if (!strcmp(op, "setown"))
+		r = fcntl(p[0], F_SETOWN, pid);
+	else if (!strcmp(op, "setown_ex"))
+		r = fcntl(p[0], F_SETOWN_EX, &ex);
+	else if (!strcmp(op, "setsig"))
+		r = fcntl(p[0], F_SETSIG, SIGKILL);
+	else if (!strcmp(op, "fiosetown"))
+		r = ioctl(p[0], FIOSETOWN, &pid);
+	else if (!strcmp(op, "fd_ops")) {
+		/* Commands on either side of the refused ones. */
+		int fd = fcntl(p[0], F_DUPFD_CLOEXEC, 10);
+
+		r = fd < 0 || fcntl(p[0], F_GETFL) < 0 ||
+		    fcntl(p[0], F_GETOWN) < 0 || fcntl(p[0], F_GETSIG) < 0 ||
+		    fcntl(p[0], F_GETPIPE_SZ) < 0 ||
+		    ioctl(p[0], FIONREAD, &pid) < 0 ? -1 : 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	r = r < 0 ? -errno : 0;
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
+/* MDGPUD_FAKE_CUDA_TRY=OP:ARG (see the top of this file): 0 or -errno. */
+static int fake_try(const char *spec)
+{
+	const char *arg = strchr(spec, ':');
+	char op[32], path[128];
+	struct sockaddr_un a;
+	socklen_t alen;
+	int fd, r;
+
+	if (!arg || (size_t)(arg - spec) >= sizeof(op))
+		return -EINVAL;
+	snprintf(op, sizeof(op), "%.*s", (int)(arg - spec), spec);
+	arg++;
+	if (!strcmp(op, "sigkill"))
+		return fake_sigio_kill((pid_t)atoi(arg)) ? -errno : 0;
+	if (!strcmp(op, "tmp_write") || !strcmp(op, "tmp_read")) {
+		snprintf(path, sizeof(path), "/tmp/%s", arg);
+		fd = op[4] == 'w' ? open(path, O_WRONLY | O_CREAT | O_EXCL |
+					 O_CLOEXEC, 0666) :
+				    open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		close(fd);
+		return 0;
+	}
+	if (strcmp(op, "bind") && strcmp(op, "connect"))
+		return fake_try_pipe(op, strtol(arg, NULL, 10));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	alen = fake_abstract(&a, arg);
+	if (!strcmp(op, "bind")) {
+		/* Kept open: the name lives as long as the worker. */
+		if (bind(fd, (struct sockaddr *)&a, alen) || listen(fd, 1)) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		return 0;
+	}
+	r = connect(fd, (struct sockaddr *)&a, alen) ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+static mdgpud_cu_result fake_try_result(int r)
+{
+	switch (r) {
+	case 0:
+		return MDGPUD_CUDA_SUCCESS;
+	case -EPERM:
+		return MDGPUD_CUDA_ERROR_NOT_PERMITTED;
+	case -ENOENT:
+	case -ECONNREFUSED:
+		return MDGPUD_CUDA_ERROR_NOT_FOUND;
+	default:
+		return MDGPUD_CUDA_ERROR_UNKNOWN;
+	}
+}
+
+/* MDGPUD_FAKE_CUDA_ALLOC (see the top of this file). */
+static mdgpud_cu_result fake_alloc_misbehave(size_t n)
+{
+	const char *try = getenv("MDGPUD_FAKE_CUDA_TRY");
 	const char *how = getenv("MDGPUD_FAKE_CUDA_ALLOC");
 	struct mdgpud_cuda_rpc_shm *shm;
 
@@ -498,14 +631,21 @@ static void fake_alloc_misbehave(size_t n)
 		fprintf(stderr, "fake libcuda: %s: %ld (%s)\n", sys, r,
 			r ? strerror(errno) : "ok");
 	}
+	if (try && n >= 4096) {
+		int r = fake_try(try);
+
+		fprintf(stderr, "fake libcuda: try %s: %s\n", try,
+			r ? strerror(-r) : "ok");
+		return fake_try_result(r);
+	}
 	if (!how || n < 4096)
-		return;
+		return MDGPUD_CUDA_SUCCESS;
 	if (!strcmp(how, "hang")) {
 		for (;;)
 			pause();
 	}
 	if (strcmp(how, "scribble"))
-		return;
+		return MDGPUD_CUDA_SUCCESS;
 	shm = fake_find_shm();
 	if (shm)
 		memset(shm->msg, 'A', sizeof(shm->msg));
@@ -514,9 +654,11 @@ static void fake_alloc_misbehave(size_t n)
 
 FAKE_EXPORT mdgpud_cu_result cuMemAlloc_v2(mdgpud_cu_deviceptr *p, size_t n)
 {
+	mdgpud_cu_result tried = fake_alloc_misbehave(n);
 	void *m;
 
-	fake_alloc_misbehave(n);
+	if (tried)
+		return tried;
 	if (fake_sticky)
 		return fake_sticky;
 	if (n > (1ull << 30))

@@ -5,9 +5,12 @@
  * sandbox"), in this order, each step needing what the previous ones
  * still have:
  *
- *   1. mount namespace (needs CAP_SYS_ADMIN): / read-only and private,
- *      a new /dev holding only null, zero, urandom and the nvidia*
- *      nodes, a new empty /tmp (HOME points there);
+ *   1. network namespace (needs CAP_SYS_ADMIN): a new, empty one, so
+ *      that abstract unix sockets and the like are its own; mount
+ *      namespace (CAP_SYS_ADMIN too): a new empty /tmp (HOME points
+ *      there) and, with worker_dev host or private, / read-only and
+ *      private, and a new /dev holding only null, zero, urandom and the
+ *      nvidia* nodes (private); with worker_dev none only the /tmp;
  *   2. ids: the supplementary groups (none, or the one that may open
  *      the device nodes), then the worker gid, then the worker uid (all
  *      of real, effective, saved; its own, or one all workers share);
@@ -68,6 +71,7 @@ static const char *const mdgpud_sb_dev_nodes[] = { "null", "zero", "urandom" };
  * files (e.g. its JIT cache under $HOME). */
 #define MDGPUD_SB_DEV_OPTS		"mode=0755,size=64k"
 #define MDGPUD_SB_TMP_OPTS		"mode=01777,size=64m"
+#define MDGPUD_SB_JIT_CACHE_MAX		"33554432"	/* bytes */
 
 enum mdgpud_sb_seccomp { SB_ENFORCE, SB_LEARN, SB_AUDIT };
 
@@ -79,6 +83,9 @@ struct mdgpud_sb {
 	gid_t group;				/* supplementary, or NO_GROUP */
 	enum mdgpud_sb_seccomp seccomp;
 	int dev;				/* enum mdgpud_worker_dev */
+	int net;				/* enum mdgpud_worker_net */
+	int tmp;				/* enum mdgpud_worker_tmp */
+	bool tmp_made;				/* a private /tmp is mounted */
 	char allow[MDGPUD_SANDBOX_ARG_MAX];	/* extra names, ':' separated */
 };
 
@@ -95,7 +102,7 @@ static const char *const mdgpud_sb_allow[] = {
 	/* files: read anything the mounts let it, write only in /tmp */
 	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv",
 	"pwritev", "preadv2", "pwritev2", "open", "openat", "close",
-	"close_range", "lseek", "fcntl", "dup", "dup2", "dup3", "stat",
+	"close_range", "lseek", "dup", "dup2", "dup3", "stat",
 	"lstat", "fstat", "newfstatat", "statx", "statfs", "fstatfs",
 	"access", "faccessat", "faccessat2", "readlink", "readlinkat",
 	"getdents", "getdents64", "getcwd", "mkdir", "mkdirat", "unlink",
@@ -141,6 +148,8 @@ static const char *const mdgpud_sb_allow[] = {
 	"getsockopt", "setsockopt",
 };
 
+#define MDGPUD_SB_N(a)		(sizeof(a) / sizeof((a)[0]))
+
 /* Namespace flags a worker's clone() may not ask for. */
 #define MDGPUD_SB_CLONE_NS	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | \
 				 CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC | \
@@ -171,9 +180,29 @@ static int mdgpud_sb_fail(struct mdgpud_sb *s, int err, const char *fmt, ...)
 	return 0;
 }
 
+/* `word` as its index in `words`, or -EINVAL. */
+static int mdgpud_sb_word(const char *word, const char *const *words,
+			  size_t n, int *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(word, words[i])) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 {
-	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[7] = { 0 };
+	static const char *const seccomp_words[] = {
+		"enforce", "learn", "audit",
+	};
+	static const char *const dev_words[] = { "none", "host", "private" };
+	static const char *const net_words[] = { "private", "host" };
+	static const char *const tmp_words[] = { "private", "shared" };
+	int seccomp;
+	char buf[MDGPUD_SANDBOX_ARG_MAX], *save = NULL, *f[9] = { 0 };
 	unsigned long uid, gid, group;
 	char *end;
 	int n = 0;
@@ -181,10 +210,10 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 	if (strlen(spec) >= sizeof(buf))
 		return -EINVAL;
 	strcpy(buf, spec);
-	for (char *t = strtok_r(buf, ",", &save); t && n < 7;
+	for (char *t = strtok_r(buf, ",", &save); t && n < 9;
 	     t = strtok_r(NULL, ",", &save))
 		f[n++] = t;
-	if (n < 6)
+	if (n < 8)
 		return -EINVAL;
 	if (!strcmp(f[0], "required"))
 		s->required = 1;
@@ -205,24 +234,16 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 			return -EINVAL;
 		s->group = (gid_t)group;
 	}
-	if (!strcmp(f[4], "enforce"))
-		s->seccomp = SB_ENFORCE;
-	else if (!strcmp(f[4], "learn"))
-		s->seccomp = SB_LEARN;
-	else if (!strcmp(f[4], "audit"))
-		s->seccomp = SB_AUDIT;
-	else
+	/* The word lists in their enums' order. */
+	if (mdgpud_sb_word(f[4], seccomp_words, MDGPUD_SB_N(seccomp_words),
+			   &seccomp) ||
+	    mdgpud_sb_word(f[5], dev_words, MDGPUD_SB_N(dev_words), &s->dev) ||
+	    mdgpud_sb_word(f[6], net_words, MDGPUD_SB_N(net_words), &s->net) ||
+	    mdgpud_sb_word(f[7], tmp_words, MDGPUD_SB_N(tmp_words), &s->tmp))
 		return -EINVAL;
-	if (!strcmp(f[5], "private"))
-		s->dev = MDGPUD_WORKER_DEV_PRIVATE;
-	else if (!strcmp(f[5], "host"))
-		s->dev = MDGPUD_WORKER_DEV_HOST;
-	else if (!strcmp(f[5], "none"))
-		s->dev = MDGPUD_WORKER_DEV_NONE;
-	else
-		return -EINVAL;
-	if (f[6])
-		snprintf(s->allow, sizeof(s->allow), "%s", f[6]);
+	s->seccomp = (enum mdgpud_sb_seccomp)seccomp;
+	if (f[8])
+		snprintf(s->allow, sizeof(s->allow), "%s", f[8]);
 	return 0;
 }
 
@@ -407,10 +428,15 @@ static int mdgpud_sb_mountns(struct mdgpud_sb *s)
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	n = 0;
-	/* Everything read-only, /dev included (its nodes stay usable:
-	 * opening a device for writing needs no writable mount). */
+	/*
+	 * Everything read-only, /dev included (its nodes stay usable:
+	 * opening a device for writing needs no writable mount).  Not with
+	 * worker_dev = none: NVIDIA's driver fails cuInit once any mount is
+	 * made read-only (Documentation/daemon.md, "Worker sandbox").
+	 */
 	step = "mount_setattr(/, AT_RECURSIVE, RDONLY)";
-	if (syscall(__NR_mount_setattr, AT_FDCWD, "/", MDGPUD_SB_AT_RECURSIVE,
+	if (s->dev != MDGPUD_WORKER_DEV_NONE &&
+	    syscall(__NR_mount_setattr, AT_FDCWD, "/", MDGPUD_SB_AT_RECURSIVE,
 		    &ro, sizeof(ro)))
 		goto fail_errno;
 	step = "keep the driver libraries under /tmp";
@@ -427,11 +453,15 @@ static int mdgpud_sb_mountns(struct mdgpud_sb *s)
 	if (ret)
 		goto fail;
 	/* The driver's per-user files (JIT cache) land in the private,
-	 * writable, per-worker /tmp: never shared with another tenant. */
+	 * writable, per-worker /tmp: never shared with another tenant, and
+	 * gone with the worker.  The cache is kept to half of that /tmp
+	 * unless the environment sizes it. */
 	setenv("HOME", "/tmp", 1);
+	setenv("CUDA_CACHE_MAXSIZE", MDGPUD_SB_JIT_CACHE_MAX, 0);
 	if (chdir("/"))
 		goto fail_errno;
 	close(host_ns);
+	s->tmp_made = true;
 	return 0;
 
 fail_errno:
@@ -513,6 +543,95 @@ static int mdgpud_sb_rule(scmp_filter_ctx ctx, uint32_t action,
 	return ret;
 }
 
+/* Allows `name` for the values [lo, hi) of argument `arg`'s low 32 bits,
+ * as aligned power-of-two blocks (the way a CIDR range is written). */
+static int mdgpud_sb_allow_range(scmp_filter_ctx ctx, const char *name,
+				 unsigned int arg, uint64_t lo, uint64_t hi,
+				 const char **bad)
+{
+	int ret = 0;
+
+	while (!ret && lo < hi) {
+		uint64_t size = lo ? lo & -lo : 1ull << 32;
+		struct scmp_arg_cmp c;
+
+		while (lo + size > hi)
+			size >>= 1;
+		c = (struct scmp_arg_cmp){
+			arg, SCMP_CMP_MASKED_EQ, (uint32_t)~(size - 1), lo,
+		};
+		ret = mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, name, 1, &c, bad);
+		lo += size;
+	}
+	return ret;
+}
+
+/*
+ * Allows syscall `name` for every value of argument `arg` but the `n` in
+ * `refused` (sorted, ascending), which are left to other rules or to the
+ * default action.  libseccomp takes one comparison per argument and rule
+ * and gives no order between overlapping rules of different actions, so
+ * the allowed values are written as disjoint rules, and a refused value
+ * can have its own action (EPERM) without depending on such an order.
+ * Only the low 32 bits are compared (masked): the kernel reads ioctl's
+ * and fcntl's command as an unsigned int, so bits above it must not
+ * carry a refused command past the filter.
+ */
+static int mdgpud_sb_allow_except(scmp_filter_ctx ctx, const char *name,
+				  unsigned int arg, const uint32_t *refused,
+				  size_t n, const char **bad)
+{
+	uint64_t lo = 0;
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < n; i++) {
+		ret = mdgpud_sb_allow_range(ctx, name, arg, lo, refused[i],
+					    bad);
+		lo = (uint64_t)refused[i] + 1;
+	}
+	if (!ret)
+		ret = mdgpud_sb_allow_range(ctx, name, arg, lo, 1ull << 32,
+					    bad);
+	return ret;
+}
+
+/*
+ * Who may receive the SIGIO of an fd: its owner, which fcntl F_SETOWN
+ * and F_SETOWN_EX and ioctl FIOSETOWN and SIOCSPGRP set, with the signal
+ * F_SETSIG chooses (SIGKILL included).  The kernel checks only the
+ * setter's uid against the target's, so a worker could kill a process
+ * of its own uid (every worker, with worker_uid_count = 0), and policy,
+ * not the uid rule alone, should keep it off the supervisor and every
+ * other process.  Refused with EPERM, not killed: a driver that sets an
+ * owner copes with an error.  With no owner set, a file's SIGIO goes
+ * nowhere; F_NOTIFY and F_SETLEASE make the caller itself the owner.
+ */
+static const uint32_t mdgpud_sb_fcntl_eperm[] = {
+	F_SETOWN, F_SETSIG, F_SETOWN_EX,
+};
+static const uint32_t mdgpud_sb_ioctl_eperm[] = { FIOSETOWN, SIOCSPGRP };
+/* Outside the allowlist (killed): TIOCSTI types into the daemon's
+ * terminal.  Sorted, as mdgpud_sb_allow_except() wants them. */
+static const uint32_t mdgpud_sb_ioctl_refused[] = {
+	TIOCSTI, FIOSETOWN, SIOCSPGRP,
+};
+
+/* `name` with argument 1 (a command) one of `cmds`: EPERM. */
+static int mdgpud_sb_eperm(scmp_filter_ctx ctx, const char *name,
+			   const uint32_t *cmds, size_t n, const char **bad)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < n; i++) {
+		struct scmp_arg_cmp c = SCMP_A1_32(SCMP_CMP_MASKED_EQ,
+						   0xffffffffu, cmds[i]);
+
+		ret = mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(EPERM), name, 1, &c,
+				     bad);
+	}
+	return ret;
+}
+
 /* The syscalls allowed only with some arguments, or refused softly. */
 static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 			   const char **bad)
@@ -520,12 +639,6 @@ static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 	const scmp_datum_t self = (scmp_datum_t)getpid();
 	struct scmp_arg_cmp clone_ok = SCMP_A0_64(SCMP_CMP_MASKED_EQ,
 						  MDGPUD_SB_CLONE_NS, 0);
-	/*
-	 * Any ioctl but TIOCSTI (typing into the daemon's terminal).  One
-	 * comparison per argument and rule is all libseccomp takes, and an
-	 * unconditional rule would override a refusing one.
-	 */
-	struct scmp_arg_cmp ioctl_ok = SCMP_A1_32(SCMP_CMP_NE, TIOCSTI);
 	struct scmp_arg_cmp to_self = SCMP_A0_32(SCMP_CMP_EQ, self);
 	struct scmp_arg_cmp rlimit_self[2] = {
 		SCMP_A0_32(SCMP_CMP_EQ, 0),
@@ -540,7 +653,11 @@ static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "clone", 1, &clone_ok, bad);
 	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL,
 			      bad);
-	ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ALLOW, "ioctl", 1, &ioctl_ok, bad);
+	ret |= mdgpud_sb_allow_except(ctx, "ioctl", 1,
+				      mdgpud_sb_ioctl_refused,
+				      MDGPUD_SB_N(mdgpud_sb_ioctl_refused), bad);
+	ret |= mdgpud_sb_allow_except(ctx, "fcntl", 1, mdgpud_sb_fcntl_eperm,
+				      MDGPUD_SB_N(mdgpud_sb_fcntl_eperm), bad);
 	/* Signals to itself only: workers may share one uid
 	 * (worker_uid_count = 0), and then the kernel would let one
 	 * signal the others. */
@@ -564,6 +681,10 @@ static int mdgpud_sb_rules(scmp_filter_ctx ctx, enum mdgpud_sb_seccomp mode,
 				      NULL, bad);
 		ret |= mdgpud_sb_rule(ctx, SCMP_ACT_ERRNO(EPERM), "execveat", 0,
 				      NULL, bad);
+		ret |= mdgpud_sb_eperm(ctx, "fcntl", mdgpud_sb_fcntl_eperm,
+				       MDGPUD_SB_N(mdgpud_sb_fcntl_eperm), bad);
+		ret |= mdgpud_sb_eperm(ctx, "ioctl", mdgpud_sb_ioctl_eperm,
+				       MDGPUD_SB_N(mdgpud_sb_ioctl_eperm), bad);
 	}
 	return ret ? -EINVAL : 0;
 }
@@ -774,16 +895,21 @@ int mdgpud_worker_sandbox(struct mdgpud_worker *w, int *argc, char **argv)
 		mdgpud_worker_err_msg(w, "sandbox: bad argument '%s'", arg);
 		return -EINVAL;
 	}
-	if (s.dev == MDGPUD_WORKER_DEV_NONE) {
-		/* No private /tmp: no JIT cache either, since a cache shared
-		 * between tenants would be a channel between them.  The
-		 * supervisor execs the worker with it set already; this
-		 * covers a worker started some other way. */
-		setenv("CUDA_CACHE_DISABLE", "1", 1);
-		ret = 0;
-	} else {
+	ret = 0;
+	if (s.net == MDGPUD_WORKER_NET_PRIVATE && unshare(CLONE_NEWNET))
+		ret = mdgpud_sb_fail(&s, errno, "unshare(CLONE_NEWNET)");
+	if (!ret && (s.dev != MDGPUD_WORKER_DEV_NONE ||
+		     s.tmp == MDGPUD_WORKER_TMP_PRIVATE))
 		ret = mdgpud_sb_mountns(&s);
-	}
+	/*
+	 * No private /tmp (worker_tmp = shared, or a namespace best-effort
+	 * could not make): no JIT cache either, since a cache shared
+	 * between tenants would be a channel between them.  The supervisor
+	 * execs a worker of worker_tmp = shared with it set already; this
+	 * covers the best-effort case and a worker started some other way.
+	 */
+	if (!ret && !s.tmp_made)
+		setenv("CUDA_CACHE_DISABLE", "1", 1);
 	if (!ret)
 		ret = mdgpud_sb_ids(&s);
 	if (!ret && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
