@@ -392,8 +392,10 @@ static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
  * would pick v again.  So while no other vGPU could run
  * (mdgpud_sched_may_extend: a work-conserving policy, v uncapped, no one
  * else with work the policy would run), the slice goes on for another
- * slice length and budget, as long as it has not yet lasted
- * MDGPUD_DISPATCH_EXTEND_MAX_NS.  A
+ * slice length and budget, as long as neither its wall time nor the
+ * slice lengths already added reach MDGPUD_DISPATCH_EXTEND_MAX_NS (the
+ * budget is GPU time at the vGPU's average per command, which the sim
+ * backend's clock makes far longer than wall time).  A
  * vGPU that rings meanwhile waits at most until the extended slice's end,
  * as it would wait for a slice granted a moment before it rang.  The
  * whole slice is charged when it ends: the others are scanned (and so
@@ -403,14 +405,16 @@ static bool mdgpud_dispatch_extend(struct mdgpud_core *c,
 				   struct mdgpud_vgpu *v, uint64_t t0,
 				   uint64_t now, uint64_t step_ns,
 				   uint64_t step_budget, uint64_t *slice_ns,
-				   uint64_t *budget)
+				   uint64_t *budget, uint64_t *added_ns)
 {
 	if (now - t0 >= MDGPUD_DISPATCH_EXTEND_MAX_NS ||
+	    *added_ns >= MDGPUD_DISPATCH_EXTEND_MAX_NS ||
 	    !mdgpud_sched_may_extend(c->sched, &v->entity, now,
 				     mdgpud_dispatch_ready, NULL))
 		return false;
 	*slice_ns = now - t0 + step_ns;
 	*budget += step_budget;
+	*added_ns += step_ns;
 	return true;
 }
 
@@ -432,7 +436,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 	const uint64_t step_budget = v->ns_per_work ?
 				     slice_ns / v->ns_per_work :
 				     mdgpud_dispatch_probe_cmds;
-	uint64_t budget = step_budget;
+	uint64_t budget = step_budget, added_ns = 0;
 	uint64_t work = 0;
 	/*
 	 * The busy estimate (busy_until) counts the work commands since
@@ -449,7 +453,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 	while (v->head != tail &&
 	       ((now - t0 < slice_ns && (work == 0 || work < budget)) ||
 		mdgpud_dispatch_extend(c, v, t0, now, step_ns, step_budget,
-				       &slice_ns, &budget))) {
+				       &slice_ns, &budget, &added_ns))) {
 		uint32_t idx = v->head & (v->entries - 1);
 		uint64_t result = 0, result2 = 0, wait;
 		bool pends;
