@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 #include "core_priv.h"
 #include "common/cpu.h"
@@ -95,6 +96,22 @@ static const uint64_t mdgpud_dispatch_probe_cmds = 16;
  * client on an oversubscribed machine may need this core to ring). */
 static const uint64_t mdgpud_dispatch_yield_after_ns = 20000;
 
+/*
+ * Waits that outlast linger_us while the GPU is known to be busy (the
+ * linger past linger_us, a lone slice's backlog) sleep in steps of this
+ * much instead of spinning: work rung meanwhile is seen at most this late,
+ * while the GPU still has at least this much queued, so the GPU does not
+ * idle for it, and the dispatcher costs a wake-up per step, not a core.
+ */
+static const uint64_t mdgpud_dispatch_nap_ns = 100000;
+
+static void mdgpud_dispatch_nap(void)
+{
+	struct timespec ts = { 0, (long)mdgpud_dispatch_nap_ns };
+
+	nanosleep(&ts, NULL);
+}
+
 static void mdgpud_dispatch_spin_once(bool yield)
 {
 	if (yield)
@@ -140,15 +157,16 @@ static bool mdgpud_dispatch_others_pending(struct mdgpud_core *c,
  * soon as one is taken gets its whole slice instead of a switch each time
  * its queue runs dry, and the others do not wait for more.
  * busy_until is an estimate, far off for a backend whose GPU time is not
- * wall time (sim): the slice bound holds either way.  Returns the tail
- * to run up to.
+ * wall time (sim): the slice bound holds either way.  Past linger_us the
+ * wait naps (mdgpud_dispatch_nap_ns) instead of spinning.  Returns the
+ * tail to run up to.
  */
 static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 				       struct mdgpud_vgpu *v, uint64_t t0,
 				       uint64_t slice_ns, uint64_t busy_until,
 				       uint64_t *now)
 {
-	uint64_t end = *now + c->linger_ns;
+	uint64_t end = *now + c->linger_ns, spin_end = end;
 	uint64_t yield_from = *now + mdgpud_dispatch_yield_after_ns;
 	uint32_t t;
 
@@ -162,7 +180,10 @@ static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 			break;
 		if (*now >= busy_until && mdgpud_dispatch_others_pending(c, v))
 			break;
-		mdgpud_dispatch_spin_once(*now >= yield_from);
+		if (*now >= spin_end && end - *now > mdgpud_dispatch_nap_ns)
+			mdgpud_dispatch_nap();
+		else
+			mdgpud_dispatch_spin_once(*now >= yield_from);
 		*now = mdgpud_now_ns();
 	}
 	if (t - v->head > v->entries)
@@ -395,24 +416,40 @@ static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
  * slice length and budget, as long as neither its wall time nor the
  * slice lengths already added reach MDGPUD_DISPATCH_EXTEND_MAX_NS (the
  * budget is GPU time at the vGPU's average per command, which the sim
- * backend's clock makes far longer than wall time).  A
- * vGPU that rings meanwhile waits at most until the extended slice's end,
- * as it would wait for a slice granted a moment before it rang.  The
- * whole slice is charged when it ends: the others are scanned (and so
+ * backend's clock makes far longer than wall time), and only once the
+ * GPU's backlog of the slice's work is under one slice length (below).
+ * A vGPU that rings meanwhile waits at most until the extended slice's end
+ * and its drain, as it would for a slice granted a moment before it rang.
+ * The whole slice is charged when it ends: the others are scanned (and so
  * placed by the scheduler) only after that charge.
  */
 static bool mdgpud_dispatch_extend(struct mdgpud_core *c,
 				   struct mdgpud_vgpu *v, uint64_t t0,
-				   uint64_t now, uint64_t step_ns,
-				   uint64_t step_budget, uint64_t *slice_ns,
-				   uint64_t *budget, uint64_t *added_ns)
+				   uint64_t busy_until, uint64_t *now,
+				   uint64_t step_ns, uint64_t step_budget,
+				   uint64_t *slice_ns, uint64_t *budget,
+				   uint64_t *added_ns)
 {
-	if (now - t0 >= MDGPUD_DISPATCH_EXTEND_MAX_NS ||
+	if (*now - t0 >= MDGPUD_DISPATCH_EXTEND_MAX_NS ||
 	    *added_ns >= MDGPUD_DISPATCH_EXTEND_MAX_NS ||
-	    !mdgpud_sched_may_extend(c->sched, &v->entity, now,
+	    !mdgpud_sched_may_extend(c->sched, &v->entity, *now,
 				     mdgpud_dispatch_ready, NULL))
 		return false;
-	*slice_ns = now - t0 + step_ns;
+	/*
+	 * Launches are queued far faster than they run: without a bound the
+	 * extended slice would queue up to the whole extension of GPU work,
+	 * and a vGPU ringing then would wait for all of it to drain.  So the
+	 * slice goes on only once the work already queued should leave the
+	 * GPU busy for less than one slice length; until then it naps, and a
+	 * vGPU with work ends the slice (its drain is then at most that).
+	 */
+	while (busy_until > *now + step_ns) {
+		if (c->stop_req || mdgpud_dispatch_others_pending(c, v))
+			return false;
+		mdgpud_dispatch_nap();
+		*now = mdgpud_now_ns();
+	}
+	*slice_ns = *now - t0 + step_ns;
 	*budget += step_budget;
 	*added_ns += step_ns;
 	return true;
@@ -452,8 +489,11 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 
 	while (v->head != tail &&
 	       ((now - t0 < slice_ns && (work == 0 || work < budget)) ||
-		mdgpud_dispatch_extend(c, v, t0, now, step_ns, step_budget,
-				       &slice_ns, &budget, &added_ns))) {
+		mdgpud_dispatch_extend(c, v, t0,
+				       mdgpud_dispatch_busy_until(est_t0,
+						est_work, v->ns_per_work),
+				       &now, step_ns, step_budget, &slice_ns,
+				       &budget, &added_ns))) {
 		uint32_t idx = v->head & (v->entries - 1);
 		uint64_t result = 0, result2 = 0, wait;
 		bool pends;
