@@ -853,6 +853,40 @@ static void test_slice_bound(void **state)
 	mdgpu_close(g);
 }
 
+/*
+ * The daemon's only vGPU keeps its slice past the slice length instead of
+ * draining the GPU for nobody (core/dispatch.c, mdgpud_dispatch_extend),
+ * up to 100 ms of added slice lengths: 128 ms of 1 ms kernels (sim GPU
+ * time) in at most 4 slices, where test_slice_bound's tenants, each with
+ * a neighbour, need 13.
+ */
+static void test_lone_slice_extends(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu_open_opts o = { .path = d->path, .type = "1g",
+				     .ring_entries = 64 };
+	struct mdgpud_vgpu_stats st;
+	struct mdgpu *g;
+
+	assert_int_equal(mdgpu_open(&o, &g), 0);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 64; i++)
+			assert_int_equal(mdgpu_spin_ns(g, 1000000), 0);
+		assert_int_equal(mdgpu_synchronize(g), 0);
+	}
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(mdgpud_core_stats(d->core, &st, 1), 1);
+		if (st.gpu_ns >= 128000000ULL)
+			break;
+		usleep(1000);
+	}
+	assert_true(st.gpu_ns >= 128000000ULL);
+	print_message("128 x 1 ms kernels of the only vGPU ran in %" PRIu64
+		      " slices\n", st.slices);
+	assert_true(st.slices <= 4);
+	mdgpu_close(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -874,6 +908,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_weighted_dispatch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sync_elided, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_lone_slice_extends, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_slice_bound, setup,
 						teardown),
