@@ -145,9 +145,9 @@ static bool mdgpud_dispatch_others_pending(struct mdgpud_core *c,
  * asynchronous launches into synchronous ones.  So keep the slice open for
  * up to linger_us (and never past the slice) in case the tenant rings
  * again.  While another vGPU has work, linger only while the GPU should
- * still be busy with this slice's commands (until busy_until: est_t0 plus
- * the work commands run since at the vGPU's average GPU time per work
- * command; est_t0 for a vGPU not measured yet): waiting then costs no GPU
+ * still be busy with this slice's commands (until busy_until: t0 plus
+ * the work commands run so far at the vGPU's average GPU time per work
+ * command; t0 for a vGPU not measured yet): waiting then costs no GPU
  * time, and a tenant that keeps a few kernels queued and rings again as
  * soon as one is taken gets its whole slice instead of a switch each time
  * its queue runs dry.
@@ -464,12 +464,6 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 				     mdgpud_dispatch_probe_cmds;
 	uint64_t budget = step_budget, added_ns = 0;
 	uint64_t work = 0;
-	/*
-	 * The busy estimate (busy_until) counts the work commands since
-	 * est_t0: the slice's start, or the last SYNC of every stream, after
-	 * which the GPU is known to be idle.
-	 */
-	uint64_t est_t0 = t0, est_work = 0;
 	/* slice_begin is posted before the first command the backend runs
 	 * in the slice: a slice of refused commands, or one that only
 	 * starts a module load, has none (nor a slice_end). */
@@ -523,23 +517,15 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 					 c->vcmd.flags, ret, result, result2,
 					 wait);
 		now = mdgpud_now_ns();
-		if (!ret && mdgpud_dispatch_is_work(c->vcmd.opcode)) {
-			work++;
-			est_work++;
-		} else if (!ret && c->vcmd.opcode == MDGPU_OP_SYNC &&
-			   !c->vcmd.stream_handle) {
-			est_t0 = now;
-			est_work = 0;
-		}
+		work += !ret && mdgpud_dispatch_is_work(c->vcmd.opcode);
 		if (v->head == tail) {	/* pick up newly rung work */
-			busy_until = mdgpud_dispatch_busy_until(est_t0,
-					est_work, v->ns_per_work);
+			busy_until = mdgpud_dispatch_busy_until(t0, work,
+								v->ns_per_work);
 			tail = mdgpud_dispatch_linger(c, v, t0, slice_ns,
 						      busy_until, &now);
 		}
 	}
-	busy_until = mdgpud_dispatch_busy_until(est_t0, est_work,
-						v->ns_per_work);
+	busy_until = mdgpud_dispatch_busy_until(t0, work, v->ns_per_work);
 	drain_ns = busy_until > now ? busy_until - now : 0;
 	if (b->expect_work) {
 		struct mdgpud_vgpu *next;
