@@ -6,7 +6,7 @@
  * sim backend runs builtin kernels only, so no user kernel is launched:
  * devices, contexts, memory, copies, memsets, streams, events, lookups,
  * error strings and every refusal path are.  Prints one line per group,
- * "test_driver: GROUP: N passed, N failed", and the total last.
+ * "test_driver: GROUP: N passed, N failed (T ms)", and the total last.
  *
  *   test_driver              the socket transport (run-driver-tests.sh)
  *   test_driver --no-daemon  no daemon to reach: cuInit's refusal
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 
@@ -55,15 +56,26 @@ static const char *name_type = " 1g";
 
 static const size_t mib = 1 << 20;
 
-/* Runs one group of checks and prints its own counts, which the nested
- * e2e's inner guest turns into one PASS or FAIL line each. */
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* Runs one group of checks and prints its own counts and wall time,
+ * which the nested e2e's inner guest turns into one PASS or FAIL line
+ * each. */
 static void group(const char *name, void (*fn)(void))
 {
 	unsigned p0 = passed, f0 = failed;
+	uint64_t t0 = now_ms();
 
 	fn();
-	printf("test_driver: %s: %u passed, %u failed\n", name,
-	       passed - p0, failed - f0);
+	printf("test_driver: %s: %u passed, %u failed (%llu ms)\n", name,
+	       passed - p0, failed - f0,
+	       (unsigned long long)(now_ms() - t0));
 	fflush(stdout);
 }
 #define GROUP(fn) group(#fn, fn)
