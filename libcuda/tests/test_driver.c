@@ -5,7 +5,18 @@
  * sim backend (MDGPU_SOCKET, MDGPU_TYPE=1g: a 1 GiB quota, 132 SMs).  The
  * sim backend runs builtin kernels only, so no user kernel is launched:
  * devices, contexts, memory, copies, memsets, streams, events, lookups,
- * error strings and every refusal path are.  Prints "N passed, N failed".
+ * error strings and every refusal path are.  Prints one line per group,
+ * "test_driver: GROUP: N passed, N failed (T ms)", and the total last.
+ *
+ *   test_driver              the socket transport (run-driver-tests.sh)
+ *   test_driver --no-daemon  no daemon to reach: cuInit's refusal
+ *   test_driver --guest      a vGPU that already exists, reached over
+ *                            whatever cuInit picks (the guest transport in
+ *                            the nested e2e's inner VM, whose vGPU is the
+ *                            outer guest's mdgpu-1g on sim): every group
+ *                            runs; the one difference is the device name,
+ *                            which carries no type (only a socket client
+ *                            asks for one by name, MDGPU_TYPE).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -13,10 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 
 static unsigned passed, failed;
+/* The type in the device name: what MDGPU_TYPE asked for on the socket
+ * transport, none on a vGPU opened by path (--guest). */
+static const char *name_type = " 1g";
 
 #define EXPECT(cond) do {						\
 	if (cond) {							\
@@ -40,6 +55,30 @@ static unsigned passed, failed;
 #define OK(call) EXPECT_RES(call, CUDA_SUCCESS)
 
 static const size_t mib = 1 << 20;
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* Runs one group of checks and prints its own counts and wall time,
+ * which the nested e2e's inner guest turns into one PASS or FAIL line
+ * each. */
+static void group(const char *name, void (*fn)(void))
+{
+	unsigned p0 = passed, f0 = failed;
+	uint64_t t0 = now_ms();
+
+	fn();
+	printf("test_driver: %s: %u passed, %u failed (%llu ms)\n", name,
+	       passed - p0, failed - f0,
+	       (unsigned long long)(now_ms() - t0));
+	fflush(stdout);
+}
+#define GROUP(fn) group(#fn, fn)
 
 static void test_before_init(void)
 {
@@ -68,7 +107,7 @@ static void test_before_init(void)
 static void test_device(void)
 {
 	CUdevice d = -1;
-	char name[128];
+	char name[128], want[64];
 	size_t total = 0;
 	CUuuid u;
 	int n = 0, sm = 0, x;
@@ -80,7 +119,8 @@ static void test_device(void)
 	EXPECT_RES(cuDeviceGet(&d, 1), CUDA_ERROR_INVALID_DEVICE);
 	EXPECT_RES(cuDeviceGet(NULL, 0), CUDA_ERROR_INVALID_VALUE);
 	OK(cuDeviceGetName(name, sizeof(name), 0));
-	EXPECT(!strcmp(name, "mdgpu vGPU 1g of mdgpu sim"));
+	snprintf(want, sizeof(want), "mdgpu vGPU%s of mdgpu sim", name_type);
+	EXPECT(!strcmp(name, want));
 	EXPECT_RES(cuDeviceGetName(name, sizeof(name), 1),
 		   CUDA_ERROR_INVALID_DEVICE);
 	EXPECT_RES(cuDeviceGetName(name, 0, 0), CUDA_ERROR_INVALID_VALUE);
@@ -216,6 +256,25 @@ static void test_memory(void)
 	OK(cuMemFree(a));
 	free(h);
 	free(back);
+}
+
+/* The vGPU's whole free quota in one allocation is granted; a page more
+ * is refused; the free gives all of it back. */
+static void test_quota(void)
+{
+	CUdeviceptr all = 0, more;
+	size_t fr = 0, fr2 = 1, tot = 0;
+
+	OK(cuMemGetInfo(&fr, &tot));
+	EXPECT(fr > 0 && fr <= tot && tot == 1024 * mib);
+	OK(cuMemAlloc(&all, fr));
+	OK(cuMemGetInfo(&fr2, &tot));
+	EXPECT(fr2 == 0);
+	EXPECT_RES(cuMemAlloc(&more, 4096), CUDA_ERROR_OUT_OF_MEMORY);
+	OK(cuMemsetD8(all + fr - 4096, 0x5a, 4096));
+	OK(cuMemFree(all));
+	OK(cuMemGetInfo(&fr2, &tot));
+	EXPECT(fr2 == fr);
 }
 
 static void test_host_memory(void)
@@ -398,8 +457,12 @@ static void test_memory_streams(void)
 	OK(cuStreamDestroy(s));
 }
 
-static void test_contexts(CUcontext primary)
+/* The retained primary context, set by test_primary. */
+static CUcontext primary_ctx;
+
+static void test_contexts(void)
 {
+	CUcontext primary = primary_ctx;
 	CUcontext c = NULL, cur = NULL, popped = NULL;
 	size_t fr0 = 0, fr1 = 0, tot;
 	CUdeviceptr p;
@@ -1403,35 +1466,34 @@ static void test_graph_api(void)
 	OK(cuStreamDestroy(s));
 }
 
-static void test_primary(void)
+/* The primary context retained twice and made current: every group
+ * between test_primary_retain and test_primary_release runs in it. */
+static void test_primary_retain(void)
 {
 	unsigned flags = 1;
 	int active = -1;
-	CUcontext p0, p1;
+	CUcontext p1;
 	CUdeviceptr d;
 
 	OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
 	EXPECT(active == 0 && flags == 0);
 	EXPECT_RES(cuMemAlloc(&d, 16), CUDA_ERROR_INVALID_CONTEXT);
-	OK(cuDevicePrimaryCtxRetain(&p0, 0));
+	OK(cuDevicePrimaryCtxRetain(&primary_ctx, 0));
 	OK(cuDevicePrimaryCtxRetain(&p1, 0));
-	EXPECT(p0 == p1);
+	EXPECT(primary_ctx == p1);
 	OK(cuDevicePrimaryCtxGetState(0, &flags, &active));
 	EXPECT(active == 1);
-	OK(cuCtxSetCurrent(p0));
+	OK(cuCtxSetCurrent(primary_ctx));
 	OK(cuCtxGetDevice(&(CUdevice){ 5 }));
+}
 
-	test_memory();
-	test_host_memory();
-	test_memory_streams();
-	test_contexts(p0);
-	test_streams_events();
-	test_capture_replay();
-	test_capture_events();
-	test_capture_modes();
-	test_graph_api();
-	test_modules();
-	test_proc_address();
+/* The two retains released: the context and what it owned go. */
+static void test_primary_release(void)
+{
+	unsigned flags = 1;
+	int active = -1;
+	CUcontext p1;
+	CUdeviceptr d;
 
 	OK(cuMemAlloc(&d, mib));
 	OK(cuDevicePrimaryCtxRelease(0));
@@ -1470,13 +1532,32 @@ int main(int argc, char **argv)
 		       passed, failed);
 		return failed ? 1 : 0;
 	}
-	test_before_init();
-	test_device();
-	test_primary();
-	test_unsupported();
-	test_tools_tls();
-	test_ctx_id();
-	test_stream_id();
+	if (argc > 1 && !strcmp(argv[1], "--guest"))
+		name_type = "";
+	else if (argc > 1) {
+		fprintf(stderr, "usage: test_driver [--no-daemon|--guest]\n");
+		return 2;
+	}
+	GROUP(test_before_init);
+	GROUP(test_device);
+	GROUP(test_primary_retain);
+	GROUP(test_memory);
+	GROUP(test_quota);
+	GROUP(test_host_memory);
+	GROUP(test_memory_streams);
+	GROUP(test_contexts);
+	GROUP(test_streams_events);
+	GROUP(test_capture_replay);
+	GROUP(test_capture_events);
+	GROUP(test_capture_modes);
+	GROUP(test_graph_api);
+	GROUP(test_modules);
+	GROUP(test_proc_address);
+	GROUP(test_primary_release);
+	GROUP(test_unsupported);
+	GROUP(test_tools_tls);
+	GROUP(test_ctx_id);
+	GROUP(test_stream_id);
 	printf("test_driver: %u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

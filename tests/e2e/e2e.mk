@@ -15,11 +15,16 @@
 #
 # Static binaries for the guest, built with the common flags (no
 # sanitizers: the guest has no ASAN runtime): mdgpud and the client.
+# The nested suite's inner guest also runs libcuda.so.1 with test_driver
+# and, when nvcc is here, rt_basic (libcuda.mk's; glibc comes along).
 
 E2E_DIR := $(TOP)/tests/e2e
 E2E_BUILD := $(BUILD)/e2e
 E2E_KVERS ?= 6.1 6.12
 E2E_BINS := $(E2E_BUILD)/mdgpud $(E2E_BUILD)/mdgpu-e2e-client
+
+E2E_RT := $(if $(NVCC),$(C_OUT)/tests/rt_basic)
+E2E_CUDA := $(C_OUT)/libcuda.so.1 $(C_OUT)/tests/test_driver $(E2E_RT)
 
 .PHONY: check-e2e check-e2e-all e2e-bins demo check-e2e-nested \
 	check-e2e-nested-all
@@ -58,15 +63,15 @@ check-e2e-all: e2e-bins
 check: check-e2e-all check-e2e-nested-all
 
 # Nested: also needs mdgpu-guest.ko (guest.mk) for the same release.
-check-e2e-nested: e2e-bins
+check-e2e-nested: e2e-bins $(E2E_CUDA)
 	@test -n "$(KVER)" || { echo "usage: make check-e2e-nested KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
 	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
 	  echo "e2e-nested: module build for $$rel failed; booting without it"; } && \
 	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) && \
-	$(E2E_DIR)/run-e2e-nested.sh $$rel
+	E2E_NESTED_RT_BASIC=$(E2E_RT) $(E2E_DIR)/run-e2e-nested.sh $$rel
 
-check-e2e-nested-all: e2e-bins
+check-e2e-nested-all: e2e-bins $(E2E_CUDA)
 	@rc=0; for k in $(E2E_KVERS); do \
 		$(MAKE) --no-print-directory check-e2e-nested KVER=$$k || rc=1; \
 	done; exit $$rc

@@ -12,13 +12,18 @@
 #
 # Packing is tests/nested/mkinitramfs-nested.sh's, called as it is, with
 # mdgpud in the place of its test responder and mdgpu-e2e-client in the
-# place of its client (installed as /bin/mdgpud and /bin/mdgpu-client).
+# place of its client (installed as /bin/mdgpud and /bin/mdgpu-client),
+# and for the inner image mdgpu's libcuda.so.1 (where the mdgpu-libcuda
+# package puts it), libcuda/tests/rt-check.sh, test_driver and, when it
+# was built (nvcc present), rt_basic with glibc and the dynamic loader.
 # Two cpio archives are then appended, later entries replacing earlier
 # ones: to the inner image, tests/e2e/nested-inner-init as /init; to the
 # outer image, tests/e2e/nested-outer-init as /init and the new inner
 # image as /nested/inner.cpio.
 #
-# Environment: BUILD, VM_CACHE, MDGPU_KO, GUEST_KO, E2E_NESTED_TIMEOUT
+# Environment: BUILD, VM_CACHE, MDGPU_KO, GUEST_KO, E2E_NESTED_RT_BASIC
+# (rt_basic to run, default $BUILD/libcuda/tests/rt_basic if built; empty:
+# none), E2E_NESTED_TIMEOUT
 # outer seconds (default 600), E2E_NESTED_INNER_TIMEOUT (default 540),
 # NESTED_BOOT_TIMEOUT (tests/nested/boot-outer.sh, default 300),
 # NESTED_CPU, NESTED_INNER_CPU (as tests/nested/run-nested.sh: inner
@@ -45,9 +50,13 @@ ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
 gko=${GUEST_KO:-$BUILD/guest-$rel/mdgpu-guest.ko}
 daemon=$BUILD/e2e/mdgpud
 client=$BUILD/e2e/mdgpu-e2e-client
+libcuda=$BUILD/libcuda/libcuda.so.1
+test_driver=$BUILD/libcuda/tests/test_driver
+rt_basic=${E2E_NESTED_RT_BASIC-$BUILD/libcuda/tests/rt_basic}
+[ -z "$rt_basic" ] || [ -f "$rt_basic" ] || rt_basic=
 out=$BUILD/e2e-nested/$rel
 mkdir -p "$out"
-for f in "$gko" "$daemon" "$client"; do
+for f in "$gko" "$daemon" "$client" "$libcuda" "$test_driver"; do
 	[ -f "$f" ] || { echo "e2e-nested: $f not built"; echo "0 passed, 1 failed"; exit 1; }
 done
 [ -f "$ko" ] || echo "e2e-nested: $ko not built; the outer guest will fail" >&2
@@ -72,7 +81,11 @@ keep() {
 trap keep EXIT
 mkdir -p "$work"
 "$top/tests/nested/mkinitramfs-nested.sh" "$rel" "$kroot" "$work" "$ko" \
-	"$gko" "$daemon" "$client"
+	"$gko" "$daemon" "$client" \
+	"$libcuda=/usr/lib/x86_64-linux-gnu/mdgpu/libcuda.so.1" \
+	"$test_driver=/bin/test_driver" \
+	"$top/libcuda/tests/rt-check.sh=/bin/rt-check.sh" \
+	${rt_basic:+"$rt_basic=/bin/rt_basic"}
 mkdir -p "$stage/inner" "$stage/outer/nested"
 cp "$here/nested-inner-init" "$stage/inner/init"
 chmod 755 "$stage/inner/init"
@@ -89,11 +102,11 @@ echo "e2e-nested: booting $rel (TCG in TCG, inner -cpu $inner_cpu, timeout ${tim
 nested_boot_outer e2e-nested "$rel" "$kroot" "$work/outer-e2e.cpio" "$log" \
 	"$timeout_s" "$inner_timeout_s" "$inner_cpu"
 
-grep -E '^(inner\| )?(PASS|FAIL): |^(inner\| )?    ' "$log.txt" |
+grep -E '^(inner\| )?(PASS|FAIL|SKIP): |^(inner\| )?    ' "$log.txt" |
 	grep -vE '^(inner\| )?    (dmesg|mdgpud): ' || true
 awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {
 	printf "e2e-nested: %s: outer qemu wall %.1f s\n", r, t1 - t0 }'
-grep -E '^nested-outer: (inner QEMU|booted)|^inner\| nested-inner: (booted|client)' \
+grep -E '^nested-outer: (inner QEMU|booted)|^inner\| nested-inner: (booted|client|libcuda)' \
 	"$log.txt" || true
 
 vm_verdict e2e-nested "$rel" "$log.txt" "$out/serial.log" "$rc" "$timeout_s" '(inner\| )?'

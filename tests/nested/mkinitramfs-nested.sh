@@ -1,8 +1,13 @@
 #!/bin/bash
-# mkinitramfs-nested.sh RELEASE KROOT OUTDIR MDGPU_KO GUEST_KO RESPONDER CLIENT
+# mkinitramfs-nested.sh RELEASE KROOT OUTDIR MDGPU_KO GUEST_KO RESPONDER CLIENT \
+#                       [FILE=PATH...]
 #
 # Build the two initramfs images of the nested test in OUTDIR:
-#   inner.cpio  busybox, GUEST_KO (mdgpu-guest.ko), CLIENT, inner-init as /init;
+#   inner.cpio  busybox, GUEST_KO (mdgpu-guest.ko), CLIENT, inner-init as /init,
+#               and each FILE at PATH (absolute, in the inner image) with
+#               the shared libraries and dynamic loader ldd names for it
+#               (tests/e2e/run-e2e-nested.sh adds libcuda.so.1 and
+#               driver-API programs this way);
 #   outer.cpio  tests/vm/mkinitramfs.sh's image (busybox, vfio,
 #               vfio_iommu_type1, mdev and their dependencies, MDGPU_KO,
 #               RESPONDER in /bin) followed by a second cpio archive that adds
@@ -14,6 +19,7 @@
 #               inner kernel and initramfs under /nested.
 set -eu
 rel=$1 kroot=$2 outdir=$3 ko=$4 gko=$5 responder=$6 client=$7
+shift 7
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 qemu=/usr/bin/qemu-system-x86_64
@@ -41,6 +47,14 @@ cp /bin/busybox "$in/bin/busybox"
 cp "$here/inner-init" "$in/init"
 cp "$client" "$in/bin/mdgpu-client"
 cp "$gko" "$in/lib/modules/mdgpu-guest.ko"
+elf=()
+for fp; do
+	mkdir -p "$in$(dirname "${fp#*=}")"
+	cp -L "${fp%%=*}" "$in${fp#*=}"
+	# ldd only for ELF files (scripts need no libraries).
+	[ "$(head -c 4 "${fp%%=*}" | tail -c 3)" != ELF ] || elf+=("${fp%%=*}")
+done
+[ ${#elf[@]} -eq 0 ] || copy_libs "$in" "${elf[@]}"
 mkcpio "$in" "$outdir/inner.cpio"
 
 # Outer guest: the VM suite's image, then the overlay.
