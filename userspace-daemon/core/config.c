@@ -17,6 +17,7 @@
 #include "mdgpud/daemon.h"
 #include "mdgpud/handles.h"
 #include "mdgpud/log.h"
+#include "common/words.h"
 
 void mdgpud_config_defaults(struct mdgpud_config *cfg)
 {
@@ -135,19 +136,6 @@ static int mdgpud_parse_uid_list(const char *value, uint32_t *uids,
 	return 0;
 }
 
-/* `value` as the index of its word in `words` (an enum's values). */
-static int mdgpud_parse_word(const char *value, const char *const *words,
-			     size_t n, int *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(value, words[i])) {
-			*out = (int)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 		      const char *value, char *err, size_t errlen)
 {
@@ -164,7 +152,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 #define E(name, field, ...)						\
 	if (!strcmp(key, name)) {					\
 		static const char *const words[] = { __VA_ARGS__ };	\
-		ret = mdgpud_parse_word(value, words, sizeof(words) /	\
+		ret = mdgpu_word_index(value, words, sizeof(words) /	\
 					sizeof(words[0]), &cfg->field);	\
 		goto out;						\
 	}

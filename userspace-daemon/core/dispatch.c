@@ -97,9 +97,9 @@ static const uint64_t mdgpud_dispatch_probe_cmds = 16;
 static const uint64_t mdgpud_dispatch_yield_after_ns = 20000;
 
 /*
- * Waits that outlast linger_us while the GPU is known to be busy (the
- * linger past linger_us, a lone slice's backlog) sleep in steps of this
- * much instead of spinning: work rung meanwhile is seen at most this late,
+ * The only vGPU's linger past linger_us, while its work should still keep
+ * the GPU busy (mdgpud_dispatch_linger), sleeps in steps of this much
+ * instead of spinning: work rung meanwhile is seen at most this late,
  * while the GPU still has at least this much queued, so the GPU does not
  * idle for it, and the dispatcher costs a wake-up per step, not a core.
  */
@@ -398,7 +398,7 @@ static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
 }
 
 /*
- * The longest a slice is extended while its vGPU is alone
+ * The longest a slice of the daemon's only vGPU is extended
  * (mdgpud_dispatch_extend): the vGPU's statistics (GPU time, utilisation)
  * and the scheduler's charge are brought up to date when a slice ends, so
  * this bounds how stale they get; one drain per this much work costs a
@@ -516,8 +516,8 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		mdgpud_dispatch_complete(c, v, idx, c->vcmd.opcode,
 					 c->vcmd.flags, ret, result, result2,
 					 wait);
-		now = mdgpud_now_ns();
 		work += !ret && mdgpud_dispatch_is_work(c->vcmd.opcode);
+		now = mdgpud_now_ns();
 		if (v->head == tail) {	/* pick up newly rung work */
 			busy_until = mdgpud_dispatch_busy_until(t0, work,
 								v->ns_per_work);

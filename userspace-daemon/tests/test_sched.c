@@ -1358,6 +1358,39 @@ static void twin_finish(struct twin *t, uint64_t now)
 		mdgpud_sched_destroy(t->s[k]);
 }
 
+/* Entity 0 alone runnable and picked at time 0; returns that time. */
+static uint64_t twin_start_0(struct twin *t, uint32_t policy,
+			     const uint32_t cap_pct[TWIN_N])
+{
+	twin_init(t, policy, cap_pct);
+	twin_runnable(t, 0, true, 0);
+	assert_int_equal(twin_pick(t, 0), 0);
+	return 0;
+}
+
+/*
+ * Best-effort, 1 capped at 10% (one 10 ms slice per 100 ms), 0 and 1
+ * runnable: 0's slice, 1's slice, then 0 picked again.  Returns the time
+ * of that pick (20 ms).
+ */
+static uint64_t twin_start_b_capped(struct twin *t)
+{
+	const uint32_t b_capped[TWIN_N] = { 100, 10, 100 };
+	uint64_t now = 0;
+
+	twin_init(t, MDGPU_POLICY_BEST_EFFORT, b_capped);
+	twin_runnable(t, 0, true, now);
+	twin_runnable(t, 1, true, now);
+	assert_int_equal(twin_pick(t, now), 0);
+	twin_charge(t, 0, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(t, now), 1);
+	twin_charge(t, 1, now, SLICE_NS);
+	now += SLICE_NS;
+	assert_int_equal(twin_pick(t, now), 0);
+	return now;
+}
+
 /*
  * mdgpud_sched_may_extend(): the running entity keeps the GPU past its
  * slice only while ending the slice would give the GPU to no one.
@@ -1374,17 +1407,14 @@ static void test_may_extend(void **state)
 {
 	const uint32_t uncapped[TWIN_N] = { 100, 100, 100 };
 	const uint32_t a_capped[TWIN_N] = { 50, 100, 100 };
-	const uint32_t b_capped[TWIN_N] = { 100, 10, 100 };
 	struct twin t;
-	uint64_t now = 0;
+	uint64_t now;
 
 	(void)state;
 	assert_false(mdgpud_sched_may_extend(NULL, NULL, 0, NULL, NULL));
 
 	/* Best-effort: alone, yes; once 1 or 2 has work, no. */
-	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, uncapped);
-	twin_runnable(&t, 0, true, now);
-	assert_int_equal(twin_pick(&t, now), 0);
+	now = twin_start_0(&t, MDGPU_POLICY_BEST_EFFORT, uncapped);
 	assert_true(twin_extend(&t, now, 0, 0x1));
 	assert_false(twin_extend(&t, now, 0, 0x3));
 	assert_false(twin_extend(&t, now, 0, 0x5));
@@ -1393,19 +1423,13 @@ static void test_may_extend(void **state)
 	twin_finish(&t, now);
 
 	/* Equal-share behaves alike. */
-	now = 0;
-	twin_init(&t, MDGPU_POLICY_EQUAL_SHARE, uncapped);
-	twin_runnable(&t, 0, true, now);
-	assert_int_equal(twin_pick(&t, now), 0);
+	now = twin_start_0(&t, MDGPU_POLICY_EQUAL_SHARE, uncapped);
 	assert_true(twin_extend(&t, now, 0, 0x1));
 	assert_false(twin_extend(&t, now, 0, 0x7));
 	twin_finish(&t, now);
 
 	/* A capped entity never: its cap counts the slices it gets. */
-	now = 0;
-	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, a_capped);
-	twin_runnable(&t, 0, true, now);
-	assert_int_equal(twin_pick(&t, now), 0);
+	now = twin_start_0(&t, MDGPU_POLICY_BEST_EFFORT, a_capped);
 	assert_false(twin_extend(&t, now, 0, 0x1));
 	twin_finish(&t, now);
 
@@ -1413,26 +1437,13 @@ static void test_may_extend(void **state)
 	 * Another entity with work that its cap holds back does not stop the
 	 * extension: ending the slice would not let it run.
 	 */
-	now = 0;
-	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, b_capped);
-	twin_runnable(&t, 0, true, now);
-	twin_runnable(&t, 1, true, now);
-	assert_int_equal(twin_pick(&t, now), 0);
-	twin_charge(&t, 0, now, SLICE_NS);
-	now += SLICE_NS;
-	assert_int_equal(twin_pick(&t, now), 1);
-	twin_charge(&t, 1, now, SLICE_NS);
-	now += SLICE_NS;
-	assert_int_equal(twin_pick(&t, now), 0);
+	now = twin_start_b_capped(&t);
 	assert_true(twin_extend(&t, now, 0, 0x3));
 	assert_false(twin_extend(&t, 115 * MS, 0, 0x3));
 	twin_finish(&t, now);
 
 	/* Fixed-share never: an idle entity's reserved time stays idle. */
-	now = 0;
-	twin_init(&t, MDGPU_POLICY_FIXED_SHARE, uncapped);
-	twin_runnable(&t, 0, true, now);
-	assert_int_equal(twin_pick(&t, now), 0);
+	now = twin_start_0(&t, MDGPU_POLICY_FIXED_SHARE, uncapped);
 	assert_false(twin_extend(&t, now, 0, 0x1));
 	twin_finish(&t, now);
 }
@@ -1440,7 +1451,6 @@ static void test_may_extend(void **state)
 static void test_peek_next(void **state)
 {
 	const uint32_t uncapped[TWIN_N] = { 100, 100, 100 };
-	const uint32_t b_capped[TWIN_N] = { 100, 10, 100 };
 	struct twin t;
 	uint64_t now = 0;
 
@@ -1482,17 +1492,7 @@ static void test_peek_next(void **state)
 	 * window lets it run again: a slice from just after 110 ms (its
 	 * usage, [10, 20) ms, out of the window when that slice ends).
 	 */
-	now = 0;
-	twin_init(&t, MDGPU_POLICY_BEST_EFFORT, b_capped);
-	twin_runnable(&t, 0, true, now);
-	twin_runnable(&t, 1, true, now);
-	assert_int_equal(twin_pick(&t, now), 0);
-	twin_charge(&t, 0, now, SLICE_NS);
-	now += SLICE_NS;
-	assert_int_equal(twin_pick(&t, now), 1);
-	twin_charge(&t, 1, now, SLICE_NS);
-	now += SLICE_NS;
-	assert_int_equal(twin_pick(&t, now), 0);
+	now = twin_start_b_capped(&t);
 	assert_int_equal(twin_peek(&t, now, 0, -1), -1);
 	assert_int_equal(twin_peek(&t, now, 0, 0x6), 2);
 	assert_int_equal(twin_peek(&t, 105 * MS, 0, -1), -1);

@@ -803,54 +803,65 @@ static void test_sync_elided(void **state)
 	free(b);
 }
 
+#define SPIN_TENANTS_MAX	2
+
 /*
- * Slices are bounded by GPU time, not only wall time: 64 queued 1 ms
- * kernels (simulated, so submitting them takes no wall time) must not run
- * as one 64 ms slice when the timeslice is 10 ms.
+ * n tenants (type 1g, 64-entry rings) each queue two rounds of 64
+ * simulated 1 ms kernels (the first round teaches the daemon the cost per
+ * command); returns their statistics once each has been charged its
+ * 128 ms.  GPU time is charged when a slice ends, after the completions
+ * (the slice lingers for more work): hence the wait.
  */
+static void spin_rounds(struct daemon *d, size_t n,
+			struct mdgpud_vgpu_stats *st)
+{
+	struct mdgpu_open_opts o = { .path = d->path, .type = "1g",
+				     .ring_entries = 64 };
+	struct mdgpu *g[SPIN_TENANTS_MAX];
+	bool charged = false;
+
+	assert_true(n >= 1 && n <= SPIN_TENANTS_MAX);
+	for (size_t k = 0; k < n; k++)
+		assert_int_equal(mdgpu_open(&o, &g[k]), 0);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 64; i++)
+			for (size_t k = 0; k < n; k++)
+				assert_int_equal(mdgpu_spin_ns(g[k], 1000000),
+						 0);
+		for (size_t k = 0; k < n; k++)
+			assert_int_equal(mdgpu_synchronize(g[k]), 0);
+	}
+	for (int i = 0; i < 1000 && !charged; i++) {
+		assert_int_equal(mdgpud_core_stats(d->core, st, n), n);
+		charged = true;
+		for (size_t k = 0; k < n; k++)
+			charged = charged && st[k].gpu_ns >= 128000000ULL;
+		if (!charged)
+			usleep(1000);
+	}
+	for (size_t k = 0; k < n; k++)
+		assert_true(st[k].gpu_ns >= 128000000ULL);
+	for (size_t k = n; k-- > 0;)
+		mdgpu_close(g[k]);
+}
+
 /*
- * A slice ends once its work would fill it (the budget), also when
- * launches are queued far faster than they run.  Two tenants saturate:
- * a vGPU alone keeps its slice (nobody else wants the GPU, see
- * test_core_linger), so the bound shows only with a neighbour.
+ * Slices are bounded by GPU time, not only wall time: a slice ends once
+ * its work would fill it (the budget), also when launches are queued far
+ * faster than they run (simulated kernels take no wall time).  Two
+ * tenants saturate: the daemon's only vGPU keeps its slice (below), so
+ * the bound shows only with a neighbour.
  */
 static void test_slice_bound(void **state)
 {
-	struct daemon *d = *state;
-	struct mdgpu_open_opts o = { .path = d->path, .type = "1g",
-				     .ring_entries = 64 };
 	struct mdgpud_vgpu_stats st[2];
-	struct mdgpu *g, *h;
 
-	assert_int_equal(mdgpu_open(&o, &g), 0);
-	assert_int_equal(mdgpu_open(&o, &h), 0);
-	/* Two rounds: the first teaches the daemon the cost per command. */
-	for (int round = 0; round < 2; round++) {
-		for (int i = 0; i < 64; i++) {
-			assert_int_equal(mdgpu_spin_ns(g, 1000000), 0);
-			assert_int_equal(mdgpu_spin_ns(h, 1000000), 0);
-		}
-		assert_int_equal(mdgpu_synchronize(g), 0);
-		assert_int_equal(mdgpu_synchronize(h), 0);
-	}
-	/* GPU time is charged when the slice ends, after the completions
-	 * (the slice lingers for more work): wait for it. */
-	for (int i = 0; i < 1000; i++) {
-		assert_int_equal(mdgpud_core_stats(d->core, st, 2), 2);
-		if (st[0].gpu_ns >= 128000000ULL &&
-		    st[1].gpu_ns >= 128000000ULL)
-			break;
-		usleep(1000);
-	}
-	assert_true(st[0].gpu_ns >= 128000000ULL);
-	assert_true(st[1].gpu_ns >= 128000000ULL);
+	spin_rounds(*state, 2, st);
 	print_message("2 x 128 x 1 ms kernels ran in %" PRIu64 " + %" PRIu64
 		      " slices\n", st[0].slices, st[1].slices);
 	/* the second round alone needs >= 6 slices of 10 ms each */
 	assert_true(st[0].slices >= 7);
 	assert_true(st[1].slices >= 7);
-	mdgpu_close(h);
-	mdgpu_close(g);
 }
 
 /*
@@ -862,29 +873,12 @@ static void test_slice_bound(void **state)
  */
 static void test_lone_slice_extends(void **state)
 {
-	struct daemon *d = *state;
-	struct mdgpu_open_opts o = { .path = d->path, .type = "1g",
-				     .ring_entries = 64 };
 	struct mdgpud_vgpu_stats st;
-	struct mdgpu *g;
 
-	assert_int_equal(mdgpu_open(&o, &g), 0);
-	for (int round = 0; round < 2; round++) {
-		for (int i = 0; i < 64; i++)
-			assert_int_equal(mdgpu_spin_ns(g, 1000000), 0);
-		assert_int_equal(mdgpu_synchronize(g), 0);
-	}
-	for (int i = 0; i < 1000; i++) {
-		assert_int_equal(mdgpud_core_stats(d->core, &st, 1), 1);
-		if (st.gpu_ns >= 128000000ULL)
-			break;
-		usleep(1000);
-	}
-	assert_true(st.gpu_ns >= 128000000ULL);
+	spin_rounds(*state, 1, &st);
 	print_message("128 x 1 ms kernels of the only vGPU ran in %" PRIu64
 		      " slices\n", st.slices);
 	assert_true(st.slices <= 4);
-	mdgpu_close(g);
 }
 
 int main(void)

@@ -27,6 +27,7 @@
 #include "worker.h"
 #include "sandbox.h"
 #include "mdgpud/backend.h"
+#include "common/words.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -180,19 +181,6 @@ static int mdgpud_sb_fail(struct mdgpud_sb *s, int err, const char *fmt, ...)
 	return 0;
 }
 
-/* `word` as its index in `words`, or -EINVAL. */
-static int mdgpud_sb_word(const char *word, const char *const *words,
-			  size_t n, int *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!strcmp(word, words[i])) {
-			*out = (int)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 {
 	static const char *const seccomp_words[] = {
@@ -235,11 +223,11 @@ static int mdgpud_sb_parse(struct mdgpud_sb *s, const char *spec)
 		s->group = (gid_t)group;
 	}
 	/* The word lists in their enums' order. */
-	if (mdgpud_sb_word(f[4], seccomp_words, MDGPUD_SB_N(seccomp_words),
-			   &seccomp) ||
-	    mdgpud_sb_word(f[5], dev_words, MDGPUD_SB_N(dev_words), &s->dev) ||
-	    mdgpud_sb_word(f[6], net_words, MDGPUD_SB_N(net_words), &s->net) ||
-	    mdgpud_sb_word(f[7], tmp_words, MDGPUD_SB_N(tmp_words), &s->tmp))
+	if (mdgpu_word_index(f[4], seccomp_words, MDGPUD_SB_N(seccomp_words),
+			     &seccomp) ||
+	    mdgpu_word_index(f[5], dev_words, MDGPUD_SB_N(dev_words), &s->dev) ||
+	    mdgpu_word_index(f[6], net_words, MDGPUD_SB_N(net_words), &s->net) ||
+	    mdgpu_word_index(f[7], tmp_words, MDGPUD_SB_N(tmp_words), &s->tmp))
 		return -EINVAL;
 	s->seccomp = (enum mdgpud_sb_seccomp)seccomp;
 	if (f[8])
