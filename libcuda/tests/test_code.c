@@ -1499,7 +1499,7 @@ static void test_cuda_info(void)
 {
 	CUmodule m;
 	CUfunction f;
-	int v = -1, bs = 0, grid = 0;
+	int v = -1, w = -1, bs = 0, grid = 0;
 	CUresult r;
 
 	OK(cuModuleLoadData(&m, ptx));
@@ -1517,6 +1517,11 @@ static void test_cuda_info(void)
 		OK(cuFuncGetAttribute(&v,
 			CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
 		EXPECT(v == 1024);
+		/* The value the host driver reports already: answered here. */
+		mark();
+		OK(cuFuncSetAttribute(f,
+			CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
+		EXPECT_COUNTS(0, 0);
 		OK(cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_SHARED));
 		EXPECT_RES(cuFuncSetCacheConfig(f, (CUfunc_cache)9),
 			   CUDA_ERROR_INVALID_VALUE);
@@ -1532,6 +1537,17 @@ static void test_cuda_info(void)
 		OK(cuOccupancyMaxPotentialBlockSize(&grid, &bs, f, NULL, 0,
 						    100));
 		EXPECT(bs > 0 && bs <= 100);
+		/* Asked before: the kept answer, no command; after the
+		 * function's cache config is set, asked again. */
+		mark();
+		OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&w, f, 128, 0));
+		EXPECT(w == v);
+		EXPECT_COUNTS(0, 0);
+		OK(cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_L1));
+		mark();
+		OK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&w, f, 128, 0));
+		EXPECT(w > 0);
+		EXPECT_COUNTS(1, 0);
 	}
 	SKIP("a global written by a kernel (cuModuleGetGlobal + "
 	     "cuMemcpyDtoH) and a vector add with the host driver's layout "
