@@ -19,6 +19,8 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -906,6 +908,39 @@ static void bench_fairness(void)
 
 /* ---- 7. latency-sensitive tenant ------------------------------------------ */
 
+#define LATENCY_TAIL_SHOWN	10
+
+/*
+ * The log gets the largest samples with their place in the run (sample
+ * index, 10 ms apart): whether a tail is the run's start, periodic, or
+ * scattered tells where it comes from.
+ */
+static void latency_tail(const double *d, size_t n, int tg, int with)
+{
+	size_t top[LATENCY_TAIL_SHOWN];
+	size_t k, nt = n < LATENCY_TAIL_SHOWN ? n : LATENCY_TAIL_SHOWN;
+
+	for (k = 0; k < nt; k++) {
+		size_t best = SIZE_MAX;
+
+		for (size_t j = 0; j < n; j++) {
+			bool taken = false;
+
+			for (size_t q = 0; q < k; q++)
+				taken |= top[q] == j;
+			if (!taken && (best == SIZE_MAX || d[j] > d[best]))
+				best = j;
+		}
+		top[k] = best;
+	}
+	fprintf(stderr, "mdgpu-bench: latency %s, %s: largest of %zu samples "
+		"(us@index):", with ? "beside saturating" : "alone",
+		tg ? "mdgpu" : "native", n);
+	for (k = 0; k < nt; k++)
+		fprintf(stderr, " %.0f@%zu", d[top[k]] / 1e3, top[k]);
+	fputc('\n', stderr);
+}
+
 static void bench_latency(void)
 {
 	uint64_t d = opt.quick ? SEC : 5 * SEC;
@@ -937,6 +972,7 @@ static void bench_latency(void)
 		if (!sh)
 			continue;
 		dd = samples_d(sh, 0, &n);
+		latency_tail(dd, n, tg, with);
 		r[with * 2]->v[tg] = bench_median(dd, n) / 1e3;
 		r[with * 2 + 1]->v[tg] = bench_quantile(dd, n, 0.99) / 1e3;
 		free(dd);

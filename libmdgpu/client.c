@@ -93,7 +93,15 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 		free(g);
 		return mdgpu_open_fail(NULL, -EINVAL);
 	}
-	g->spin_us = o.spin_us ? o.spin_us : 50;
+	/* How long a wait spins before it sleeps: the caller's, else
+	 * MDGPU_SPIN_US, else MDGPU_SPIN_US_DEFAULT. */
+	g->spin_us = o.spin_us;
+	if (!g->spin_us) {
+		unsigned long env = mdgpu_env_ulong("MDGPU_SPIN_US");
+
+		g->spin_us = env && env <= MDGPU_SPIN_US_MAX ? (uint32_t)env :
+			     MDGPU_SPIN_US_DEFAULT;
+	}
 	mdgpu_copy_init(g, &o);
 	ret = g->tops->open(g, &o);
 	if (ret) {

@@ -297,8 +297,7 @@ void mdgpu_pool_copy(struct mdgpu_pool *p, void *dst, const void *src,
 /* ---------------------------------------------------------------- */
 /* The handle's side                                                */
 
-/* A positive number from the environment, else 0. */
-static unsigned long mdgpu_env_ulong(const char *name)
+unsigned long mdgpu_env_ulong(const char *name)
 {
 	const char *v = getenv(name);
 	char *end;

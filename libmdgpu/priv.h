@@ -42,6 +42,9 @@ struct mdgpu_tops {
 };
 
 #define MDGPU_PARAM_SLOTS	16	/* launch parameter slots */
+/* A wait's spin before it sleeps (opts.spin_us, MDGPU_SPIN_US). */
+#define MDGPU_SPIN_US_DEFAULT	1000u
+#define MDGPU_SPIN_US_MAX	1000000u
 
 /* Per ring slot, what its completion means to the client. */
 #define MDGPU_SLOT_ASYNC	(1U << 0)	/* nobody waits: keep its error */
@@ -165,6 +168,8 @@ static inline uint64_t mdgpu_now_ns(void)
 #define MDGPU_NT_MIN	(4ULL << 20)	/* smaller transfers: plain stores */
 
 void mdgpu_copy_init(struct mdgpu *g, const struct mdgpu_open_opts *o);
+/* A positive decimal number from the environment, else 0 (copy.c). */
+unsigned long mdgpu_env_ulong(const char *name);
 void mdgpu_copy_fini(struct mdgpu *g);
 bool mdgpu_stage_nt(const struct mdgpu *g, uint32_t dir, uint64_t total);
 void mdgpu_stage_copy(struct mdgpu *g, void *dst, const void *src,

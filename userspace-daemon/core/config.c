@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "uapi/mdgpu.h"
 #include "mdgpud/backend.h"
@@ -44,7 +45,9 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->max_allocs = 65536;
 	cfg->max_handles = 4096;
 	cfg->shared_bytes_max = 227 * 1024;	/* H100 per-block opt-in max */
-	cfg->spin_us = 50;
+	cfg->spin_us = MDGPUD_POLL_AUTO;
+	cfg->worker_poll_us = 20000;
+	cfg->worker_pollers = MDGPUD_POLL_AUTO;
 	cfg->linger_us = 50;
 	cfg->dma_bounce_kib = 1024;
 	cfg->host_mib_max = 1024;
@@ -206,7 +209,21 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("max_allocs", 1, 1U << 24, max_allocs)
 	U("max_handles", 1, MDGPUD_HANDLES_MAX, max_handles)
 	U("shared_bytes_max", 0, 1U << 30, shared_bytes_max)
-	U("spin_us", 0, 1000000, spin_us)
+	if (!strcmp(key, "spin_us") || !strcmp(key, "worker_pollers")) {
+		bool spin = !strcmp(key, "spin_us");
+		uint32_t *dst = spin ? &cfg->spin_us : &cfg->worker_pollers;
+
+		if (!strcmp(value, "auto")) {
+			*dst = MDGPUD_POLL_AUTO;
+		} else {
+			ret = mdgpud_parse_u64(value, 0, 0, spin ? 1000000 :
+					       MDGPUD_POLLERS_MAX, &v);
+			if (!ret)
+				*dst = (uint32_t)v;
+		}
+		goto out;
+	}
+	U("worker_poll_us", 0, 1000000, worker_poll_us)
 	U("linger_us", 0, 1000000, linger_us)
 	U("dma_bounce_kib", 4, 1U << 20, dma_bounce_kib)
 	U("host_mib_max", 0, 1U << 20, host_mib_max)
@@ -364,6 +381,27 @@ int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 				      "worker_uid_count (%u) is below max_vgpus (%u): every vGPU's worker needs a uid of its own",
 				      cfg->worker_uid_count, cfg->max_vgpus);
 	return 0;
+}
+
+/* Online CPUs, for the `auto` polling defaults. */
+static bool mdgpud_config_many_cpus(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN) >= MDGPUD_POLL_AUTO_CPUS;
+}
+
+uint32_t mdgpud_config_spin_us(const struct mdgpud_config *cfg)
+{
+	if (cfg->spin_us != MDGPUD_POLL_AUTO)
+		return cfg->spin_us;
+	return mdgpud_config_many_cpus() ? MDGPUD_POLL_AUTO_SPIN_US :
+					   MDGPUD_POLL_SMALL_SPIN_US;
+}
+
+uint32_t mdgpud_config_worker_pollers(const struct mdgpud_config *cfg)
+{
+	if (cfg->worker_pollers != MDGPUD_POLL_AUTO)
+		return cfg->worker_pollers;
+	return mdgpud_config_many_cpus() ? MDGPUD_POLL_AUTO_POLLERS : 0;
 }
 
 uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg)

@@ -235,6 +235,8 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.dev = cfg->worker_dev;
 	bcfg.net = cfg->worker_net;
 	bcfg.tmp = cfg->worker_tmp;
+	bcfg.worker_poll_us = cfg->worker_poll_us;
+	bcfg.worker_pollers = mdgpud_config_worker_pollers(cfg);
 	ret = c->bops->open(&bcfg, &c->be, &c->gpu);
 	if (ret) {
 		mdgpud_err("backend %s: open: %s", cfg->backend,

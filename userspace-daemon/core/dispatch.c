@@ -593,7 +593,7 @@ static int mdgpud_dispatch_wait_ms(const struct mdgpud_core *c,
 
 int mdgpud_dispatch_run(struct mdgpud_core *c)
 {
-	uint64_t spin_ns = (uint64_t)c->cfg.spin_us * 1000;
+	uint64_t spin_ns = (uint64_t)mdgpud_config_spin_us(&c->cfg) * 1000;
 	uint64_t busy_since = mdgpud_now_ns(), last_poll = busy_since;
 	/* While busy, fd events (connects, hang-ups) are looked at every
 	 * poll_ns or every 64 rounds, whichever comes first. */

@@ -128,6 +128,34 @@ static void test_values(void **state)
 	assert_int_equal(mdgpud_config_set(&c, "module_load_timeout_ms",
 					   "3600000", err, sizeof(err)), 0);
 	assert_int_equal(c.module_load_timeout_ms, 3600000);
+	/* Idle polling: auto follows the machine's CPUs; numbers in range. */
+	{
+		bool many = sysconf(_SC_NPROCESSORS_ONLN) >=
+			    MDGPUD_POLL_AUTO_CPUS;
+
+		assert_int_equal(mdgpud_config_spin_us(&c),
+				 many ? MDGPUD_POLL_AUTO_SPIN_US :
+					MDGPUD_POLL_SMALL_SPIN_US);
+		assert_int_equal(mdgpud_config_worker_pollers(&c),
+				 many ? MDGPUD_POLL_AUTO_POLLERS : 0);
+	}
+	assert_int_equal(mdgpud_config_set(&c, "spin_us", "7", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_spin_us(&c), 7);
+	assert_int_equal(mdgpud_config_set(&c, "spin_us", "auto", err,
+					   sizeof(err)), 0);
+	assert_int_equal(c.spin_us, MDGPUD_POLL_AUTO);
+	assert_int_equal(mdgpud_config_set(&c, "spin_us", "1000001", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_pollers", "0", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_worker_pollers(&c), 0);
+	assert_int_equal(mdgpud_config_set(&c, "worker_pollers", "65", err,
+					   sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_poll_us", "1000001",
+					   err, sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_poll_us", "0", err,
+					   sizeof(err)), 0);
 	assert_int_equal(mdgpud_config_set(&c, "ring_entries", "100", err,
 					   sizeof(err)), 0);
 	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)),

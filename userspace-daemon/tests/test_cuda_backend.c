@@ -2055,6 +2055,77 @@ static void test_slice_hints(void **state)
 	ops->ctx_destroy(ctx);
 }
 
+/* CPU time worker `clk` uses in the next `ms` milliseconds. */
+static uint64_t cpu_over(clockid_t clk, unsigned int ms)
+{
+	uint64_t c0 = cpu_ns(clk), t = mono_ns();
+
+	while (mono_ns() - t < ms * 1000000ULL)
+		usleep(1000);
+	return cpu_ns(clk) - c0;
+}
+
+/*
+ * Idle polling (Documentation/daemon.md, "Waking from idle"): with one
+ * poll grant (worker_pollers = 1), the worker of the context whose slice
+ * ended last polls its ring (it uses CPU while idle) and the other sleeps;
+ * a new slice end moves the grant, taking it back from the first worker,
+ * and a destroyed context's grant goes to the next.  CPU bounds are loose:
+ * a polling worker yields between checks, so on a loaded machine it gets
+ * a share of a CPU, not all of it; an asleep one gets none.
+ */
+static void test_poll_grants(void **state)
+{
+	struct mdgpud_backend_cfg cfg;
+	struct mdgpud_backend *b2;
+	struct mdgpud_gpu_info i2;
+	struct mdgpud_bctx *x, *y;
+	clockid_t cx, cy;
+	uint64_t g, ux, uy;
+
+	(void)state;
+	REQUIRE_GPU();
+	test_cfg(&cfg);
+	cfg.worker_pollers = 1;
+	cfg.worker_poll_us = 400000;
+	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+	assert_int_equal(ops->ctx_create(b2, 93, &x), 0);
+	assert_int_equal(ops->ctx_create(b2, 94, &y), 0);
+	assert_int_equal(clock_getcpuclockid(
+				mdgpud_backend_cuda_worker_pid(x), &cx), 0);
+	assert_int_equal(clock_getcpuclockid(
+				mdgpud_backend_cuda_worker_pid(y), &cy), 0);
+	assert_true(wait_state(mdgpud_backend_cuda_worker_pid(y), 'S', 5000));
+
+	assert_int_equal(ops->slice_begin(x), 0);
+	assert_int_equal(ops->slice_end(x, 0, &g), 0);
+	ux = cpu_over(cx, 100);
+	uy = cpu_over(cy, 100);
+	fprintf(stderr, "grant to x: x used %" PRIu64 " us, y %" PRIu64
+		" us of CPU in 100 ms\n", ux / 1000, uy / 1000);
+	assert_true(ux >= 10000000);
+	assert_true(uy < 5000000);
+
+	/* y's slice ends: the one grant moves to y, x sleeps. */
+	assert_int_equal(ops->slice_begin(y), 0);
+	assert_int_equal(ops->slice_end(y, 0, &g), 0);
+	assert_true(wait_state(mdgpud_backend_cuda_worker_pid(x), 'S', 5000));
+	ux = cpu_over(cx, 100);
+	uy = cpu_over(cy, 100);
+	fprintf(stderr, "grant to y: x used %" PRIu64 " us, y %" PRIu64
+		" us\n", ux / 1000, uy / 1000);
+	assert_true(ux < 5000000);
+	assert_true(uy >= 10000000);
+
+	/* y goes away with its grant; x's next slice end gets one again. */
+	ops->ctx_destroy(y);
+	assert_int_equal(ops->slice_begin(x), 0);
+	assert_int_equal(ops->slice_end(x, 0, &g), 0);
+	assert_true(cpu_over(cx, 100) >= 10000000);
+	ops->ctx_destroy(x);
+	ops->close(b2);
+}
+
 /* "Key:\tv1\tv2 ..." of /proc/PID/status: how many numbers, into v. */
 static int proc_status(pid_t pid, const char *key, unsigned long v[4])
 {
@@ -2920,6 +2991,7 @@ int main(void)
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_launch_ex),
 #endif
+		cmocka_unit_test(test_poll_grants),
 	};
 
 	/* Workers are our children: never let a test's exit orphan them. */

@@ -36,7 +36,10 @@
  * the worker sleeps): the worker then sleeps until two margins before that
  * time and spins from there until it, so that the first request of its
  * next slice does not pay a futex wake-up (a request posted earlier wakes
- * it as usual).  Waiting for the GPU, the worker polls the stream for its
+ * it as usual).  After a slice the supervisor may also grant the worker a
+ * poll window (poll_until_ns): it polls the ring until then, yielding the
+ * CPU between checks, so that a tenant coming back from idle within the
+ * window pays no wake-up; at most worker_pollers workers hold a grant.  Waiting for the GPU, the worker polls the stream for its
  * spin budget (or, for SLICE_END, sleeps and polls until a margin before
  * the expected drain and spins from there), then blocks on an event with
  * CU_EVENT_BLOCKING_SYNC: long drains cost no CPU.  The
@@ -64,7 +67,7 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		7
+#define MDGPUD_CUDA_RPC_VERSION		8
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -254,6 +257,10 @@ struct mdgpud_cuda_rpc_shm {
 	 * (CLOCK_MONOTONIC ns), so an idle worker spins until then instead
 	 * of sleeping (see mdgpud_cuda_expect_work). */
 	_Atomic uint64_t spin_until_ns;
+	/* Supervisor's poll grant: an idle worker polls the ring until
+	 * this time (CLOCK_MONOTONIC ns) instead of sleeping; 0 takes the
+	 * grant back (see mdgpud_cuda_poll_grant). */
+	_Atomic uint64_t poll_until_ns;
 	_Alignas(64) _Atomic uint32_t done;	/* worker -> supervisor */
 	_Atomic uint32_t sup_sleeping;
 

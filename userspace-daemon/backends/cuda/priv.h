@@ -73,6 +73,15 @@
  */
 #define MDGPUD_CUDA_COPY_ALLOW_NS_PER_BYTE	1u
 
+/* A worker's poll grant (ops.c, mdgpud_cuda_poll_grant); worker_pollers
+ * beyond the table's size are clamped to it. */
+#define MDGPUD_CUDA_POLLERS_MAX		64u
+/* One grant. */
+struct mdgpud_cuda_poller {
+	struct mdgpud_bctx *ctx;	/* NULL: free */
+	uint64_t until_ns;
+};
+
 struct mdgpud_backend {
 	int device_ordinal;
 	char worker_path[PATH_MAX];
@@ -82,6 +91,9 @@ struct mdgpud_backend {
 	uint64_t load_timeout_ns;	/* bound of a module load */
 	uint64_t shutdown_timeout_ns;	/* ctx_destroy: scrub, free, exit */
 	uint32_t stats_enabled;
+	uint64_t poll_ns;		/* worker_poll_us */
+	uint32_t nr_pollers;		/* worker_pollers: grants at once */
+	struct mdgpud_cuda_poller pollers[MDGPUD_CUDA_POLLERS_MAX];
 	int32_t prio_least, prio_greatest;	/* stream priorities */
 	struct mdgpud_gpu_info info;
 	struct mdgpud_cuda_sandbox sandbox;	/* sandbox.c */
@@ -132,6 +144,10 @@ void mdgpud_cuda_close(struct mdgpud_backend *be);
 int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 			   struct mdgpud_bctx **out);
 void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx);
+
+/* ops.c */
+void mdgpud_cuda_poll_grant(struct mdgpud_bctx *ctx, uint64_t until_ns);
+void mdgpud_cuda_poll_drop(struct mdgpud_bctx *ctx);
 
 /* streams.c */
 void mdgpud_cuda_prio_range(struct mdgpud_backend *be, int32_t least,

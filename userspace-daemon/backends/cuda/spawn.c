@@ -243,6 +243,9 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	be->worker_spin_ns = mdgpud_cuda_env_u32(
 		"MDGPUD_CUDA_WORKER_SPIN_NS", MDGPUD_CUDA_WORKER_SPIN_NS_DEFAULT);
 	be->stats_enabled = mdgpud_cuda_env_u32("MDGPUD_CUDA_STATS", 0) != 0;
+	be->poll_ns = (uint64_t)cfg->worker_poll_us * 1000;
+	be->nr_pollers = cfg->worker_pollers < MDGPUD_CUDA_POLLERS_MAX ?
+			 cfg->worker_pollers : MDGPUD_CUDA_POLLERS_MAX;
 	be->hang_timeout_ns = (uint64_t)(cfg->hang_timeout_ms ?
 		cfg->hang_timeout_ms : MDGPUD_CUDA_HANG_TIMEOUT_MS_DEFAULT) *
 		1000000ull;
@@ -559,6 +562,7 @@ void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
 
 	if (!ctx)
 		return;
+	mdgpud_cuda_poll_drop(ctx);
 	/* A module load under way: SHUTDOWN would wait for the JIT. */
 	mdgpud_cuda_pend_abort(ctx);
 	/*

@@ -96,6 +96,13 @@ struct mdgpud_backend_cfg {
 	int dev;		/* enum mdgpud_worker_dev (worker_dev) */
 	int net;		/* enum mdgpud_worker_net (worker_net) */
 	int tmp;		/* enum mdgpud_worker_tmp (worker_tmp) */
+	/*
+	 * cuda: idle polling (Documentation/daemon.md, "Waking from idle"):
+	 * after a context's slice its worker polls its ring worker_poll_us,
+	 * at most worker_pollers workers at once (0: none polls).
+	 */
+	uint32_t worker_poll_us;
+	uint32_t worker_pollers;
 };
 
 /* The workers' mount namespace and /dev (config worker_dev). */

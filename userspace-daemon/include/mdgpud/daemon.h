@@ -21,6 +21,20 @@
 /* ctx_overhead_mib = auto. */
 #define MDGPUD_CTX_OVERHEAD_AUTO	UINT64_MAX
 /*
+ * spin_us = auto and worker_pollers = auto (the defaults) are chosen from
+ * the machine's online CPUs.  With MDGPUD_POLL_AUTO_CPUS or more, the
+ * dispatcher polls MDGPUD_POLL_AUTO_SPIN_US after its last
+ * command and MDGPUD_POLL_AUTO_POLLERS workers may poll; with fewer, a
+ * polling thread would take a CPU the tenants need, and the dispatcher
+ * spins MDGPUD_POLL_SMALL_SPIN_US and no worker polls.
+ */
+#define MDGPUD_POLL_AUTO		UINT32_MAX
+#define MDGPUD_POLL_AUTO_CPUS		8
+#define MDGPUD_POLL_AUTO_SPIN_US	20000u
+#define MDGPUD_POLL_AUTO_POLLERS	2u
+#define MDGPUD_POLL_SMALL_SPIN_US	50u
+#define MDGPUD_POLLERS_MAX		64u
+/*
  * worker_uid_base = auto: MDGPUD_WORKER_UID_AUTO_BASE + cuda_device x
  * MDGPUD_WORKER_UID_AUTO_STEP, so that the daemons of a host's GPUs (one
  * per GPU) have ranges apart.  1879048192..2147352575 is a block of uids
@@ -82,7 +96,19 @@ struct mdgpud_config {
 	uint32_t max_allocs;		/* max_allocs per vGPU */
 	uint32_t max_handles;		/* max_handles per vGPU */
 	uint32_t shared_bytes_max;	/* shared_bytes_max per launch */
-	uint32_t spin_us;		/* spin_us before sleeping */
+	uint32_t spin_us;		/* spin_us: the dispatcher polls this
+					 * long after its last command before
+					 * sleeping, or MDGPUD_POLL_AUTO
+					 * (mdgpud_config_spin_us) */
+	/*
+	 * Idle polling of workers (Documentation/daemon.md, "Waking from
+	 * idle"): after a vGPU's slice, its worker polls its ring for
+	 * worker_poll_us; at most worker_pollers workers poll at once (the
+	 * most recently active), or MDGPUD_POLL_AUTO
+	 * (mdgpud_config_worker_pollers).
+	 */
+	uint32_t worker_poll_us;	/* worker_poll_us */
+	uint32_t worker_pollers;	/* worker_pollers */
 	uint32_t linger_us;		/* linger_us: keep a slice open */
 	uint32_t dma_bounce_kib;	/* dma_bounce_kib (IOVA transports) */
 	uint32_t host_mib_max;		/* host_mib_max: zero-copy host area
@@ -121,6 +147,9 @@ int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 			   size_t errlen);
 /* The first uid of the workers' range, worker_uid_base = auto resolved. */
 uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg);
+/* spin_us and worker_pollers with `auto` resolved for this machine. */
+uint32_t mdgpud_config_spin_us(const struct mdgpud_config *cfg);
+uint32_t mdgpud_config_worker_pollers(const struct mdgpud_config *cfg);
 
 struct mdgpud_core;
 struct mdgpud_vgpu;

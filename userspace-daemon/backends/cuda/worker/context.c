@@ -153,6 +153,8 @@ int mdgpud_worker_context_setup(struct mdgpud_worker *w)
  *    margins around an expected end): a short wait (launch + sync of a
  *    small kernel, a copy) ends here, as quickly as a spinning
  *    synchronize;
+ *    while the worker holds the supervisor's poll grant (poll_until_ns),
+ *    the poll lasts until the grant's end;
  *  - then block on drain_ev (CU_EVENT_BLOCKING_SYNC: the driver wakes the
  *    thread by interrupt), so that a long kernel costs no CPU.
  */
@@ -181,6 +183,13 @@ mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
 		spin_ns += 2 * MDGPUD_CUDA_EXPECT_MARGIN_NS;
 	}
 	until = now + spin_ns;
+	/* A worker holding a poll grant would spin once idle anyway: it
+	 * spins across the drain too, where a blocking wait would cost the
+	 * wake-up the grant is there to save. */
+	if (atomic_load_explicit(&w->shm->poll_until_ns,
+				 memory_order_relaxed) > until)
+		until = atomic_load_explicit(&w->shm->poll_until_ns,
+					     memory_order_relaxed);
 	for (unsigned int n = 0;; n++) {
 		res = w->cu.stream_query(stream);
 		if (res != MDGPUD_CUDA_ERROR_NOT_READY)

@@ -8,23 +8,43 @@
  */
 #include "worker.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #define MDGPUD_WORKER_IDLE_CHECK_MS	200
 
-/* Spins until req_tail != head (true, *tail set) or until `until`. */
+/*
+ * Spins until req_tail != head (true, *tail set) or until the later of
+ * `until` and the supervisor's poll grant (poll_until_ns, re-read as it
+ * goes: a grant may be extended or taken back).  While only the grant
+ * keeps it spinning, it yields the CPU between checks, so that on a busy
+ * machine a polling worker takes no CPU another thread could use.
+ */
 static bool mdgpud_worker_serve_spin(struct mdgpud_cuda_rpc_shm *shm,
 				     uint32_t head, uint64_t until,
 				     uint32_t *tail)
 {
+	bool yield = false;
+
 	for (unsigned int n = 0;; n++) {
 		*tail = atomic_load_explicit(&shm->req_tail,
 					     memory_order_acquire);
 		if (*tail != head)
 			return true;
-		mdgpu_cpu_relax();
-		if ((n & 63) == 63 && mdgpud_cuda_now_ns() >= until)
-			return false;
+		if (yield)
+			sched_yield();
+		else
+			mdgpu_cpu_relax();
+		if (yield || (n & 63) == 63) {
+			uint64_t now = mdgpud_cuda_now_ns();
+
+			if (now < until)
+				continue;
+			if (now >= atomic_load_explicit(&shm->poll_until_ns,
+							memory_order_relaxed))
+				return false;
+			yield = true;
+		}
 	}
 }
 
@@ -35,7 +55,8 @@ static bool mdgpud_worker_serve_spin(struct mdgpud_cuda_rpc_shm *shm,
  * slice is ours, at about the hint minus one margin) makes it sleep until
  * two margins before the hint and spin from there until the hint; a hint
  * that arrives while it sleeps wakes it (a request posted earlier wakes
- * it as any request does).
+ * it as any request does).  While the supervisor's poll grant
+ * (poll_until_ns) lasts it never sleeps (mdgpud_worker_serve_spin).
  */
 static int mdgpud_worker_serve_wait(struct mdgpud_worker *w, uint32_t head,
 				    uint32_t *tail)
@@ -61,7 +82,8 @@ static int mdgpud_worker_serve_wait(struct mdgpud_worker *w, uint32_t head,
 			const uint64_t ahead = 2 * MDGPUD_CUDA_EXPECT_MARGIN_NS;
 			uint64_t from = hint > ahead ? hint - ahead : 0;
 
-			if (from > now && from > until) {
+			if (from > now && from > until &&
+			    atomic_load(&shm->poll_until_ns) <= now) {
 				/* Sleep until the spin window opens. */
 				wake = from;
 				slept_to = hint;
@@ -76,7 +98,8 @@ static int mdgpud_worker_serve_wait(struct mdgpud_worker *w, uint32_t head,
 		}
 		atomic_store(&shm->worker_sleeping, 1);
 		if (atomic_load(&shm->req_tail) == head &&
-		    atomic_load(&shm->spin_until_ns) <= hint)
+		    atomic_load(&shm->spin_until_ns) <= hint &&
+		    atomic_load(&shm->poll_until_ns) <= mdgpud_cuda_now_ns())
 			mdgpud_cuda_futex_wait(&shm->req_tail, head, &nap);
 		atomic_store(&shm->worker_sleeping, 0);
 		*tail = atomic_load_explicit(&shm->req_tail,
