@@ -257,6 +257,21 @@ static int t_saturate(const struct bench_target_ops *ops,
 	return ret;
 }
 
+/* n small kernels of ns each, each waited for: context, module and (on
+ * mdgpu) the vGPU's worker and first slice are behind the tenant. */
+static int spin_warmup(const struct bench_target_ops *ops,
+		       struct bench_tenant *t, uint64_t n, uint64_t ns)
+{
+	int ret = 0;
+
+	for (uint64_t k = 0; !ret && k < n; k++) {
+		ret = ops->launch_spin(t, ns);
+		if (!ret)
+			ret = ops->sync(t);
+	}
+	return ret;
+}
+
 /*
  * The latency-sensitive tenant: a small kernel every period, each waited
  * for; samples are launch-to-completion times in ns.  It starts measuring
@@ -268,13 +283,8 @@ static int t_latency(const struct bench_target_ops *ops,
 {
 	const struct bench_run *run = &sh->run;
 	uint64_t next, end;
-	int ret = 0;
+	int ret = spin_warmup(ops, t, 20, run->small_ns);
 
-	for (int k = 0; !ret && k < 20; k++) {
-		ret = ops->launch_spin(t, run->small_ns);
-		if (!ret)
-			ret = ops->sync(t);
-	}
 	if (ret || (ret = shm_barrier(sh)))
 		goto out;
 	next = sh->t0_ns + 200000000ULL;
@@ -311,13 +321,8 @@ static int t_idle(const struct bench_target_ops *ops, struct bench_tenant *t,
 		  struct bench_shm *sh, uint32_t i)
 {
 	const struct bench_run *run = &sh->run;
-	int ret = 0;
+	int ret = spin_warmup(ops, t, run->warmup, run->small_ns);
 
-	for (uint64_t k = 0; !ret && k < run->warmup; k++) {
-		ret = ops->launch_spin(t, run->small_ns);
-		if (!ret)
-			ret = ops->sync(t);
-	}
 	if (ret || (ret = shm_barrier(sh)))
 		return ret;
 	while (!atomic_load(&sh->stop) && !atomic_load(&sh->abort)) {
