@@ -204,6 +204,9 @@ struct dump_vgpu {
 
 struct observe {
 	const char *what;
+	uint64_t settle_ns;	/* in: the CPU window opens this long after
+				 * the common start */
+	int workers;		/* daemon's children alive when it opens */
 	uint64_t t_start, t_stop;
 	double sup0, wk0, sup1, wk1;
 	int have0, have1;
@@ -251,6 +254,15 @@ static void observe_fn(int ev, void *arg)
 
 	switch (ev) {
 	case BENCH_EV_START:
+		if (o->settle_ns) {
+			struct timespec ts = {
+				.tv_sec = (time_t)(o->settle_ns / SEC),
+				.tv_nsec = (long)(o->settle_ns % SEC),
+			};
+
+			nanosleep(&ts, NULL);
+		}
+		o->workers = bench_daemon_workers(&daemon_);
 		o->t_start = bench_now_ns();
 		o->have0 = !bench_daemon_cpu(&daemon_, &o->sup0, &o->wk0);
 		break;
@@ -297,6 +309,20 @@ static struct bench_shm *run_obs(int tg, const struct bench_run *run,
 		harness_errors++;
 	}
 	return sh;
+}
+
+/* The daemon's CPU use in the observed window, in cores: 0, or -EIO when
+ * the window was not seen (the /proc reads failed or it is empty). */
+static int obs_cpu(const struct observe *o, double *sup, double *workers)
+{
+	double wall;
+
+	if (!o->have0 || !o->have1 || o->t_stop <= o->t_start)
+		return -EIO;
+	wall = (double)(o->t_stop - o->t_start) / 1e9;
+	*sup = (o->sup1 - o->sup0) / wall;
+	*workers = (o->wk1 - o->wk0) / wall;
+	return 0;
 }
 
 static struct bench_shm *run_on(int tg, const struct bench_run *run,
@@ -729,13 +755,9 @@ static int saturate(int tg, uint32_t n, const uint32_t *weights,
 			if (sh->res[k].value[7] == obs.dump[i].id)
 				o->gpu_ns_by_tenant[k] =
 					(double)obs.dump[i].gpu_ns;
-	if (tg == 1 && obs.have0 && obs.have1 && obs.t_stop > obs.t_start) {
-		/* CPU time from the common start to the stop flag. */
-		double wall = (double)(obs.t_stop - obs.t_start) / 1e9;
-
-		o->cpu_sup = (obs.sup1 - obs.sup0) / wall;
-		o->cpu_workers = (obs.wk1 - obs.wk0) / wall;
-	}
+	/* CPU time from the common start to the stop flag. */
+	if (tg == 1)
+		obs_cpu(&obs, &o->cpu_sup, &o->cpu_workers);
 	wins = calloc(nwin ? nwin : 1, sizeof(*wins));
 	if (!wins)
 		exit(2);
@@ -950,7 +972,8 @@ static void bench_latency(void)
 			       "latency.shared.p50", "latency.shared.p99" };
 
 	for (int k = 0; k < 4; k++)
-		r[k] = res_add(ids[k], "us", G_NONE, 0);
+		r[k] = res_add(ids[k], "us", k < 2 ? G_RATIO_LE : G_NONE,
+			       k < 2 ? 1.5 : 0);
 	r[3]->goal_kind = G_MDGPU_LE;
 	r[3]->goal = slice_us + work_ns / 1e3;
 	res_note(r[3], "goal = timeslice %.0f us + longest competing kernel "
@@ -979,9 +1002,135 @@ static void bench_latency(void)
 		bench_shm_free(sh);
 	}
 	res_note(r[0], "10 us spin kernel every 10 ms, launch to completion");
+	res_note(r[0], "goal: mdgpu / native in the same run");
 }
 
-/* ---- 8. scale ------------------------------------------------------------ */
+/* ---- 8. idle and interactive vGPUs: the daemon's CPU cost ---------------- */
+
+#define IDLE_SETTLE_NS	(200 * MS)	/* past the 20 ms polling windows */
+#define IDLE_WINDOW_NS	SEC
+#define IDLE_CPU_MAX	0.05		/* cores: an idle daemon polls nothing */
+#define INTER_CPU_MAX	3.2		/* cores: 1 polling dispatcher + 2
+					 * polling workers + the tenants' work */
+
+static const uint32_t idle_full[] = { 1, 8, 32 }, idle_quick[] = { 1, 8 };
+
+/* n tenants warm up, then stay open and idle; mdgpud's CPU over 1 s from
+ * 200 ms after the common start. */
+static void idle_one(uint32_t n)
+{
+	struct bench_run run = run_base(BENCH_K_IDLE, n);
+	struct observe obs = { .settle_ns = IDLE_SETTLE_NS };
+	struct result *rd, *rw;
+	struct bench_shm *sh;
+	char id[64], what[48];
+	double sup, wk;
+
+	snprintf(id, sizeof(id), "idle.%u.daemon_cpu", n);
+	rd = res_add(id, "cores", G_MDGPU_LE, IDLE_CPU_MAX);
+	snprintf(id, sizeof(id), "idle.%u.worker_cpu", n);
+	rw = res_add(id, "cores", G_MDGPU_LE, IDLE_CPU_MAX);
+	run.warmup = 5;
+	run.small_ns = 10000;
+	run.duration_ns = IDLE_SETTLE_NS + IDLE_WINDOW_NS;
+	snprintf(what, sizeof(what), "idle, %u tenants", n);
+	settle_daemon();
+	sh = run_obs(1, &run, what, &obs);
+	if (!sh)
+		return;
+	bench_shm_free(sh);
+	if (obs_cpu(&obs, &sup, &wk)) {
+		fprintf(stderr, "mdgpu-bench: %s: no CPU reading\n", what);
+		harness_errors++;
+		return;
+	}
+	rd->v[1] = sup;
+	rw->v[1] = wk;
+	res_note(rd, "%u vGPUs open, each ran 5 x (10 us kernel + wait), "
+		 "then idle: mdgpud supervisor CPU time / wall time over "
+		 "%.1f s from %.0f ms after (from /proc)", n,
+		 (double)(obs.t_stop - obs.t_start) / 1e9,
+		 IDLE_SETTLE_NS / 1e6);
+	res_note(rw, "all mdgpud-worker processes together, same window "
+		 "(%d alive when it opened)", obs.workers);
+}
+
+/*
+ * n interactive tenants, each a 10 us kernel + wait every 10 ms (phases
+ * spread over the period) for `d`; mdgpud's CPU (supervisor + workers)
+ * over the last second; latency pooled over all tenants.
+ */
+static void interactive_one(uint32_t n, uint64_t d)
+{
+	struct result *rc, *r50, *r99;
+	char id[64], what[48];
+
+	snprintf(id, sizeof(id), "interactive.%u.cpu", n);
+	rc = res_add(id, "cores", G_MDGPU_LE, INTER_CPU_MAX);
+	snprintf(id, sizeof(id), "interactive.%u.p50", n);
+	r50 = res_add(id, "us", G_NONE, 0);
+	snprintf(id, sizeof(id), "interactive.%u.p99", n);
+	r99 = res_add(id, "us", G_NONE, 0);
+	snprintf(what, sizeof(what), "interactive, %u tenants", n);
+	for (int tg = 0; tg < NT; tg++) {
+		struct bench_run run = run_base(BENCH_K_INTERACTIVE, n);
+		struct observe obs = {
+			.settle_ns = IDLE_SETTLE_NS + d - IDLE_WINDOW_NS,
+		};
+		struct bench_shm *sh;
+		double *all, sup, wk;
+		size_t cnt = 0;
+
+		run.duration_ns = d;
+		run.period_ns = 10 * MS;
+		run.small_ns = 10000;
+		run.samples_per_tenant = d / run.period_ns + 16;
+		if (tg == 1)
+			settle_daemon();
+		sh = run_obs(tg, &run, what, &obs);
+		if (!sh)
+			continue;
+		all = calloc((size_t)n * run.samples_per_tenant + 1,
+			     sizeof(*all));
+		if (!all)
+			exit(2);
+		for (uint32_t i = 0; i < n; i++) {
+			size_t m;
+			double *di = samples_d(sh, i, &m);
+
+			memcpy(all + cnt, di, m * sizeof(*di));
+			cnt += m;
+			free(di);
+		}
+		r50->v[tg] = bench_median(all, cnt) / 1e3;
+		r99->v[tg] = bench_quantile(all, cnt, 0.99) / 1e3;
+		free(all);
+		bench_shm_free(sh);
+		if (tg == 1 && !obs_cpu(&obs, &sup, &wk))
+			rc->v[tg] = sup + wk;
+	}
+	res_note(rc, "%u tenants, each a 10 us kernel + wait every 10 ms, "
+		 "phases spread over the period, for %.1f s: mdgpud "
+		 "supervisor + all workers, CPU time / wall time over the "
+		 "last 1 s (from /proc)", n, d / 1e9);
+	res_note(r50, "launch to completion, all %u tenants' samples pooled",
+		 n);
+}
+
+static void bench_idle(void)
+{
+	const uint32_t *ns = opt.quick ? idle_quick : idle_full;
+	size_t cnt = opt.quick ? 2 : 3;
+	/* The CPU window is the last 1 s; --quick runs 0.2 s before it. */
+	uint64_t d = opt.quick ? IDLE_WINDOW_NS + 200 * MS : 2 * SEC;
+
+	for (size_t k = 0; k < cnt; k++)
+		idle_one(ns[k]);
+	for (size_t k = 0; k < cnt; k++)
+		interactive_one(ns[k], d);
+}
+
+/* ---- 9. scale ------------------------------------------------------------ */
 
 static void bench_scale(void)
 {
@@ -1225,6 +1374,7 @@ static const struct {
 	{ "sharing", bench_sharing },
 	{ "fairness", bench_fairness },
 	{ "latency", bench_latency },
+	{ "idle", bench_idle },
 	{ "scale", bench_scale },
 };
 
@@ -1316,7 +1466,7 @@ static void usage(FILE *f)
 "  --quick         short runs (CI): 1 s instead of 5-10 s, fewer sizes\n"
 "  --json FILE     machine-readable results (default mdgpu-bench.json)\n"
 "  --only LIST     comma list of: sync,async,bw,compute,sharing,\n"
-"                  fairness,latency,scale\n"
+"                  fairness,latency,idle,scale\n"
 "  --mdgpud PATH   daemon binary (default %s)\n"
 "  --daemon-log F  the daemon's log goes to F (kept)\n"
 "  --timeslice-us  daemon's timeslice_us (default 10000)\n"

@@ -68,6 +68,8 @@ enum bench_kind {
 	BENCH_K_BANDWIDTH,
 	BENCH_K_SATURATE,
 	BENCH_K_LATENCY,
+	BENCH_K_IDLE,		/* warm up, then stay open and idle */
+	BENCH_K_INTERACTIVE,	/* every tenant a latency tenant */
 };
 
 uint64_t bench_now_ns(void);

@@ -7,7 +7,8 @@
 #      (mdgpu: mdgpud's sim backend; native: the fake libcuda.so.1 of
 #      bench/tests, which exercises the native code without a GPU) and
 #      write well-formed JSON with a figure on each side for every
-#      benchmark, and the fairness timeline (share vs time) on both
+#      benchmark (the daemon's CPU figures: mdgpu only), and the
+#      fairness timeline (share vs time) on both
 #      sides, consistent with the fairness shares.  The figures
 #      themselves mean nothing here;
 #   4. bench/plot.sh makes both PNGs from that JSON.
@@ -63,7 +64,8 @@ for id in sync_rtt.p50 sync_rtt.launch_call.p50 async_launch.rate \
 	bw.h2d.pageable.1024KiB bw.d2h.pageable.1024KiB compute.throughput \
 	sharing.2_tenants.efficiency sharing.4_tenants.efficiency \
 	fairness.share_w1 fairness.share_w4 fairness.jain_weighted \
-	latency.alone.p99 latency.shared.p99 scale.8.throughput; do
+	latency.alone.p99 latency.shared.p99 interactive.8.p99 \
+	scale.8.throughput; do
 	jq -e --arg id "$id" \
 		'[.results[] | select(.id == $id and
 		  (.mdgpu | type) == "number" and .mdgpu >= 0 and
@@ -71,12 +73,18 @@ for id in sync_rtt.p50 sync_rtt.launch_call.p50 async_launch.rate \
 		"$json" >/dev/null || fail "$json: no figure on both sides for $id"
 done
 # mdgpu-only figures.
-for id in sync_rtt.daemon_only_rtt.p50 scale.8.daemon_cpu; do
+for id in sync_rtt.daemon_only_rtt.p50 scale.8.daemon_cpu \
+	idle.1.daemon_cpu idle.8.daemon_cpu idle.8.worker_cpu \
+	interactive.8.cpu; do
 	jq -e --arg id "$id" \
 		'[.results[] | select(.id == $id and (.mdgpu | type) == "number"
 		  and .mdgpu >= 0)] | length == 1' "$json" >/dev/null ||
 		fail "$json: no mdgpu figure for $id"
 done
+# The daemon's CPU figures have no native side (no daemon there).
+jq -e '[.results[] | select(.id | test("^(idle\\.[0-9]+\\.(daemon|worker)_cpu|interactive\\.[0-9]+\\.cpu)$"))] |
+	length == 6 and all(.[]; .native == null)' "$json" >/dev/null ||
+	fail "$json: idle/interactive CPU figures missing or with a native side"
 # A verdict is given wherever both sides were measured against a goal.
 jq -e 'all(.results[] | select(.goal | startswith("ratio"));
 	(.ratio == null) == (.met == null))' "$json" >/dev/null ||

@@ -257,6 +257,21 @@ static int t_saturate(const struct bench_target_ops *ops,
 	return ret;
 }
 
+/* n small kernels of ns each, each waited for: context, module and (on
+ * mdgpu) the vGPU's worker and first slice are behind the tenant. */
+static int spin_warmup(const struct bench_target_ops *ops,
+		       struct bench_tenant *t, uint64_t n, uint64_t ns)
+{
+	int ret = 0;
+
+	for (uint64_t k = 0; !ret && k < n; k++) {
+		ret = ops->launch_spin(t, ns);
+		if (!ret)
+			ret = ops->sync(t);
+	}
+	return ret;
+}
+
 /*
  * The latency-sensitive tenant: a small kernel every period, each waited
  * for; samples are launch-to-completion times in ns.  It starts measuring
@@ -268,16 +283,15 @@ static int t_latency(const struct bench_target_ops *ops,
 {
 	const struct bench_run *run = &sh->run;
 	uint64_t next, end;
-	int ret = 0;
+	int ret = spin_warmup(ops, t, 20, run->small_ns);
 
-	for (int k = 0; !ret && k < 20; k++) {
-		ret = ops->launch_spin(t, run->small_ns);
-		if (!ret)
-			ret = ops->sync(t);
-	}
 	if (ret || (ret = shm_barrier(sh)))
 		goto out;
 	next = sh->t0_ns + 200000000ULL;
+	/* Interactive tenants spread their periods evenly over one period,
+	 * as independent programs would be, rather than all waking at once. */
+	if (run->kind == BENCH_K_INTERACTIVE)
+		next += run->period_ns * i / run->ntenants;
 	end = next + run->duration_ns;
 	while (next < end && !atomic_load(&sh->abort)) {
 		uint64_t a;
@@ -295,6 +309,32 @@ static int t_latency(const struct bench_target_ops *ops,
 out:
 	atomic_store(&sh->stop, 1);
 	return ret;
+}
+
+/*
+ * An idle tenant: run->warmup small kernels, each waited for (so its vGPU
+ * has a context, a worker, and has had a slice), then it stays open doing
+ * nothing until the stop flag.  Tenant 0 raises the flag at
+ * t0 + run->duration_ns; the parent measures the daemon in between.
+ */
+static int t_idle(const struct bench_target_ops *ops, struct bench_tenant *t,
+		  struct bench_shm *sh, uint32_t i)
+{
+	const struct bench_run *run = &sh->run;
+	int ret = spin_warmup(ops, t, run->warmup, run->small_ns);
+
+	if (ret || (ret = shm_barrier(sh)))
+		return ret;
+	while (!atomic_load(&sh->stop) && !atomic_load(&sh->abort)) {
+		uint64_t now = bench_now_ns();
+
+		if (i == 0 && now >= sh->t0_ns + run->duration_ns) {
+			atomic_store(&sh->stop, 1);
+			break;
+		}
+		sleep_ns(10000000);	/* 10 ms: the tenants stay quiet too */
+	}
+	return 0;
 }
 
 /*
@@ -350,6 +390,7 @@ static int tenant_main(const struct bench_target_ops *ops,
 		.weight = run->weight[i] ? run->weight[i] : 1,
 		.latency = run->kind == BENCH_K_SYNC_RTT ||
 			   run->kind == BENCH_K_CALIBRATE ||
+			   run->kind == BENCH_K_INTERACTIVE ||
 			   (run->kind == BENCH_K_LATENCY && i == 0),
 	};
 	struct bench_tenant *t = NULL;
@@ -402,6 +443,12 @@ static int tenant_main(const struct bench_target_ops *ops,
 			ret = t_saturate(ops, t, sh, i,
 					 BENCH_TENANTS_MAX + 1);
 		}
+		break;
+	case BENCH_K_IDLE:
+		ret = t_idle(ops, t, sh, i);
+		break;
+	case BENCH_K_INTERACTIVE:
+		ret = t_latency(ops, t, sh, i);
 		break;
 	default:
 		ret = -EINVAL;
