@@ -410,15 +410,21 @@ void mdgpud_sched_set_runnable(struct mdgpud_sched *s,
 	if (s->phantom == e)
 		mdgpud_sched_end_phantom(s, now_ns);
 	if (runnable) {
+		struct mdgpud_sched_estate *st = mdgpud_sched_estate(e);
+
 		mdgpud_sched_update_min_vtime(s);
 		mdgpud_sched_cap_advance(s, e, now_ns);
 		e->runnable = true;
-		mdgpud_sched_estate(e)->woken = true;
-		mdgpud_sched_estate(e)->throttled =
-			!mdgpud_sched_cap_allows(s, e, now_ns);
-		if (!mdgpud_sched_estate(e)->throttled)
+		st->woken = true;
+		st->throttled = !mdgpud_sched_cap_allows(s, e, now_ns);
+		st->back_soon = st->left_ns && now_ns - st->left_ns <=
+				MDGPUD_SCHED_BACK_SOON_SLICES *
+				s->cfg.timeslice_ns;
+		if (!st->throttled)
 			s->ops->enqueue(s, e);
+		st->back_soon = false;
 	} else {
+		mdgpud_sched_estate(e)->left_ns = now_ns;
 		e->runnable = false;
 		mdgpud_sched_update_min_vtime(s);
 	}

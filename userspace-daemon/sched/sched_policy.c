@@ -12,7 +12,8 @@
  *   best-effort  weights as set; only entities that can run compete, so an
  *                idle or capped entity's share goes to the others
  *                (work-conserving); an entity that comes back is placed at
- *                min_vtime (no credit banked while away).
+ *                min_vtime (no credit banked while away), or, back within
+ *                two timeslices, keeps its vtime down to a bound.
  *   equal-share  best-effort with every weight the same.
  *   fixed-share  every entity competes, runnable or not.  When the entity
  *                owning the smallest vtime cannot run, the GPU is left
@@ -48,10 +49,26 @@ static uint32_t mdgpud_sched_weight_equal(const struct mdgpud_sched_entity *e)
 	return MDGPU_WEIGHT_MAX;
 }
 
+/*
+ * Best-effort and equal-share: an entity that comes back is placed at
+ * min_vtime (no credit for the time away); back within
+ * MDGPUD_SCHED_BACK_SOON_SLICES timeslices of leaving, it keeps its vtime,
+ * down to that many timeslices at the smallest weight behind min_vtime:
+ * its queue was empty for a moment (a synchronize) while the others ran,
+ * and placed at min_vtime it would lose the lead its weight gave it each
+ * time.
+ */
 static void mdgpud_sched_enqueue_waker(struct mdgpud_sched *s,
 				       struct mdgpud_sched_entity *e)
 {
-	mdgpud_sched_place(s, e);
+	uint64_t floor = s->min_vtime;
+
+	if (mdgpud_sched_estate(e)->back_soon)
+		floor -= mdgpud_sched_vtime_delta(MDGPUD_SCHED_BACK_SOON_SLICES *
+						  s->cfg.timeslice_ns,
+						  MDGPU_WEIGHT_MIN);
+	if (mdgpud_sched_vt_before(e->vtime, floor))
+		e->vtime = floor;
 }
 
 /*

@@ -55,12 +55,25 @@ struct mdgpud_sched_estate {
 	bool woken;			/* placed since its last slice */
 	bool throttled;			/* runnable but over its cap */
 	bool cap_ok;			/* scratch of pick(): cap allows now */
+	/* When it last stopped being runnable, and whether the enqueue
+	 * under way is a return within MDGPUD_SCHED_BACK_SOON_SLICES
+	 * timeslices of that (mdgpud_sched_set_runnable). */
+	uint64_t left_ns;
+	bool back_soon;
 	/* Scratch of peek_next(): e as the next pick would find it. */
 	bool peek_skip;			/* the entity left out */
 	bool peek_ok;			/* would be runnable, cap allowing */
 	bool peek_woken;		/* would count as woken */
 	uint64_t peek_vtime;		/* vtime it would compete with */
 };
+
+/*
+ * An entity that stops being runnable and is runnable again within this
+ * many timeslices keeps its vtime, down to this many timeslices at the
+ * smallest weight behind min_vtime (Documentation/scheduler.md, "Brief
+ * absences"): its queue was empty for a moment, it did not sleep.
+ */
+#define MDGPUD_SCHED_BACK_SOON_SLICES	2
 
 struct mdgpud_sched;
 
