@@ -156,6 +156,7 @@ static CUresult mdgpu_cu_ctx_new(CUcontext *pctx, unsigned flags,
 		goto out;
 	}
 	ctx->flags = flags;
+	mdgpu_cu_apply_sched(flags);
 	ctx->id = mdgpu_cu_ctx_next_id();
 	ctx->stream_id = mdgpu_cu_stream_next_id();
 	if (mdgpu_cu_push(ctx)) {

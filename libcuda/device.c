@@ -319,8 +319,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev,
 	r = mdgpu_cu_device_check(dev);
 	if (!r && (flags & ~known))
 		r = CUDA_ERROR_INVALID_VALUE;
-	if (!r)
+	if (!r) {
 		mdgpu_cu.primary_flags = flags;
+		mdgpu_cu_apply_sched(flags);
+	}
 	mdgpu_cu_leave();
 	return r;
 }

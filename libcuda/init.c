@@ -164,6 +164,43 @@ CUresult mdgpu_cu_error(int err)
 	return mdgpu_cu_result(err);
 }
 
+/*
+ * A context's scheduling flag decides how the process's waits (a
+ * synchronize, a synchronous copy) wait for the daemon's answer, as it
+ * decides how NVIDIA's driver waits for the GPU:
+ *  - CU_CTX_SCHED_BLOCKING_SYNC: sleep at once;
+ *  - SPIN, YIELD and AUTO (the default): spin, yielding the CPU between
+ *    checks, up to MDGPU_SPIN_US_MAX (1 s), then sleep.  NVIDIA's AUTO
+ *    spins while the process has no more contexts than CPUs; here the
+ *    daemon and the vGPU's worker need CPUs too, so AUTO spins that long
+ *    only on machines with MDGPU_CU_SPIN_AUTO_CPUS or more CPUs and keeps
+ *    libmdgpu's default (1 ms) below.  A wake-up from the sleep costs
+ *    45 us at the median and milliseconds at the tail on a VM
+ *    (Documentation/daemon.md, "Waking from idle").
+ * MDGPU_SPIN_US, when set, wins over every flag.  One vGPU handle serves
+ * every context, so the flags of the context made (or the primary
+ * context's, when set) last apply.
+ */
+void mdgpu_cu_apply_sched(unsigned flags)
+{
+	uint32_t us = MDGPU_CU_SPIN_US_LONG;
+
+	if (mdgpu_cu.spin_env || !mdgpu_cu.g)
+		return;
+	switch (flags & CU_CTX_SCHED_MASK) {
+	case CU_CTX_SCHED_BLOCKING_SYNC:
+		us = 0;
+		break;
+	case CU_CTX_SCHED_AUTO:
+		if (sysconf(_SC_NPROCESSORS_ONLN) < MDGPU_CU_SPIN_AUTO_CPUS)
+			us = MDGPU_CU_SPIN_US_SHORT;
+		break;
+	default:	/* SPIN, YIELD */
+		break;
+	}
+	mdgpu_set_spin_us(mdgpu_cu.g, us);
+}
+
 CUresult mdgpu_cu_enter(void)
 {
 	pthread_mutex_lock(&mdgpu_cu.lock);
@@ -317,6 +354,8 @@ static CUresult mdgpu_cu_open(void)
 			CUDA_ERROR_NO_DEVICE : mdgpu_cu_result(ret);
 	}
 	mdgpu_get_info(mdgpu_cu.g, &mdgpu_cu.info);
+	mdgpu_cu.spin_env = getenv("MDGPU_SPIN_US") != NULL;
+	mdgpu_cu_apply_sched(mdgpu_cu.primary_flags);
 	r = mdgpu_cu_describe();
 	if (r) {
 		mdgpu_close(mdgpu_cu.g);

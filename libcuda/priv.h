@@ -107,6 +107,13 @@ struct CUmod_st {
  * would otherwise be a round trip queued behind the vGPU's work.
  */
 #define MDGPU_CU_OCC_CACHED	8
+
+/* Waits under the scheduling flags (init.c, mdgpu_cu_apply_sched): the
+ * long spin of SPIN, YIELD and AUTO, AUTO's on small machines (libmdgpu's
+ * default), and the CPUs from which AUTO spins long. */
+#define MDGPU_CU_SPIN_US_LONG		1000000u
+#define MDGPU_CU_SPIN_US_SHORT		1000u
+#define MDGPU_CU_SPIN_AUTO_CPUS		8
 struct mdgpu_cu_occ_answer {
 	struct mdgpu_cmd_occupancy q;
 	uint64_t v;
@@ -166,6 +173,7 @@ struct mdgpu_cu_state {
 	uint64_t next_ctx_id;	/* the next context's id, 0 until the first */
 	uint64_t next_stream_id; /* the same for streams (stream.c) */
 	unsigned primary_flags;
+	bool spin_env;		/* MDGPU_SPIN_US given: sched flags ignored */
 	struct mdgpu_cu_set ctxs;	/* CUcontext; primary while refs > 0 */
 	struct mdgpu_cu_set allocs;	/* struct mdgpu_cu_alloc * */
 	struct mdgpu_cu_set hosts;	/* struct mdgpu_cu_host * */
@@ -179,6 +187,10 @@ struct mdgpu_cu_state {
 };
 
 extern struct mdgpu_cu_state mdgpu_cu;
+
+/* Under the lock: waits follow the scheduling flags of a context being
+ * made or of the primary context (init.c). */
+void mdgpu_cu_apply_sched(unsigned flags);
 
 /* Negative errno of libmdgpu to CUresult (the one mapping). */
 CUresult mdgpu_cu_result(int err);

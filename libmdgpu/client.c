@@ -158,6 +158,14 @@ void mdgpu_close(struct mdgpu *g)
 	free(g);
 }
 
+int mdgpu_set_spin_us(struct mdgpu *g, uint32_t spin_us)
+{
+	if (!g || spin_us > MDGPU_SPIN_US_MAX)
+		return -EINVAL;
+	g->spin_us = spin_us;
+	return 0;
+}
+
 int mdgpu_get_info(struct mdgpu *g, struct mdgpu_info *info)
 {
 	*info = g->info;

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -1380,6 +1381,71 @@ static void test_cuda_enumerate_library(void)
  * More than the 4 KiB of names libmdgpu asks for first: it asks again
  * with the list's size (two MODULE_FUNCS), and every name comes whole.
  */
+/* The fake libcuda's mdgpud_spin_ns (runs as C for ns nanoseconds). */
+static const char spin_ptx[] =
+	".version 7.0\n.target sm_70\n.address_size 64\n"
+	".visible .entry mdgpud_spin_ns(.param .u64 ns)\n{\n\tret;\n}\n";
+
+/* CPU time of this process over a 200 ms kernel's launch and
+ * cuCtxSynchronize, as a share of the wall time, under the primary
+ * context's scheduling flag `flags`. */
+static double wait_cpu_share(CUfunction f, unsigned int flags)
+{
+	uint64_t ns = 200000000;
+	void *args[] = { &ns };
+	struct timespec w0, w1, c0, c1;
+	double wall, cpu;
+
+	OK(cuDevicePrimaryCtxSetFlags(0, flags));
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	OK(cuCtxSynchronize());
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	wall = (double)(w1.tv_sec - w0.tv_sec) +
+	       (double)(w1.tv_nsec - w0.tv_nsec) * 1e-9;
+	cpu = (double)(c1.tv_sec - c0.tv_sec) +
+	      (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
+	return wall > 0 ? cpu / wall : 0;
+}
+
+/*
+ * Waits follow the context's scheduling flag (libcuda/init.c,
+ * mdgpu_cu_apply_sched): under CU_CTX_SCHED_SPIN a synchronize spins
+ * (the process uses CPU while the kernel runs), under
+ * CU_CTX_SCHED_BLOCKING_SYNC it sleeps.  Bounds are loose: a spinning
+ * wait yields between checks, so on a loaded 2-CPU machine it gets a
+ * share of a CPU, not all of it.  Fake libcuda only: its mdgpud_spin_ns
+ * takes the time asked for.
+ */
+static void test_cuda_wait_flags(void)
+{
+	double spin, block;
+	CUmodule m;
+	CUfunction f;
+
+	if (!on_fake) {
+		SKIP("the wait test needs the fake libcuda's timed kernel");
+		return;
+	}
+	if (getenv("MDGPU_SPIN_US")) {
+		SKIP("MDGPU_SPIN_US is set: it overrides the flags");
+		return;
+	}
+	OK(cuModuleLoadData(&m, spin_ptx));
+	OK(cuModuleGetFunction(&f, m, "mdgpud_spin_ns"));
+	spin = wait_cpu_share(f, CU_CTX_SCHED_SPIN);
+	block = wait_cpu_share(f, CU_CTX_SCHED_BLOCKING_SYNC);
+	printf("test_code: 200 ms synchronize: CPU %.2f of wall time "
+	       "under SCHED_SPIN, %.2f under SCHED_BLOCKING_SYNC\n",
+	       spin, block);
+	EXPECT(spin >= 0.3);
+	EXPECT(block <= 0.1);
+	OK(cuDevicePrimaryCtxSetFlags(0, 0));
+	OK(cuModuleUnload(m));
+}
+
 static void test_cuda_many_kernels(void)
 {
 	enum { N = 40, LONG = 100 };
@@ -1757,6 +1823,7 @@ int main(void)
 		test_cuda_enumerate(ctx);
 		test_cuda_enumerate_library();
 		test_cuda_many_kernels();
+		test_cuda_wait_flags();
 	}
 out:
 	OK(cuDevicePrimaryCtxRelease(0));

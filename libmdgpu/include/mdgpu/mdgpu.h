@@ -75,6 +75,12 @@ struct mdgpu_info {
 int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out);
 void mdgpu_close(struct mdgpu *g);
 int mdgpu_get_info(struct mdgpu *g, struct mdgpu_info *info);
+/*
+ * How long a wait of this handle busy-waits (yielding the CPU between
+ * checks past 20 us) before it sleeps: 0 sleeps at once; at most
+ * 1000000 (-EINVAL beyond).  The open option spin_us set it first.
+ */
+int mdgpu_set_spin_us(struct mdgpu *g, uint32_t spin_us);
 /* Message about the last failure on this handle ("" if none); with NULL,
  * why the calling thread's last mdgpu_open() failed. */
 const char *mdgpu_last_error(const struct mdgpu *g);
