@@ -13,6 +13,7 @@
  */
 #include "bench.h"
 #include "stats.h"
+#include "uapi/mdgpu.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -937,7 +938,7 @@ static void bench_fairness(void)
  * index, 10 ms apart): whether a tail is the run's start, periodic, or
  * scattered tells where it comes from.
  */
-static void latency_tail(const double *d, size_t n, int tg, int with)
+static void latency_tail(const double *d, size_t n, int tg, const char *what)
 {
 	size_t top[LATENCY_TAIL_SHOWN];
 	size_t k, nt = n < LATENCY_TAIL_SHOWN ? n : LATENCY_TAIL_SHOWN;
@@ -955,9 +956,8 @@ static void latency_tail(const double *d, size_t n, int tg, int with)
 		}
 		top[k] = best;
 	}
-	fprintf(stderr, "mdgpu-bench: latency %s, %s: largest of %zu samples "
-		"(us@index):", with ? "beside saturating" : "alone",
-		tg ? "mdgpu" : "native", n);
+	fprintf(stderr, "mdgpu-bench: %s, %s: largest of %zu samples "
+		"(us@index):", what, tg ? "mdgpu" : "native", n);
 	for (k = 0; k < nt; k++)
 		fprintf(stderr, " %.0f@%zu", d[top[k]] / 1e3, top[k]);
 	fputc('\n', stderr);
@@ -967,18 +967,30 @@ static void bench_latency(void)
 {
 	uint64_t d = opt.quick ? SEC : 5 * SEC;
 	double slice_us = opt.timeslice_us;
-	struct result *r[4];
-	const char *ids[4] = { "latency.alone.p50", "latency.alone.p99",
-			       "latency.shared.p50", "latency.shared.p99" };
+	struct result *r[6];
+	static const char *const ids[6] = {
+		"latency.alone.p50", "latency.alone.p99",
+		"latency.shared.p50", "latency.shared.p99",
+		"latency.class.p50", "latency.class.p99" };
+	static const char *const what[3] = {
+		"latency alone", "latency beside saturating",
+		"latency class beside saturating" };
 
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 6; k++)
 		r[k] = res_add(ids[k], "us", k < 2 ? G_RATIO_LE : G_NONE,
 			       k < 2 ? 1.5 : 0);
 	r[3]->goal_kind = G_MDGPU_LE;
 	r[3]->goal = slice_us + work_ns / 1e3;
 	res_note(r[3], "goal = timeslice %.0f us + longest competing kernel "
 		 "%.0f us; native: GPU time-slicing", slice_us, work_ns / 1e3);
-	for (int with = 0; with < 2; with++)
+	r[5]->goal_kind = G_RATIO_LE;
+	r[5]->goal = 1.0;
+	res_note(r[4], "the same, the latency tenant's vGPU at priority %u "
+		 "(the latency class: the saturating tenant keeps at most "
+		 "latency_queue_us queued); native: GPU time-slicing, the "
+		 "same run as latency.shared", MDGPU_PRIORITY_MAX);
+	res_note(r[5], "goal: at most native's p99 (GPU time-slicing)");
+	for (int with = 0; with < 3; with++)
 	for (int tg = 0; tg < NT; tg++) {
 		struct bench_run run = run_base(BENCH_K_LATENCY, with ? 2 : 1);
 		struct observe obs = { 0 };
@@ -986,16 +998,24 @@ static void bench_latency(void)
 		double *dd;
 		size_t n;
 
+		/* Native has no latency class: its figure is the shared
+		 * run's, measured once. */
+		if (with == 2 && tg == 0) {
+			r[4]->v[0] = r[2]->v[0];
+			r[5]->v[0] = r[3]->v[0];
+			continue;
+		}
 		run.duration_ns = d;
 		run.period_ns = 10 * MS;
 		run.small_ns = 10000;
 		run.samples_per_tenant = sat_samples(d + 60 * SEC);
-		sh = run_obs(tg, &run, with ? "latency beside saturating" :
-					      "latency alone", &obs);
+		if (with == 2)
+			run.priority[0] = MDGPU_PRIORITY_MAX;
+		sh = run_obs(tg, &run, what[with], &obs);
 		if (!sh)
 			continue;
 		dd = samples_d(sh, 0, &n);
-		latency_tail(dd, n, tg, with);
+		latency_tail(dd, n, tg, what[with]);
 		r[with * 2]->v[tg] = bench_median(dd, n) / 1e3;
 		r[with * 2 + 1]->v[tg] = bench_quantile(dd, n, 0.99) / 1e3;
 		free(dd);

@@ -31,6 +31,7 @@ struct bench_run {
 	int kind;			/* enum bench_kind */
 	uint32_t ntenants;
 	uint32_t weight[BENCH_TENANTS_MAX];
+	uint32_t priority[BENCH_TENANTS_MAX];	/* mdgpu, 0: the default */
 	struct bench_work work;
 	uint32_t depth;			/* kernels in flight per tenant */
 	uint64_t duration_ns;

@@ -64,7 +64,8 @@ for id in sync_rtt.p50 sync_rtt.launch_call.p50 async_launch.rate \
 	bw.h2d.pageable.1024KiB bw.d2h.pageable.1024KiB compute.throughput \
 	sharing.2_tenants.efficiency sharing.4_tenants.efficiency \
 	fairness.share_w1 fairness.share_w4 fairness.jain_weighted \
-	latency.alone.p99 latency.shared.p99 interactive.8.p99 \
+	latency.alone.p99 latency.shared.p99 latency.class.p99 \
+	interactive.8.p99 \
 	scale.8.throughput; do
 	jq -e --arg id "$id" \
 		'[.results[] | select(.id == $id and

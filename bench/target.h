@@ -33,6 +33,8 @@ struct bench_work {
 struct bench_tenant_cfg {
 	uint32_t index;		/* 0.. within one benchmark */
 	uint32_t weight;	/* scheduler weight (mdgpu); native ignores */
+	uint32_t priority;	/* scheduler priority (mdgpu), 0: leave the
+				 * default; native ignores */
 	int latency;		/* 1: waits spin (latency-sensitive tenant);
 				 * 0: waits block (saturating tenant) */
 	uint64_t pinned_bytes;	/* pinned host memory it will ask for */

@@ -184,6 +184,15 @@ static int md_open(const struct bench_tenant_cfg *cfg,
 		if (ret)
 			goto fail;
 	}
+	if (cfg->priority) {
+		char req[64];
+
+		snprintf(req, sizeof(req), "set %u priority %u\n",
+			 t->info.vgpu_id, cfg->priority);
+		ret = md_admin(req);
+		if (ret)
+			goto fail;
+	}
 	ret = mdgpu_err(t, mdgpu_mem_alloc(t->g, 4096 * sizeof(float),
 					   &t->sink), "mem_alloc(sink)");
 	if (ret)

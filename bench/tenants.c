@@ -388,6 +388,7 @@ static int tenant_main(const struct bench_target_ops *ops,
 	struct bench_tenant_cfg cfg = {
 		.index = i,
 		.weight = run->weight[i] ? run->weight[i] : 1,
+		.priority = run->priority[i],
 		.latency = run->kind == BENCH_K_SYNC_RTT ||
 			   run->kind == BENCH_K_CALIBRATE ||
 			   run->kind == BENCH_K_INTERACTIVE ||

@@ -49,6 +49,7 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->worker_poll_us = 20000;
 	cfg->worker_pollers = MDGPUD_POLL_AUTO;
 	cfg->linger_us = 50;
+	cfg->latency_queue_us = 500;
 	cfg->dma_bounce_kib = 1024;
 	cfg->host_mib_max = 1024;
 	cfg->admin_socket_path[0] = '\0';	/* derived from socket_path */
@@ -225,6 +226,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	}
 	U("worker_poll_us", 0, 1000000, worker_poll_us)
 	U("linger_us", 0, 1000000, linger_us)
+	U("latency_queue_us", 0, 1000000, latency_queue_us)
 	U("dma_bounce_kib", 4, 1U << 20, dma_bounce_kib)
 	U("host_mib_max", 0, 1U << 20, host_mib_max)
 	/* Per-uid limits, the handshake bound, context overhead. */

@@ -199,6 +199,7 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 		return -ENOMEM;
 	c->cfg = *cfg;
 	c->linger_ns = (uint64_t)cfg->linger_us * 1000;
+	c->latency_queue_ns = (uint64_t)cfg->latency_queue_us * 1000;
 	c->epfd = c->ctl_efd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	c->vgpus = calloc(cfg->max_vgpus, sizeof(*c->vgpus));

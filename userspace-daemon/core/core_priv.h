@@ -129,6 +129,9 @@ struct mdgpud_core {
 	struct mdgpud_limits *limits;	/* per-uid accounting (limits.c) */
 	uint32_t nr_pending;		/* vGPUs with a pending command */
 	uint64_t linger_ns;		/* cfg.linger_us */
+	uint64_t latency_queue_ns;	/* cfg.latency_queue_us */
+	uint64_t latency_seen_ns;	/* a latency-class vGPU last had work
+					 * (dispatch.c), 0: never */
 	struct mdgpud_vcmd vcmd;	/* scratch of the dispatcher */
 };
 

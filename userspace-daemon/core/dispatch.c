@@ -39,6 +39,21 @@ static void mdgpud_dispatch_observe(struct mdgpud_vgpu *v, uint32_t tail,
 	v->observed_tail = tail;
 }
 
+/*
+ * The latency class (Documentation/scheduler.md, "Latency class"): a vGPU
+ * of the highest priority.  While one has had work in the last
+ * MDGPUD_DISPATCH_LATENCY_ACTIVE_NS, the other vGPUs' slices keep at most
+ * latency_queue_us of GPU work queued and end as soon as a latency-class
+ * vGPU has work, so that it waits for at most that much of their work to
+ * drain, not for a whole slice of it.
+ */
+#define MDGPUD_DISPATCH_LATENCY_ACTIVE_NS	100000000ULL	/* 100 ms */
+
+static bool mdgpud_dispatch_is_latency(const struct mdgpud_vgpu *v)
+{
+	return v->entity.priority == MDGPU_PRIORITY_MAX;
+}
+
 static void mdgpud_dispatch_pending_poll(struct mdgpud_core *c,
 					struct mdgpud_vgpu *v);
 
@@ -73,6 +88,8 @@ static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 			mdgpud_dispatch_observe(v, tail, now);
 		}
 		runnable = pending > 0 && !v->pending.active;
+		if (runnable && mdgpud_dispatch_is_latency(v))
+			c->latency_seen_ns = now;
 		if (runnable != v->runnable) {
 			mdgpud_sched_set_runnable(c->sched, &v->entity,
 						  runnable, now);
@@ -125,6 +142,29 @@ static void mdgpud_dispatch_spin_once(bool yield)
 static bool mdgpud_dispatch_has_work(const struct mdgpud_vgpu *v)
 {
 	return !v->pending.active && v->tops->sq_tail(v->tpriv) != v->head;
+}
+
+/* A latency-class vGPU other than self has work it can run. */
+static bool mdgpud_dispatch_latency_waiting(struct mdgpud_core *c,
+					    const struct mdgpud_vgpu *self)
+{
+	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
+		struct mdgpud_vgpu *o = c->vgpus[i];
+
+		if (o != self && mdgpud_dispatch_is_latency(o) &&
+		    mdgpud_dispatch_has_work(o))
+			return true;
+	}
+	return false;
+}
+
+/* Whether v's slice is paced for a latency-class vGPU (above). */
+static bool mdgpud_dispatch_paced(const struct mdgpud_core *c,
+				  const struct mdgpud_vgpu *v, uint64_t now)
+{
+	return c->latency_queue_ns && c->latency_seen_ns &&
+	       !mdgpud_dispatch_is_latency(v) &&
+	       now - c->latency_seen_ns < MDGPUD_DISPATCH_LATENCY_ACTIVE_NS;
 }
 
 static bool mdgpud_dispatch_others_pending(struct mdgpud_core *c,
@@ -181,6 +221,9 @@ static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 			break;
 		if (*now >= busy_until && mdgpud_dispatch_others_pending(c, v))
 			break;
+		if (mdgpud_dispatch_paced(c, v, *now) &&
+		    mdgpud_dispatch_latency_waiting(c, v))
+			break;
 		if (*now >= spin_end && end - *now > mdgpud_dispatch_nap_ns)
 			mdgpud_dispatch_nap();
 		else
@@ -191,6 +234,40 @@ static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 		return v->head;	/* bad doorbell: the scan reports it */
 	mdgpud_dispatch_observe(v, t, *now);
 	return t;
+}
+
+/* t0 + n * ns, saturating: when n work commands of ns each end on the
+ * GPU. */
+static uint64_t mdgpud_dispatch_busy_until(uint64_t t0, uint64_t n,
+					   uint64_t ns)
+{
+	if (ns && n > (UINT64_MAX - t0) / ns)
+		return UINT64_MAX;
+	return t0 + n * ns;
+}
+
+/*
+ * Before v's next work command in a paced slice: waits until the work v
+ * queued in this slice (t0 plus `work` commands at its average GPU time
+ * per command) is estimated to end within latency_queue_ns; true, at
+ * once, when a latency-class vGPU has work: v's slice ends before the
+ * command.
+ */
+static bool mdgpud_dispatch_pace(struct mdgpud_core *c,
+				 const struct mdgpud_vgpu *v, uint64_t t0,
+				 uint64_t work, uint64_t *now)
+{
+	uint64_t until = mdgpud_dispatch_busy_until(t0, work, v->ns_per_work);
+	uint64_t yield_from = *now + mdgpud_dispatch_yield_after_ns;
+
+	for (;;) {
+		if (mdgpud_dispatch_latency_waiting(c, v))
+			return true;
+		if (until <= *now + c->latency_queue_ns || c->stop_req)
+			return false;
+		mdgpud_dispatch_spin_once(*now >= yield_from);
+		*now = mdgpud_now_ns();
+	}
 }
 
 static struct mdgpud_vgpu *
@@ -252,15 +329,6 @@ static bool mdgpud_dispatch_is_work(uint16_t opcode)
 	}
 }
 
-/* t0 + n * ns, saturating: when n work commands of ns each end on the
- * GPU. */
-static uint64_t mdgpud_dispatch_busy_until(uint64_t t0, uint64_t n,
-					   uint64_t ns)
-{
-	if (ns && n > (UINT64_MAX - t0) / ns)
-		return UINT64_MAX;
-	return t0 + n * ns;
-}
 
 /*
  * A command of v failed in the backend with ret: whether that lost the
@@ -496,6 +564,12 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		 */
 		pends = !ret && !v->ctx_err && mdgpud_exec_pends(v, &c->vcmd);
 		if (pends && v->head != first)
+			break;
+		/* Paced for a latency-class vGPU: this work command waits
+		 * for room, or the slice ends here if that vGPU has work. */
+		if (!ret && work && mdgpud_dispatch_is_work(c->vcmd.opcode) &&
+		    mdgpud_dispatch_paced(c, v, now) &&
+		    mdgpud_dispatch_pace(c, v, t0, work, &now))
 			break;
 		if (pends) {
 			ret = mdgpud_dispatch_start(v, &c->vcmd, idx, wait,

@@ -75,7 +75,17 @@ static void tenant_init(struct linger_env *e, struct tenant *t,
 	t->v = fake_attach(e->core, &t->f, &t->aperture);
 }
 
+/* B's scheduler priority (MDGPU_PRIORITY_MAX: the latency class). */
+static struct linger_env *env_start_prio(uint64_t a_spin_ns,
+					 uint32_t b_priority);
+
 static struct linger_env *env_start(uint64_t a_spin_ns)
+{
+	return env_start_prio(a_spin_ns, MDGPU_PRIORITY_DEFAULT);
+}
+
+static struct linger_env *env_start_prio(uint64_t a_spin_ns,
+					 uint32_t b_priority)
 {
 	static int seq;
 	struct linger_env *e = calloc(1, sizeof(*e));
@@ -94,6 +104,8 @@ static struct linger_env *env_start(uint64_t a_spin_ns)
 	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
 	tenant_init(e, &e->a, a_spin_ns);
 	tenant_init(e, &e->b, KERNEL_NS);
+	assert_int_equal(mdgpud_vgpu_set_knobs(e->b.v, 1, 100, b_priority),
+			 0);
 	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
 	return e;
 }
@@ -293,11 +305,59 @@ static void test_idle_neighbour_bounds_slice(void **state)
 	env_stop(e);
 }
 
+/* Waits until t's head reaches n (20 s at most). */
+static void wait_head(struct tenant *t, uint32_t n)
+{
+	for (int k = 0; head_of(t) != n; k++) {
+		assert_true(k < 1000000);
+		usleep(20);
+	}
+}
+
+/*
+ * The latency class (core/dispatch.c, Documentation/scheduler.md): with
+ * B at the highest priority and active (it had work within 100 ms), A's
+ * slice is paced to latency_queue_us of estimated GPU work queued (A's
+ * 5 ms kernels: one every ~4.5 ms of wall time here, the sim backend
+ * running them at once) and ends as soon as B rings; B's command then
+ * runs with most of A's queue still waiting.  A's ring holds
+ * ENTRIES - 1 kernels, its budget 20: unpaced, all of them would run
+ * before B.
+ */
+static void test_latency_class_cuts_slice(void **state)
+{
+	struct linger_env *e = env_start_prio(KERNEL_NS, MDGPU_PRIORITY_MAX);
+	struct mdgpu_cmd nop;
+	uint32_t a_done, queued = ENTRIES - 1;
+
+	(void)state;
+	memset(&nop, 0, sizeof(nop));
+	nop.opcode = MDGPU_OP_NOP;
+	/* A's first kernel teaches the dispatcher its GPU time per kernel;
+	 * B's NOP makes the latency class active. */
+	submit(&e->a);
+	wait_head(&e->a, 1);
+	submit_cmd(&e->b, &nop);
+	wait_head(&e->b, 1);
+	for (uint32_t i = 0; i < queued; i++)
+		submit(&e->a);
+	usleep(10000);
+	submit_cmd(&e->b, &nop);
+	wait_head(&e->b, 2);
+	a_done = head_of(&e->a) - 1;
+	print_message("latency class: B's command ran after %u of A's %u "
+		      "queued kernels\n", a_done, queued);
+	assert_true(a_done < queued - 4);
+	wait_head(&e->a, 1 + queued);
+	env_stop(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_linger_while_gpu_busy),
 		cmocka_unit_test(test_no_linger_when_gpu_idle),
+		cmocka_unit_test(test_latency_class_cuts_slice),
 		cmocka_unit_test(test_idle_neighbour_bounds_slice),
 	};
 

@@ -110,6 +110,10 @@ struct mdgpud_config {
 	uint32_t worker_poll_us;	/* worker_poll_us */
 	uint32_t worker_pollers;	/* worker_pollers */
 	uint32_t linger_us;		/* linger_us: keep a slice open */
+	uint32_t latency_queue_us;	/* latency_queue_us: the GPU work
+					 * others keep queued while a
+					 * latency-class vGPU is active;
+					 * 0: no pacing */
 	uint32_t dma_bounce_kib;	/* dma_bounce_kib (IOVA transports) */
 	uint32_t host_mib_max;		/* host_mib_max: zero-copy host area
 					 * a socket client may ask for */
