@@ -418,8 +418,7 @@ struct mdgpu_cmd_launch {
 	__u32 block[3];
 	__u32 shared_bytes;
 	__u64 params_addr;		/* packed parameter buffer */
-	__u32 params_len;		/* 0..MDGPU_PARAMS_MAX (ABI 1.6;
-					 * before: MDGPU_PARAMS_MAX_1_5) */
+	__u32 params_len;		/* 0..MDGPU_PARAMS_MAX (ABI 1.6) */
 	__u32 params_space;		/* APERTURE or IOVA; ignored if len 0 */
 	__u32 flags;			/* MDGPU_LAUNCH_F_* (ABI 1.2) */
 	__u32 cluster;			/* MDGPU_CLUSTER() or 0 (ABI 1.2) */
