@@ -1663,7 +1663,7 @@ static CUresult mdgpu_cu_add_kernel(CUgraphNode *out, CUgraph g,
 				    CUfunction f, const unsigned int dims[7],
 				    void **kernelParams, void **extra)
 {
-	unsigned char packed[MDGPU_PARAMS_MAX];
+	unsigned char packed[MDGPU_CU_PACKED_BYTES], *heap = NULL;
 	struct mdgpu_cu_op op = { .kind = MDGPU_CU_OP_KERNEL };
 	const void *blob = NULL;
 	size_t len = 0;
@@ -1679,7 +1679,8 @@ static CUresult mdgpu_cu_add_kernel(CUgraphNode *out, CUgraph g,
 		r = CUDA_ERROR_INVALID_HANDLE;
 		goto out;
 	}
-	r = mdgpu_cu_kernel_blob(f, kernelParams, extra, packed, &blob, &len);
+	r = mdgpu_cu_kernel_blob(f, kernelParams, extra, packed, &heap, &blob,
+				 &len);
 	if (r)
 		goto out;
 	op.u.kernel.f = f;
@@ -1692,6 +1693,7 @@ static CUresult mdgpu_cu_add_kernel(CUgraphNode *out, CUgraph g,
 	op.u.kernel.params = blob;
 	op.u.kernel.len = (uint32_t)len;
 	r = mdgpu_cu_node_add(out, g, deps, n, &op);
+	free(heap);
 out:
 	mdgpu_cu_leave();
 	return r;

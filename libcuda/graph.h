@@ -126,11 +126,17 @@ bool mdgpu_cu_host_zero_copy(uintptr_t p, uint64_t len);
 /*
  * launch.c: the parameter blob of a launch of f from kernelParams or
  * `extra` (at most one non-NULL) into *blob and *len: `extra`'s buffer,
- * or kernelParams packed into `packed` (MDGPU_PARAMS_MAX bytes) by f's
- * layout.
+ * or kernelParams packed by f's layout into `packed`
+ * (MDGPU_CU_PACKED_BYTES, on the caller's stack) or, for a layout larger
+ * than that, into *heap, which the caller frees once the blob was
+ * submitted (NULL otherwise).  A blob larger than the daemon takes
+ * (MDGPU_PARAMS_MAX, MDGPU_PARAMS_MAX_1_5 before ABI 1.6) is
+ * CUDA_ERROR_INVALID_VALUE.
  */
+#define MDGPU_CU_PACKED_BYTES	MDGPU_PARAMS_MAX_1_5
 CUresult mdgpu_cu_kernel_blob(CUfunction f, void **kernelParams,
 			      void **extra, unsigned char *packed,
-			      const void **blob, size_t *len);
+			      unsigned char **heap, const void **blob,
+			      size_t *len);
 
 #endif /* MDGPU_CU_GRAPH_H */

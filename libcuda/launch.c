@@ -15,6 +15,7 @@
  * stream a launch becomes a kernel node with a copy of its parameters
  * (graph.c).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "code.h"
@@ -43,9 +44,23 @@ static CUresult mdgpu_cu_extra(void **extra, const void **buf, size_t *len)
 	return CUDA_SUCCESS;
 }
 
-/* The blob of `kernelParams` by the function's layout, into buf. */
+/*
+ * The largest blob the daemon takes: MDGPU_PARAMS_MAX from ABI 1.6 on,
+ * MDGPU_PARAMS_MAX_1_5 before (the bound of CUDA before 12.1 too).
+ */
+static size_t mdgpu_cu_params_max(void)
+{
+	return (mdgpu_cu.info.abi_version & 0xffff) >= 6 ?
+	       MDGPU_PARAMS_MAX : MDGPU_PARAMS_MAX_1_5;
+}
+
+/*
+ * The blob of `kernelParams` by the function's layout: into buf
+ * (MDGPU_CU_PACKED_BYTES) when it fits, else into *heap, allocated here
+ * and freed by the caller.
+ */
 static CUresult mdgpu_cu_pack(CUfunction f, void **params, unsigned char *buf,
-			      size_t *len)
+			      unsigned char **heap, size_t *len)
 {
 	if (!f->layout_known) {
 		mdgpu_cu_log("launch of %s: parameter layout unknown",
@@ -54,6 +69,18 @@ static CUresult mdgpu_cu_pack(CUfunction f, void **params, unsigned char *buf,
 	}
 	if (f->layout.count && !params)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (f->layout.bytes > mdgpu_cu_params_max()) {
+		mdgpu_cu_log("launch of %s: %u bytes of parameters, more than "
+			     "the %zu the daemon takes", f->name,
+			     f->layout.bytes, mdgpu_cu_params_max());
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (f->layout.bytes > MDGPU_CU_PACKED_BYTES) {
+		*heap = malloc(f->layout.bytes);
+		if (!*heap)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		buf = *heap;
+	}
 	memset(buf, 0, f->layout.bytes);
 	for (uint32_t i = 0; i < f->layout.count; i++) {
 		const struct mdgpu_cu_param *p = &f->layout.params[i];
@@ -68,22 +95,33 @@ static CUresult mdgpu_cu_pack(CUfunction f, void **params, unsigned char *buf,
 
 CUresult mdgpu_cu_kernel_blob(CUfunction f, void **kernelParams,
 			      void **extra, unsigned char *packed,
-			      const void **blob, size_t *len)
+			      unsigned char **heap, const void **blob,
+			      size_t *len)
 {
 	CUresult r = CUDA_SUCCESS;
 
 	*blob = NULL;
+	*heap = NULL;
 	*len = 0;
 	if (extra) {
 		r = mdgpu_cu_extra(extra, blob, len);
 	} else if (kernelParams || f->layout_known) {
-		r = mdgpu_cu_pack(f, kernelParams, packed, len);
-		*blob = packed;
+		r = mdgpu_cu_pack(f, kernelParams, packed, heap, len);
+		*blob = *heap ? *heap : packed;
 	}
 	/* Neither, and no layout: the caller says the kernel takes no
-	 * parameters; the host driver checks. */
-	if (!r && *len > MDGPU_PARAMS_MAX)
+	 * parameters; the host driver checks.  More than the daemon takes
+	 * is the driver's answer to a blob past its bound. */
+	if (!r && *len > mdgpu_cu_params_max()) {
+		mdgpu_cu_log("launch of %s: %zu bytes of parameters, more "
+			     "than the %zu the daemon takes", f->name, *len,
+			     mdgpu_cu_params_max());
 		r = CUDA_ERROR_INVALID_VALUE;
+	}
+	if (r) {
+		free(*heap);
+		*heap = NULL;
+	}
 	return r;
 }
 
@@ -91,7 +129,7 @@ static CUresult mdgpu_cu_launch(CUfunction f, struct mdgpu_launch_cfg *cfg,
 				CUstream hStream, void **kernelParams,
 				void **extra)
 {
-	unsigned char packed[MDGPU_PARAMS_MAX];
+	unsigned char packed[MDGPU_CU_PACKED_BYTES], *heap = NULL;
 	struct mdgpu_cu_op op = { .kind = MDGPU_CU_OP_KERNEL };
 	const void *blob;
 	size_t len;
@@ -109,8 +147,8 @@ static CUresult mdgpu_cu_launch(CUfunction f, struct mdgpu_launch_cfg *cfg,
 	}
 	r = mdgpu_cu_stream_check(hStream);
 	if (!r)
-		r = mdgpu_cu_kernel_blob(f, kernelParams, extra, packed, &blob,
-					 &len);
+		r = mdgpu_cu_kernel_blob(f, kernelParams, extra, packed, &heap,
+					 &blob, &len);
 	if (r)
 		goto out;
 	/* Queued, or captured with a copy of the parameters (graph.c). */
@@ -120,6 +158,7 @@ static CUresult mdgpu_cu_launch(CUfunction f, struct mdgpu_launch_cfg *cfg,
 	op.u.kernel.params = blob;
 	op.u.kernel.len = (uint32_t)len;
 	r = mdgpu_cu_submit(hStream, &op);
+	free(heap);
 out:
 	mdgpu_cu_leave();
 	return r;

@@ -76,7 +76,8 @@ int mdgpu_open(const struct mdgpu_open_opts *opts, struct mdgpu **out)
 {
 	struct mdgpu_open_opts o = { 0 };
 	struct mdgpu *g;
-	uint64_t params_bytes = (uint64_t)MDGPU_PARAM_SLOTS * MDGPU_PARAMS_MAX;
+	uint64_t params_bytes = (uint64_t)MDGPU_PARAM_SLOTS *
+				MDGPU_PARAM_SLOT_BYTES;
 	int ret;
 
 	if (opts)
@@ -216,6 +217,7 @@ static void mdgpu_resync(struct mdgpu *g)
 	g->async_err = 0;
 	g->streams_busy = false;
 	g->stage_busy[0] = g->stage_busy[1] = false;
+	g->stage_launch[0] = g->stage_launch[1] = false;
 	memset(g->param_busy, 0, sizeof(g->param_busy));
 }
 
@@ -443,6 +445,14 @@ static int mdgpu_stage_wait(struct mdgpu *g, int k)
 	if (!g->stage_busy[k])
 		return 0;
 	g->stage_busy[k] = false;
+	if (g->stage_launch[k]) {
+		/* The daemon copied the parameters when it took the
+		 * command; the launch's own error is kept as an async one. */
+		g->stage_launch[k] = false;
+		if ((int32_t)(g->tops->head(g) - (g->stage_seq[k] + 1)) >= 0)
+			return 0;
+		return mdgpu_wait_head(g, g->stage_seq[k] + 1);
+	}
 	ret = mdgpu_wait_cpl(g, g->stage_seq[k], &cpl);
 	if (ret)
 		return ret;
@@ -813,6 +823,62 @@ int mdgpu_func_get(struct mdgpu *g, uint32_t module, const char *name,
 	return ret;
 }
 
+/*
+ * Parameters past a slot (ABI 1.6): at most MDGPU_PARAMS_MAX, a daemon
+ * of 1.6 or later (an older one refuses them), a staging half that holds
+ * them.
+ */
+static int mdgpu_launch_check_large(struct mdgpu *g, uint32_t params_len)
+{
+	uint32_t minor = g->info.abi_version & 0xffff;
+
+	if (params_len > MDGPU_PARAMS_MAX)
+		return mdgpu_set_error(g, -E2BIG, "launch parameters of %u "
+				       "bytes: more than %u", params_len,
+				       MDGPU_PARAMS_MAX);
+	if (minor < 6)
+		return mdgpu_set_error(g, -E2BIG, "launch parameters of %u "
+				       "bytes: the daemon speaks ABI 1.%u, "
+				       "which takes at most %u (more needs "
+				       "1.6)", params_len, minor,
+				       MDGPU_PARAMS_MAX_1_5);
+	if (params_len > g->stage_size)
+		return mdgpu_set_error(g, -E2BIG, "launch parameters of %u "
+				       "bytes: larger than the aperture "
+				       "staging half (%llu bytes)", params_len,
+				       (unsigned long long)g->stage_size);
+	return 0;
+}
+
+/*
+ * Large parameters go to a staging half, alternating so that back-to-back
+ * large launches do not wait for each other: a copy or staged command
+ * that wants the half later waits for the launch to be taken
+ * (mdgpu_stage_wait), not for it to run.
+ */
+static int mdgpu_launch_large(struct mdgpu *g, struct mdgpu_cmd *c,
+			      const void *params, uint32_t params_len)
+{
+	int k = (int)(g->stage_next_launch++ & 1);
+	uint32_t seq;
+	int ret;
+
+	ret = mdgpu_stage_wait(g, k);
+	if (ret)
+		return ret;
+	memcpy(g->aperture + (uint64_t)k * g->stage_size, params, params_len);
+	c->launch.params_addr = (uint64_t)k * g->stage_size;
+	c->launch.params_len = params_len;
+	c->launch.params_space = MDGPU_SPACE_APERTURE;
+	ret = mdgpu_submit(g, c, true, &seq);
+	if (ret)
+		return ret;
+	g->stage_seq[k] = seq;
+	g->stage_busy[k] = true;
+	g->stage_launch[k] = true;
+	return 0;
+}
+
 int mdgpu_launch(struct mdgpu *g, uint32_t func, const uint32_t grid[3],
 		 const uint32_t block[3], uint32_t shared_bytes,
 		 const void *params, uint32_t params_len)
@@ -832,8 +898,11 @@ int mdgpu_launch_ex(struct mdgpu *g, uint32_t func,
 	uint32_t slot, seq;
 	int ret;
 
-	if (params_len > MDGPU_PARAMS_MAX)
-		return mdgpu_set_error(g, -E2BIG, "launch parameters");
+	if (params_len > MDGPU_PARAM_SLOT_BYTES) {
+		ret = mdgpu_launch_check_large(g, params_len);
+		if (ret)
+			return ret;
+	}
 	c.stream = cfg->stream;
 	c.launch.func = func;
 	memcpy(c.launch.grid, cfg->grid, sizeof(c.launch.grid));
@@ -841,6 +910,8 @@ int mdgpu_launch_ex(struct mdgpu *g, uint32_t func,
 	c.launch.shared_bytes = cfg->shared_bytes;
 	c.launch.flags = cfg->flags;
 	c.launch.cluster = cfg->cluster;
+	if (params_len > MDGPU_PARAM_SLOT_BYTES)
+		return mdgpu_launch_large(g, &c, params, params_len);
 	if (params_len) {
 		/* The daemon copies parameters when it validates the
 		 * command: the slot is free once the command completed. */
@@ -852,9 +923,10 @@ int mdgpu_launch_ex(struct mdgpu *g, uint32_t func,
 				return ret;
 		}
 		memcpy(g->aperture + g->params_off +
-		       (uint64_t)slot * MDGPU_PARAMS_MAX, params, params_len);
+		       (uint64_t)slot * MDGPU_PARAM_SLOT_BYTES, params,
+		       params_len);
 		c.launch.params_addr = g->params_off +
-				       (uint64_t)slot * MDGPU_PARAMS_MAX;
+				       (uint64_t)slot * MDGPU_PARAM_SLOT_BYTES;
 		c.launch.params_len = params_len;
 		c.launch.params_space = MDGPU_SPACE_APERTURE;
 		ret = mdgpu_submit(g, &c, true, &seq);

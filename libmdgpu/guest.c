@@ -169,7 +169,8 @@ static int mdgpu_guest_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 	const char *path = o->path;
 	struct mdgpu_guest_info in;
 	struct mdgpu_guest *s;
-	uint64_t params = (uint64_t)MDGPU_PARAM_SLOTS * MDGPU_PARAMS_MAX;
+	uint64_t params = (uint64_t)MDGPU_PARAM_SLOTS *
+			  MDGPU_PARAM_SLOT_BYTES;
 	uint32_t entries;
 	void *p;
 	int ret;

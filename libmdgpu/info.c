@@ -55,9 +55,10 @@ int mdgpu_func_info(struct mdgpu *g, uint32_t func,
 		    struct mdgpu_func_info **info)
 {
 	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_FUNC_INFO);
-	/* Room for one parameter per byte of the largest parameter buffer. */
-	const uint32_t cap = sizeof(struct mdgpu_func_info) +
-			     MDGPU_PARAMS_MAX * sizeof(struct mdgpu_func_param);
+	/* The largest answer the daemon gives: MDGPU_INFO_MAX bytes, 8190
+	 * parameters (a layout of up to MDGPU_PARAMS_MAX bytes declares
+	 * fewer unless most of its parameters are single bytes). */
+	const uint32_t cap = MDGPU_INFO_MAX;
 	struct mdgpu_func_info *fi;
 	uint64_t full = 0;
 	int ret;

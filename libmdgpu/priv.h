@@ -41,7 +41,13 @@ struct mdgpu_tops {
 	uint32_t (*status)(struct mdgpu *g);
 };
 
-#define MDGPU_PARAM_SLOTS	16	/* launch parameter slots */
+/*
+ * Launch parameters of up to MDGPU_PARAM_SLOT_BYTES go to one of
+ * MDGPU_PARAM_SLOTS slots of their own (a launch rarely waits for one);
+ * larger ones (ABI 1.6, up to MDGPU_PARAMS_MAX) to a copy staging half.
+ */
+#define MDGPU_PARAM_SLOTS	16
+#define MDGPU_PARAM_SLOT_BYTES	MDGPU_PARAMS_MAX_1_5
 /* A wait's spin before it sleeps (opts.spin_us, MDGPU_SPIN_US). */
 #define MDGPU_SPIN_US_DEFAULT	1000u
 #define MDGPU_SPIN_US_MAX	1000000u
@@ -91,10 +97,16 @@ struct mdgpu {
 	bool streams_busy;
 
 	/* Aperture layout: [0, stage_size * 2) copy staging (two halves),
-	 * then MDGPU_PARAM_SLOTS * MDGPU_PARAMS_MAX launch parameters. */
+	 * then MDGPU_PARAM_SLOTS * MDGPU_PARAM_SLOT_BYTES launch
+	 * parameters.  A staging half is busy until command stage_seq
+	 * completed: a copy's (its status is the copy's result) or, with
+	 * stage_launch, a launch's large parameters (its error is an
+	 * asynchronous one, kept for the next synchronisation). */
 	uint64_t stage_size;
 	uint32_t stage_seq[2];
 	bool stage_busy[2];
+	bool stage_launch[2];
+	uint32_t stage_next_launch;	/* the half the next one takes */
 	uint64_t params_off;
 	uint32_t param_seq[MDGPU_PARAM_SLOTS];
 	bool param_busy[MDGPU_PARAM_SLOTS];

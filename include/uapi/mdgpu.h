@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			5
+#define MDGPU_ABI_MINOR			6
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -343,7 +343,13 @@ enum mdgpu_backend_kind {
 };
 
 /* Limits a command may not exceed, whatever the vGPU type. */
-#define MDGPU_PARAMS_MAX		4096		/* launch parameter blob */
+/*
+ * Launch parameter blob: CUDA's own bound since 12.1 (Volta and later).
+ * A daemon of before ABI 1.6 refuses more than MDGPU_PARAMS_MAX_1_5
+ * with -E2BIG: a client reads the daemon's minor before it sends more.
+ */
+#define MDGPU_PARAMS_MAX		32764
+#define MDGPU_PARAMS_MAX_1_5		4096
 #define MDGPU_MODULE_MAX		(16U << 20)	/* image in host memory */
 /*
  * A module image in device memory (MODULE_LOAD space DEVICE, ABI 1.3):
@@ -412,7 +418,7 @@ struct mdgpu_cmd_launch {
 	__u32 block[3];
 	__u32 shared_bytes;
 	__u64 params_addr;		/* packed parameter buffer */
-	__u32 params_len;		/* 0..MDGPU_PARAMS_MAX */
+	__u32 params_len;		/* 0..MDGPU_PARAMS_MAX (ABI 1.6) */
 	__u32 params_space;		/* APERTURE or IOVA; ignored if len 0 */
 	__u32 flags;			/* MDGPU_LAUNCH_F_* (ABI 1.2) */
 	__u32 cluster;			/* MDGPU_CLUSTER() or 0 (ABI 1.2) */

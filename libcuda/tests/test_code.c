@@ -1780,6 +1780,155 @@ static void test_cuda_graph(void)
 	OK(cuMemFree(d));
 }
 
+/*
+ * Kernel parameters past 4 KiB (CUDA 12.1's 32764 bytes, ABI 1.6).  The
+ * fake libcuda's sum_big(u64 out, .b8 p[N]) writes the sum of p's bytes
+ * to *out.  Blobs of 8 KiB (kernelParams), 32000 bytes (`extra`) and
+ * 32764 (cuLaunchKernelEx, a graph node, and launches back to back,
+ * between copies that share the aperture's staging area, so that every
+ * staging half and RPC area is reused); 32765 bytes are refused with the
+ * driver's CUDA_ERROR_INVALID_VALUE before anything is queued.  The sums
+ * are checked on the fake; a GPU runs the PTX's empty body.
+ */
+#define BIG_PARAMS_MAX 32764
+
+static bool big_module(size_t total, CUmodule *m, CUfunction *f)
+{
+	char text[256];
+	bool ok;
+
+	snprintf(text, sizeof(text),
+		 ".version 8.1\n.target sm_90\n.address_size 64\n"
+		 ".visible .entry sum_big(.param .u64 out, .param .align 8 "
+		 ".b8 p[%zu])\n{\n\tret;\n}\n", total - 8);
+	ok = cuModuleLoadData(m, text) == CUDA_SUCCESS &&
+	     cuModuleGetFunction(f, *m, "sum_big") == CUDA_SUCCESS;
+	EXPECT(ok);
+	return ok;
+}
+
+/* blob = { out, p[total - 8] } with a pattern of seed; the sum of p. */
+static uint64_t big_fill(unsigned char *blob, size_t total, CUdeviceptr out,
+			 unsigned seed)
+{
+	uint64_t sum = 0;
+
+	memcpy(blob, &out, sizeof(out));
+	for (size_t i = 8; i < total; i++) {
+		blob[i] = (unsigned char)(i * 13 + seed * 101 + total);
+		sum += blob[i];
+	}
+	return sum;
+}
+
+static void test_cuda_large_params(void)
+{
+	enum { RUNS = 12 };
+	static const size_t sizes[] = { 8192, 32000, BIG_PARAMS_MAX };
+	unsigned char *blob = malloc(BIG_PARAMS_MAX + 1);
+	uint64_t got[RUNS], want[RUNS], word = 0x1234;
+	CUDA_KERNEL_NODE_PARAMS kp = { .gridDimX = 1, .gridDimY = 1,
+				       .gridDimZ = 1, .blockDimX = 1,
+				       .blockDimY = 1, .blockDimZ = 1 };
+	CUlaunchConfig cfg = { .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+			       .blockDimX = 1, .blockDimY = 1,
+			       .blockDimZ = 1 };
+	CUdeviceptr d, scratch;
+	CUgraphNode node;
+	CUgraphExec x;
+	CUfunction f;
+	CUmodule m;
+	CUstream s;
+	CUgraph g;
+	bool have_max = false;
+
+	if (!blob) {
+		EXPECT(blob != NULL);
+		return;
+	}
+	OK(cuMemAlloc(&d, sizeof(got)));
+	OK(cuMemAlloc(&scratch, 4096));
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t total = sizes[i], len = total;
+		void *params[2] = { blob, blob + 8 };
+		void *extra[5] = { CU_LAUNCH_PARAM_BUFFER_POINTER, blob,
+				   CU_LAUNCH_PARAM_BUFFER_SIZE, &len,
+				   CU_LAUNCH_PARAM_END };
+		uint64_t sum;
+
+		if (!big_module(total, &m, &f))
+			continue;
+		OK(cuMemsetD8(d, 0, sizeof(got)));
+		sum = big_fill(blob, total, d + 8 * i, (unsigned)i);
+		if (i == 0)
+			OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL,
+					  params, NULL));
+		else if (i == 1)
+			OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL,
+					  NULL, extra));
+		else
+			OK(cuLaunchKernelEx(&cfg, f, params, NULL));
+		OK(cuCtxSynchronize());
+		OK(cuMemcpyDtoH(got, d, sizeof(got)));
+		EXPECT(!on_fake || got[i] == sum);
+		if (total == BIG_PARAMS_MAX) {
+			/* One byte past CUDA's bound. */
+			len = BIG_PARAMS_MAX + 1;
+			EXPECT_RES(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL,
+						  NULL, extra),
+				   CUDA_ERROR_INVALID_VALUE);
+			EXPECT_RES(cuLaunchKernelEx(&cfg, f, NULL, extra),
+				   CUDA_ERROR_INVALID_VALUE);
+			have_max = true;
+			break;		/* m and f stay for what follows */
+		}
+		OK(cuModuleUnload(m));
+	}
+
+	if (!have_max)
+		goto out;
+	/* Back to back on a stream, a small copy through the staging
+	 * area after each; then as a graph node. */
+	memset(got, 0, sizeof(got));
+	OK(cuMemcpyHtoD(d, got, sizeof(got)));
+	for (unsigned i = 0; i < RUNS; i++) {
+		void *params[2] = { blob, blob + 8 };
+
+		want[i] = big_fill(blob, BIG_PARAMS_MAX, d + 8 * i, i + 7);
+		OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+		OK(cuMemcpyHtoD(scratch + 8 * i, &word, sizeof(word)));
+	}
+	OK(cuStreamSynchronize(s));
+	OK(cuMemcpyDtoH(got, d, sizeof(got)));
+	for (unsigned i = 0; i < RUNS; i++)
+		EXPECT(!on_fake || got[i] == want[i]);
+
+	want[0] = big_fill(blob, BIG_PARAMS_MAX, d, 99);
+	{
+		void *params[2] = { blob, blob + 8 };
+
+		kp.func = f;
+		kp.kernelParams = params;
+		OK(cuGraphCreate(&g, 0));
+		OK(cuGraphAddKernelNode(&node, g, NULL, 0, &kp));
+	}
+	memset(blob, 0, BIG_PARAMS_MAX);	/* the node kept a copy */
+	OK(cuGraphInstantiateWithFlags(&x, g, 0));
+	OK(cuGraphLaunch(x, s));
+	OK(cuStreamSynchronize(s));
+	OK(cuMemcpyDtoH(got, d, sizeof(got)));
+	EXPECT(!on_fake || got[0] == want[0]);
+	OK(cuGraphExecDestroy(x));
+	OK(cuGraphDestroy(g));
+	OK(cuModuleUnload(m));
+out:
+	OK(cuStreamDestroy(s));
+	OK(cuMemFree(scratch));
+	OK(cuMemFree(d));
+	free(blob);
+}
+
 int main(void)
 {
 	const char *backend = getenv("MDGPU_TEST_BACKEND");
@@ -1824,6 +1973,7 @@ int main(void)
 		test_cuda_enumerate_library();
 		test_cuda_many_kernels();
 		test_cuda_wait_flags();
+		test_cuda_large_params();
 	}
 out:
 	OK(cuDevicePrimaryCtxRelease(0));

@@ -1627,6 +1627,70 @@ static void test_launch_ex(void **state)
 	assert_int_equal(ops->sync(ctx, 0), -EINVAL);
 	ops->ctx_destroy(ctx);
 }
+
+/* The fake's sum_big: *out = the sum of the bytes of p (32756 bytes: a
+ * blob of MDGPU_PARAMS_MAX). */
+static const char sum_big_ptx[] =
+	".version 8.1\n.target sm_90\n.address_size 64\n"
+	".visible .entry sum_big(.param .u64 out, .param .align 8 "
+	".b8 p[32756])\n{\n\tret;\n}\n";
+
+/*
+ * Blobs past the RPC slot's 4 KiB (ABI 1.6) travel in the big areas:
+ * three times as many launches as areas, back to back and between small
+ * inline launches, each with its own bytes; every sum must be its own
+ * blob's (an area reused before its launch ran would give another's).
+ */
+static void test_launch_big_params(void **state)
+{
+	enum { RUNS = 3 * MDGPUD_CUDA_RPC_BIG_SLOTS };
+	struct mdgpud_bctx *ctx;
+	uint64_t mod, fn, info_fn, d, res, want[RUNS], *got;
+	uint8_t *blob = malloc(MDGPU_PARAMS_MAX + 1);
+	struct mdgpud_launch l = {
+		.grid = { 1, 1, 1 }, .block = { 1, 1, 1 },
+		.params = blob, .params_len = MDGPU_PARAMS_MAX,
+	};
+	struct mdgpud_launch small = l;
+
+	(void)state;
+	assert_non_null(blob);
+	ctx = ctx_new(36);
+	assert_int_equal(ops->mem_alloc(ctx, 8 * RUNS + 64, &d, &res), 0);
+	got = ops->host_alloc(ctx, 4096);
+	assert_non_null(got);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, sum_big_ptx,
+					  sizeof(sum_big_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "sum_big", &fn), 0);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX,
+					  launch_info_ptx,
+					  sizeof(launch_info_ptx), &mod), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &info_fn), 0);
+	l.func = fn;
+	small.func = info_fn;
+	small.params_len = 8;
+	for (int i = 0; i < RUNS; i++) {
+		uint64_t out = d + 8 * (uint64_t)i, info = d + 8 * RUNS;
+
+		want[i] = 0;
+		memcpy(blob, &out, sizeof(out));
+		for (uint32_t j = 8; j < MDGPU_PARAMS_MAX; j++) {
+			blob[j] = (uint8_t)(j * 31 + i * 7);
+			want[i] += blob[j];
+		}
+		assert_int_equal(ops->launch(ctx, 0, &l), 0);
+		memcpy(blob, &info, sizeof(info));	/* inline, 8 bytes */
+		assert_int_equal(ops->launch(ctx, 0, &small), 0);
+	}
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_int_equal(ops->copy_d2h(ctx, 0, got, d, 8 * RUNS, 0), 0);
+	for (int i = 0; i < RUNS; i++)
+		assert_int_equal(got[i], want[i]);
+	l.params_len = MDGPU_PARAMS_MAX + 1;
+	assert_int_equal(ops->launch(ctx, 0, &l), -E2BIG);
+	ops->ctx_destroy(ctx);
+	free(blob);
+}
 #endif
 
 #ifdef MDGPUD_TEST_CUDA_FAKE
@@ -2990,6 +3054,7 @@ int main(void)
 		cmocka_unit_test(test_module_funcs),
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_launch_ex),
+		cmocka_unit_test(test_launch_big_params),
 #endif
 		cmocka_unit_test(test_poll_grants),
 	};

@@ -3,7 +3,8 @@
  * libmdgpu's pageable copies (libmdgpu/copy.c): the non-temporal copy and
  * the helper pool on plain buffers, then mdgpu_copy_htod/dtoh round trips
  * through mdgpud (sim backend, in a thread of this process) over the
- * socket transport with 1, 2 and 4 copy threads.  Byte-exact checks only,
+ * socket transport with 1, 2 and 4 copy threads, and large launch
+ * parameters sharing the staging area with them.  Byte-exact checks only,
  * nothing depends on timing.
  */
 #include <errno.h>
@@ -373,6 +374,57 @@ static void test_copy_errors(void **state)
 	free(buf);
 }
 
+/*
+ * Launch parameters past a 4 KiB slot (ABI 1.6) take a copy staging half:
+ * refused before anything is queued above MDGPU_PARAMS_MAX, or above
+ * 4096 bytes when the daemon states an older minor (as a 1.5 daemon's
+ * welcome would); queued large launches hold their half only until the
+ * daemon took them, so copies through staging stay byte-exact.  The sim
+ * has no functions: each launch fails -ENOENT, kept for the next sync.
+ */
+static void test_launch_params_large(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_threads(d, 1);
+	struct mdgpu_launch_cfg cfg = { .grid = { 1, 1, 1 },
+					.block = { 1, 1, 1 } };
+	uint8_t *blob = calloc(1, MDGPU_PARAMS_MAX + 1);
+	uint32_t abi = g->info.abi_version, tail = g->tail;
+	mdgpu_devptr x;
+
+	assert_non_null(blob);
+	assert_int_equal(abi & 0xffff, MDGPU_ABI_MINOR);
+	assert_int_equal(mdgpu_launch_ex(g, 1, &cfg, blob,
+					 MDGPU_PARAMS_MAX + 1), -E2BIG);
+	assert_int_equal(g->tail, tail);		/* nothing queued */
+
+	g->info.abi_version = MDGPU_ABI_MAJOR << 16 | 5;
+	assert_int_equal(mdgpu_launch_ex(g, 1, &cfg, blob,
+					 MDGPU_PARAMS_MAX_1_5 + 1), -E2BIG);
+	assert_non_null(strstr(mdgpu_last_error(g), "ABI 1.5"));
+	assert_int_equal(g->tail, tail);
+	assert_int_equal(mdgpu_launch_ex(g, 1, &cfg, blob,
+					 MDGPU_PARAMS_MAX_1_5), 0);
+	assert_int_equal(g->tail, tail + 1);		/* a slot, as before */
+	assert_int_equal(mdgpu_synchronize(g), -ENOENT);
+	g->info.abi_version = abi;
+
+	assert_int_equal(mdgpu_mem_alloc(g, DEV_BYTES, &x), 0);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(mdgpu_launch_ex(g, 1, &cfg, blob,
+						 MDGPU_PARAMS_MAX), 0);
+		assert_true(g->stage_busy[i & 1] && g->stage_launch[i & 1]);
+		if (i % 2)
+			roundtrip(g, x, (size_t)g->stage_size + 7, 3, 0, 5);
+	}
+	assert_int_equal(mdgpu_synchronize(g), -ENOENT);
+	roundtrip(g, x, 3 * 4096 + 1, 0, 8, 0);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(mdgpu_mem_free(g, x), 0);
+	mdgpu_close(g);
+	free(blob);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +443,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_threads_option, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_launch_params_large,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copy_errors, setup,
 						teardown),
 	};

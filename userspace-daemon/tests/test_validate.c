@@ -387,6 +387,54 @@ static void test_launch(void **state)
 	assert_int_equal(v(f, &c), 0);
 }
 
+/*
+ * Parameters past 4 KiB (ABI 1.6): up to MDGPU_PARAMS_MAX = 32764, copied
+ * whole at validation; one byte more, a length that would wrap, or a
+ * blob that runs past the aperture is refused before anything is read.
+ */
+static void test_launch_large(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t ap_size = 64 * 1024;
+	uint8_t *ap = test_malloc(ap_size);
+	struct mdgpu_cmd c = cmd(MDGPU_OP_LAUNCH), good;
+
+	for (uint64_t i = 0; i < ap_size; i++)
+		ap[i] = (uint8_t)(i * 7 + 1);
+	f->vc.aperture = ap;
+	f->vc.aperture_size = ap_size;
+	c.launch.func = f->func;
+	c.launch.grid[0] = c.launch.grid[1] = c.launch.grid[2] = 1;
+	c.launch.block[0] = c.launch.block[1] = c.launch.block[2] = 1;
+	c.launch.params_space = MDGPU_SPACE_APERTURE;
+	c.launch.params_addr = 100;
+	c.launch.params_len = MDGPU_PARAMS_MAX;
+	good = c;
+	assert_int_equal(MDGPU_PARAMS_MAX, 32764);
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.launch.params_len, MDGPU_PARAMS_MAX);
+	assert_memory_equal(f->out.launch.params, ap + 100, MDGPU_PARAMS_MAX);
+
+	c.launch.params_len = MDGPU_PARAMS_MAX_1_5 + 1;	/* past 1.5's */
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.launch.params[MDGPU_PARAMS_MAX_1_5],
+			 ap[100 + MDGPU_PARAMS_MAX_1_5]);
+	c.launch.params_len = MDGPU_PARAMS_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.launch.params_len = UINT32_MAX;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c = good;					/* ends at the end */
+	c.launch.params_addr = ap_size - MDGPU_PARAMS_MAX;
+	assert_int_equal(v(f, &c), 0);
+	c.launch.params_addr++;				/* one byte past */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.launch.params_addr = UINT64_MAX - 16;		/* addr + len wraps */
+	assert_int_equal(v(f, &c), -ERANGE);
+	f->vc.aperture = f->aperture;
+	f->vc.aperture_size = APERTURE_SIZE;
+	test_free(ap);
+}
+
 static void test_builtin(void **state)
 {
 	struct fixture *f = *state;
@@ -1137,6 +1185,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_module_func, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_launch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launch_large, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_query, setup,
 						teardown),

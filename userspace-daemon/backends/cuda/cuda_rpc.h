@@ -67,10 +67,22 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		8
+#define MDGPUD_CUDA_RPC_VERSION		9
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
+/*
+ * A launch parameter blob larger than the inline payload (ABI 1.6, up to
+ * MDGPU_PARAMS_MAX) travels in one of MDGPUD_CUDA_RPC_BIG_SLOTS areas of
+ * MDGPUD_CUDA_RPC_BIG_BYTES beside the ring, named in the high half of
+ * the launch's a4 (area + 1; 0: inline), so that the ring's slots stay
+ * 4 KiB.  The supervisor reuses an area once the launch that used it is
+ * done (the driver copied the parameters when it was launched).
+ */
+#define MDGPUD_CUDA_RPC_BIG_SLOTS	4
+#define MDGPUD_CUDA_RPC_BIG_BYTES	32768
+_Static_assert(MDGPU_PARAMS_MAX <= MDGPUD_CUDA_RPC_BIG_BYTES,
+	       "a launch's parameters must fit a big area");
 /* A function or global name travels inline, without its NUL. */
 _Static_assert(MDGPU_NAME_MAX <= MDGPUD_CUDA_RPC_INLINE_MAX,
 	       "names must fit the inline data");
@@ -145,8 +157,9 @@ enum mdgpud_cuda_rpc_op {
 	MDGPUD_CUDA_RPC_MODULE_UNLOAD,	/* a0 module */
 	MDGPUD_CUDA_RPC_FUNC_GET,	/* a0 module; inline name -> r0 */
 	MDGPUD_CUDA_RPC_LAUNCH,		/* a0 func, a1 grid x|y<<32, a2 grid z|
-				   block x<<32, a3 block y|z<<32, a4 shm,
-				   a5 stream, a6 flags | cluster << 32 */
+				   block x<<32, a3 block y|z<<32, a4 shm |
+				   big area + 1 << 32 (0: inline), a5
+				   stream, a6 flags | cluster << 32 */
 	MDGPUD_CUDA_RPC_BUILTIN,	/* a0 kernel, a1..a5 args, a6 stream
 					 * -> r0 */
 	MDGPUD_CUDA_RPC_EVENT_CREATE,	/* a0 MDGPU_EVENT_F_* -> r0 event */
@@ -265,6 +278,8 @@ struct mdgpud_cuda_rpc_shm {
 	_Atomic uint32_t sup_sleeping;
 
 	_Alignas(64) struct mdgpud_cuda_rpc_slot slot[MDGPUD_CUDA_RPC_SLOTS];
+	_Alignas(64) uint8_t big[MDGPUD_CUDA_RPC_BIG_SLOTS]
+				[MDGPUD_CUDA_RPC_BIG_BYTES];
 	_Alignas(4096) uint8_t staging[MDGPUD_CUDA_RPC_STAGING_BYTES];
 };
 

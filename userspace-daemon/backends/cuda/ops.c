@@ -491,29 +491,64 @@ static int mdgpud_cuda_func_get(struct mdgpud_bctx *ctx, uint64_t module,
 	return ret;
 }
 
+/*
+ * A big parameter area for the next launch (cuda_rpc.h): the next in
+ * turn, once the launch that used it last is done (a ring of them, so
+ * that is rarely a wait).
+ */
+static int mdgpud_cuda_big_take(struct mdgpud_bctx *ctx, uint32_t *area)
+{
+	uint32_t k = ctx->big_next % MDGPUD_CUDA_RPC_BIG_SLOTS;
+	int ret;
+
+	if (ctx->big_busy[k]) {
+		ret = mdgpud_cuda_wait_done(ctx, ctx->big_done[k]);
+		if (ret)
+			return ret;
+		ctx->big_busy[k] = 0;
+	}
+	ctx->big_next++;
+	*area = k;
+	return 0;
+}
+
 static int mdgpud_cuda_launch(struct mdgpud_bctx *ctx, uint64_t stream,
 			      const struct mdgpud_launch *l)
 {
 	struct mdgpud_cuda_rpc_slot *s;
+	uint8_t *data;
+	uint32_t big = 0;
 	int ret;
 
-	if (l->params_len > MDGPU_PARAMS_MAX ||
-	    l->params_len > MDGPUD_CUDA_RPC_INLINE_MAX)
+	if (l->params_len > MDGPU_PARAMS_MAX)
 		return -E2BIG;
 	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_LAUNCH, &ret);
 	if (!s)
 		return ret;
+	data = s->inline_data;
+	if (l->params_len > MDGPUD_CUDA_RPC_INLINE_MAX) {
+		ret = mdgpud_cuda_big_take(ctx, &big);
+		if (ret)
+			return ret;
+		data = ctx->shm->big[big];
+		big++;				/* a4's high half: area + 1 */
+	}
 	s->arg[0] = l->func;
 	s->arg[1] = l->grid.x | (uint64_t)l->grid.y << 32;
 	s->arg[2] = l->grid.z | (uint64_t)l->block.x << 32;
 	s->arg[3] = l->block.y | (uint64_t)l->block.z << 32;
-	s->arg[4] = l->shared_bytes;
+	s->arg[4] = l->shared_bytes | (uint64_t)big << 32;
 	s->arg[5] = stream;
 	s->arg[6] = l->flags | (uint64_t)l->cluster << 32;
 	if (l->params_len)
-		memcpy(s->inline_data, l->params, l->params_len);
+		memcpy(data, l->params, l->params_len);
 	s->inline_len = l->params_len;
 	mdgpud_cuda_post(ctx);
+	if (big) {
+		/* Free once `done` reaches this request's number + 1. */
+		ctx->big_done[big - 1] = ctx->tail;
+		ctx->big_busy[big - 1] = 1;
+	}
 	return 0;
 }
 

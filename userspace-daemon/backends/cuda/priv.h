@@ -128,6 +128,11 @@ struct mdgpud_bctx {
 	struct mdgpud_cuda_rpc_slot *pend_slot;
 	uint32_t pend_target;
 	uint64_t pend_deadline_ns;
+	/* Big parameter areas (cuda_rpc.h): the next to take, and for each
+	 * the value of `done` that frees it (0: free). */
+	uint32_t big_next;
+	uint32_t big_done[MDGPUD_CUDA_RPC_BIG_SLOTS];
+	uint8_t big_busy[MDGPUD_CUDA_RPC_BIG_SLOTS];
 	struct mdgpud_cuda_region *regions;
 	size_t nr_regions, cap_regions;
 	uint32_t next_region;
@@ -176,6 +181,8 @@ int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
 struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 					      uint32_t op, int *err);
 void mdgpud_cuda_post(struct mdgpud_bctx *ctx);
+/* Waits, bounded by the hang bound, until request `target - 1` is done. */
+int mdgpud_cuda_wait_done(struct mdgpud_bctx *ctx, uint32_t target);
 int mdgpud_cuda_call(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s);
 int mdgpud_cuda_call_copy(struct mdgpud_bctx *ctx,
 			  struct mdgpud_cuda_rpc_slot *s, uint64_t len);

@@ -215,6 +215,13 @@ static int mdgpud_cuda_wait_space(struct mdgpud_bctx *ctx, uint32_t target)
 	}
 }
 
+int mdgpud_cuda_wait_done(struct mdgpud_bctx *ctx, uint32_t target)
+{
+	if (mdgpud_cuda_reached(ctx, target))
+		return 0;
+	return mdgpud_cuda_wait_space(ctx, target);
+}
+
 /* A free slot for the next request, or NULL with *err set. */
 struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 					      uint32_t op, int *err)

@@ -37,6 +37,8 @@
  *   launch_info (u64 p): writes how it was launched, 5 u32 at p:
  *     by cuLaunchKernelEx (1) or cuLaunchKernel (0), its COOPERATIVE
  *     attribute, its cluster dimensions x, y, z (0 without one)
+ *   sum_big (u64 out, .b8 p[N]) for any N: *out = the sum of the N
+ *     bytes of p, for parameter blobs up to CUDA's 32764 bytes
  *
  * A slow JIT: text holding "mdgpud-fake-jit-ms N" (in a comment, say)
  * makes cuModuleLoadDataEx take N ms (at most FAKE_JIT_MS_MAX) before it
@@ -313,6 +315,24 @@ static mdgpud_cu_result k_launch_info(const struct CUfunc_st *f,
 	return 0;
 }
 
+/* sum_big(out, p[N]): *out = sum of the N bytes of p (any N). */
+static mdgpud_cu_result k_sum_big(const struct CUfunc_st *f,
+				  const uint8_t *b, unsigned int t)
+{
+	uint64_t *out = (uint64_t *)(uintptr_t)arg_u64(f, b, 0);
+	const uint8_t *p = b + f->off[1];
+	uint64_t sum = 0;
+
+	(void)t;
+	for (uint32_t i = 0; i < f->size[1]; i++)
+		sum += p[i];
+	*out = sum;
+	return 0;
+}
+
+/* A listed parameter size that matches any size. */
+#define FAKE_SIZE_ANY		UINT32_MAX
+
 static const struct fake_kernel fake_kernels[] = {
 	{ "mdgpud_fill_u32", 3, { 8, 8, 4 }, k_builtin_fill },
 	{ "mdgpud_add_u32", 4, { 8, 8, 8, 8 }, k_builtin_add },
@@ -327,6 +347,7 @@ static const struct fake_kernel fake_kernels[] = {
 	{ "fill_u32", 3, { 8, 4, 4 }, k_fill_u32 },
 	{ "write_global", 1, { 4 }, k_write_global },
 	{ "launch_info", 1, { 8 }, k_launch_info },
+	{ "sum_big", 2, { 8, FAKE_SIZE_ANY }, k_sum_big },
 };
 
 /* The named kernel f runs as, if its parameters are the listed ones. */
@@ -339,7 +360,8 @@ static const struct fake_kernel *fake_kernel_find(const struct CUfunc_st *f)
 			    k->nparams == f->nparams;
 
 		for (uint32_t p = 0; same && p < k->nparams; p++)
-			same = k->size[p] == f->size[p];
+			same = k->size[p] == f->size[p] ||
+			       k->size[p] == FAKE_SIZE_ANY;
 		if (same)
 			return k;
 	}

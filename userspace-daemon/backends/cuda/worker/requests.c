@@ -339,17 +339,20 @@ static mdgpud_cu_result mdgpud_worker_launch_ex(struct mdgpud_worker *w,
 
 /*
  * a0 function, a1 grid x | y << 32, a2 grid z | block x << 32, a3 block
- * y | z << 32, a4 shared bytes, a5 stream, a6 MDGPU_LAUNCH_F_* | cluster
- * << 32; inline data the parameter blob.  cuLaunchKernel, or
- * cuLaunchKernelEx when a flag or a cluster asks for attributes.
+ * y | z << 32, a4 shared bytes | big area + 1 << 32, a5 stream, a6
+ * MDGPU_LAUNCH_F_* | cluster << 32; the parameter blob is the inline
+ * data, or (area nonzero) the start of that big area.  cuLaunchKernel,
+ * or cuLaunchKernelEx when a flag or a cluster asks for attributes.
  */
 static int mdgpud_worker_op_launch(struct mdgpud_worker *w,
 				   struct mdgpud_cuda_rpc_slot *s)
 {
 	size_t len = s->inline_len;
+	uint64_t big = s->arg[4] >> 32;
 	void *extra[] = {
 		(void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT,
-		s->inline_data,
+		big && big <= MDGPUD_CUDA_RPC_BIG_SLOTS ?
+			(void *)w->shm->big[big - 1] : (void *)s->inline_data,
 		(void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT,
 		&len,
 		(void *)(uintptr_t)MDGPUD_CU_LAUNCH_PARAM_END_AS_INT,
@@ -360,7 +363,10 @@ static int mdgpud_worker_op_launch(struct mdgpud_worker *w,
 
 	if (mdgpud_worker_handles_get(&w->funcs, s->arg[0], &f) || !st)
 		return -ENOENT;
-	if (len > MDGPUD_CUDA_RPC_INLINE_MAX)
+	if (big > MDGPUD_CUDA_RPC_BIG_SLOTS)
+		return -EINVAL;
+	if (len > (big ? MDGPUD_CUDA_RPC_BIG_BYTES :
+			 MDGPUD_CUDA_RPC_INLINE_MAX))
 		return -E2BIG;
 	if (s->arg[6] & ~(uint64_t)MDGPU_LAUNCH_F_COOPERATIVE &
 	    ~((uint64_t)MDGPU_CLUSTER_MASK << 32))
