@@ -194,6 +194,7 @@ void mdgpu_parents_destroy(void);
 
 int mdgpu_pci_canonical(char *bus_id, size_t size);
 int mdgpu_pci_get(const char *bus_id, struct pci_dev **out);
+int mdgpu_pci_name_types(struct mdgpu_parent *parent);
 int mdgpu_pci_init(void);
 void mdgpu_pci_exit(void);
 

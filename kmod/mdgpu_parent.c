@@ -262,11 +262,18 @@ static int mdgpu_parent_create(struct mdgpu_ctl_file *file,
 				   MDGPU_NR_TYPES);
 	if (ret)
 		goto err_del;
+	if (pdev) {
+		ret = mdgpu_pci_name_types(parent);
+		if (ret)
+			goto err_unregister;
+	}
 
 	list_add_tail(&parent->node, &mdgpu_parents);
 	*out = parent;
 	return 0;
 
+err_unregister:
+	mdev_unregister_parent(&parent->mparent);
 err_del:
 	device_del(&parent->dev);
 err_put:

@@ -117,6 +117,39 @@ int mdgpu_pci_get(const char *bus_id, struct pci_dev **out)
 	return 0;
 }
 
+/*
+ * mdgpu_pci_name_types() - give @parent's mdev types their mdgpu names.
+ *
+ * The mdev core names each type directory "<driver>-<sysfs_name>" after
+ * dev_driver_string() of the parent device: "mdgpu-1g" on mdgpu<id>, but
+ * on a PCI device the name of whatever driver it has ("nvidia-1g",
+ * "pci-1g" with none), which would change with the GPU's driver.  The
+ * types are renamed to "mdgpu-<sysfs_name>" right after registration, so
+ * mdevctl, libvirt and Nova see one set of type names on every parent.
+ * Caller must hold mdgpu_lock.
+ */
+int mdgpu_pci_name_types(struct mdgpu_parent *parent)
+{
+	char name[MDGPU_NAME_LEN + sizeof(MDGPU_DRV_NAME)];
+	struct kobject *kobj;
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held(&mdgpu_lock);
+
+	for (i = 0; i < MDGPU_NR_TYPES; i++) {
+		kobj = &parent->types[i].mtype.kobj;
+		snprintf(name, sizeof(name), "%s-%s", MDGPU_DRV_NAME,
+			 parent->types[i].mtype.sysfs_name);
+		if (!strcmp(kobject_name(kobj), name))
+			continue;
+		ret = kobject_rename(kobj, name);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int mdgpu_pci_notify(struct notifier_block *nb, unsigned long action,
 			    void *data)
 {
