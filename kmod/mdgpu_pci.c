@@ -126,11 +126,17 @@ int mdgpu_pci_get(const char *bus_id, struct pci_dev **out)
  * "pci-1g" with none), which would change with the GPU's driver.  The
  * types are renamed to "mdgpu-<sysfs_name>" right after registration, so
  * mdevctl, libvirt and Nova see one set of type names on every parent.
- * Caller must hold mdgpu_lock.
+ * The mdev core announced the parent (a change uevent, MDEV_STATE=
+ * registered) before the renames; it is announced again after them, so
+ * that libvirt's node-device driver, which rereads mdev_supported_types
+ * on that event, sees the final names.  Caller must hold mdgpu_lock.
  */
 int mdgpu_pci_name_types(struct mdgpu_parent *parent)
 {
 	char name[MDGPU_NAME_LEN + sizeof(MDGPU_DRV_NAME)];
+	char *env = "MDEV_STATE=registered";
+	char *envp[2] = { env, NULL };
+	bool renamed = false;
 	struct kobject *kobj;
 	unsigned int i;
 	int ret;
@@ -146,7 +152,10 @@ int mdgpu_pci_name_types(struct mdgpu_parent *parent)
 		ret = kobject_rename(kobj, name);
 		if (ret)
 			return ret;
+		renamed = true;
 	}
+	if (renamed)
+		kobject_uevent_env(&parent->pdev->dev.kobj, KOBJ_CHANGE, envp);
 	return 0;
 }
 
