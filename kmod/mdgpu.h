@@ -4,8 +4,11 @@
  *
  * Lock order (outermost first), asserted with lockdep_assert_held():
  *
+ *   device_lock(PCI dev)  the driver core's, held around the PCI bus
+ *                         notifier (mdgpu_pci.c): never taken by mdgpu
  *   mdgpu_lock            global mutex: mdgpu_parents list, parent ids,
- *                         parent ownership changes (register/release)
+ *                         parent ownership changes (register/release),
+ *                         parent removal (unregister, PCI notifier, exit)
  *   mdgpu_parent.lock     mutex: the parent's vGPU list and quota, dying,
  *                         policy, timeslice_us
  *   mdgpu_vgpu.open_sem   rw_semaphore: vGPU open state; DMA holds it for
@@ -78,6 +81,7 @@ struct mdgpu_type {
 
 struct mdgpu_parent;
 struct mdgpu_vgpu;
+struct pci_dev;
 u64 mdgpu_type_fb_quota(const struct mdgpu_type_info *info, u64 fb_size);
 unsigned int mdgpu_type_available(struct mdgpu_parent *parent,
 				  const struct mdgpu_type_info *info);
@@ -136,7 +140,13 @@ void mdgpu_ctl_exit(void);
 /* ---- parents (mdgpu_parent.c) ------------------------------------------- */
 
 struct mdgpu_parent {
-	struct device dev;		/* mdgpu<id>, class mdgpu; refcounted */
+	/* mdgpu<id>, class mdgpu, the knobs; a child of pdev if any */
+	struct device dev;		/* refcounted: frees the parent */
+	/*
+	 * The GPU's PCI device, NULL without MDGPU_REGISTER_F_PCI: then dev
+	 * is the mdev parent.  A reference, dropped when dev is released.
+	 */
+	struct pci_dev *pdev;
 	struct mdev_parent mparent;
 	struct list_head node;		/* mdgpu_parents, under mdgpu_lock */
 	u32 id;
@@ -169,6 +179,8 @@ static inline struct mdgpu_parent *mdgpu_parent_of_mtype(struct mdev_type *t)
 
 int mdgpu_parent_register(struct mdgpu_ctl_file *file,
 			  struct mdgpu_ctl_register *req);
+struct mdgpu_parent *mdgpu_parent_find_pci(struct pci_dev *pdev);
+void mdgpu_parent_kill(struct mdgpu_parent *parent);
 int mdgpu_parent_unregister(struct mdgpu_ctl_file *file, u32 parent_id);
 void mdgpu_parent_owner_lost(struct mdgpu_ctl_file *file);
 void mdgpu_parent_post_policy(struct mdgpu_parent *parent);
@@ -177,6 +189,14 @@ int mdgpu_parent_attach_vgpu(struct mdgpu_parent *parent,
 void mdgpu_parent_detach_vgpu(struct mdgpu_parent *parent,
 			      struct mdgpu_vgpu *vgpu);
 void mdgpu_parents_destroy(void);
+
+/* ---- the GPU's PCI device as parent (mdgpu_pci.c) ---------------------- */
+
+int mdgpu_pci_canonical(char *bus_id, size_t size);
+int mdgpu_pci_get(const char *bus_id, struct pci_dev **out);
+int mdgpu_pci_name_types(struct mdgpu_parent *parent);
+int mdgpu_pci_init(void);
+void mdgpu_pci_exit(void);
 
 /* ---- vGPUs (mdgpu_vgpu.c: vfio_device_ops and mdev_driver) -------------- */
 

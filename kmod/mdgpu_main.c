@@ -33,14 +33,21 @@ static int __init mdgpu_init(void)
 	if (ret)
 		goto err_class;
 
-	ret = mdgpu_ctl_init();
+	/* Before /dev/mdgpu: no PCI parent may exist unwatched. */
+	ret = mdgpu_pci_init();
 	if (ret)
 		goto err_driver;
+
+	ret = mdgpu_ctl_init();
+	if (ret)
+		goto err_pci;
 
 	pr_info("mdgpu: ABI %u.%u, %u vGPU types\n", MDGPU_ABI_MAJOR,
 		MDGPU_ABI_MINOR, MDGPU_NR_TYPES);
 	return 0;
 
+err_pci:
+	mdgpu_pci_exit();
 err_driver:
 	mdev_unregister_driver(&mdgpu_mdev_driver);
 err_class:
@@ -52,6 +59,7 @@ static void __exit mdgpu_exit(void)
 {
 	mdgpu_ctl_exit();
 	mdgpu_parents_destroy();
+	mdgpu_pci_exit();
 	mdev_unregister_driver(&mdgpu_mdev_driver);
 	class_destroy(mdgpu_class);
 }

@@ -4,7 +4,7 @@
  *
  *   /sys/bus/mdev/devices/<uuid>/mdgpu/     weight cap priority (rw),
  *                                           status stats vgpu_id (ro)
- *   /sys/class/mdev_bus/mdgpu<N>/mdgpu/     policy timeslice_us (rw),
+ *   /sys/class/mdgpu/mdgpu<N>/mdgpu/        policy timeslice_us (rw),
  *                                           gpu_name bus_id fb_size
  *                                           sm_count (ro)
  *

@@ -622,16 +622,30 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_func_info) == 136,
  * a CREATE (and an OPEN, if open) event for every existing vGPU.  A parent
  * outlives the file that registered it: when that file is closed, each of its
  * vGPUs reports MDGPU_STATUS_BACKEND_LOST until a daemon registers again.
+ *
+ * With MDGPU_REGISTER_F_PCI, bus_id is the PCI address of the GPU
+ * ("domain:bus:slot.function", hexadecimal, e.g. "0000:65:00.0"; the
+ * kernel writes it back in its canonical form) and that PCI device becomes
+ * the mdev parent: /sys/bus/pci/devices/<bus_id>/mdev_supported_types/.
+ * Errors: -EINVAL for a malformed address, -ENODEV when no such device
+ * exists, -EBUSY when the device already is an mdev parent (of another
+ * daemon, or of another driver).  Removing the PCI device or unbinding its
+ * driver unregisters the parent and removes its vGPUs.  Without the flag
+ * the parent is the class device mdgpu<parent_id> itself.  Either way the
+ * parent's knobs are /sys/class/mdgpu/mdgpu<parent_id>/mdgpu/.
  */
+#define MDGPU_REGISTER_F_PCI		(1u << 0)
+
 struct mdgpu_ctl_register {
 	__u32 abi_version;		/* in: MDGPU_ABI_VERSION */
-	__u32 flags;			/* in: 0 */
+	__u32 flags;			/* in: MDGPU_REGISTER_F_* */
 	char name[MDGPU_NAME_LEN];	/* in: GPU model, NUL-terminated */
 	char bus_id[MDGPU_NAME_LEN];	/* in: stable id, e.g. "0000:65:00.0" */
 	__u64 fb_size;			/* in: bytes the daemon partitions */
 	__u32 sm_count;			/* in: > 0 */
 	__u32 parent_id;		/* out */
-	char parent_name[MDGPU_NAME_LEN]; /* out: /sys/class/mdev_bus/<this> */
+	char parent_name[MDGPU_NAME_LEN]; /* out: /sys/class/mdev_bus/<this>:
+					   * the PCI address or mdgpu<id> */
 	__u32 nr_vgpus;			/* out: vGPUs that already exist */
 	__u32 reserved;			/* 0 */
 };

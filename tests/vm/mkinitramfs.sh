@@ -4,7 +4,7 @@
 # Build the guest's initramfs (newc cpio, uncompressed: the kernel unpacks
 # it fastest that way) from:
 #   - busybox-static (applets installed as symlinks by /init at boot);
-#   - the kernel's own vfio, vfio_iommu_type1 and mdev modules plus every
+#   - the kernel's own vfio, vfio_iommu_type1, mdev and pci-stub modules plus every
 #     module mdgpu.ko depends on (modinfo), closed over KROOT's modules.dep,
 #     decompressed (busybox insmod cannot read .ko.xz), listed in load order
 #     in /lib/modules/load.list;
@@ -70,6 +70,9 @@ fi
 for m in $wanted; do
 	add_mod "$m"
 done
+# pci-stub: the suite binds the stand-in GPU (edu) to it and unbinds it;
+# where it is built in or missing, that test skips.
+add_mod pci-stub || true
 for p in "${order[@]}"; do
 	base=${p##*/}
 	case $base in

@@ -25,7 +25,7 @@ mkdir -p "$out"
 	"$BUILD/kmod-$rel/mdgpu.ko" "$BUILD/vm/mdgpu-vmtest" >/dev/null
 rc=0
 timeout -k 5 "${VM_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg -m 1G -smp 2 \
-	-nographic -no-reboot -net none \
+	-nographic -no-reboot -net none -device edu \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$out/initramfs.cpio" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 slub_debug=FZPU page_poison=1 kfence.sample_interval=1" \
 	</dev/null >"$out/serial.log" 2>&1 || rc=$?

@@ -12,6 +12,8 @@
 # $BUILD/vm/mdgpu-vmtest), VM_SMP vCPUs (default 2: the race tests need
 # two to race for real; MTTCG runs them on two host threads at no extra
 # wall time here).  TEST runs only that test of mdgpu-vmtest.
+# The guest has QEMU's `edu` PCI device (-device edu), which stands in for
+# the GPU: the suite registers it as the mdev parent.
 # VM_SHELL=1: boot to a shell on this terminal instead (debugging).
 # VM_MODE=qemu: the nested test instead (check-vm-qemu): the guest runs
 # QEMU with -device vfio-pci,sysfsdev= on an mdev; VM_INNER_BIN (default
@@ -67,7 +69,7 @@ trap keep EXIT
 if [ -n "${VM_SHELL:-}" ]; then
 	# Debugging: a shell on this terminal instead of the suite.
 	qemu-system-x86_64 -accel tcg -m "$mem" -smp "${VM_SMP:-2}" \
-		-nographic -no-reboot -net none \
+		-nographic -no-reboot -net none -device edu \
 		-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet mdgpu.shell"
 	exit
@@ -76,7 +78,7 @@ echo "vm: booting $rel (TCG, timeout ${timeout_s}s), serial log $out/serial.log"
 start=$(date +%s.%N)
 rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$mem" -smp "${VM_SMP:-2}" \
-	-nographic -no-reboot -net none \
+	-nographic -no-reboot -net none -device edu \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${only:+mdgpu.only=$only} ${mode:+mdgpu.mode=$mode} ${VM_APPEND:-}" \
 	</dev/null >"$log" 2>&1 || rc=$?

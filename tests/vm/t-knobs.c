@@ -84,7 +84,7 @@ TEST(knob_priority, FX_MDEV)
 
 TEST(knob_policy, FX_PARENT)
 {
-	const char *p = parent_knob(f->parent, "policy");
+	const char *p = parent_knob(f, "policy");
 	char b[64];
 	struct mdgpu_ctl_event ev;
 	static const char *const names[] = { "best-effort", "equal-share",
@@ -93,15 +93,15 @@ TEST(knob_policy, FX_PARENT)
 	EXPECT(sysfs_read(p, b, sizeof(b)) > 0 && !strcmp(b, "best-effort"),
 	       "default policy '%s'", b);
 	for (int i = 2; i >= 0; i--) {
-		ASSERT(sysfs_write(parent_knob(f->parent, "policy"), names[i]) == 0,
+		ASSERT(sysfs_write(parent_knob(f, "policy"), names[i]) == 0,
 		       "policy %s", names[i]);
-		EXPECT(sysfs_read(parent_knob(f->parent, "policy"), b, sizeof(b)) > 0 &&
+		EXPECT(sysfs_read(parent_knob(f, "policy"), b, sizeof(b)) > 0 &&
 		       !strcmp(b, names[i]), "policy reads '%s'", b);
 		EXPECT(ev_wait(f, MDGPU_EV_POLICY, ~0U, &ev, EV_TIMEOUT_MS) == 0 &&
 		       ev.policy.policy == (uint32_t)i, "POLICY event %u",
 		       ev.policy.policy);
 	}
-	p = parent_knob(f->parent, "policy");
+	p = parent_knob(f, "policy");
 	EXPECT(sysfs_write(p, "fastest") == -EINVAL, "bad policy");
 	EXPECT(sysfs_write(p, "best-effortx") == -EINVAL, "bad policy");
 	EXPECT(sysfs_write(p, "equal-share\n") == 0, "newline accepted");
@@ -114,7 +114,7 @@ TEST(knob_timeslice, FX_PARENT)
 	char p[256];
 	struct mdgpu_ctl_event ev;
 
-	snprintf(p, sizeof(p), "%s", parent_knob(f->parent, "timeslice_us"));
+	snprintf(p, sizeof(p), "%s", parent_knob(f, "timeslice_us"));
 	EXPECT(sysfs_num(p) == MDGPU_TIMESLICE_US_DEFAULT, "default");
 	EXPECT(sysfs_write(p, "500") == 0 && sysfs_num(p) == 500, "min");
 	EXPECT(ev_wait(f, MDGPU_EV_POLICY, ~0U, &ev, EV_TIMEOUT_MS) == 0 &&

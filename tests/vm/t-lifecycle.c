@@ -85,7 +85,7 @@ TEST(reattach_mismatch, FX_MDEV)
 	reg_init(&r);
 	snprintf(r.name, sizeof(r.name), "renamed");
 	EXPECT(ioctl(f->ctl, MDGPU_CTL_REGISTER_GPU, &r) == 0, "re-attach");
-	EXPECT(sysfs_read(parent_knob(f->parent, "gpu_name"), b, sizeof(b)) > 0 &&
+	EXPECT(sysfs_read(parent_knob(f, "gpu_name"), b, sizeof(b)) > 0 &&
 	       !strcmp(b, GPU_NAME), "gpu_name '%s'", b);
 	close(f->ctl);
 	f->ctl = -1;		/* teardown re-attaches again */

@@ -5,6 +5,7 @@
  */
 #include "vgpu.h"
 
+#include <dirent.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -162,12 +163,56 @@ const char *mdev_path(const char *uuid, const char *attr)
 	return p;
 }
 
-const char *parent_knob(const char *parent, const char *knob)
+/* The parent's knobs: its class device, whatever the mdev parent is. */
+const char *parent_knob(const struct fx *f, const char *knob)
 {
 	static char p[256];
 
-	snprintf(p, sizeof(p), "/sys/class/mdev_bus/%s/mdgpu/%s", parent, knob);
+	snprintf(p, sizeof(p), "/sys/class/mdgpu/mdgpu%u/mdgpu/%s",
+		 f->reg.parent_id, knob);
 	return p;
+}
+
+/*
+ * The PCI address of the edu device that stands in for the GPU, found
+ * once by vendor and device id; NULL if the guest has none.
+ */
+const char *gpu_pci(void)
+{
+	static char bdf[MDGPU_NAME_LEN];
+	static int looked;
+	DIR *d;
+	struct dirent *e;
+
+	if (looked)
+		return bdf[0] ? bdf : NULL;
+	looked = 1;
+	d = opendir("/sys/bus/pci/devices");
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		char p[300];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/vendor", e->d_name);
+		if (sysfs_num(p) != EDU_VENDOR)
+			continue;
+		snprintf(p, sizeof(p), "/sys/bus/pci/devices/%s/device", e->d_name);
+		if (sysfs_num(p) == EDU_DEVICE &&
+		    strlen(e->d_name) < sizeof(bdf)) {
+			snprintf(bdf, sizeof(bdf), "%s", e->d_name);
+			break;
+		}
+	}
+	closedir(d);
+	return bdf[0] ? bdf : NULL;
+}
+
+/* The bus_id the mini daemon registers: edu's address, else BUS_ID. */
+const char *gpu_bus_id(void)
+{
+	return gpu_pci() ? gpu_pci() : BUS_ID;
 }
 
 long long avail(struct fx *f, const char *type)
@@ -259,7 +304,10 @@ void reg_init(struct mdgpu_ctl_register *r)
 	memset(r, 0, sizeof(*r));
 	r->abi_version = MDGPU_ABI_VERSION;
 	snprintf(r->name, sizeof(r->name), "%s", GPU_NAME);
-	snprintf(r->bus_id, sizeof(r->bus_id), "%s", BUS_ID);
+	/* The suite runs on the PCI parent when the guest has edu. */
+	if (gpu_pci())
+		r->flags = MDGPU_REGISTER_F_PCI;
+	snprintf(r->bus_id, sizeof(r->bus_id), "%s", gpu_bus_id());
 	r->fb_size = FB_SIZE;
 	r->sm_count = SM_COUNT;
 }

@@ -29,7 +29,10 @@
 #define MIB		(1ULL << 20)
 #define FB_SIZE		(16 * GIB)	/* what the mini daemon registers */
 #define SM_COUNT	132
-#define BUS_ID		"0000:65:00.0"
+#define BUS_ID		"0000:65:00.0"	/* without a PCI stand-in */
+/* QEMU's `edu` device (-device edu, run-vm.sh): the stand-in GPU. */
+#define EDU_VENDOR	0x1234
+#define EDU_DEVICE	0x11e8
 #define GPU_NAME	"mdgpu-vmtest GPU"
 #define UUID0		"6d677075-0000-4000-8000-000000000001"
 #define UUID1		"6d677075-0000-4000-8000-000000000002"
@@ -90,7 +93,9 @@ int sysfs_read(const char *path, char *buf, size_t len);
 long long sysfs_num(const char *path);
 const char *type_path(const char *parent, const char *type, const char *attr);
 const char *mdev_path(const char *uuid, const char *attr);
-const char *parent_knob(const char *parent, const char *knob);
+const char *parent_knob(const struct fx *f, const char *knob);
+const char *gpu_pci(void);
+const char *gpu_bus_id(void);
 long long avail(struct fx *f, const char *type);
 int mdev_create(struct fx *f, const char *type, const char *uuid);
 int mdev_remove(const char *uuid);

@@ -63,6 +63,7 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->limit_log_interval_s = 60;
 	cfg->handshake_timeout_ms = 3000;
 	cfg->ctx_overhead_mib = MDGPUD_CTX_OVERHEAD_AUTO;
+	strcpy(cfg->parent_pci, "auto");
 }
 
 static int mdgpud_cfg_err(char *err, size_t len, const char *fmt, ...)
@@ -235,6 +236,14 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("uid_max_pinned_mib", 0, 1ULL << 32, uid_max_pinned_mib)
 	U("limit_log_interval_s", 1, 86400, limit_log_interval_s)
 	U("handshake_timeout_ms", 100, 600000, handshake_timeout_ms)
+	if (!strcmp(key, "parent_pci")) {
+		if (!strcmp(value, "auto") || !strcmp(value, "none"))
+			ret = mdgpud_set_str(cfg->parent_pci,
+					     sizeof(cfg->parent_pci), value);
+		else
+			ret = mdgpud_pci_addr_parse(value, cfg->parent_pci);
+		goto out;
+	}
 	if (!strcmp(key, "uid_limits_exempt")) {
 		ret = mdgpud_parse_uid_list(value, cfg->uid_limits_exempt,
 					    &cfg->nr_uid_limits_exempt);
@@ -383,6 +392,57 @@ int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 				      "worker_uid_count (%u) is below max_vgpus (%u): every vGPU's worker needs a uid of its own",
 				      cfg->worker_uid_count, cfg->max_vgpus);
 	return 0;
+}
+
+/*
+ * One field of a PCI address: 1 to max_digits hexadecimal digits and
+ * then the character end; *s moves past both.
+ */
+static int mdgpud_pci_field(const char **s, int max_digits, char end,
+			    uint32_t *out)
+{
+	uint32_t v = 0;
+	int n = 0;
+
+	for (; isxdigit((unsigned char)**s); (*s)++) {
+		if (++n > max_digits)
+			return -EINVAL;
+		v = v << 4 | (uint32_t)(isdigit((unsigned char)**s) ?
+			      **s - '0' : tolower((unsigned char)**s) - 'a' + 10);
+	}
+	if (!n || **s != end)
+		return -EINVAL;
+	if (end)
+		(*s)++;
+	*out = v;
+	return 0;
+}
+
+int mdgpud_pci_addr_parse(const char *s, char out[MDGPUD_PCI_ADDR_LEN])
+{
+	uint32_t dom, bus, slot, fn;
+
+	if (mdgpud_pci_field(&s, 8, ':', &dom) ||
+	    mdgpud_pci_field(&s, 2, ':', &bus) ||
+	    mdgpud_pci_field(&s, 2, '.', &slot) ||
+	    mdgpud_pci_field(&s, 1, '\0', &fn) ||
+	    dom > INT32_MAX || slot > 0x1f || fn > 7)
+		return -EINVAL;
+	snprintf(out, MDGPUD_PCI_ADDR_LEN, "%04" PRIx32 ":%02" PRIx32
+		 ":%02" PRIx32 ".%" PRIx32, dom, bus, slot, fn);
+	return 0;
+}
+
+bool mdgpud_config_parent_pci(const struct mdgpud_config *cfg,
+			      const char *bus_id,
+			      char out[MDGPUD_PCI_ADDR_LEN])
+{
+	if (!strcmp(cfg->parent_pci, "none"))
+		return false;
+	if (!strcmp(cfg->parent_pci, "auto"))
+		return bus_id && !mdgpud_pci_addr_parse(bus_id, out);
+	memcpy(out, cfg->parent_pci, MDGPUD_PCI_ADDR_LEN);
+	return true;
 }
 
 /* Online CPUs, for the `auto` polling defaults. */

@@ -291,6 +291,45 @@ static void test_worker_uids(void **state)
 	assert_int_equal(mdgpud_config_validate(&c, err, sizeof(err)), 0);
 }
 
+/* parent_pci: auto, none or a PCI address, kept in canonical form. */
+static void test_parent_pci(void **state)
+{
+	static const char *const bad[] = {
+		"", "0000:00:03", "0000:00:03.", "0000:00:03.8", "0000:00:20.0",
+		"0000:100:03.0", "000000000:00:03.0", "0x00:00:03.0",
+		" 0000:00:03.0", "0000:00:03.0 ", "0000-00-03.0", "sim0",
+		"80000000:00:00.0",
+	};
+	struct mdgpud_config c;
+	char err[256], pci[MDGPUD_PCI_ADDR_LEN];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_string_equal(c.parent_pci, "auto");
+	/* auto: the backend's bus id when it is a PCI address. */
+	assert_true(mdgpud_config_parent_pci(&c, "00000000:65:00.0", pci));
+	assert_string_equal(pci, "0000:65:00.0");
+	assert_true(mdgpud_config_parent_pci(&c, "0000:B1:1F.7", pci));
+	assert_string_equal(pci, "0000:b1:1f.7");
+	assert_false(mdgpud_config_parent_pci(&c, "sim0", pci));
+	assert_false(mdgpud_config_parent_pci(&c, NULL, pci));
+	assert_int_equal(mdgpud_config_set(&c, "parent_pci", "none", err,
+					   sizeof(err)), 0);
+	assert_false(mdgpud_config_parent_pci(&c, "0000:65:00.0", pci));
+	assert_int_equal(mdgpud_config_set(&c, "parent_pci", "1:0:3.0", err,
+					   sizeof(err)), 0);
+	assert_string_equal(c.parent_pci, "0001:00:03.0");
+	assert_true(mdgpud_config_parent_pci(&c, "sim0", pci));
+	assert_string_equal(pci, "0001:00:03.0");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(mdgpud_config_set(&c, "parent_pci", bad[i], err,
+						   sizeof(err)), -EINVAL);
+		assert_int_equal(mdgpud_pci_addr_parse(bad[i], pci), -EINVAL);
+	}
+	/* A refused value leaves the last good one. */
+	assert_string_equal(c.parent_pci, "0001:00:03.0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_parent_pci),
 		cmocka_unit_test(test_worker_sandbox),
 		cmocka_unit_test(test_worker_uids),
 	};

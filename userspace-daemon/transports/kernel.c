@@ -5,7 +5,11 @@
  *
  *   REGISTER_GPU with the backend's GPU (bus_id, name, fb_size, sm_count):
  *   the GPU becomes an mdev parent, or a parent whose daemon died is
- *   re-attached (the kernel then replays POLICY and CREATE/OPEN events);
+ *   re-attached (the kernel then replays POLICY and CREATE/OPEN events).
+ *   With a PCI address (config parent_pci: the cuda backend's bus id by
+ *   default, or an address given) the GPU's PCI device is the mdev parent
+ *   (MDGPU_REGISTER_F_PCI) and that address is the bus_id; without one
+ *   the parent is the virtual mdgpu<id>.
  *   the control fd is watched in the core's event loop; events:
  *
  *   CREATE   mmap the vGPU's ring and aperture (MDGPU_CTL_MMAP_OFFSET),
@@ -540,10 +544,10 @@ static int mdgpud_kern_create_transport(struct mdgpud_core *core,
 		.fb_size = gpu->fb_size,
 		.sm_count = gpu->sm_count,
 	};
+	char pci[MDGPUD_PCI_ADDR_LEN];
 	struct mdgpud_transport *t;
 	int ret;
 
-	(void)cfg;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -557,16 +561,26 @@ static int mdgpud_kern_create_transport(struct mdgpud_core *core,
 	}
 	/* Both NUL-terminated; a longer model name is cut (printable). */
 	memcpy(reg.name, gpu->name, strnlen(gpu->name, sizeof(reg.name) - 1));
-	memcpy(reg.bus_id, gpu->bus_id,
-	       strnlen(gpu->bus_id, sizeof(reg.bus_id) - 1));
+	if (mdgpud_config_parent_pci(cfg, gpu->bus_id, pci)) {
+		reg.flags = MDGPU_REGISTER_F_PCI;
+		memcpy(reg.bus_id, pci, strnlen(pci, sizeof(reg.bus_id) - 1));
+	} else {
+		memcpy(reg.bus_id, gpu->bus_id,
+		       strnlen(gpu->bus_id, sizeof(reg.bus_id) - 1));
+	}
 	if (ioctl(t->fd, MDGPU_CTL_REGISTER_GPU, &reg)) {
 		ret = -errno;
-		mdgpud_err("REGISTER_GPU %s (%s, %" PRIu64 " MiB, %u SMs): %s%s",
-			   reg.bus_id, reg.name, (uint64_t)reg.fb_size >> 20,
-			   reg.sm_count, strerror(errno),
-			   errno == EBUSY ? " (another daemon serves it)" :
+		mdgpud_err("REGISTER_GPU %s%s (%s, %" PRIu64 " MiB, %u SMs): %s%s",
+			   reg.flags ? "PCI device " : "", reg.bus_id, reg.name,
+			   (uint64_t)reg.fb_size >> 20, reg.sm_count,
+			   strerror(errno),
+			   errno == EBUSY ? " (another daemon or driver serves "
+					    "it)" :
+			   errno == ENODEV ? " (no such PCI device; see "
+					     "parent_pci)" :
 			   errno == EINVAL ? " (re-attach needs the same "
-					     "fb_size and sm_count)" : "");
+					     "fb_size, sm_count and parent_pci "
+					     "kind)" : "");
 		goto err;
 	}
 	t->parent_id = reg.parent_id;

@@ -45,6 +45,9 @@
 #define MDGPUD_WORKER_UID_AUTO_BASE	1879048192u
 #define MDGPUD_WORKER_UID_AUTO_STEP	65536u
 
+/* Room for a PCI address in canonical form, NUL included. */
+#define MDGPUD_PCI_ADDR_LEN	32
+
 /* Every key of the config file; Documentation/daemon.md lists them. */
 struct mdgpud_config {
 	char socket_path[108];		/* socket_path */
@@ -138,6 +141,13 @@ struct mdgpud_config {
 	 * quota, reserved at admission; MDGPUD_CTX_OVERHEAD_AUTO = the
 	 * backend's default (vgpu.c). */
 	uint64_t ctx_overhead_mib;
+	/*
+	 * parent_pci: the mdev parent the kernel transport registers
+	 * (Documentation/daemon.md, "The mdev parent"): "auto" (the
+	 * backend's bus id if it is a PCI address), "none" (the virtual
+	 * parent mdgpu<id>) or a PCI address, stored in canonical form.
+	 */
+	char parent_pci[MDGPUD_PCI_ADDR_LEN];
 };
 
 void mdgpud_config_defaults(struct mdgpud_config *cfg);
@@ -154,6 +164,20 @@ uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg);
 /* spin_us and worker_pollers with `auto` resolved for this machine. */
 uint32_t mdgpud_config_spin_us(const struct mdgpud_config *cfg);
 uint32_t mdgpud_config_worker_pollers(const struct mdgpud_config *cfg);
+/*
+ * A PCI address "domain:bus:slot.function" (hexadecimal; a domain of 1 to
+ * 8 digits, as CUDA and nvidia-smi print it) in the kernel's canonical
+ * form "%04x:%02x:%02x.%x" into out: 0, or -EINVAL if s is not one.
+ */
+int mdgpud_pci_addr_parse(const char *s, char out[MDGPUD_PCI_ADDR_LEN]);
+/*
+ * The PCI address the kernel transport registers as mdev parent for a
+ * GPU whose backend reports bus_id, resolving parent_pci: true with the
+ * address in out, false for the virtual parent.
+ */
+bool mdgpud_config_parent_pci(const struct mdgpud_config *cfg,
+			      const char *bus_id,
+			      char out[MDGPUD_PCI_ADDR_LEN]);
 
 struct mdgpud_core;
 struct mdgpud_vgpu;
