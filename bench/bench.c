@@ -1030,8 +1030,6 @@ static void bench_latency(void)
 #define IDLE_SETTLE_NS	(200 * MS)	/* past the 20 ms polling windows */
 #define IDLE_WINDOW_NS	SEC
 #define IDLE_CPU_MAX	0.05		/* cores: an idle daemon polls nothing */
-#define INTER_CPU_MAX	3.2		/* cores: 1 polling dispatcher + 2
-					 * polling workers + the tenants' work */
 
 static const uint32_t idle_full[] = { 1, 8, 32 }, idle_quick[] = { 1, 8 };
 
@@ -1086,7 +1084,9 @@ static void interactive_one(uint32_t n, uint64_t d)
 	char id[64], what[48];
 
 	snprintf(id, sizeof(id), "interactive.%u.cpu", n);
-	rc = res_add(id, "cores", G_MDGPU_LE, INTER_CPU_MAX);
+	/* No goal: the polling is bounded (1 + worker_pollers cores), the
+	 * workers' own launches grow with n; recorded, not judged. */
+	rc = res_add(id, "cores", G_NONE, 0);
 	snprintf(id, sizeof(id), "interactive.%u.p50", n);
 	r50 = res_add(id, "us", G_NONE, 0);
 	snprintf(id, sizeof(id), "interactive.%u.p99", n);
