@@ -143,6 +143,17 @@ static void md_close(struct bench_tenant *t)
 	free(t);
 }
 
+/* Sets one of the tenant's vGPU knobs through the admin socket. */
+static int md_admin_knob(struct bench_tenant *t, const char *knob,
+			 uint32_t value)
+{
+	char req[64];
+
+	snprintf(req, sizeof(req), "set %u %s %u\n", t->info.vgpu_id, knob,
+		 value);
+	return md_admin(req);
+}
+
 static int md_open(const struct bench_tenant_cfg *cfg,
 		   struct bench_tenant **out)
 {
@@ -175,24 +186,13 @@ static int md_open(const struct bench_tenant_cfg *cfg,
 	if (ret)
 		goto fail;
 	t->ring = t->info.ring_entries;
-	if (cfg->weight != 1) {
-		char req[64];
-
-		snprintf(req, sizeof(req), "set %u weight %u\n",
-			 t->info.vgpu_id, cfg->weight);
-		ret = md_admin(req);
-		if (ret)
-			goto fail;
-	}
-	if (cfg->priority) {
-		char req[64];
-
-		snprintf(req, sizeof(req), "set %u priority %u\n",
-			 t->info.vgpu_id, cfg->priority);
-		ret = md_admin(req);
-		if (ret)
-			goto fail;
-	}
+	ret = 0;
+	if (cfg->weight != 1)
+		ret = md_admin_knob(t, "weight", cfg->weight);
+	if (!ret && cfg->priority)
+		ret = md_admin_knob(t, "priority", cfg->priority);
+	if (ret)
+		goto fail;
 	ret = mdgpu_err(t, mdgpu_mem_alloc(t->g, 4096 * sizeof(float),
 					   &t->sink), "mem_alloc(sink)");
 	if (ret)
