@@ -342,6 +342,60 @@ static void t_launch_ex(void)
 	CK(cuMemFree(sum));
 }
 
+/*
+ * Kernel parameters beyond 4 KiB (CUDA 12.1+: 32764 bytes): a 32000-byte
+ * struct through kernelParams and the same bytes through `extra`; then
+ * what a 32765-byte `extra` buffer gets (the driver's own answer,
+ * compared line by line with mdgpu's).
+ */
+static void t_big_params(void)
+{
+	const char *test = "big-params";
+	struct big { unsigned char v[32000]; unsigned long long tag; };
+	struct big *b = malloc(sizeof(*b));
+	unsigned char *buf = calloc(1, 32768);
+	unsigned long long res[2];
+	size_t blen;
+	CUfunction f;
+	CUdeviceptr out;
+	CUresult r;
+
+	CK(cuModuleGetFunction(&f, mod, "big_params"));
+	CK(cuMemAlloc(&out, sizeof(res)));
+	for (int i = 0; i < 32000; i++)
+		b->v[i] = (unsigned char)(i * 7 + 3);
+	b->tag = 0x0123456789abcdefULL;
+	{
+		void *args[] = { b, &out };
+
+		CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+	}
+	CK(cuMemcpyDtoH(res, out, sizeof(res)));
+	printf("%s: kernelParams sum %llu tag %llx\n", test, res[0], res[1]);
+	memcpy(buf, b, sizeof(*b));
+	memcpy(buf + sizeof(*b), &out, sizeof(out));
+	blen = sizeof(*b) + sizeof(out);
+	b->tag = 0;
+	{
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf,
+				  CU_LAUNCH_PARAM_BUFFER_SIZE, &blen,
+				  CU_LAUNCH_PARAM_END };
+
+		CK(cuMemsetD8(out, 0, sizeof(res)));
+		CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+		CK(cuMemcpyDtoH(res, out, sizeof(res)));
+		printf("%s: extra %zu bytes sum %llu tag %llx\n", test, blen,
+		       res[0], res[1]);
+		blen = 32765;
+		r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra);
+		printf("%s: extra 32765 bytes -> %d\n", test, (int)r);
+	}
+	CK(cuCtxSynchronize());
+	CK(cuMemFree(out));
+	free(buf);
+	free(b);
+}
+
 static void t_fault(void)
 {
 	const char *test = "fault";
@@ -414,6 +468,7 @@ int main(int argc, char **argv)
 	t_streams();
 	t_kernels();
 	t_launch_ex();
+	t_big_params();
 	cuModuleUnload(mod);
 	cuDevicePrimaryCtxRelease(d);
 	printf("info %d failures\n", failures);

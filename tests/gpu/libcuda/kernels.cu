@@ -96,3 +96,20 @@ extern "C" __global__ void fma_loop(float *out, int iters)
 		x = fmaf(x, y, 1e-7f);
 	out[blockIdx.x * blockDim.x + threadIdx.x] = x;
 }
+
+// Parameters beyond the classic 4 KiB limit (CUDA 12.1 and later: up to
+// 32764 bytes): a 32000-byte struct and a pointer, summed by one thread.
+struct big {
+	unsigned char v[32000];
+	unsigned long long tag;
+};
+
+extern "C" __global__ void big_params(struct big b, unsigned long long *out)
+{
+	unsigned long long sum = 0;
+
+	for (int i = 0; i < 32000; i++)
+		sum += (unsigned long long)b.v[i] * (unsigned long long)(i + 1);
+	out[0] = sum;
+	out[1] = b.tag;
+}
