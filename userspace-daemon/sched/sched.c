@@ -515,6 +515,29 @@ bool mdgpud_sched_may_extend(struct mdgpud_sched *s,
 	return !mdgpud_sched_peek_next(s, now_ns, e, ready, arg);
 }
 
+bool mdgpud_sched_owed(const struct mdgpud_sched *s,
+		       const struct mdgpud_sched_entity *e,
+		       uint64_t pending_ns)
+{
+	const struct mdgpud_sched_entity *o;
+	uint64_t v;
+	bool any = false;
+
+	if (!s || !e || !e->priv || s->cfg.policy == MDGPU_POLICY_FIXED_SHARE ||
+	    e->cap_pct < 100)
+		return false;
+	v = e->vtime + mdgpud_sched_vtime_delta(pending_ns,
+						s->ops->vweight(e));
+	for (o = s->head; o; o = o->next) {
+		if (o == e || !s->ops->competes(o))
+			continue;
+		if (!mdgpud_sched_vt_before(v, o->vtime))
+			return false;
+		any = true;
+	}
+	return any;
+}
+
 void mdgpud_sched_charge(struct mdgpud_sched *s,
 			 struct mdgpud_sched_entity *e, uint64_t start_ns,
 			 uint64_t gpu_ns)

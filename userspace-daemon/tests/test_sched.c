@@ -1454,6 +1454,53 @@ static bool twin_extend(struct twin *t, uint64_t now, int i, int ready)
 				       &mask);
 }
 
+/*
+ * mdgpud_sched_owed (the dispatcher's linger for a tenant owed GPU time):
+ * B at weight 3 next to A at weight 1, A charged one 10 ms slice: B is
+ * owed until it has been charged 30 ms (10 ms x 3/1), A is not; nobody
+ * is owed with no other competing entity, under fixed-share, or capped.
+ */
+static void test_owed(void **state)
+{
+	struct mdgpud_sched_cfg cfg;
+	struct mdgpud_sched *s;
+	struct mdgpud_sched_entity a = { .id = 1, .weight = 1, .cap_pct = 100,
+					 .priority = MDGPU_PRIORITY_DEFAULT };
+	struct mdgpud_sched_entity b = { .id = 2, .weight = 3, .cap_pct = 100,
+					 .priority = MDGPU_PRIORITY_DEFAULT };
+
+	(void)state;
+	mdgpud_sched_cfg_default(&cfg);
+	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
+	assert_int_equal(mdgpud_sched_add(s, &a, 0), 0);
+	assert_int_equal(mdgpud_sched_add(s, &b, 0), 0);
+	mdgpud_sched_set_runnable(s, &a, true, 0);
+	mdgpud_sched_set_runnable(s, &b, true, 0);
+	mdgpud_sched_charge(s, &a, 0, 10 * MS);
+	assert_true(mdgpud_sched_owed(s, &b, 0));
+	assert_true(mdgpud_sched_owed(s, &b, 29 * MS));
+	assert_false(mdgpud_sched_owed(s, &b, 31 * MS));
+	assert_false(mdgpud_sched_owed(s, &a, 0));
+	/* No one else competing: nothing is owed. */
+	mdgpud_sched_set_runnable(s, &a, false, 10 * MS);
+	assert_false(mdgpud_sched_owed(s, &b, 0));
+	mdgpud_sched_set_runnable(s, &a, true, 10 * MS);
+	assert_true(mdgpud_sched_owed(s, &b, 0));
+	/* A capped entity: its cap, not the linger, decides. */
+	assert_int_equal(mdgpud_sched_set_params(s, &b, 3, 50,
+						 MDGPU_PRIORITY_DEFAULT), 0);
+	assert_false(mdgpud_sched_owed(s, &b, 0));
+	assert_int_equal(mdgpud_sched_set_params(s, &b, 3, 100,
+						 MDGPU_PRIORITY_DEFAULT), 0);
+	cfg.policy = MDGPU_POLICY_FIXED_SHARE;
+	assert_int_equal(mdgpud_sched_configure(s, &cfg), 0);
+	assert_false(mdgpud_sched_owed(s, &b, 0));
+	assert_false(mdgpud_sched_owed(NULL, &b, 0));
+	mdgpud_sched_remove(s, &a);
+	mdgpud_sched_remove(s, &b);
+	mdgpud_sched_destroy(s);
+}
+
 static void test_may_extend(void **state)
 {
 	const uint32_t uncapped[TWIN_N] = { 100, 100, 100 };
@@ -1583,6 +1630,7 @@ int main(void)
 		cmocka_unit_test(test_idle_decisions),
 		cmocka_unit_test(test_peek_next),
 		cmocka_unit_test(test_may_extend),
+		cmocka_unit_test(test_owed),
 		cmocka_unit_test(test_cap_long_overrun),
 		cmocka_unit_test(test_priority),
 		cmocka_unit_test_setup_teardown(test_weights_converge, sim_setup,

@@ -141,6 +141,16 @@ bool mdgpud_sched_may_extend(struct mdgpud_sched *s,
 			     const struct mdgpud_sched_entity *e,
 			     uint64_t now_ns, mdgpud_sched_ready_fn ready,
 			     void *arg);
+/*
+ * Whether the running entity `e`, charged `pending_ns` more of GPU time,
+ * would still be behind every other competing entity (its vtime before
+ * theirs): it is owed GPU time, so a moment with its queue empty need
+ * not hand the GPU to them.  False under fixed-share, for a capped
+ * entity, and when no other entity competes.  Changes no state.
+ */
+bool mdgpud_sched_owed(const struct mdgpud_sched *s,
+		       const struct mdgpud_sched_entity *e,
+		       uint64_t pending_ns);
 /* The entity ran from start_ns and really used gpu_ns of GPU time. */
 void mdgpud_sched_charge(struct mdgpud_sched *s,
 			 struct mdgpud_sched_entity *e, uint64_t start_ns,
