@@ -23,6 +23,7 @@
 #include "mdgpud/daemon.h"
 #include "mdgpud/handles.h"
 #include "mdgpud/memtab.h"
+#include "mdgpud/metrics.h"
 #include "mdgpud/sched.h"
 #include "mdgpud/usage.h"
 #include "mdgpud/validate.h"
@@ -103,6 +104,7 @@ struct mdgpud_vgpu {
 	uint64_t hangs, ctx_losses;	/* contexts lost, by cause */
 	uint64_t resets;		/* mdgpud_vgpu_reset() calls */
 	uint64_t hist[MDGPUD_HIST_BUCKETS];
+	uint64_t wait_sum_ns;		/* queue waits of hist[], added */
 	struct mdgpud_usage usage;	/* GPU time of the last window */
 };
 

@@ -19,11 +19,6 @@
 #include "common/cpu.h"
 #include "mdgpud/log.h"
 
-static unsigned int mdgpud_dispatch_log2(uint64_t v)
-{
-	return v ? 63 - (unsigned int)__builtin_clzll(v) : 0;
-}
-
 /*
  * Record a new tail (already checked: tail - head <= entries) and stamp
  * the commands seen for the first time.  A tenant may also move its tail
@@ -422,12 +417,11 @@ static void mdgpud_dispatch_complete(struct mdgpud_core *c,
 		 * refused command's stays 0. */
 		.result2 = result2,
 	};
-	unsigned int bucket = mdgpud_dispatch_log2(wait);
 
 	pthread_mutex_lock(&c->lock);
 	v->commands++;
 	v->errors += ret != 0;
-	v->hist[bucket]++;
+	mdgpud_stats_wait_add(v->hist, &v->wait_sum_ns, wait);
 	pthread_mutex_unlock(&c->lock);
 
 	v->tops->cq_write(v->tpriv, idx, &cpl);

@@ -172,7 +172,8 @@ static void mdgpud_metrics_value(FILE *f, const struct mdgpud_vgpu_stats *s,
 	}
 }
 
-/* The cumulative queue-wait histogram of one vGPU. */
+/* The cumulative queue-wait histogram of one vGPU: its buckets, then _sum
+ * (exact, like every time here) and _count. */
 static void mdgpud_metrics_wait(FILE *f, const struct mdgpud_metrics_gpu *g,
 				const struct mdgpud_vgpu_stats *s)
 {
@@ -194,7 +195,11 @@ static void mdgpud_metrics_wait(FILE *f, const struct mdgpud_metrics_gpu *g,
 		acc += s->wait_hist[i];
 	fprintf(f, "%s_bucket", name);
 	mdgpud_metrics_vgpu_labels(f, g, s);
-	fprintf(f, ",le=\"+Inf\"} %" PRIu64 "\n%s_count", acc, name);
+	fprintf(f, ",le=\"+Inf\"} %" PRIu64 "\n%s_sum", acc, name);
+	mdgpud_metrics_vgpu_labels(f, g, s);
+	fputs("} ", f);
+	mdgpud_metrics_seconds(f, s->wait_sum_ns);
+	fprintf(f, "\n%s_count", name);
 	mdgpud_metrics_vgpu_labels(f, g, s);
 	fprintf(f, "} %" PRIu64 "\n", acc);
 }
@@ -295,7 +300,7 @@ int mdgpud_metrics_write(FILE *f, const struct mdgpud_metrics_gpu *g,
 		}
 	}
 	mdgpud_metrics_head(f, "mdgpu_vgpu_queue_wait_seconds", "histogram",
-			    "Time from the doorbell that queued a command to its start (log2 buckets; no _sum: the daemon keeps bucket counts only).");
+			    "Time from the doorbell that queued a command to its start (log2 buckets; _sum saturates at 2^64-1 ns).");
 	for (size_t i = 0; i < n; i++)
 		mdgpud_metrics_wait(f, g, &st[i]);
 	return ferror(f) ? -EIO : 0;

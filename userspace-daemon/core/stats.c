@@ -9,6 +9,17 @@
 #include "core_priv.h"
 #include "mdgpud/log.h"
 
+void mdgpud_stats_wait_add(uint64_t hist[MDGPUD_WAIT_HIST_BUCKETS],
+			   uint64_t *sum_ns, uint64_t wait_ns)
+{
+	unsigned int bucket = wait_ns ?
+		63 - (unsigned int)__builtin_clzll(wait_ns) : 0;
+
+	hist[bucket]++;
+	if (__builtin_add_overflow(*sum_ns, wait_ns, sum_ns))
+		*sum_ns = UINT64_MAX;
+}
+
 static uint64_t mdgpud_stats_hist_pct(const uint64_t *h, uint64_t total,
 				      unsigned int pct)
 {
@@ -52,6 +63,7 @@ static void mdgpud_stats_fill_locked(struct mdgpud_vgpu *v,
 	};
 	memcpy(s->uuid, v->uuid, sizeof(s->uuid));
 	memcpy(s->wait_hist, v->hist, sizeof(s->wait_hist));
+	s->wait_sum_ns = v->wait_sum_ns;
 }
 
 size_t mdgpud_core_stats(struct mdgpud_core *c, struct mdgpud_vgpu_stats *out,

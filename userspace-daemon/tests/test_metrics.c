@@ -3,7 +3,8 @@
  * The Prometheus exposition of core/metrics.c from made-up snapshots:
  * exact samples (seconds with nine decimals, clamped utilisation, cap as
  * a ratio), labels (the mdev UUID only on the kernel transport, escaping
- * of hostile names), the cumulative queue-wait histogram and its bounds,
+ * of hostile names), the cumulative queue-wait histogram, its bounds and
+ * its _sum, the recording of a wait (mdgpud_stats_wait_add, saturating),
  * families kept together, and the framing the admin protocol needs.
  */
 #include <setjmp.h>
@@ -54,6 +55,7 @@ static struct mdgpud_vgpu_stats vgpu(void)
 	s.wait_hist[34] = 16;	/* last finite bucket */
 	s.wait_hist[35] = 32;	/* beyond it: +Inf only */
 	s.wait_hist[63] = 64;
+	s.wait_sum_ns = 98765432123ULL;
 	return s;
 }
 
@@ -140,7 +142,15 @@ static void test_histogram(void **state)
 		 ",le=\"34.359738367\"} 31");
 	has_line(t, "mdgpu_vgpu_queue_wait_seconds_bucket{" L1
 		 ",le=\"+Inf\"} 127");
+	has_line(t, "mdgpu_vgpu_queue_wait_seconds_sum{" L1
+		 "} 98.765432123");
 	has_line(t, "mdgpu_vgpu_queue_wait_seconds_count{" L1 "} 127");
+	free(t);
+	/* A saturated sum prints exactly, not as a rounded double. */
+	s.wait_sum_ns = UINT64_MAX;
+	t = write_all(&g, &s, 1);
+	has_line(t, "mdgpu_vgpu_queue_wait_seconds_sum{" L1
+		 "} 18446744073.709551615");
 	/* FIRST..LAST finite buckets and +Inf, nothing else. */
 	{
 		size_t n = 0;
@@ -152,6 +162,34 @@ static void test_histogram(void **state)
 				 MDGPUD_METRICS_WAIT_FIRST + 2);
 	}
 	free(t);
+}
+
+/* Each wait lands in its log2 bucket and adds to the sum, which stops at
+ * UINT64_MAX instead of wrapping. */
+static void test_wait_add(void **state)
+{
+	uint64_t h[MDGPUD_WAIT_HIST_BUCKETS] = { 0 }, sum = 0;
+
+	(void)state;
+	mdgpud_stats_wait_add(h, &sum, 0);
+	mdgpud_stats_wait_add(h, &sum, 1);
+	mdgpud_stats_wait_add(h, &sum, 1023);
+	mdgpud_stats_wait_add(h, &sum, 1024);
+	mdgpud_stats_wait_add(h, &sum, 1500000);
+	assert_int_equal(h[0], 2);
+	assert_int_equal(h[9], 1);
+	assert_int_equal(h[10], 1);
+	assert_int_equal(h[20], 1);
+	assert_int_equal(sum, 0 + 1 + 1023 + 1024 + 1500000);
+	mdgpud_stats_wait_add(h, &sum, UINT64_MAX - 10);
+	assert_int_equal(h[63], 1);
+	assert_true(sum == UINT64_MAX);
+	mdgpud_stats_wait_add(h, &sum, 5);
+	assert_true(sum == UINT64_MAX);
+	assert_int_equal(h[2], 1);
+	sum = UINT64_MAX - 3;
+	mdgpud_stats_wait_add(h, &sum, 3);
+	assert_true(sum == UINT64_MAX);
 }
 
 static void test_labels(void **state)
@@ -229,6 +267,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_histogram),
+		cmocka_unit_test(test_wait_add),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_framing),
 	};

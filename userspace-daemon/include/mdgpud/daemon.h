@@ -213,6 +213,8 @@ struct mdgpud_vgpu_stats {
 	uint8_t uuid[16];		/* DEVICE_INFO's: the mdev's UUID on
 					 * the kernel transport */
 	uint64_t wait_hist[MDGPUD_WAIT_HIST_BUCKETS];
+	uint64_t wait_sum_ns;		/* all queue waits added, saturating
+					 * at UINT64_MAX (584 years) */
 };
 
 int mdgpud_core_create(const struct mdgpud_config *cfg,

@@ -26,6 +26,15 @@
 #define MDGPUD_METRICS_WAIT_FIRST	9
 #define MDGPUD_METRICS_WAIT_LAST	34
 
+/*
+ * Record one queue wait of wait_ns: hist[floor(log2(wait_ns))] (hist[0]
+ * for 0 ns) gains one and *sum_ns gains wait_ns, saturating at UINT64_MAX
+ * rather than wrapping, so _sum never goes backwards.  The dispatcher's
+ * completion path calls it under core->lock (core/stats.c).
+ */
+void mdgpud_stats_wait_add(uint64_t hist[MDGPUD_WAIT_HIST_BUCKETS],
+			   uint64_t *sum_ns, uint64_t wait_ns);
+
 /* The GPU and the daemon, for the GPU-wide series and the labels. */
 struct mdgpud_metrics_gpu {
 	int ordinal;			/* gpu label: cuda_device */
