@@ -8,7 +8,8 @@
 #   make install-daemon    mdgpud (PREFIX/sbin, a link to the binary in
 #                          LIBEXECDIR next to mdgpud-worker), mdgpud-instance,
 #                          mdgpuctl and mdgpu-spin (PREFIX/bin),
-#                          mdgpud@.service, sysusers.d, /etc/mdgpu/mdgpud.conf
+#                          mdgpud@.service, mdgpu-metrics@.service,
+#                          sysusers.d, /etc/mdgpu/mdgpud.conf
 #                          (kept when present), docs and licenses
 #   make install-dev       libmdgpu.a, <mdgpu/mdgpu.h>, libmdgpu.pc
 #   make install-libcuda   LIBDIR/mdgpu/: libcuda.so.1 (+ libnvidia-ml.so.1
@@ -58,6 +59,7 @@ P_DOCS := $(TOP)/README.md $(TOP)/Documentation/install.md \
 	$(TOP)/Documentation/daemon.md $(TOP)/Documentation/mdgpuctl.md \
 	$(TOP)/Documentation/libcuda.md $(TOP)/Documentation/integration.md
 P_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@BINDIR@|$(BINDIR)|g' \
 	-e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@VERSION@|$(MDGPU_VERSION)|g'
@@ -84,6 +86,8 @@ install-daemon: $(BUILD)/mdgpud $(BUILD)/mdgpud-worker $(BUILD)/mdgpuctl \
 	$(INSTALL) -m 0755 $(BUILD)/mdgpuctl $(BUILD)/mdgpu-spin $(DESTDIR)$(BINDIR)/
 	$(P_SUBST) $(P_DIR)/systemd/mdgpud@.service.in \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/mdgpud@.service
+	$(P_SUBST) $(P_DIR)/systemd/mdgpu-metrics@.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/mdgpu-metrics@.service
 	$(INSTALL) -m 0644 $(P_DIR)/sysusers.d/mdgpu.conf $(DESTDIR)$(SYSUSERSDIR)/mdgpu.conf
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/mdgpu/mdgpud.conf ]; then \
 		echo "install: keeping $(DESTDIR)$(SYSCONFDIR)/mdgpu/mdgpud.conf"; \
@@ -136,6 +140,7 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/mdgpud $(DESTDIR)$(BINDIR)/mdgpuctl \
 		$(DESTDIR)$(BINDIR)/mdgpu-spin \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/mdgpud@.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/mdgpu-metrics@.service \
 		$(DESTDIR)$(SYSUSERSDIR)/mdgpu.conf \
 		$(DESTDIR)$(SYSUSERSDIR)/mdgpu-guest.conf \
 		$(DESTDIR)$(MODULESLOADDIR)/mdgpu.conf \

@@ -69,7 +69,9 @@ declare -A want=(
 	[mdgpud]="./usr/sbin/mdgpud ./usr/libexec/mdgpu/mdgpud
 		./usr/libexec/mdgpu/mdgpud-worker ./usr/libexec/mdgpu/mdgpud-instance
 		./usr/bin/mdgpuctl ./usr/bin/mdgpu-spin ./etc/mdgpu/mdgpud.conf
-		./usr/lib/systemd/system/mdgpud@.service ./usr/lib/sysusers.d/mdgpu.conf
+		./usr/lib/systemd/system/mdgpud@.service
+		./usr/lib/systemd/system/mdgpu-metrics@.service
+		./usr/lib/sysusers.d/mdgpu.conf
 		./usr/share/doc/mdgpud/copyright ./usr/share/doc/mdgpud/install.md
 		./usr/share/doc/mdgpud/LICENSES/GPL-2.0"
 	[libmdgpu-dev]="./usr/lib/$multiarch/libmdgpu.a ./usr/include/mdgpu/mdgpu.h
@@ -240,14 +242,30 @@ pass=$((pass + 1))
 
 if command -v systemd-analyze >/dev/null; then
 	# --recursive-errors=no: the root has no other units (sysinit.target);
-	# the unit's syntax and its ExecStart inside the root are checked.
-	SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$root" \
-		--recursive-errors=no \
-		"$root/usr/lib/systemd/system/mdgpud@.service" >"$t/analyze.log" 2>&1 ||
-		{ cat "$t/analyze.log"; fail "systemd-analyze verify"; }
-	! grep -i "mdgpud@" "$t/analyze.log" ||
-		fail "systemd-analyze verify warns about the unit"
-	ok "systemd-analyze verify --root accepts mdgpud@.service"
+	# the units' syntax and their ExecStart inside the root are checked.
+	# Instances, not templates: %i must expand (the metrics unit's
+	# Requires= names its daemon's instance).
+	for unit in mdgpud@0000:41:00.0.service mdgpu-metrics@0000:41:00.0.service; do
+		SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$root" \
+			--recursive-errors=no \
+			"$root/usr/lib/systemd/system/${unit%%@*}@.service:$unit" \
+			>"$t/analyze.log" 2>&1 ||
+			{ cat "$t/analyze.log"; fail "systemd-analyze verify $unit"; }
+		! grep -i -e "mdgpud@" -e "mdgpu-metrics@" "$t/analyze.log" ||
+			fail "systemd-analyze verify warns about $unit"
+		ok "systemd-analyze verify --root accepts $unit"
+	done
+	u="$root/usr/lib/systemd/system/mdgpu-metrics@.service"
+	grep -qx 'ExecStart=/usr/bin/mdgpuctl -s /run/mdgpu/%i/mdgpud-admin.sock serve-metrics --listen ${MDGPU_METRICS_LISTEN}' "$u" ||
+		fail "mdgpu-metrics@.service: ExecStart"
+	for d in 'Requires=mdgpud@%i.service' 'After=mdgpud@%i.service' \
+		'EnvironmentFile=-/etc/mdgpu/mdgpu-metrics@%i.env' \
+		'CapabilityBoundingSet=' 'NoNewPrivileges=yes' \
+		'ProtectSystem=strict' \
+		'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'; do
+		grep -qxF "$d" "$u" || fail "mdgpu-metrics@.service: no $d"
+	done
+	ok "mdgpu-metrics@.service: ExecStart, its daemon's instance, environment file, hardening"
 else
 	echo "   SKIP: systemd-analyze not installed"
 fi
@@ -289,6 +307,7 @@ for f in usr/local/sbin/mdgpud usr/local/libexec/mdgpu/mdgpud \
 	usr/local/include/mdgpu/uapi/mdgpu.h usr/local/lib/mdgpu/libcuda.so.1 \
 	usr/local/share/mdgpu/mdgpu-libcuda.conf etc/mdgpu/mdgpud.conf \
 	usr/local/lib/systemd/system/mdgpud@.service \
+	usr/local/lib/systemd/system/mdgpu-metrics@.service \
 	usr/local/lib/sysusers.d/mdgpu.conf usr/local/lib/modules-load.d/mdgpu.conf \
 	usr/local/lib/udev/rules.d/60-mdgpu-guest.rules \
 	usr/local/share/doc/mdgpu/install.md usr/local/share/doc/mdgpu/COPYING \
@@ -301,9 +320,12 @@ grep -qx 'prefix=/usr/local' "$d/usr/local/lib/pkgconfig/libmdgpu.pc" ||
 	fail "libmdgpu.pc: prefix"
 grep -qx 'ExecStart=/usr/local/libexec/mdgpu/mdgpud-instance %i' \
 	"$d/usr/local/lib/systemd/system/mdgpud@.service" || fail "unit: ExecStart"
+grep -q '^ExecStart=/usr/local/bin/mdgpuctl ' \
+	"$d/usr/local/lib/systemd/system/mdgpu-metrics@.service" ||
+	fail "metrics unit: ExecStart"
 grep -qx '/usr/local/lib/mdgpu' "$d/usr/local/share/mdgpu/mdgpu-libcuda.conf" ||
 	fail "mdgpu-libcuda.conf: library folder"
-ok "make install: 21 files under DESTDIR with PREFIX=/usr/local, paths substituted"
+ok "make install: 22 files under DESTDIR with PREFIX=/usr/local, paths substituted"
 echo "# edited" >>"$d/etc/mdgpu/mdgpud.conf"
 mk install-daemon
 grep -qx '# edited' "$d/etc/mdgpu/mdgpud.conf" || fail "make install replaced an edited config"
