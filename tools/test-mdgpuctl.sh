@@ -161,6 +161,12 @@ a=$(kv commands "$L1")
 if [ -z "$b" ] || [ "$b" -lt "$a" ]; then
 	fail "wait histogram count '$b' < commands $a"
 fi
+# _sum: the waits of those commands added, each more than 0 ns.
+CHECKS=$((CHECKS + 1))
+c=$(metric mdgpu_vgpu_queue_wait_seconds_sum)
+if [ -z "$c" ] || [ "$(ns_of "$c")" -lt "$b" ]; then
+	fail "wait histogram sum '$c' s for $b waits"
+fi
 # The Grafana dashboard asks only for families the daemon exports.
 DASH=$(dirname "$0")/../Documentation/grafana/mdgpu-dashboard.json
 CHECKS=$((CHECKS + 1))

@@ -256,6 +256,7 @@ if command -v systemd-analyze >/dev/null; then
 		ok "systemd-analyze verify --root accepts $unit"
 	done
 	u="$root/usr/lib/systemd/system/mdgpu-metrics@.service"
+	# shellcheck disable=SC2016 # the unit's own ${...}, not expanded here
 	grep -qx 'ExecStart=/usr/bin/mdgpuctl -s /run/mdgpu/%i/mdgpud-admin.sock serve-metrics --listen ${MDGPU_METRICS_LISTEN}' "$u" ||
 		fail "mdgpu-metrics@.service: ExecStart"
 	for d in 'Requires=mdgpud@%i.service' 'After=mdgpud@%i.service' \
