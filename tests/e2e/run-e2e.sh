@@ -62,7 +62,7 @@ echo "e2e: booting $rel ($mode, TCG, timeout ${timeout_s}s), serial log $out/ser
 start=$(date +%s.%N)
 rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu qemu64 -m 1G \
-	-smp "${VM_SMP:-2}" -nographic -no-reboot -net none \
+	-smp "${VM_SMP:-2}" -nographic -no-reboot -net none -device edu \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 mdgpu.e2e=$mode ${VM_APPEND:-}" \
 	</dev/null >"$log" 2>&1 || rc=$?
