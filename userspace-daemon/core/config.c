@@ -154,6 +154,16 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 			cfg->field = (__typeof__(cfg->field))v;		\
 		goto out;						\
 	}
+/* A number in [min, max], or `auto`: auto_val. */
+#define UA(name, min, max, field, auto_val)				\
+	if (!strcmp(key, name)) {					\
+		v = auto_val;						\
+		ret = strcmp(value, "auto") ?				\
+		      mdgpud_parse_u64(value, 0, min, max, &v) : 0;	\
+		if (!ret)						\
+			cfg->field = (__typeof__(cfg->field))v;		\
+		goto out;						\
+	}
 #define E(name, field, ...)						\
 	if (!strcmp(key, name)) {					\
 		static const char *const words[] = { __VA_ARGS__ };	\
@@ -211,20 +221,9 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("max_allocs", 1, 1U << 24, max_allocs)
 	U("max_handles", 1, MDGPUD_HANDLES_MAX, max_handles)
 	U("shared_bytes_max", 0, 1U << 30, shared_bytes_max)
-	if (!strcmp(key, "spin_us") || !strcmp(key, "worker_pollers")) {
-		bool spin = !strcmp(key, "spin_us");
-		uint32_t *dst = spin ? &cfg->spin_us : &cfg->worker_pollers;
-
-		if (!strcmp(value, "auto")) {
-			*dst = MDGPUD_POLL_AUTO;
-		} else {
-			ret = mdgpud_parse_u64(value, 0, 0, spin ? 1000000 :
-					       MDGPUD_POLLERS_MAX, &v);
-			if (!ret)
-				*dst = (uint32_t)v;
-		}
-		goto out;
-	}
+	UA("spin_us", 0, 1000000, spin_us, MDGPUD_POLL_AUTO)
+	UA("worker_pollers", 0, MDGPUD_POLLERS_MAX, worker_pollers,
+	   MDGPUD_POLL_AUTO)
 	U("worker_poll_us", 0, 1000000, worker_poll_us)
 	U("linger_us", 0, 1000000, linger_us)
 	U("latency_queue_us", 0, 1000000, latency_queue_us)
@@ -250,27 +249,11 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 		goto out;
 	}
 	U("worker_uid_count", 0, MDGPUD_WORKER_UID_AUTO_STEP, worker_uid_count)
-	if (!strcmp(key, "worker_uid_base")) {
-		if (!strcmp(value, "auto")) {
-			cfg->worker_uid_base = MDGPUD_WORKER_UID_BASE_AUTO;
-		} else {
-			/* Not 0 (root), not 2^32 - 1 ((uid_t)-1). */
-			ret = mdgpud_parse_u64(value, 0, 1, UINT32_MAX - 1, &v);
-			if (!ret)
-				cfg->worker_uid_base = v;
-		}
-		goto out;
-	}
-	if (!strcmp(key, "ctx_overhead_mib")) {
-		if (!strcmp(value, "auto")) {
-			cfg->ctx_overhead_mib = MDGPUD_CTX_OVERHEAD_AUTO;
-		} else {
-			ret = mdgpud_parse_u64(value, 0, 0, 1ULL << 20, &v);
-			if (!ret)
-				cfg->ctx_overhead_mib = v;
-		}
-		goto out;
-	}
+	/* Not 0 (root), not 2^32 - 1 ((uid_t)-1). */
+	UA("worker_uid_base", 1, UINT32_MAX - 1, worker_uid_base,
+	   MDGPUD_WORKER_UID_BASE_AUTO)
+	UA("ctx_overhead_mib", 0, 1ULL << 20, ctx_overhead_mib,
+	   MDGPUD_CTX_OVERHEAD_AUTO)
 	if (!strcmp(key, "policy")) {
 		if (!strcmp(value, "best-effort"))
 			cfg->policy = MDGPU_POLICY_BEST_EFFORT;
@@ -291,6 +274,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 		goto out;
 	}
 #undef U
+#undef UA
 #undef S
 #undef E
 	return mdgpud_cfg_err(err, errlen, "unknown key '%s'", key);

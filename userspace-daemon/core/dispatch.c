@@ -175,29 +175,6 @@ static bool mdgpud_dispatch_others_pending(struct mdgpud_core *c,
 }
 
 /*
- * The running vGPU's queue is empty.  Ending the slice now would make the
- * backend wait for the GPU (slice_end), which turns a stream of
- * asynchronous launches into synchronous ones.  So keep the slice open for
- * up to linger_us (and never past the slice) in case the tenant rings
- * again.  While another vGPU has work, linger only while the GPU should
- * still be busy with this slice's commands (until busy_until: t0 plus
- * the work commands run so far at the vGPU's average GPU time per work
- * command; t0 for a vGPU not measured yet): waiting then costs no GPU
- * time, and a tenant that keeps a few kernels queued and rings again as
- * soon as one is taken gets its whole slice instead of a switch each time
- * its queue runs dry.
- * The daemon's only vGPU lingers until busy_until when that is later than
- * linger_us: until then the drain that ending the slice starts would wait
- * anyway, and work rung meanwhile is taken at once instead of after the
- * drain (a PyTorch training step, whose Python between launches often
- * leaves the queue empty for longer than linger_us while the GPU is busy,
- * ended a slice every ~0.5 ms without this).  Past linger_us that wait
- * naps (mdgpud_dispatch_nap_ns) instead of spinning.
- * busy_until is an estimate, far off for a backend whose GPU time is not
- * wall time (sim): the slice bound holds either way.  Returns the tail to
- * run up to.
- */
-/*
  * A streaming tenant owed GPU time (its weight's share not yet had: the
  * scheduler would still pick it over every other competing vGPU, this
  * slice's estimated GPU time charged) lingers up to this long past its
@@ -222,6 +199,32 @@ static bool mdgpud_dispatch_owed(struct mdgpud_core *c,
 	return mdgpud_sched_owed(c->sched, &v->entity, busy_until - t0);
 }
 
+/*
+ * The running vGPU's queue is empty.  Ending the slice now would make the
+ * backend wait for the GPU (slice_end), which turns a stream of
+ * asynchronous launches into synchronous ones.  So keep the slice open for
+ * up to linger_us (and never past the slice) in case the tenant rings
+ * again.  While another vGPU has work, linger only while the GPU should
+ * still be busy with this slice's commands (until busy_until: t0 plus
+ * the work commands run so far at the vGPU's average GPU time per work
+ * command; t0 for a vGPU not measured yet): waiting then costs no GPU
+ * time, and a tenant that keeps a few kernels queued and rings again as
+ * soon as one is taken gets its whole slice instead of a switch each time
+ * its queue runs dry.
+ * The daemon's only vGPU lingers until busy_until when that is later than
+ * linger_us: until then the drain that ending the slice starts would wait
+ * anyway, and work rung meanwhile is taken at once instead of after the
+ * drain (a PyTorch training step, whose Python between launches often
+ * leaves the queue empty for longer than linger_us while the GPU is busy,
+ * ended a slice every ~0.5 ms without this).  Past linger_us that wait
+ * naps (mdgpud_dispatch_nap_ns) instead of spinning.  A streaming tenant
+ * owed GPU time (mdgpud_dispatch_owed) lingers up to
+ * mdgpud_dispatch_owed_linger_ns past busy_until although others wait; a
+ * paced slice ends as soon as a latency-class vGPU has work.
+ * busy_until is an estimate, far off for a backend whose GPU time is not
+ * wall time (sim): the slice bound holds either way.  Returns the tail to
+ * run up to.
+ */
 static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 				       struct mdgpud_vgpu *v, uint64_t t0,
 				       uint64_t slice_ns, uint64_t busy_until,
@@ -229,9 +232,8 @@ static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 {
 	uint64_t end = *now + c->linger_ns, spin_end = end;
 	uint64_t yield_from = *now + mdgpud_dispatch_yield_after_ns;
-	uint32_t t;
-
 	bool owed = mdgpud_dispatch_owed(c, v, t0, busy_until);
+	uint32_t t;
 
 	if (c->nr_vgpus == 1 && busy_until > end)
 		end = busy_until;
@@ -275,18 +277,20 @@ static uint64_t mdgpud_dispatch_busy_until(uint64_t t0, uint64_t n,
  * Before v's next work command in a paced slice: waits until the work v
  * queued in this slice (t0 plus `work` commands at its average GPU time
  * per command) is estimated to end within latency_queue_ns; true, at
- * once, when a latency-class vGPU has work: v's slice ends before the
- * command.
+ * once, when a latency-class vGPU has work, or when the slice reaches
+ * slice_end waiting: v's slice ends before the command.
  */
 static bool mdgpud_dispatch_pace(struct mdgpud_core *c,
 				 const struct mdgpud_vgpu *v, uint64_t t0,
-				 uint64_t work, uint64_t *now)
+				 uint64_t work, uint64_t slice_end,
+				 uint64_t *now)
 {
 	uint64_t until = mdgpud_dispatch_busy_until(t0, work, v->ns_per_work);
 	uint64_t yield_from = *now + mdgpud_dispatch_yield_after_ns;
 
 	for (;;) {
-		if (mdgpud_dispatch_latency_waiting(c, v))
+		if (mdgpud_dispatch_latency_waiting(c, v) ||
+		    *now >= slice_end)
 			return true;
 		if (until <= *now + c->latency_queue_ns || c->stop_req)
 			return false;
@@ -593,7 +597,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		 * for room, or the slice ends here if that vGPU has work. */
 		if (!ret && work && mdgpud_dispatch_is_work(c->vcmd.opcode) &&
 		    mdgpud_dispatch_paced(c, v, now) &&
-		    mdgpud_dispatch_pace(c, v, t0, work, &now))
+		    mdgpud_dispatch_pace(c, v, t0, work, t0 + slice_ns, &now))
 			break;
 		if (pends) {
 			ret = mdgpud_dispatch_start(v, &c->vcmd, idx, wait,

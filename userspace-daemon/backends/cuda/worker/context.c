@@ -163,7 +163,7 @@ mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
 					     uint64_t expect_ns,
 					     uint64_t spin_ns)
 {
-	uint64_t now = mdgpud_cuda_now_ns(), until;
+	uint64_t now = mdgpud_cuda_now_ns(), until, grant;
 	mdgpud_cu_result res;
 
 	if (expect_ns > MDGPUD_CUDA_EXPECT_MARGIN_NS) {
@@ -186,10 +186,10 @@ mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
 	/* A worker holding a poll grant would spin once idle anyway: it
 	 * spins across the drain too, where a blocking wait would cost the
 	 * wake-up the grant is there to save. */
-	if (atomic_load_explicit(&w->shm->poll_until_ns,
-				 memory_order_relaxed) > until)
-		until = atomic_load_explicit(&w->shm->poll_until_ns,
-					     memory_order_relaxed);
+	grant = atomic_load_explicit(&w->shm->poll_until_ns,
+				     memory_order_relaxed);
+	if (grant > until)
+		until = grant;
 	for (unsigned int n = 0;; n++) {
 		res = w->cu.stream_query(stream);
 		if (res != MDGPUD_CUDA_ERROR_NOT_READY)
