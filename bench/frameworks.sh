@@ -22,36 +22,14 @@
 # Without a GPU or without PyTorch it says so and exits 0.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-TOP=$PWD
-B=$TOP/build
-OUT=${OUT:-/tmp/mdgpu-fw-bench}
 REPS=${REPS:-2}
 SECS=${SECONDS_PER_CASE:-3}
 WINDOW=${WINDOW:-10}
 PY=bench/frameworks/fw_bench.py
-mkdir -p "$OUT"
-if ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIPPED: no GPU (nvidia-smi -L failed)"
-	exit 0
-fi
-if ! python3 -c "import torch, torchvision" 2>/dev/null; then
-	echo "SKIPPED: python3 cannot import torch and torchvision"
-	exit 0
-fi
-# shellcheck source=tests/gpu/seccomp-deps.sh
-. "$TOP/tests/gpu/seccomp-deps.sh"
 # shellcheck source=tests/gpu/lib-daemon.sh
-. "$TOP/tests/gpu/lib-daemon.sh"
-TMP=$(mktemp -d /tmp/mdgpu-fwb.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	mdgpu_daemon_stop
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/mdgpuctl" \
-	"$B/libcuda/libcuda.so.1" "$B/nvml/libnvidia-ml.so.1" || exit 1
+. tests/gpu/lib-daemon.sh
+mdgpu_gpu_setup -p 'import torch, torchvision' 'torch and torchvision' \
+	fw-bench mdgpuctl nvml/libnvidia-ml.so.1
 mdgpu_daemon_start "$TMP" -o host_mib_max=4096 -o log_level=info || exit 1
 
 # run_as native|mdgpu TYPE CMD...: CMD with NVIDIA's libcuda or mdgpu's.

@@ -17,39 +17,15 @@
 # Without a GPU, or without cuda-python, it says so and exits 0.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-TOP=$PWD
-B=$TOP/build
-OUT=${OUT:-/tmp/mdgpu-cuda-python}
-mkdir -p "$OUT"
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 PROBE=tests/gpu/frameworks/cuda_python_probe.py
-if ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIPPED: no GPU (nvidia-smi -L failed)"
-	exit 0
-fi
-if ! python3 -c 'import numpy
+# shellcheck source=tests/gpu/lib-daemon.sh
+. tests/gpu/lib-daemon.sh
+mdgpu_gpu_setup -p 'import numpy
 try:
     from cuda.bindings import driver
 except ImportError:
-    from cuda import cuda' 2>/dev/null; then
-	echo "SKIPPED: python3 cannot import cuda-python (cuda.bindings) and numpy"
-	exit 0
-fi
-# shellcheck source=tests/gpu/seccomp-deps.sh
-. "$TOP/tests/gpu/seccomp-deps.sh"
-# shellcheck source=tests/gpu/lib-daemon.sh
-. "$TOP/tests/gpu/lib-daemon.sh"
+    from cuda import cuda' 'cuda-python (cuda.bindings) and numpy' cuda-python
 status=0
-TMP=$(mktemp -d /tmp/mdgpu-cp.XXXXXX)
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-	mdgpu_daemon_stop
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" ||
-	exit 1
 "$NVCC" -ptx -arch=sm_90 -o "$B/cuda_python.ptx" \
 	tests/gpu/libcuda/cuda_python.cu || exit 1
 echo "== cuda-python $(python3 -c 'import importlib.metadata as m

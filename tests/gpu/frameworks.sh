@@ -12,32 +12,14 @@
 # Without a GPU, or without the framework, it says so and skips.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-TOP=$PWD
-B=$TOP/build
-OUT=${OUT:-/tmp/mdgpu-frameworks}
-mkdir -p "$OUT"
-if ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIPPED: no GPU (nvidia-smi -L failed)"
-	exit 0
-fi
-# shellcheck source=tests/gpu/seccomp-deps.sh
-. "$TOP/tests/gpu/seccomp-deps.sh"
 # shellcheck source=tests/gpu/lib-daemon.sh
-. "$TOP/tests/gpu/lib-daemon.sh"
+. tests/gpu/lib-daemon.sh
+mdgpu_gpu_setup frameworks nvml/libnvidia-ml.so.1
 probes=${*:-torch cupy}
 TYPE=${MDGPU_TYPE:-4g}
 QUOTA=$(( $(sed -n "s/^MDGPU_TYPE([0-9]*, *\"$TYPE\", *\([0-9]*\),.*/\1/p" \
 	mdev-types/mdgpu-types.def) << 20 ))
 status=0
-TMP=$(mktemp -d /tmp/mdgpu-fw.XXXXXX)
-cleanup() {
-	mdgpu_daemon_stop
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" \
-	"$B/nvml/libnvidia-ml.so.1" || exit 1
 mdgpu_daemon_start "$TMP" -o host_mib_max=4096 -o log_level=info \
 	-o "worker_sandbox=${MDGPU_SANDBOX:-best-effort}" || exit 1
 

@@ -1,13 +1,31 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
-# Sourced by the GPU scripts (tests/gpu/frameworks.sh,
-# tests/gpu/libcuda-compare.sh, bench/frameworks.sh) and by
-# tools/cuda-trace/test-cuda-trace.sh: building what they run and one
-# mdgpud on a socket, started and stopped the same way everywhere.
-# The caller sets B (the build directory) and OUT (where logs go) and runs
-# from the repository root (make's working directory).
+# Sourced by the GPU scripts (tests/gpu/cuda-python.sh,
+# tests/gpu/weights-drvapi.sh, tests/gpu/libcuda-compare.sh,
+# tests/gpu/frameworks.sh, bench/frameworks.sh) and by
+# tools/cuda-trace/test-cuda-trace.sh: the GPU scripts' common start,
+# building what they run and one mdgpud on a socket, done the same way
+# everywhere.  The caller runs from the repository root (make's working
+# directory); mdgpu_gpu_setup sets B (the build directory) and OUT (where
+# logs go), a caller that does not use it sets them itself.
 #
+#   mdgpu_gpu_setup [-n] [-p PYTHON WHAT] [-c CHECK] NAME [TARGET...]
+#       Sets TOP (the working directory), B ($TOP/build), OUT (default
+#       /tmp/mdgpu-NAME, made), NVCC (the toolkit's nvcc) and CUDA_INC
+#       (the directory of its cuda.h).  Without a GPU (nvidia-smi -L
+#       fails) prints "SKIPPED: no GPU (nvidia-smi -L failed)" and exits
+#       the script with 0; -n: no GPU is needed (the caller runs on a fake
+#       libcuda).  -p: if python3 -c PYTHON fails (the imports the script
+#       needs), prints "SKIPPED: python3 cannot import WHAT" and exits 0.
+#       -c: CHECK (a function of the caller: validating its settings)
+#       runs next; it exits the script itself when it must not go on.
+#       Then libseccomp is found (tests/gpu/seccomp-deps.sh), TMP made
+#       (/tmp/mdgpu-NAME.XXXXXX), PIDS set empty and an EXIT trap set
+#       that kills the PIDS the caller adds, stops the daemon and removes
+#       TMP; mdgpud, mdgpud-worker, libcuda.so.1 and each TARGET (a path
+#       under $B) are built with mdgpu_gpu_build, the script exiting 1 if
+#       that fails.  Skips come before anything is built or extracted.
 #   mdgpu_gpu_build TARGET...
 #       make -j$(nproc) TARGET... into $OUT/build.log; on failure its last
 #       20 lines and status 1.
@@ -25,6 +43,65 @@
 # How many 50 ms steps mdgpu_daemon_start waits for the socket (15 s).
 MDGPU_DAEMON_WAIT_STEPS=300
 MDGPU_DAEMON_PID=
+
+mdgpu_gpu_setup() {
+	local opt need_gpu=1 py='' py_what='' check='' name t
+	local targets=()
+
+	OPTIND=1
+	while getopts np:c: opt; do
+		case $opt in
+		n) need_gpu= ;;
+		p) py=$OPTARG
+		   py_what=${!OPTIND:?-p PYTHON WHAT}
+		   OPTIND=$((OPTIND + 1)) ;;
+		c) check=$OPTARG ;;
+		*) echo "mdgpu_gpu_setup: bad option" >&2; exit 2 ;;
+		esac
+	done
+	shift $((OPTIND - 1))
+	name=$1
+	shift
+	TOP=$PWD
+	B=$TOP/build
+	OUT=${OUT:-/tmp/mdgpu-$name}
+	mkdir -p "$OUT"
+	# shellcheck disable=SC2034  # the callers' nvcc
+	NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+	CUDA_INC=/usr/local/cuda/include
+	[ -f "$CUDA_INC/cuda.h" ] ||
+		CUDA_INC=/usr/local/cuda/targets/x86_64-linux/include
+	if [ -n "$need_gpu" ] && ! nvidia-smi -L >/dev/null 2>&1; then
+		echo "SKIPPED: no GPU (nvidia-smi -L failed)"
+		exit 0
+	fi
+	if [ -n "$py" ] && ! python3 -c "$py" 2>/dev/null; then
+		echo "SKIPPED: python3 cannot import $py_what"
+		exit 0
+	fi
+	[ -z "$check" ] || "$check"
+	# shellcheck source=tests/gpu/seccomp-deps.sh
+	. "$TOP/tests/gpu/seccomp-deps.sh"
+	TMP=$(mktemp -d "/tmp/mdgpu-$name.XXXXXX")
+	PIDS=()
+	trap mdgpu_gpu_cleanup EXIT
+	for t in "$@"; do
+		targets+=("$B/$t")
+	done
+	mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" \
+		"$B/libcuda/libcuda.so.1" "${targets[@]}" || exit 1
+}
+
+# The EXIT trap mdgpu_gpu_setup sets.
+mdgpu_gpu_cleanup() {
+	local p
+
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	mdgpu_daemon_stop
+	rm -rf "$TMP"
+}
 
 mdgpu_gpu_build() {
 	make -j"$(nproc)" "$@" >"$OUT/build.log" 2>&1 || {

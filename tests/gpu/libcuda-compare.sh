@@ -9,37 +9,14 @@
 # Without a GPU it says so and exits 0.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-TOP=$PWD
-B=$TOP/build
-OUT=${OUT:-/tmp/mdgpu-libcuda}
-mkdir -p "$OUT"
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-CUDA_INC=/usr/local/cuda/include
-[ -f "$CUDA_INC/cuda.h" ] || CUDA_INC=/usr/local/cuda/targets/x86_64-linux/include
-if ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIPPED: no GPU (nvidia-smi -L failed)"
-	exit 0
-fi
-# shellcheck source=tests/gpu/seccomp-deps.sh
-. "$TOP/tests/gpu/seccomp-deps.sh"
 # shellcheck source=tests/gpu/lib-daemon.sh
-. "$TOP/tests/gpu/lib-daemon.sh"
+. tests/gpu/lib-daemon.sh
+mdgpu_gpu_setup libcuda
 status=0
-TMP=$(mktemp -d /tmp/mdgpu-lc.XXXXXX)
-cleanup() {
-	mdgpu_daemon_stop
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" ||
-	exit 1
 "$NVCC" -ptx -arch=sm_90 -o "$B/drvtest.ptx" tests/gpu/libcuda/kernels.cu ||
 	exit 1
-for p in drvtest; do
-	gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
-		tests/gpu/libcuda/$p.c -o "$B/$p" -lcuda || exit 1
-done
+gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
+	tests/gpu/libcuda/drvtest.c -o "$B/drvtest" -lcuda || exit 1
 gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 	bench/libcuda/libcuda-bench.c -o "$B/libcuda-bench" -lcuda -lm || exit 1
 
@@ -87,7 +64,7 @@ else
 fi
 
 echo "== libcuda-bench (native, mdgpu, native, mdgpu)"
-for i in 1 2; do
+for _ in 1 2; do
 	"$B/libcuda-bench" "$B/drvtest.ptx" native >>"$OUT/bench.native" || status=1
 	mdgpu "$B/libcuda-bench" "$B/drvtest.ptx" mdgpu >>"$OUT/bench.mdgpu" \
 		2>>"$OUT/bench.mdgpu.log" || status=1

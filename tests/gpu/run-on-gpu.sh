@@ -14,35 +14,19 @@
 #      next to native driver-API calls in the same process run.
 #
 # Logs go to $OUT (default /tmp/mdgpu-gpu) as build.log, tests.log,
-# bench.log.  cmocka: if /usr/include/cmocka.h is missing, the .debs in
-# .deps/cmocka/ (apt-get download libcmocka0 libcmocka-dev) are unpacked
-# into a private prefix, never into /.
+# bench.log.  cmocka and libseccomp as tests/gpu/cmocka-deps.sh and
+# seccomp-deps.sh find them.
 set -u
 set -o pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 TOP=$PWD
 OUT=${OUT:-/tmp/mdgpu-gpu}
 mkdir -p "$OUT"
 JOBS=$(nproc 2>/dev/null || echo 4)
 status=0
 
-if [ ! -f /usr/include/cmocka.h ]; then
-	pfx=/tmp/mdgpu-cmocka
-	rm -rf "$pfx"
-	mkdir -p "$pfx"
-	for deb in "$TOP"/.deps/cmocka/*.deb; do
-		[ -f "$deb" ] && dpkg -x "$deb" "$pfx"
-	done
-	if [ ! -f "$pfx/usr/include/cmocka.h" ]; then
-		echo "cmocka not installed and no .deps/cmocka/*.deb" >&2
-		exit 2
-	fi
-	libdir=$(dirname "$(find "$pfx" -name 'libcmocka.so*' | head -1)")
-	export C_INCLUDE_PATH="$pfx/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}"
-	export LIBRARY_PATH="$libdir${LIBRARY_PATH:+:$LIBRARY_PATH}"
-	export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
-
+# shellcheck source=tests/gpu/cmocka-deps.sh
+. "$TOP/tests/gpu/cmocka-deps.sh"
 # shellcheck source=tests/gpu/seccomp-deps.sh
 . "$TOP/tests/gpu/seccomp-deps.sh"
 

@@ -40,23 +40,8 @@ B=$TOP/build
 SUM=$OUT/summary.txt
 : >"$SUM"
 
-# cmocka as run-on-gpu.sh finds it.
-if [ ! -f /usr/include/cmocka.h ]; then
-	pfx=/tmp/mdgpu-cmocka
-	rm -rf "$pfx"
-	mkdir -p "$pfx"
-	for deb in "$TOP"/.deps/cmocka/*.deb; do
-		[ -f "$deb" ] && dpkg -x "$deb" "$pfx"
-	done
-	if [ ! -f "$pfx/usr/include/cmocka.h" ]; then
-		echo "cmocka not installed and no .deps/cmocka/*.deb" >&2
-		exit 2
-	fi
-	libdir=$(dirname "$(find "$pfx" -name 'libcmocka.so*' | head -1)")
-	export C_INCLUDE_PATH="$pfx/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}"
-	export LIBRARY_PATH="$libdir${LIBRARY_PATH:+:$LIBRARY_PATH}"
-	export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+# shellcheck source=tests/gpu/cmocka-deps.sh
+. "$TOP/tests/gpu/cmocka-deps.sh"
 # shellcheck source=tests/gpu/seccomp-deps.sh
 . "$TOP/tests/gpu/seccomp-deps.sh"
 

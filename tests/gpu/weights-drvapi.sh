@@ -17,10 +17,6 @@
 # the program, not of the GPU's scheduling.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-TOP=$PWD
-B=$TOP/build
-OUT=${OUT:-/tmp/mdgpu-weights}
-mkdir -p "$OUT"
 DURATION=${DURATION:-10}
 TYPE=${MDGPU_TYPE:-1g}
 FAKE=${MDGPU_FAKE_CUDA:-}
@@ -28,42 +24,22 @@ FAKE=${MDGPU_FAKE_CUDA:-}
 W_A=1
 W_B=3
 TOLERANCE=0.15
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-CUDA_INC=/usr/local/cuda/include
-[ -f "$CUDA_INC/cuda.h" ] || CUDA_INC=/usr/local/cuda/targets/x86_64-linux/include
 CUDA_LINK=(-lcuda)
-if [ -n "$FAKE" ]; then
-	# Linked against the toolkit's stub; mdgpu's libcuda.so.1 runs it.
-	CUDA_LINK=(-L/usr/local/cuda/lib64/stubs -lcuda)
-elif ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIPPED: no GPU (nvidia-smi -L failed)"
-	exit 0
-fi
-case $DURATION in
-''|*[!0-9]*) echo "DURATION: whole seconds, at least 4"; exit 2 ;;
-esac
-[ "$DURATION" -ge 4 ] || { echo "DURATION: at least 4 s"; exit 2; }
-# shellcheck source=tests/gpu/seccomp-deps.sh
-. "$TOP/tests/gpu/seccomp-deps.sh"
-# shellcheck source=tests/gpu/lib-daemon.sh
-. "$TOP/tests/gpu/lib-daemon.sh"
-status=0
-PIDS=()
-TMP=$(mktemp -d /tmp/mdgpu-weights.XXXXXX)
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-	local p
+# Linked against the toolkit's stub with a fake; mdgpu's libcuda.so.1 runs it.
+[ -z "$FAKE" ] || CUDA_LINK=(-L/usr/local/cuda/lib64/stubs -lcuda)
 
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	mdgpu_daemon_stop
-	rm -rf "$TMP"
+# shellcheck disable=SC2317  # called by mdgpu_gpu_setup
+check_duration() {
+	case $DURATION in
+	''|*[!0-9]*) echo "DURATION: whole seconds, at least 4"; exit 2 ;;
+	esac
+	[ "$DURATION" -ge 4 ] || { echo "DURATION: at least 4 s"; exit 2; }
 }
-trap cleanup EXIT
 
-mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" \
-	"$B/mdgpuctl" || exit 1
+# shellcheck source=tests/gpu/lib-daemon.sh
+. tests/gpu/lib-daemon.sh
+mdgpu_gpu_setup ${FAKE:+-n} -c check_duration weights mdgpuctl
+status=0
 "$NVCC" -ptx -arch=sm_90 -o "$B/spin.ptx" tests/gpu/libcuda/spin.cu || exit 1
 gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 	tests/gpu/libcuda/spin_tenant.c -o "$B/spin_tenant" "${CUDA_LINK[@]}" ||
