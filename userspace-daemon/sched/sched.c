@@ -417,12 +417,11 @@ void mdgpud_sched_set_runnable(struct mdgpud_sched *s,
 		e->runnable = true;
 		st->woken = true;
 		st->throttled = !mdgpud_sched_cap_allows(s, e, now_ns);
-		st->back_soon = st->left_ns && now_ns - st->left_ns <=
-				MDGPUD_SCHED_BACK_SOON_SLICES *
-				s->cfg.timeslice_ns;
 		if (!st->throttled)
-			s->ops->enqueue(s, e);
-		st->back_soon = false;
+			s->ops->enqueue(s, e, st->left_ns &&
+					now_ns - st->left_ns <=
+					MDGPUD_SCHED_BACK_SOON_SLICES *
+					s->cfg.timeslice_ns);
 	} else {
 		mdgpud_sched_estate(e)->left_ns = now_ns;
 		e->runnable = false;
@@ -465,7 +464,7 @@ void mdgpud_sched_pick(struct mdgpud_sched *s, uint64_t now_ns,
 			st->throttled = false;
 			if (e->runnable) {
 				st->woken = true;
-				s->ops->enqueue(s, e);
+				s->ops->enqueue(s, e, false);
 			}
 		}
 	}

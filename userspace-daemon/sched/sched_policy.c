@@ -59,11 +59,12 @@ static uint32_t mdgpud_sched_weight_equal(const struct mdgpud_sched_entity *e)
  * time.
  */
 static void mdgpud_sched_enqueue_waker(struct mdgpud_sched *s,
-				       struct mdgpud_sched_entity *e)
+				       struct mdgpud_sched_entity *e,
+				       bool back_soon)
 {
 	uint64_t floor = s->min_vtime;
 
-	if (mdgpud_sched_estate(e)->back_soon)
+	if (back_soon)
 		floor -= mdgpud_sched_vtime_delta(MDGPUD_SCHED_BACK_SOON_SLICES *
 						  s->cfg.timeslice_ns,
 						  MDGPU_WEIGHT_MIN);
@@ -76,10 +77,12 @@ static void mdgpud_sched_enqueue_waker(struct mdgpud_sched *s,
  * charged as phantom slices), so it comes back exactly where it is.
  */
 static void mdgpud_sched_enqueue_keep(struct mdgpud_sched *s,
-				      struct mdgpud_sched_entity *e)
+				      struct mdgpud_sched_entity *e,
+				      bool back_soon)
 {
 	(void)s;
 	(void)e;
+	(void)back_soon;
 }
 
 /* Idle until the earliest time a capped entity may run again. */

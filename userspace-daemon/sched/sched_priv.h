@@ -55,11 +55,9 @@ struct mdgpud_sched_estate {
 	bool woken;			/* placed since its last slice */
 	bool throttled;			/* runnable but over its cap */
 	bool cap_ok;			/* scratch of pick(): cap allows now */
-	/* When it last stopped being runnable, and whether the enqueue
-	 * under way is a return within MDGPUD_SCHED_BACK_SOON_SLICES
-	 * timeslices of that (mdgpud_sched_set_runnable). */
+	/* When it last stopped being runnable (mdgpud_sched_set_runnable
+	 * tells a brief absence from it). */
 	uint64_t left_ns;
-	bool back_soon;
 	/* Scratch of peek_next(): e as the next pick would find it. */
 	bool peek_skip;			/* the entity left out */
 	bool peek_ok;			/* would be runnable, cap allowing */
@@ -94,8 +92,14 @@ struct mdgpud_sched_policy_ops {
 	 * compete, a reserving one lets every entity compete.
 	 */
 	bool (*competes)(const struct mdgpud_sched_entity *e);
-	/* e became runnable, or its cap let it run again: place it. */
-	void (*enqueue)(struct mdgpud_sched *s, struct mdgpud_sched_entity *e);
+	/*
+	 * e became runnable, or its cap let it run again: place it.
+	 * back_soon: e became runnable within MDGPUD_SCHED_BACK_SOON_SLICES
+	 * timeslices of leaving and its cap allows it now (a brief
+	 * absence); false after a longer absence and for a cap release.
+	 */
+	void (*enqueue)(struct mdgpud_sched *s, struct mdgpud_sched_entity *e,
+			bool back_soon);
 	/* Fill *d; caps are up to date and min_vtime is current. */
 	void (*pick)(struct mdgpud_sched *s, uint64_t now_ns,
 		     struct mdgpud_sched_decision *d);
