@@ -103,9 +103,10 @@ static void sim_init(struct sim *sim, uint32_t policy)
 	sim->rng = 12345;
 }
 
+/* A tenant at the default priority (test_priority varies priorities). */
 static struct sim_tenant *sim_add(struct sim *sim, const char *name,
 				  uint32_t weight, uint32_t cap_pct,
-				  uint32_t priority, uint64_t kernel_ns)
+				  uint64_t kernel_ns)
 {
 	struct sim_tenant *t = calloc(1, sizeof(*t));
 
@@ -118,7 +119,7 @@ static struct sim_tenant *sim_add(struct sim *sim, const char *name,
 	t->e.id = sim->n + 1;
 	t->e.weight = weight;
 	t->e.cap_pct = cap_pct;
-	t->e.priority = priority;
+	t->e.priority = MDGPU_PRIORITY_DEFAULT;
 	assert_int_equal(mdgpud_sched_add(sim->s, &t->e, sim->now_ns), 0);
 	sim->t[sim->n++] = t;
 	return t;
@@ -131,6 +132,29 @@ static void sim_on(struct sim_tenant *t, uint64_t from_ns, uint64_t until_ns)
 	t->on_from_ns[t->nr_on] = from_ns;
 	t->on_until_ns[t->nr_on] = until_ns;
 	t->nr_on++;
+}
+
+/* A tenant as sim_pair() adds it. */
+struct sim_spec {
+	const char *name;
+	uint32_t weight;
+	uint32_t cap_pct;
+	uint64_t kernel_ns;
+};
+
+/*
+ * The set-up most simulations share: the scheduler under policy and two
+ * tenants, *a then *b (add() order), both saturating from 0 on.
+ */
+static void sim_pair(struct sim *sim, uint32_t policy, struct sim_tenant **a,
+		     struct sim_tenant **b, struct sim_spec sa,
+		     struct sim_spec sb)
+{
+	sim_init(sim, policy);
+	*a = sim_add(sim, sa.name, sa.weight, sa.cap_pct, sa.kernel_ns);
+	*b = sim_add(sim, sb.name, sb.weight, sb.cap_pct, sb.kernel_ns);
+	sim_on(*a, 0, UINT64_MAX);
+	sim_on(*b, 0, UINT64_MAX);
 }
 
 static void sim_periodic(struct sim *sim, struct sim_tenant *t,
@@ -454,8 +478,7 @@ static void test_weights_converge(void **state)
 
 	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
 	for (int i = 0; i < 3; i++) {
-		t[i] = sim_add(sim, "w", w[i], 100, MDGPU_PRIORITY_DEFAULT,
-			       k[i]);
+		t[i] = sim_add(sim, "w", w[i], 100, k[i]);
 		sim_on(t[i], 0, UINT64_MAX);
 	}
 	sim_run(sim, 10 * SEC);
@@ -493,8 +516,7 @@ static void test_equal_share(void **state)
 
 	sim_init(sim, MDGPU_POLICY_EQUAL_SHARE);
 	for (int i = 0; i < 3; i++) {
-		t[i] = sim_add(sim, "w", w[i], 100, MDGPU_PRIORITY_DEFAULT,
-			       2 * MS);
+		t[i] = sim_add(sim, "w", w[i], 100, 2 * MS);
 		sim_on(t[i], 0, UINT64_MAX);
 	}
 	sim_run(sim, 10 * SEC);
@@ -518,12 +540,10 @@ static void test_cap_best_effort(void **state)
 	uint64_t worst;
 	double busy;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "capped", 4, 20, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	c = sim_add(sim, "c", 1, 100, MDGPU_PRIORITY_DEFAULT, 2 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "capped", 4, 20, 1 * MS },
+		 (struct sim_spec){ "b", 1, 100, 1 * MS });
+	c = sim_add(sim, "c", 1, 100, 2 * MS);
 	sim_on(c, 0, UINT64_MAX);
 	sim_run(sim, 10 * SEC);
 
@@ -551,11 +571,9 @@ static void test_cap_overrun(void **state)
 	struct sim_tenant *a, *b;
 	uint64_t worst;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "capped", 1, 20, MDGPU_PRIORITY_DEFAULT, 30 * MS);
-	b = sim_add(sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "capped", 1, 20, 30 * MS },
+		 (struct sim_spec){ "b", 1, 100, 1 * MS });
 	sim_run(sim, 10 * SEC);
 	assert_true(sim_wall_pct(a, 0, 10 * SEC) <= 21.0);
 	assert_near(sim_wall_pct(a, 0, 10 * SEC), 20.0, 1.0,
@@ -577,12 +595,10 @@ static void test_fixed_share(void **state)
 	struct sim *sim = *state;
 	struct sim_tenant *a, *b, *c;
 
-	sim_init(sim, MDGPU_POLICY_FIXED_SHARE);
-	a = sim_add(sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 3 * MS);
-	c = sim_add(sim, "c", 2, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_FIXED_SHARE, &a, &b,
+		 (struct sim_spec){ "a", 1, 100, 1 * MS },
+		 (struct sim_spec){ "b", 1, 100, 3 * MS });
+	c = sim_add(sim, "c", 2, 100, 1 * MS);
 	sim_on(c, 5 * SEC, UINT64_MAX);
 	sim_run(sim, 10 * SEC);
 
@@ -604,11 +620,9 @@ static void test_overrun_payback(void **state)
 	struct sim *sim = *state;
 	struct sim_tenant *a, *b;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "30ms", 1, 100, MDGPU_PRIORITY_DEFAULT, 30 * MS);
-	b = sim_add(sim, "1ms", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "30ms", 1, 100, 30 * MS },
+		 (struct sim_spec){ "1ms", 1, 100, 1 * MS });
 	sim_run(sim, 10 * SEC);
 	assert_near(sim_share_pct(sim, a, 0, 10 * SEC), 50.0, 1.5,
 		    "30 ms kernels share");
@@ -628,8 +642,8 @@ static void test_sleeper(void **state)
 	uint64_t b_first, b_second;
 
 	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "sleeper", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
+	a = sim_add(sim, "a", 1, 100, 1 * MS);
+	b = sim_add(sim, "sleeper", 1, 100, 1 * MS);
 	sim_on(a, 0, UINT64_MAX);
 	sim_on(b, 0, 1 * SEC);
 	sim_on(b, 5 * SEC, UINT64_MAX);
@@ -668,11 +682,9 @@ static void test_weights_brief_idle(void **state)
 	struct sim *sim = *state;
 	struct sim_tenant *a, *b;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "b", 3, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "a", 1, 100, 1 * MS },
+		 (struct sim_spec){ "b", 3, 100, 1 * MS });
 	b->refill_kernels = b->left = 32;
 	b->refill_ns = 50 * US;
 	sim_run(sim, 10 * SEC);
@@ -698,11 +710,10 @@ static void run_latency(struct sim *sim, unsigned int nr_hogs,
 	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
 	/* Hogs added first: add() order cannot favour the latency tenant. */
 	for (unsigned int i = 0; i < nr_hogs; i++) {
-		h = sim_add(sim, "hog", 1, 100, MDGPU_PRIORITY_DEFAULT,
-			    hog_kernel_ns);
+		h = sim_add(sim, "hog", 1, 100, hog_kernel_ns);
 		sim_on(h, 0, UINT64_MAX);
 	}
-	l = sim_add(sim, "latency", 1, 100, MDGPU_PRIORITY_DEFAULT, 100 * US);
+	l = sim_add(sim, "latency", 1, 100, 100 * US);
 	sim_periodic(sim, l, 10 * MS);
 	sim_run(sim, 10 * SEC);
 	for (unsigned int i = 0; i < l->nr_lat; i++)
@@ -739,11 +750,9 @@ static void test_fixed_share_cap(void **state)
 	struct sim *sim = *state;
 	struct sim_tenant *a, *b;
 
-	sim_init(sim, MDGPU_POLICY_FIXED_SHARE);
-	a = sim_add(sim, "a", 2, 30, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "b", 2, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_FIXED_SHARE, &a, &b,
+		 (struct sim_spec){ "a", 2, 30, 1 * MS },
+		 (struct sim_spec){ "b", 2, 100, 1 * MS });
 	sim_run(sim, 10 * SEC);
 	assert_true(sim_wall_pct(a, 0, 10 * SEC) <= 31.0);
 	assert_true(sim_wall_pct(b, 0, 10 * SEC) <= 51.0);
@@ -764,11 +773,9 @@ static void test_cap_window_live(void **state)
 	struct mdgpud_sched_cfg cfg;
 	uint64_t worst;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "capped", 1, 30, MDGPU_PRIORITY_DEFAULT, 500 * US);
-	b = sim_add(sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 500 * US);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "capped", 1, 30, 500 * US },
+		 (struct sim_spec){ "b", 1, 100, 500 * US });
 	sim_run(sim, 3 * SEC);
 	assert_near(sim_wall_pct(a, 0, 3 * SEC), 30.0, 1.0,
 		    "capped 30%, 100 ms window");
@@ -804,12 +811,10 @@ static void test_cap_no_credit(void **state)
 	struct sim_tenant *a, *b, *c;
 	uint64_t c_first;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "capped", 1, 10, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	c = sim_add(sim, "sleeper", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "capped", 1, 10, 1 * MS },
+		 (struct sim_spec){ "b", 1, 100, 1 * MS });
+	c = sim_add(sim, "sleeper", 1, 100, 1 * MS);
 	sim_on(c, 3 * SEC, UINT64_MAX);
 	sim->stats_from_ns = 3 * SEC;
 	sim_run(sim, 5 * SEC);
@@ -827,13 +832,33 @@ static void test_cap_no_credit(void **state)
 }
 
 /*
+ * The set-up of the tests that drive the scheduler by hand: a best-effort
+ * scheduler with a, then b (NULL: a alone), added and runnable at time 0.
+ */
+static struct mdgpud_sched *sched_pair(struct mdgpud_sched_entity *a,
+				       struct mdgpud_sched_entity *b)
+{
+	struct mdgpud_sched_cfg cfg;
+	struct mdgpud_sched *s;
+
+	mdgpud_sched_cfg_default(&cfg);
+	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
+	assert_int_equal(mdgpud_sched_add(s, a, 0), 0);
+	if (b)
+		assert_int_equal(mdgpud_sched_add(s, b, 0), 0);
+	mdgpud_sched_set_runnable(s, a, true, 0);
+	if (b)
+		mdgpud_sched_set_runnable(s, b, true, 0);
+	return s;
+}
+
+/*
  * set_params keeps the GPU time an entity owes: its lag behind or ahead of
  * min_vtime, in vtime units, scales by old weight / new weight (so lag *
  * weight, the owed GPU ns, is unchanged), as Linux's EEVDF reweight does.
  */
 static void test_reweight_keeps_debt(void **state)
 {
-	struct mdgpud_sched_cfg cfg;
 	struct mdgpud_sched *s;
 	struct mdgpud_sched_entity a = { .id = 1, .weight = 2, .cap_pct = 100,
 					 .priority = 4 };
@@ -843,12 +868,7 @@ static void test_reweight_keeps_debt(void **state)
 	uint64_t lag_before, lag_after;
 
 	(void)state;
-	mdgpud_sched_cfg_default(&cfg);
-	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
-	assert_int_equal(mdgpud_sched_add(s, &a, 0), 0);
-	assert_int_equal(mdgpud_sched_add(s, &b, 0), 0);
-	mdgpud_sched_set_runnable(s, &a, true, 0);
-	mdgpud_sched_set_runnable(s, &b, true, 0);
+	s = sched_pair(&a, &b);
 	mdgpud_sched_pick(s, 0, &d);
 	assert_ptr_equal(d.entity, &a);
 	mdgpud_sched_charge(s, &a, 0, 50 * MS);	/* a 40 ms overrun */
@@ -876,12 +896,10 @@ static void test_remove_live(void **state)
 	struct sim_tenant *a, *b, *c;
 	uint64_t removed;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	c = sim_add(sim, "c", 2, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "a", 1, 100, 1 * MS },
+		 (struct sim_spec){ "b", 1, 100, 1 * MS });
+	c = sim_add(sim, "c", 2, 100, 1 * MS);
 	sim_on(c, 0, UINT64_MAX);
 	sim_run(sim, 2 * SEC);
 	assert_near(sim_share_pct(sim, c, 0, 2 * SEC), 50.0, 2.0,
@@ -1069,11 +1087,9 @@ static void test_weight_live(void **state)
 	struct sim *sim = *state;
 	struct sim_tenant *a, *b;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
-	a = sim_add(sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "b", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "a", 1, 100, 1 * MS },
+		 (struct sim_spec){ "b", 1, 100, 1 * MS });
 	sim_run(sim, 5 * SEC);
 	assert_near(sim_share_pct(sim, a, 0, 5 * SEC), 50.0, 2.0,
 		    "a share, weight 1:1");
@@ -1093,13 +1109,11 @@ static void test_policy_live(void **state)
 	struct sim_tenant *a, *b, *c;
 	struct mdgpud_sched_cfg cfg;
 
-	sim_init(sim, MDGPU_POLICY_BEST_EFFORT);
 	mdgpud_sched_cfg_default(&cfg);
-	a = sim_add(sim, "a", 1, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	b = sim_add(sim, "b", 3, 100, MDGPU_PRIORITY_DEFAULT, 2 * MS);
-	c = sim_add(sim, "c", 4, 100, MDGPU_PRIORITY_DEFAULT, 1 * MS);
-	sim_on(a, 0, UINT64_MAX);
-	sim_on(b, 0, UINT64_MAX);
+	sim_pair(sim, MDGPU_POLICY_BEST_EFFORT, &a, &b,
+		 (struct sim_spec){ "a", 1, 100, 1 * MS },
+		 (struct sim_spec){ "b", 3, 100, 2 * MS });
+	c = sim_add(sim, "c", 4, 100, 1 * MS);
 	/* c idles throughout */
 	sim_run(sim, 3 * SEC);
 	assert_near(sim_share_pct(sim, a, 0, 3 * SEC), 25.0, 2.0,
@@ -1136,7 +1150,6 @@ static void test_policy_live(void **state)
 /* Priority breaks ties (who goes first) but does not buy share. */
 static void test_priority(void **state)
 {
-	struct mdgpud_sched_cfg cfg;
 	struct mdgpud_sched *s;
 	struct mdgpud_sched_entity lo = { .id = 1, .weight = 1, .cap_pct = 100,
 					  .priority = 0 };
@@ -1146,12 +1159,7 @@ static void test_priority(void **state)
 	uint64_t hi_ns = 0, lo_ns = 0, now = 0;
 
 	(void)state;
-	mdgpud_sched_cfg_default(&cfg);
-	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
-	assert_int_equal(mdgpud_sched_add(s, &lo, 0), 0);
-	assert_int_equal(mdgpud_sched_add(s, &hi, 0), 0);
-	mdgpud_sched_set_runnable(s, &lo, true, 0);
-	mdgpud_sched_set_runnable(s, &hi, true, 0);
+	s = sched_pair(&lo, &hi);
 	/* Equal vtimes: the higher priority goes first, though added last. */
 	mdgpud_sched_pick(s, 0, &d);
 	assert_ptr_equal(d.entity, &hi);
@@ -1179,7 +1187,6 @@ static void test_priority(void **state)
  */
 static void test_overflow(void **state)
 {
-	struct mdgpud_sched_cfg cfg;
 	struct mdgpud_sched *s;
 	struct mdgpud_sched_entity light = { .id = 1, .weight = 1,
 					     .cap_pct = 100, .priority = 4 };
@@ -1190,12 +1197,7 @@ static void test_overflow(void **state)
 	uint64_t now = 0;
 
 	(void)state;
-	mdgpud_sched_cfg_default(&cfg);
-	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
-	assert_int_equal(mdgpud_sched_add(s, &light, 0), 0);
-	assert_int_equal(mdgpud_sched_add(s, &heavy, 0), 0);
-	mdgpud_sched_set_runnable(s, &light, true, 0);
-	mdgpud_sched_set_runnable(s, &heavy, true, 0);
+	s = sched_pair(&light, &heavy);
 	mdgpud_sched_pick(s, now, &d);
 	assert_ptr_equal(d.entity, &light);
 	assert_true(light.vtime > UINT64_MAX - (1ULL << 40)); /* near wrap */
@@ -1270,7 +1272,6 @@ static void test_idle_decisions(void **state)
  */
 static void test_cap_long_overrun(void **state)
 {
-	struct mdgpud_sched_cfg cfg;
 	struct mdgpud_sched *s;
 	struct mdgpud_sched_entity a = { .id = 1, .weight = 1, .cap_pct = 10,
 					 .priority = 4 };
@@ -1279,10 +1280,7 @@ static void test_cap_long_overrun(void **state)
 	unsigned int idles = 0;
 
 	(void)state;
-	mdgpud_sched_cfg_default(&cfg);
-	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
-	assert_int_equal(mdgpud_sched_add(s, &a, now), 0);
-	mdgpud_sched_set_runnable(s, &a, true, now);
+	s = sched_pair(&a, NULL);
 	mdgpud_sched_pick(s, now, &d);
 	assert_ptr_equal(d.entity, &a);
 	mdgpud_sched_charge(s, &a, now, 10 * SEC);
@@ -1470,12 +1468,7 @@ static void test_owed(void **state)
 					 .priority = MDGPU_PRIORITY_DEFAULT };
 
 	(void)state;
-	mdgpud_sched_cfg_default(&cfg);
-	assert_int_equal(mdgpud_sched_create(&cfg, &s), 0);
-	assert_int_equal(mdgpud_sched_add(s, &a, 0), 0);
-	assert_int_equal(mdgpud_sched_add(s, &b, 0), 0);
-	mdgpud_sched_set_runnable(s, &a, true, 0);
-	mdgpud_sched_set_runnable(s, &b, true, 0);
+	s = sched_pair(&a, &b);
 	mdgpud_sched_charge(s, &a, 0, 10 * MS);
 	assert_true(mdgpud_sched_owed(s, &b, 0));
 	assert_true(mdgpud_sched_owed(s, &b, 29 * MS));
@@ -1492,6 +1485,7 @@ static void test_owed(void **state)
 	assert_false(mdgpud_sched_owed(s, &b, 0));
 	assert_int_equal(mdgpud_sched_set_params(s, &b, 3, 100,
 						 MDGPU_PRIORITY_DEFAULT), 0);
+	mdgpud_sched_cfg_default(&cfg);
 	cfg.policy = MDGPU_POLICY_FIXED_SHARE;
 	assert_int_equal(mdgpud_sched_configure(s, &cfg), 0);
 	assert_false(mdgpud_sched_owed(s, &b, 0));
