@@ -14,8 +14,8 @@
 #      next to native driver-API calls in the same process run.
 #
 # Logs go to $OUT (default /tmp/mdgpu-gpu) as build.log, tests.log,
-# bench.log.  cmocka and libseccomp as tests/gpu/cmocka-deps.sh and
-# seccomp-deps.sh find them.
+# bench.log.  cmocka and libseccomp from the system or, without their
+# headers, from .deps/*/*.deb (tests/gpu/deb-deps.sh).
 set -u
 set -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -25,8 +25,9 @@ mkdir -p "$OUT"
 JOBS=$(nproc 2>/dev/null || echo 4)
 status=0
 
-# shellcheck source=tests/gpu/cmocka-deps.sh
-. "$TOP/tests/gpu/cmocka-deps.sh"
+# shellcheck source=tests/gpu/deb-deps.sh
+. "$TOP/tests/gpu/deb-deps.sh"
+mdgpu_deb_deps cmocka cmocka.h 'libcmocka.so*' cmocka run
 # shellcheck source=tests/gpu/seccomp-deps.sh
 . "$TOP/tests/gpu/seccomp-deps.sh"
 

@@ -40,8 +40,9 @@ B=$TOP/build
 SUM=$OUT/summary.txt
 : >"$SUM"
 
-# shellcheck source=tests/gpu/cmocka-deps.sh
-. "$TOP/tests/gpu/cmocka-deps.sh"
+# shellcheck source=tests/gpu/deb-deps.sh
+. "$TOP/tests/gpu/deb-deps.sh"
+mdgpu_deb_deps cmocka cmocka.h 'libcmocka.so*' cmocka run
 # shellcheck source=tests/gpu/seccomp-deps.sh
 . "$TOP/tests/gpu/seccomp-deps.sh"
 
