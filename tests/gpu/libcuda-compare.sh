@@ -36,7 +36,13 @@ mdgpu_gpu_build "$B/mdgpud" "$B/mdgpud-worker" "$B/libcuda/libcuda.so.1" ||
 	exit 1
 "$NVCC" -ptx -arch=sm_90 -o "$B/drvtest.ptx" tests/gpu/libcuda/kernels.cu ||
 	exit 1
-for p in drvtest; do
+# Device linking (linktest.c): a cubin made by nvcc -rdc=true and the
+# toolkit's libcudadevrt.a as inputs of cuLink*.
+"$NVCC" -arch=sm_90 -rdc=true -cubin -o "$B/link_rdc.cubin" \
+	tests/gpu/libcuda/link_rdc.cu || exit 1
+DEVRT=$(dirname "$(dirname "$NVCC")")/lib64/libcudadevrt.a
+[ -f "$DEVRT" ] || DEVRT=/usr/local/cuda/targets/x86_64-linux/lib/libcudadevrt.a
+for p in drvtest linktest; do
 	gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 		tests/gpu/libcuda/$p.c -o "$B/$p" -lcuda || exit 1
 done
@@ -73,6 +79,7 @@ compare() {
 
 compare drvtest "$B/drvtest" "$B/drvtest.ptx"
 compare drvtest-fault "$B/drvtest" "$B/drvtest.ptx" fault
+compare linktest "$B/linktest" "$B/link_rdc.cubin" "$DEVRT"
 # Two tenants: one faults, the other's results are unaffected.
 ( mdgpu "$B/drvtest" "$B/drvtest.ptx" >"$OUT/neighbour.mdgpu" \
 	2>"$OUT/neighbour.mdgpu.log" ) &
