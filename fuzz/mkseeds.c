@@ -177,6 +177,14 @@ static void validate_seeds(void)
 	C(MDGPU_OP_MODULE_FUNCS); c.info.addr = 2048; c.info.len = 1024;
 	c.info.space = MDGPU_SPACE_APERTURE; c.info.handle = H_MODULE;
 	cmd("module-funcs", &c, 0, NULL, 0);
+
+	/* ABI 1.7: a bundle's header only (the worker refuses it). */
+	C(MDGPU_OP_MODULE_LINK); c.module_link.addr = 0;
+	c.module_link.len = sizeof(struct mdgpu_link_bundle);
+	c.module_link.space = MDGPU_SPACE_APERTURE;
+	c.module_link.out_addr = 2048; c.module_link.out_len = 1024;
+	c.module_link.out_space = MDGPU_SPACE_APERTURE;
+	cmd("module-link", &c, 0, NULL, 0);
 #undef C
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/link_bundle.h"
 #include "common/names.h"
 #include "priv.h"
 
@@ -170,6 +171,105 @@ int mdgpu_module_funcs(struct mdgpu *g, uint32_t module, char **names,
 	*size = full;
 	*count = (uint32_t)n;
 	return 0;
+}
+
+/*
+ * One MODULE_LINK of the bundle in staging half 0 with an answer buffer
+ * of cap bytes there too (the daemon reads the bundle before it writes:
+ * they may overlap).  *full: the answer's size, from the completion or,
+ * for a refused link, from the answer's header.  The answer is copied to
+ * *out (malloc'ed) when it came whole.
+ */
+static int mdgpu_link_once(struct mdgpu *g, const void *bundle, size_t len,
+			   uint64_t cap, void **out, uint64_t *full)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_MODULE_LINK);
+	struct mdgpu_link_answer a;
+	int ret;
+
+	*out = NULL;
+	*full = 0;
+	ret = mdgpu_stage_small(g, bundle, len);
+	if (!ret)
+		ret = mdgpu_stage_claim(g, cap > len ? cap : len);
+	if (ret)
+		return ret;
+	c.module_link.addr = 0;
+	c.module_link.len = (uint32_t)len;
+	c.module_link.space = MDGPU_SPACE_APERTURE;
+	c.module_link.out_addr = 0;
+	c.module_link.out_len = (uint32_t)cap;
+	c.module_link.out_space = MDGPU_SPACE_APERTURE;
+	ret = mdgpu_call(g, &c, full, NULL);
+	if (ret == -EINVAL) {
+		/* Refused by the driver: the answer holds the logs.  A
+		 * command refused before the link ran left the bundle's
+		 * header there, which is no answer's (its size would be
+		 * the magic). */
+		memcpy(&a, g->aperture, sizeof(a));
+		if (!mdgpu_link_answer_check(g->aperture, sizeof(a), a.size,
+					     &a))
+			return ret;
+		*full = a.size;
+	} else if (ret) {
+		return ret;
+	}
+	if (*full > cap) {
+		if (!ret && !mdgpu_link_answer_check(g->aperture, sizeof(a),
+						     *full, &a))
+			return mdgpu_set_error(g, -EPROTO, "module link: an "
+					       "answer of %llu bytes",
+					       (unsigned long long)*full);
+		return ret;
+	}
+	if (!mdgpu_link_answer_check(g->aperture, *full, *full, &a))
+		return ret ? ret : mdgpu_set_error(g, -EPROTO, "module link: "
+						   "an answer of %llu bytes",
+						   (unsigned long long)*full);
+	*out = malloc(*full);
+	if (!*out)
+		return mdgpu_set_error(g, -ENOMEM, "module link");
+	memcpy(*out, g->aperture, *full);
+	return ret;
+}
+
+/*
+ * MODULE_LINK (ABI 1.7) with the whole staging half as the answer's
+ * buffer (at most MDGPU_LINK_OUT_MAX), which an image of the staging
+ * size fits; a larger answer is asked for once more with its size,
+ * which links again.
+ */
+int mdgpu_module_link(struct mdgpu *g, const void *bundle, size_t len,
+		      void **answer, size_t *size)
+{
+	uint32_t minor = g->info.abi_version & 0xffff;
+	uint64_t cap = g->stage_size, full = 0;
+	int ret;
+
+	*answer = NULL;
+	*size = 0;
+	if (minor < 7)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "module link: the "
+				       "daemon speaks ABI 1.%u (device "
+				       "linking needs 1.7)", minor);
+	if (len < sizeof(struct mdgpu_link_bundle) || len > MDGPU_MODULE_MAX)
+		return mdgpu_set_error(g, len > MDGPU_MODULE_MAX ? -E2BIG :
+				       -EINVAL, "module link: a bundle of %zu "
+				       "bytes", len);
+	if (cap > MDGPU_LINK_OUT_MAX)
+		cap = MDGPU_LINK_OUT_MAX;
+	ret = mdgpu_link_once(g, bundle, len, cap, answer, &full);
+	if (!*answer && full > cap && (!ret || ret == -EINVAL)) {
+		if (full > g->stage_size)
+			return mdgpu_set_error(g, -E2BIG, "module link: an "
+					       "answer of %llu bytes, larger "
+					       "than the staging area",
+					       (unsigned long long)full);
+		ret = mdgpu_link_once(g, bundle, len, full, answer, &full);
+	}
+	if (*answer)
+		*size = full;
+	return ret;
 }
 
 int mdgpu_ctx_limit(struct mdgpu *g, uint32_t limit, int set, uint64_t value,

@@ -41,6 +41,7 @@ W_LIBS := -l:libseccomp.a -ldl
 W_DEPS := $(W_SRCS) $(wildcard $(W_DIR)/*.h) \
 	$(D_DIR)/backends/cuda/cuda_rpc.h $(D_DIR)/backends/cuda/sandbox.h \
 	$(TOP)/include/common/cpu.h $(TOP)/include/common/words.h \
+	$(TOP)/include/common/link_bundle.h \
 	$(D_DIR)/backends/cuda/kernels/builtin.ptx $(TOP)/include/uapi/mdgpu.h
 
 .PHONY: daemon check-daemon kernels

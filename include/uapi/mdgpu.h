@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			6
+#define MDGPU_ABI_MINOR			7
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -201,6 +201,12 @@ enum mdgpu_opcode {
 	 * result: bytes of the whole list, result2: number of kernels.
 	 */
 	MDGPU_OP_MODULE_FUNCS = 28,
+	/*
+	 * ABI 1.7.  MODULE_LINK links a bundle of inputs (struct
+	 * mdgpu_link_bundle) into one image with the host driver's linker;
+	 * result: bytes of the whole answer (struct mdgpu_link_answer).
+	 */
+	MDGPU_OP_MODULE_LINK = 29,
 	MDGPU_OP_COUNT
 };
 
@@ -483,6 +489,107 @@ struct mdgpu_cmd_info {
  */
 #define MDGPU_FUNCS_MAX			(16U << 20)
 
+/*
+ * MODULE_LINK (ABI 1.7): the host driver's linker (cuLinkCreate,
+ * cuLinkAddData per input, cuLinkComplete) over a link bundle of len
+ * bytes at addr (APERTURE or IOVA, 1..MDGPU_MODULE_MAX), answered into
+ * out_len bytes at out_addr (APERTURE or IOVA, from the answer's header
+ * up to MDGPU_LINK_OUT_MAX).  The daemon reads the bundle whole before
+ * it writes the answer: the two buffers may overlap.
+ */
+struct mdgpu_cmd_module_link {
+	__u64 addr;			/* the bundle */
+	__u32 len;
+	__u32 space;			/* APERTURE or IOVA */
+	__u64 out_addr;			/* the answer */
+	__u32 out_len;
+	__u32 out_space;		/* APERTURE or IOVA */
+};
+
+/*
+ * A link bundle: this header, nr_options options, then nr_inputs inputs,
+ * each a struct mdgpu_link_input followed by its name (name_len bytes,
+ * no NUL, may be 0) and its data (len bytes, > 0), packed without
+ * padding (a reader copies each header out: they need not be aligned).
+ * The bundle ends exactly after the last input.  An option appears at
+ * most once; every byte of the bundle is checked by the one that parses
+ * it (the daemon's worker): -EINVAL for a bad magic, version, kind,
+ * option, value or pad, -E2BIG above a count's bound, -ERANGE for a
+ * length that runs past the bundle's end or leaves bytes after it.
+ */
+#define MDGPU_LINK_MAGIC		0x4b4c444dU	/* "MDLK" */
+#define MDGPU_LINK_VERSION		1
+#define MDGPU_LINK_INPUTS_MAX		256
+#define MDGPU_LINK_OPTIONS_MAX		16
+
+struct mdgpu_link_bundle {
+	__u32 magic;			/* MDGPU_LINK_MAGIC */
+	__u16 version;			/* MDGPU_LINK_VERSION */
+	__u16 nr_options;		/* 0..MDGPU_LINK_OPTIONS_MAX */
+	__u32 nr_inputs;		/* 1..MDGPU_LINK_INPUTS_MAX */
+	__u32 pad;			/* 0 */
+};
+
+/* Inputs: CUjitInputType's kinds that the host driver's linker takes. */
+enum mdgpu_link_input_kind {
+	MDGPU_LINK_INPUT_PTX = 1,	/* PTX text (need not end in NUL) */
+	MDGPU_LINK_INPUT_CUBIN = 2,
+	MDGPU_LINK_INPUT_FATBINARY = 3,
+	MDGPU_LINK_INPUT_OBJECT = 4,	/* host object with embedded code */
+	MDGPU_LINK_INPUT_LIBRARY = 5,	/* archive of those, e.g.
+					 * libcudadevrt.a */
+};
+
+struct mdgpu_link_input {
+	__u32 kind;			/* enum mdgpu_link_input_kind */
+	__u32 name_len;			/* 0..MDGPU_NAME_MAX */
+	__u64 len;			/* data bytes, > 0 */
+};
+
+/*
+ * Options a link passes on to the host driver (CUjit_option, by value;
+ * log buffers are not options: the logs come back in the answer).
+ */
+enum mdgpu_link_opt {
+	MDGPU_LINK_OPT_TARGET = 1,	/* CUjit_target, < 0x40000 */
+	MDGPU_LINK_OPT_OPT_LEVEL = 2,	/* 0..4 */
+	MDGPU_LINK_OPT_DEBUG = 3,	/* 0 or 1: GENERATE_DEBUG_INFO */
+	MDGPU_LINK_OPT_LINEINFO = 4,	/* 0 or 1: GENERATE_LINE_INFO */
+	MDGPU_LINK_OPT_VERBOSE = 5,	/* 0 or 1: LOG_VERBOSE */
+	MDGPU_LINK_OPT_MAX_REGISTERS = 6, /* 1..255 */
+	MDGPU_LINK_OPT_FALLBACK = 7,	/* 0 or 1: CUjit_fallback */
+	MDGPU_LINK_OPT_CACHE_MODE = 8,	/* 0..2: CUjit_cacheMode */
+	MDGPU_LINK_OPT_COUNT
+};
+
+struct mdgpu_link_option {
+	__u32 what;			/* enum mdgpu_link_opt */
+	__u32 value;
+};
+
+/*
+ * The answer: this header, then the linked image (image_len bytes), the
+ * linker's error log and its info log (each at most MDGPU_LINK_LOG_MAX
+ * bytes, no NUL, cut there).  It is written whole if it fits out_len
+ * bytes, else its header alone, so a client whose buffer was short asks
+ * again with `size` bytes (the link runs again).  A link the driver
+ * refused fails (-EINVAL, result2 its CUresult) and still writes its
+ * answer, image_len 0, for the logs.  An image above MDGPU_MODULE_MAX
+ * fails with -E2BIG.
+ */
+#define MDGPU_LINK_LOG_MAX		2048
+
+struct mdgpu_link_answer {
+	__u32 size;			/* bytes of the whole answer */
+	__u32 image_len;
+	__u32 error_log_len;
+	__u32 info_log_len;
+};
+
+#define MDGPU_LINK_OUT_MAX		(sizeof(struct mdgpu_link_answer) + \
+					 MDGPU_MODULE_MAX + \
+					 2 * MDGPU_LINK_LOG_MAX)
+
 /* FUNC_SET_ATTR (ABI 1.2). */
 struct mdgpu_cmd_func_attr {
 	__u32 func;
@@ -558,6 +665,7 @@ struct mdgpu_cmd {
 		struct mdgpu_cmd_module_global module_global;
 		struct mdgpu_cmd_limit limit;
 		struct mdgpu_cmd_occupancy occupancy;
+		struct mdgpu_cmd_module_link module_link;
 		__u8 raw[56];
 	};
 };
@@ -604,6 +712,16 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_launch) <= 56, "launch size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_builtin) == 48, "builtin size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_occupancy) == 48,
 		    "occupancy size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_module_link) == 32,
+		    "module_link size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_link_bundle) == 16,
+		    "mdgpu_link_bundle size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_link_input) == 16,
+		    "mdgpu_link_input size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_link_option) == 8,
+		    "mdgpu_link_option size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_link_answer) == 16,
+		    "mdgpu_link_answer size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_device_info) == 1160,
 		    "mdgpu_device_info size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_func_info) == 136,

@@ -743,30 +743,53 @@ static void test_eager(void)
 	OK(cuLibraryUnload(lib));
 }
 
+/* The answer the fake's linker gives for these inputs: their text, each
+ * ended by a newline, then a NUL. */
+static bool fake_linked(const void *img, size_t size, const char *a,
+			const char *b)
+{
+	size_t la = strlen(a), lb = b ? strlen(b) : 0;
+	const char *p = img;
+
+	return size == la + 1 + (b ? lb + 1 : 0) + 1 && !memcmp(p, a, la) &&
+	       p[la] == '\n' && (!b || (!memcmp(p + la + 1, b, lb) &&
+					p[la + 1 + lb] == '\n')) &&
+	       p[size - 1] == '\0';
+}
+
+/*
+ * Every backend: the refusals of the linker itself (before the daemon is
+ * asked), and one link of one PTX input: the daemon's MODULE_LINK on
+ * cuda (the fake's linker: its text), CUDA_ERROR_NOT_SUPPORTED on sim,
+ * which has no linker.
+ */
 static void test_link(void)
 {
-	static const unsigned char elf[64] = { 0x7f, 'E', 'L', 'F', 2, 1 };
 	char log[16] = "junk", path[64];
 	CUjit_option opt[2] = { CU_JIT_ERROR_LOG_BUFFER,
 				CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
 	void *val[2] = { log, (void *)(uintptr_t)sizeof(log) };
+	CUjit_option bad_opt[1] = { CU_JIT_OPTIMIZATION_LEVEL };
+	void *bad_val[1] = { (void *)(uintptr_t)9 };
+	CUjit_option lto_opt[1] = { CU_JIT_LTO };
+	void *lto_val[1] = { (void *)(uintptr_t)1 };
+	const size_t big = (16u << 20) + 1;
+	CUresult want = on_cuda ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
 	CUlinkState s, s2;
 	void *img = NULL;
 	size_t size = 0;
+	char *huge;
 
 	OK(cuLinkCreate(2, opt, val, &s));
 	EXPECT(log[0] == '\0' && val[1] == NULL);
-	EXPECT_RES(cuLinkComplete(s, &img, &size), CUDA_ERROR_NOT_SUPPORTED);
+	/* Nothing to link. */
+	EXPECT_RES(cuLinkComplete(s, &img, &size), CUDA_ERROR_INVALID_VALUE);
 	OK(cuLinkAddData(s, CU_JIT_INPUT_PTX, (void *)ptx, sizeof(ptx) - 1,
 			 "k.ptx", 0, NULL, NULL));
-	OK(cuLinkComplete(s, &img, &size));
-	EXPECT(img && size == sizeof(ptx) && !memcmp(img, ptx, sizeof(ptx)));
+	EXPECT_RES(cuLinkComplete(s, &img, &size), want);
+	if (on_fake)
+		EXPECT(img && fake_linked(img, size, ptx, NULL));
 	EXPECT_RES(cuLinkComplete(s, NULL, &size), CUDA_ERROR_INVALID_VALUE);
-	/* A second input makes the link one this linker cannot make. */
-	EXPECT_RES(cuLinkAddData(s, CU_JIT_INPUT_PTX, (void *)ptx,
-				 sizeof(ptx), "again", 0, NULL, NULL),
-		   CUDA_ERROR_NOT_SUPPORTED);
-	EXPECT_RES(cuLinkComplete(s, &img, &size), CUDA_ERROR_NOT_SUPPORTED);
 	OK(cuLinkDestroy(s));
 	EXPECT_RES(cuLinkDestroy(s), CUDA_ERROR_INVALID_HANDLE);
 	EXPECT_RES(cuLinkComplete(s, &img, &size), CUDA_ERROR_INVALID_HANDLE);
@@ -774,18 +797,50 @@ static void test_link(void)
 				 sizeof(ptx), NULL, 0, NULL, NULL),
 		   CUDA_ERROR_INVALID_HANDLE);
 
-	/* Other input kinds; bad arguments. */
+	/* Bad arguments, input kinds and options. */
 	OK(cuLinkCreate(0, NULL, NULL, &s2));
-	EXPECT_RES(cuLinkAddData(s2, CU_JIT_INPUT_CUBIN, (void *)elf,
-				 sizeof(elf), "k.cubin", 0, NULL, NULL),
-		   CUDA_ERROR_NOT_SUPPORTED);
+	EXPECT_RES(cuLinkAddData(s2, (CUjitInputType)99, (void *)ptx,
+				 sizeof(ptx), "k", 0, NULL, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuLinkAddData(s2, CU_JIT_INPUT_PTX, NULL, 4, NULL, 0, NULL,
 				 NULL), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuLinkAddData(s2, CU_JIT_INPUT_PTX, (void *)ptx, 0, NULL, 0,
 				 NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	/* LTO IR: not supported, and the link stays failed. */
+	EXPECT_RES(cuLinkAddData(s2, CU_JIT_INPUT_NVVM, (void *)ptx,
+				 sizeof(ptx), "k.ltoir", 0, NULL, NULL),
+		   CUDA_ERROR_NOT_SUPPORTED);
+	EXPECT_RES(cuLinkAddData(s2, CU_JIT_INPUT_PTX, (void *)ptx,
+				 sizeof(ptx), "k", 0, NULL, NULL),
+		   CUDA_ERROR_NOT_SUPPORTED);
+	EXPECT_RES(cuLinkComplete(s2, &img, &size), CUDA_ERROR_NOT_SUPPORTED);
 	OK(cuLinkDestroy(s2));
 	EXPECT_RES(cuLinkCreate(1, NULL, NULL, &s2), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuLinkCreate(0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuLinkCreate(1, bad_opt, bad_val, &s2),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuLinkCreate(1, lto_opt, lto_val, &s2),
+		   CUDA_ERROR_NOT_SUPPORTED);
+
+	/* Inputs past what a link bundle carries (MDGPU_MODULE_MAX). */
+	huge = calloc(1, big);
+	EXPECT(huge != NULL);
+	if (huge) {
+		memset(huge, ' ', big);
+		OK(cuLinkCreate(0, NULL, NULL, &s2));
+		EXPECT_RES(cuLinkAddData(s2, CU_JIT_INPUT_PTX, huge, big,
+					 "huge", 0, NULL, NULL),
+			   CUDA_ERROR_NOT_SUPPORTED);
+		OK(cuLinkDestroy(s2));
+		OK(cuLinkCreate(0, NULL, NULL, &s2));
+		OK(cuLinkAddData(s2, CU_JIT_INPUT_PTX, huge, big / 2, "half",
+				 0, NULL, NULL));
+		EXPECT_RES(cuLinkAddData(s2, CU_JIT_INPUT_PTX, huge, big / 2,
+					 "half2", 0, NULL, NULL),
+			   CUDA_ERROR_NOT_SUPPORTED);
+		OK(cuLinkDestroy(s2));
+		free(huge);
+	}
 
 	/* From a file. */
 	snprintf(path, sizeof(path), "%s/k.ptx", tmpdir);
@@ -793,9 +848,112 @@ static void test_link(void)
 	EXPECT_RES(cuLinkAddFile(s2, CU_JIT_INPUT_PTX, tmpdir, 0, NULL, NULL),
 		   CUDA_ERROR_INVALID_IMAGE);
 	OK(cuLinkAddFile(s2, CU_JIT_INPUT_PTX, path, 0, NULL, NULL));
-	OK(cuLinkComplete(s2, &img, &size));
-	EXPECT(size == sizeof(ptx) && !memcmp(img, ptx, sizeof(ptx)));
+	EXPECT_RES(cuLinkComplete(s2, &img, &size), want);
+	if (on_fake)
+		EXPECT(fake_linked(img, size, ptx, NULL));
 	OK(cuLinkDestroy(s2));
+}
+
+/* Two PTX inputs for the fake's linker: scale_add in the first calls
+ * `helper`, which the second defines beside fill_u32. */
+static const char link_ptx_a[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".extern .func (.param .b32 r) helper(.param .b32 x);\n"
+	".visible .entry scale_add(.param .u64 p, .param .u64 n, "
+	".param .u32 k)\n{\n\tret;\n}\n";
+static const char link_ptx_b[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .func (.param .b32 r) helper(.param .b32 x)\n{\n\tret;\n}\n"
+	".visible .entry fill_u32(.param .u64 p, .param .u32 v, "
+	".param .u32 n)\n{\n\tret;\n}\n";
+
+/*
+ * On the fake (CI): a link of two PTX inputs through the daemon's
+ * MODULE_LINK, the image loaded and a kernel of each input launched; a
+ * library input; the info log with the options passed on; an undefined
+ * function refused with the linker's error log; a PTX syntax error.
+ */
+static void test_cuda_link(void)
+{
+	char err[128] = "junk", info[256] = "junk", lib[512];
+	CUjit_option opt[5] = { CU_JIT_ERROR_LOG_BUFFER,
+				CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+				CU_JIT_INFO_LOG_BUFFER,
+				CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+				CU_JIT_OPTIMIZATION_LEVEL };
+	void *val[5] = { err, (void *)(uintptr_t)sizeof(err), info,
+			 (void *)(uintptr_t)sizeof(info), (void *)3 };
+	const unsigned n = 64;
+	uint32_t host[64];
+	void *params[3];
+	CUdeviceptr d;
+	CUlinkState s;
+	CUmodule m;
+	CUfunction f;
+	void *img;
+	size_t size;
+	uint64_t n64 = n;
+	uint32_t k = 3, v = 7, n32 = n;
+
+	OK(cuMemAlloc(&d, n * sizeof(uint32_t)));
+	OK(cuLinkCreate(5, opt, val, &s));
+	OK(cuLinkAddData(s, CU_JIT_INPUT_PTX, (void *)link_ptx_a,
+			 sizeof(link_ptx_a) - 1, "a.ptx", 0, NULL, NULL));
+	OK(cuLinkAddData(s, CU_JIT_INPUT_PTX, (void *)link_ptx_b,
+			 sizeof(link_ptx_b), "b.ptx", 0, NULL, NULL));
+	OK(cuLinkComplete(s, &img, &size));
+	EXPECT(fake_linked(img, size, link_ptx_a, link_ptx_b));
+	EXPECT(!strncmp(info, "fake nvlink: 2 inputs", 21) &&
+	       strstr(info, " 7=3") && err[0] == '\0');
+	EXPECT((uintptr_t)val[3] == strlen(info) + 1 &&
+	       (uintptr_t)val[1] == 1);
+	OK(cuModuleLoadData(&m, img));
+	OK(cuLinkDestroy(s));
+	/* fill_u32 of the second input, then scale_add of the first. */
+	OK(cuModuleGetFunction(&f, m, "fill_u32"));
+	params[0] = &d;
+	params[1] = &v;
+	params[2] = &n32;
+	OK(cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, params, NULL));
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	params[1] = &n64;
+	params[2] = &k;
+	OK(cuLaunchKernel(f, 1, 1, 1, n, 1, 1, 0, NULL, params, NULL));
+	OK(cuMemcpyDtoH(host, d, sizeof(host)));
+	EXPECT(host[0] == 21 && host[n - 1] == 21 + n - 1);
+	OK(cuModuleUnload(m));
+
+	/* A library input: the fake takes "!<arch>\n" and then text. */
+	snprintf(lib, sizeof(lib), "!<arch>\n%s", link_ptx_b);
+	OK(cuLinkCreate(0, NULL, NULL, &s));
+	OK(cuLinkAddData(s, CU_JIT_INPUT_PTX, (void *)link_ptx_a,
+			 sizeof(link_ptx_a), "a.ptx", 0, NULL, NULL));
+	OK(cuLinkAddData(s, CU_JIT_INPUT_LIBRARY, lib, strlen(lib),
+			 "libb.a", 0, NULL, NULL));
+	OK(cuLinkComplete(s, &img, &size));
+	EXPECT(fake_linked(img, size, link_ptx_a, link_ptx_b));
+	OK(cuLinkDestroy(s));
+
+	/* helper undefined: the linker's refusal and its error log. */
+	val[1] = (void *)(uintptr_t)sizeof(err);
+	OK(cuLinkCreate(4, opt, val, &s));
+	OK(cuLinkAddData(s, CU_JIT_INPUT_PTX, (void *)link_ptx_a,
+			 sizeof(link_ptx_a), "a.ptx", 0, NULL, NULL));
+	EXPECT_RES(cuLinkComplete(s, &img, &size), CUDA_ERROR_INVALID_IMAGE);
+	EXPECT(!strcmp(err, "fake nvlink error: undefined reference to "
+			    "'helper'"));
+	EXPECT((uintptr_t)val[1] == strlen(err) + 1);
+	OK(cuLinkDestroy(s));
+
+	/* Text the PTX compiler refuses: INVALID_PTX and its log. */
+	val[1] = (void *)(uintptr_t)sizeof(err);
+	OK(cuLinkCreate(4, opt, val, &s));
+	OK(cuLinkAddData(s, CU_JIT_INPUT_PTX, "this is not ptx", 15, "bad",
+			 0, NULL, NULL));
+	EXPECT_RES(cuLinkComplete(s, &img, &size), CUDA_ERROR_INVALID_PTX);
+	EXPECT(!strcmp(err, "fake ptxas: syntax error in bad"));
+	OK(cuLinkDestroy(s));
+	OK(cuMemFree(d));
 }
 
 static void test_launch_refusals(void)
@@ -1974,6 +2132,8 @@ int main(void)
 		test_cuda_many_kernels();
 		test_cuda_wait_flags();
 		test_cuda_large_params();
+		if (on_fake)
+			test_cuda_link();
 	}
 out:
 	OK(cuDevicePrimaryCtxRelease(0));

@@ -15,8 +15,16 @@ mdgpu_gpu_setup libcuda
 status=0
 "$NVCC" -ptx -arch=sm_90 -o "$B/drvtest.ptx" tests/gpu/libcuda/kernels.cu ||
 	exit 1
-gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
-	tests/gpu/libcuda/drvtest.c -o "$B/drvtest" -lcuda || exit 1
+# Device linking (linktest.c): a cubin made by nvcc -rdc=true and the
+# toolkit's libcudadevrt.a as inputs of cuLink*.
+"$NVCC" -arch=sm_90 -rdc=true -cubin -o "$B/link_rdc.cubin" \
+	tests/gpu/libcuda/link_rdc.cu || exit 1
+DEVRT=$(dirname "$(dirname "$NVCC")")/lib64/libcudadevrt.a
+[ -f "$DEVRT" ] || DEVRT=/usr/local/cuda/targets/x86_64-linux/lib/libcudadevrt.a
+for p in drvtest linktest; do
+	gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
+		tests/gpu/libcuda/$p.c -o "$B/$p" -lcuda || exit 1
+done
 gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 	bench/libcuda/libcuda-bench.c -o "$B/libcuda-bench" -lcuda -lm || exit 1
 
@@ -50,6 +58,7 @@ compare() {
 
 compare drvtest "$B/drvtest" "$B/drvtest.ptx"
 compare drvtest-fault "$B/drvtest" "$B/drvtest.ptx" fault
+compare linktest "$B/linktest" "$B/link_rdc.cubin" "$DEVRT"
 # Two tenants: one faults, the other's results are unaffected.
 ( mdgpu "$B/drvtest" "$B/drvtest.ptx" >"$OUT/neighbour.mdgpu" \
 	2>"$OUT/neighbour.mdgpu.log" ) &

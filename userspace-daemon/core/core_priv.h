@@ -167,6 +167,15 @@ int mdgpud_info_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		     uint64_t *result, uint64_t *result2);
 void mdgpud_info_uuid_init(struct mdgpud_vgpu *v, const uint8_t *uuid);
 void mdgpud_info_release(struct mdgpud_vgpu *v, bool live);
+/* link.c: MODULE_LINK (ABI 1.7); result: the answer's size. */
+int mdgpud_link_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
+		     uint64_t *result);
+/* exec.c: len bytes from or to a validated host buffer of v (aperture,
+ * or guest IOVA by the transport's DMA). */
+int mdgpud_host_read(struct mdgpud_vgpu *v, const struct mdgpud_hostbuf *hb,
+		     void *p, uint64_t len);
+int mdgpud_host_write(struct mdgpud_vgpu *v, const struct mdgpud_hostbuf *hb,
+		      const void *p, uint64_t len);
 /* exec.c: execute one validated command of v. */
 int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		uint64_t *result, uint64_t *result2);

@@ -64,6 +64,30 @@ static int mdgpud_exec_alloc(struct mdgpud_vgpu *v, uint64_t size,
 	return 0;
 }
 
+/* Reads len bytes of a validated host buffer (aperture or guest IOVA). */
+int mdgpud_host_read(struct mdgpud_vgpu *v, const struct mdgpud_hostbuf *hb,
+		     void *p, uint64_t len)
+{
+	if (hb->ptr) {
+		memcpy(p, hb->ptr, len);
+		return 0;
+	}
+	return v->tops->dma(v->tpriv, hb->addr, p, len, false);
+}
+
+/* Writes len bytes to a validated host buffer (none: no DMA of 0). */
+int mdgpud_host_write(struct mdgpud_vgpu *v, const struct mdgpud_hostbuf *hb,
+		      const void *p, uint64_t len)
+{
+	if (!len)
+		return 0;
+	if (hb->ptr) {
+		memcpy(hb->ptr, p, len);
+		return 0;
+	}
+	return v->tops->dma(v->tpriv, hb->addr, (void *)p, len, true);
+}
+
 /*
  * A module image in host memory (aperture or guest IOVA), copied once
  * into *img (malloc'ed, NUL-terminated): the guest may rewrite the
@@ -77,15 +101,11 @@ static int mdgpud_exec_module_image(struct mdgpud_vgpu *v,
 
 	if (!p)
 		return -ENOMEM;
-	if (vc->module_load.image.ptr) {
-		memcpy(p, vc->module_load.image.ptr, vc->module_load.len);
-	} else {
-		ret = v->tops->dma(v->tpriv, vc->module_load.image.addr, p,
-				   vc->module_load.len, false);
-		if (ret) {
-			free(p);
-			return ret;
-		}
+	ret = mdgpud_host_read(v, &vc->module_load.image, p,
+			       vc->module_load.len);
+	if (ret) {
+		free(p);
+		return ret;
 	}
 	p[vc->module_load.len] = '\0';	/* PTX is text */
 	*img = p;
@@ -269,6 +289,8 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		return ret;
 	case MDGPU_OP_MODULE_LOAD:
 		return mdgpud_exec_module_load(v, vc, result);
+	case MDGPU_OP_MODULE_LINK:
+		return mdgpud_link_exec(v, vc, result);
 	case MDGPU_OP_MODULE_UNLOAD:
 		ret = b->module_unload(v->bctx, vc->module_unload.module);
 		if (ret)

@@ -59,21 +59,14 @@ void mdgpud_info_uuid_init(struct mdgpud_vgpu *v, const uint8_t *uuid)
 	u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);	/* variant 10 */
 }
 
-/* Writes min(len, size) bytes of an answer to the command's buffer
- * (none: nothing to write, no DMA of 0 bytes). */
+/* Writes min(len, size) bytes of an answer to the command's buffer. */
 static int mdgpud_info_write(struct mdgpud_vgpu *v,
 			     const struct mdgpud_vcmd *vc, const void *ans,
 			     uint32_t size)
 {
 	uint32_t n = vc->info.len < size ? vc->info.len : size;
 
-	if (!n)
-		return 0;
-	if (vc->info.dst.ptr) {
-		memcpy(vc->info.dst.ptr, ans, n);
-		return 0;
-	}
-	return v->tops->dma(v->tpriv, vc->info.dst.addr, (void *)ans, n, true);
+	return mdgpud_host_write(v, &vc->info.dst, ans, n);
 }
 
 static int mdgpud_info_device(struct mdgpud_vgpu *v,

@@ -39,6 +39,7 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_CTX_LIMIT] = sizeof(struct mdgpu_cmd_limit),
 	[MDGPU_OP_OCCUPANCY] = sizeof(struct mdgpu_cmd_occupancy),
 	[MDGPU_OP_MODULE_FUNCS] = sizeof(struct mdgpu_cmd_info),
+	[MDGPU_OP_MODULE_LINK] = sizeof(struct mdgpu_cmd_module_link),
 	[MDGPU_OP_STREAM_CREATE] = offsetof(struct mdgpu_cmd_stream, pad),
 	[MDGPU_OP_STREAM_DESTROY] = offsetof(struct mdgpu_cmd_stream, flags),
 	[MDGPU_OP_STREAM_WAIT_EVENT] = offsetof(struct mdgpu_cmd_event, end),
@@ -179,6 +180,33 @@ static int mdgpud_v_module_load(const struct mdgpud_vctx *vc,
 		return -E2BIG;
 	return mdgpud_check_host(vc, m->space, m->addr, m->len,
 				 &o->module_load.image);
+}
+
+/*
+ * MODULE_LINK (ABI 1.7): a bundle of at least its header and at most
+ * MDGPU_MODULE_MAX bytes, an answer buffer of at least the answer's
+ * header and at most MDGPU_LINK_OUT_MAX bytes, both in host memory.  The
+ * bundle's contents are the worker's to check (it parses them).
+ */
+static int mdgpud_v_module_link(const struct mdgpud_vctx *vc,
+				const struct mdgpu_cmd_module_link *m,
+				struct mdgpud_vcmd *o)
+{
+	int ret;
+
+	if (m->len < sizeof(struct mdgpu_link_bundle) ||
+	    m->out_len < sizeof(struct mdgpu_link_answer))
+		return -EINVAL;
+	if (m->len > MDGPU_MODULE_MAX || m->out_len > MDGPU_LINK_OUT_MAX)
+		return -E2BIG;
+	o->module_link.len = m->len;
+	o->module_link.out_len = m->out_len;
+	ret = mdgpud_check_host(vc, m->space, m->addr, m->len,
+				&o->module_link.src);
+	if (ret)
+		return ret;
+	return mdgpud_check_host(vc, m->out_space, m->out_addr, m->out_len,
+				 &o->module_link.dst);
 }
 
 /* u32 arrays of `count` words at addr: 4-byte aligned, inside one alloc. */
@@ -692,6 +720,8 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		return mdgpud_v_copy(vc, &c.copy, o);
 	case MDGPU_OP_MODULE_LOAD:
 		return mdgpud_v_module_load(vc, &c.module_load, o);
+	case MDGPU_OP_MODULE_LINK:
+		return mdgpud_v_module_link(vc, &c.module_link, o);
 	case MDGPU_OP_MODULE_UNLOAD:
 		if (c.module_unload.pad)
 			return -EINVAL;

@@ -875,6 +875,71 @@ static void test_info(void **state)
 	assert_int_equal(v(f, &c), -EINVAL);
 }
 
+/* MODULE_LINK (ABI 1.7): a bundle of its header up to MDGPU_MODULE_MAX
+ * and an answer buffer of its header up to MDGPU_LINK_OUT_MAX, both in
+ * host memory of this vGPU; the bundle's contents are the worker's. */
+static void test_module_link(void **state)
+{
+	struct fixture *f = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LINK);
+	struct mdgpu_cmd_module_link ok;
+
+	c.module_link.addr = 64;
+	c.module_link.len = 1024;
+	c.module_link.space = MDGPU_SPACE_APERTURE;
+	c.module_link.out_addr = 0;		/* overlapping: allowed */
+	c.module_link.out_len = APERTURE_SIZE;
+	c.module_link.out_space = MDGPU_SPACE_APERTURE;
+	ok = c.module_link;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.module_link.len, 1024);
+	assert_ptr_equal(f->out.module_link.src.ptr, f->aperture + 64);
+	assert_int_equal(f->out.module_link.out_len, APERTURE_SIZE);
+	assert_ptr_equal(f->out.module_link.dst.ptr, f->aperture);
+
+	/* The bundle: at least its header, at most MDGPU_MODULE_MAX. */
+	c.module_link.len = sizeof(struct mdgpu_link_bundle) - 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_link.len = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_link.len = MDGPU_MODULE_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.module_link.len = UINT32_MAX;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.module_link.len = APERTURE_SIZE - 63;	/* one past the end */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_link.len = 16;
+	c.module_link.addr = UINT64_MAX - 15;	/* addr + len wraps */
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_link = ok;
+	c.module_link.space = MDGPU_SPACE_DEVICE;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_link.space = MDGPU_SPACE_IOVA;	/* no DMA here */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_link.space = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	/* The answer buffer: its header up to MDGPU_LINK_OUT_MAX. */
+	c.module_link = ok;
+	c.module_link.out_len = sizeof(struct mdgpu_link_answer) - 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.module_link.out_len = (uint32_t)MDGPU_LINK_OUT_MAX + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.module_link.out_len = APERTURE_SIZE + 1;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_link.out_len = 16;
+	c.module_link.out_addr = UINT64_MAX - 7;
+	assert_int_equal(v(f, &c), -ERANGE);
+	c.module_link.out_addr = 0;
+	c.module_link.out_space = MDGPU_SPACE_DEVICE;
+	assert_int_equal(v(f, &c), -EINVAL);
+
+	/* Bytes past the operands are reserved. */
+	c.module_link = ok;
+	c.raw[sizeof(struct mdgpu_cmd_module_link)] = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+}
+
 /* MODULE_FUNCS (ABI 1.5): a module of this vGPU, a buffer of up to
  * MDGPU_FUNCS_MAX bytes checked like the other answer buffers. */
 static void test_module_funcs(void **state)
@@ -1192,6 +1257,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_module_funcs, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_module_link, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_func_attr, setup,
 						teardown),

@@ -269,6 +269,22 @@ uint64_t mdgpu_last_code(const struct mdgpu *g);
 int mdgpu_module_funcs(struct mdgpu *g, uint32_t module, char **names,
 		       size_t *size, uint32_t *count);
 
+/* ------------------------------------------------------------------ */
+/* ABI 1.7: device linking.                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Links a bundle (struct mdgpu_link_bundle, uapi; at most the staging
+ * area's size) with the host driver's linker.  *answer (the caller frees
+ * it) is the checked answer, *size bytes: struct mdgpu_link_answer, the
+ * image, the error log, the info log.  A link the driver refused fails
+ * (-EINVAL, mdgpu_last_code() its CUresult) with *answer holding the
+ * logs (no image); any other failure leaves *answer NULL.  A daemon of
+ * an older minor cannot link: -EOPNOTSUPP, with a message.
+ */
+int mdgpu_module_link(struct mdgpu *g, const void *bundle, size_t len,
+		      void **answer, size_t *size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -67,7 +67,7 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		9
+#define MDGPUD_CUDA_RPC_VERSION		10
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -91,10 +91,13 @@ _Static_assert(MDGPU_NAME_MAX <= MDGPUD_CUDA_RPC_INLINE_MAX,
  * go through it; images in device memory never do (the worker reads them
  * into a buffer of its own).
  */
-#define MDGPUD_CUDA_RPC_STAGING_BYTES	((16u << 20) + 4096u)
+#define MDGPUD_CUDA_RPC_STAGING_BYTES	((16u << 20) + 8192u)
 /* A MODULE_FUNCS answer travels in the staging area. */
 _Static_assert(MDGPU_FUNCS_MAX <= MDGPUD_CUDA_RPC_STAGING_BYTES,
 	       "a module's names must fit the staging area");
+/* So do a MODULE_LINK bundle and its answer (one after the other). */
+_Static_assert(MDGPU_LINK_OUT_MAX <= MDGPUD_CUDA_RPC_STAGING_BYTES,
+	       "a link's answer must fit the staging area");
 #define MDGPUD_CUDA_RPC_MSG_MAX		512
 
 /*
@@ -203,6 +206,13 @@ enum mdgpud_cuda_rpc_op {
 					 * NUL-terminated, whole names only;
 					 * r0 bytes of the whole list, r1
 					 * kernels | bytes written << 32 */
+	/* ABI 1.7: device linking (worker/link.c). */
+	MDGPUD_CUDA_RPC_MODULE_LINK,	/* a0 bundle bytes (staging), a1
+					 * bytes the answer may take -> the
+					 * answer in staging, whole or its
+					 * header alone; r0 its size, r1
+					 * bytes written (also when the
+					 * driver refused the link: -EINVAL) */
 	MDGPUD_CUDA_RPC_OP_COUNT
 };
 

@@ -759,6 +759,7 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.func_set_attr = mdgpud_cuda_func_set_attr,
 	.module_global = mdgpud_cuda_module_global,
 	.module_funcs = mdgpud_cuda_module_funcs,
+	.module_link = mdgpud_cuda_module_link,
 	.ctx_limit = mdgpud_cuda_ctx_limit,
 	.occupancy = mdgpud_cuda_occupancy,
 	.host_devptr = mdgpud_cuda_host_devptr,

@@ -196,6 +196,11 @@ int mdgpud_cuda_pend_wait(struct mdgpud_bctx *ctx,
 			  struct mdgpud_cuda_rpc_slot **s);
 void mdgpud_cuda_pend_abort(struct mdgpud_bctx *ctx);
 
+/* link.c: MODULE_LINK (ABI 1.7). */
+int mdgpud_cuda_module_link(struct mdgpud_bctx *ctx, const void *bundle,
+			    uint32_t len, void *out, uint32_t cap,
+			    uint32_t *written, uint64_t *size);
+
 /* info.c: ABI 1.2 introspection ops and ABI 1.5's module_funcs, and
  * DEVICE_INFO from the probe. */
 void mdgpud_cuda_info_from_probe(struct mdgpu_device_info *d,

@@ -331,6 +331,18 @@ struct mdgpud_backend_ops {
 	int (*module_funcs)(struct mdgpud_bctx *ctx, uint64_t module,
 			    char *buf, uint32_t len, uint32_t *written,
 			    uint64_t *size, uint64_t *count);
+	/*
+	 * MODULE_LINK (ABI 1.7), optional (NULL: -EOPNOTSUPP): links the
+	 * bundle[0, len) (not yet parsed: the backend checks it) and writes
+	 * the answer (struct mdgpu_link_answer, uapi) into out: whole if it
+	 * fits cap bytes, else its header alone; *written the bytes
+	 * written, *size the whole answer's.  A link the driver refused
+	 * fails (-EINVAL) with its answer written all the same (the logs);
+	 * any other failure writes nothing (*written 0).
+	 */
+	int (*module_link)(struct mdgpud_bctx *ctx, const void *bundle,
+			   uint32_t len, void *out, uint32_t cap,
+			   uint32_t *written, uint64_t *size);
 	/* Get (set 0) or set a CUlimit; *result: the value in force after. */
 	int (*ctx_limit)(struct mdgpud_bctx *ctx, uint32_t limit, int set,
 			 uint64_t value, uint64_t *result);

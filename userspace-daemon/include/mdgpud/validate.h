@@ -143,6 +143,13 @@ struct mdgpud_vcmd {
 			uint64_t func;
 			struct mdgpud_occupancy q;
 		} occupancy;
+		/* ABI 1.7 (core/link.c executes it). */
+		struct {
+			struct mdgpud_hostbuf src;	/* the bundle */
+			uint32_t len;
+			struct mdgpud_hostbuf dst;	/* the answer */
+			uint32_t out_len;
+		} module_link;
 		/* ABI 1.2 streams (core/exec_stream.c executes them). */
 		struct {
 			uint32_t handle;	/* DESTROY */

@@ -39,6 +39,9 @@ typedef unsigned int mdgpud_cu_device_attribute;
 typedef unsigned int mdgpud_cu_limit;
 typedef unsigned int mdgpud_cu_function_attribute;
 typedef unsigned int mdgpud_cu_func_cache;
+/* The linker's state, and CUjitInputType (an enum: unsigned int). */
+typedef struct CUlinkState_st *mdgpud_cu_link_state;
+typedef unsigned int mdgpud_cu_jit_input_type;
 
 /* CUresult values the daemon distinguishes (cuda_errno.c maps them all). */
 #define MDGPUD_CUDA_SUCCESS				0
@@ -92,6 +95,20 @@ typedef unsigned int mdgpud_cu_func_cache;
 #define MDGPUD_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES	4
 #define MDGPUD_CU_JIT_ERROR_LOG_BUFFER			5
 #define MDGPUD_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES	6
+/* JIT options a link passes on (ABI 1.7, worker/link.c). */
+#define MDGPUD_CU_JIT_MAX_REGISTERS			0
+#define MDGPUD_CU_JIT_OPTIMIZATION_LEVEL		7
+#define MDGPUD_CU_JIT_TARGET				9
+#define MDGPUD_CU_JIT_FALLBACK_STRATEGY			10
+#define MDGPUD_CU_JIT_GENERATE_DEBUG_INFO		11
+#define MDGPUD_CU_JIT_LOG_VERBOSE			12
+#define MDGPUD_CU_JIT_GENERATE_LINE_INFO		13
+#define MDGPUD_CU_JIT_CACHE_MODE			14
+#define MDGPUD_CU_JIT_INPUT_CUBIN			0
+#define MDGPUD_CU_JIT_INPUT_PTX				1
+#define MDGPUD_CU_JIT_INPUT_FATBINARY			2
+#define MDGPUD_CU_JIT_INPUT_OBJECT			3
+#define MDGPUD_CU_JIT_INPUT_LIBRARY			4
 #define MDGPUD_CU_LAUNCH_PARAM_END_AS_INT		0x00
 #define MDGPUD_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT	0x01
 #define MDGPUD_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT	0x02
@@ -216,7 +233,23 @@ struct mdgpud_cu_launch_config {
 	X(stream_query, cuStreamQuery, "cuStreamQuery",			\
 	  (mdgpud_cu_stream stream))					\
 	MDGPUD_CU_INFO_FUNCS(X)						\
-	MDGPUD_CU_FUNCS_STREAMS(X)
+	MDGPUD_CU_FUNCS_STREAMS(X)					\
+	MDGPUD_CU_FUNCS_LINK(X)
+
+/* ABI 1.7: the driver's linker (worker/link.c). */
+#define MDGPUD_CU_FUNCS_LINK(X)						\
+	X(link_create, cuLinkCreate, "cuLinkCreate_v2",			\
+	  (unsigned int num_options, mdgpud_cu_jit_option *options,	\
+	   void **option_values, mdgpud_cu_link_state *state))		\
+	X(link_add_data, cuLinkAddData, "cuLinkAddData_v2",		\
+	  (mdgpud_cu_link_state state, mdgpud_cu_jit_input_type type,	\
+	   void *data, size_t size, const char *name,			\
+	   unsigned int num_options, mdgpud_cu_jit_option *options,	\
+	   void **option_values))					\
+	X(link_complete, cuLinkComplete, "cuLinkComplete",		\
+	  (mdgpud_cu_link_state state, void **cubin, size_t *size))	\
+	X(link_destroy, cuLinkDestroy, "cuLinkDestroy",			\
+	  (mdgpud_cu_link_state state))
 
 /* ABI 1.2 introspection (worker/info.c). */
 #define MDGPUD_CU_INFO_FUNCS(X)						\

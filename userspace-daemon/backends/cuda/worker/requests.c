@@ -648,6 +648,8 @@ static const struct mdgpud_worker_op mdgpud_worker_ops[] = {
 		mdgpud_worker_op_module_load_dev },
 	/* ABI 1.5: info.c */
 	[MDGPUD_CUDA_RPC_MODULE_FUNCS] = { mdgpud_worker_op_module_funcs },
+	/* ABI 1.7: link.c */
+	[MDGPUD_CUDA_RPC_MODULE_LINK] = { mdgpud_worker_op_module_link },
 };
 
 _Static_assert(sizeof(mdgpud_worker_ops) / sizeof(mdgpud_worker_ops[0]) ==

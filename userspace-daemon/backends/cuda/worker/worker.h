@@ -15,6 +15,7 @@
  *   info.c      ABI 1.2 introspection: device table, function info and
  *               attributes, globals, limits, occupancy, mapped host
  *               memory; a module's kernels (ABI 1.5)
+ *   link.c      device linking with the driver's linker (ABI 1.7)
  *   sandbox.c   the sandbox the worker puts itself in before cuInit
  */
 #ifndef MDGPUD_WORKER_H
@@ -164,6 +165,10 @@ int mdgpud_worker_requests_exec(struct mdgpud_worker *w, uint32_t op,
 				struct mdgpud_cuda_rpc_slot *s);
 bool mdgpud_worker_requests_async(uint32_t op,
 				  const struct mdgpud_cuda_rpc_slot *s);
+
+/* link.c */
+int mdgpud_worker_op_module_link(struct mdgpud_worker *w,
+				 struct mdgpud_cuda_rpc_slot *s);
 
 /* info.c */
 void mdgpud_worker_info_probe(struct mdgpud_worker *w);
