@@ -186,7 +186,14 @@ int mdgpud_worker_op_module_link(struct mdgpud_worker *w,
 		ret = -E2BIG;
 		goto out;
 	}
-	if (ret == -EIO || ret == -ENOMEM)
+	/*
+	 * Only a sticky error (the context is lost) or a lack of memory ends
+	 * here; any other refusal of the driver (an undefined symbol is
+	 * CUDA_ERROR_INVALID_SOURCE, measured on driver 580) is the program's
+	 * to read in the error log.
+	 */
+	if (ret == -ENOMEM || ret == -ENODEV ||
+	    (ret == -EIO && mdgpud_cuda_error_is_sticky(w->last_cu)))
 		goto out;
 	if (ret) {
 		ret = -EINVAL;	/* refused: the logs say why */
