@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			7
+#define MDGPU_ABI_MINOR			8
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -822,7 +822,7 @@ struct mdgpu_ctl_vgpu_event {
 };
 
 /*
- * A vGPU's aperture for the process that executes its commands (ABI 1.7).
+ * A vGPU's aperture for the process that executes its commands (ABI 1.8).
  * The daemon's supervisor hands the returned fd to the vGPU's worker, which
  * maps the aperture with it and registers the pages with the GPU driver
  * (the pages are struct-page backed, so they can be pinned).  The fd is

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mdgpu-vmtest: MDGPU_CTL_APERTURE_FD, the mmap-only file of a vGPU's
- * aperture that the daemon hands to the vGPU's worker (ABI 1.7).
+ * aperture that the daemon hands to the vGPU's worker (ABI 1.8).
  * Documentation/testing-vm.md describes each test.
  */
 #include "vgpu.h"

@@ -14,7 +14,7 @@
  *
  *   CREATE   mmap the vGPU's ring and aperture (MDGPU_CTL_MMAP_OFFSET),
  *            get the aperture's mmap-only fd for the backend's worker
- *            (MDGPU_CTL_APERTURE_FD, ABI 1.7), mdgpud_vgpu_create() with
+ *            (MDGPU_CTL_APERTURE_FD, ABI 1.8), mdgpud_vgpu_create() with
  *            the event's type and knobs
  *   REMOVE   mdgpud_vgpu_destroy() (memory scrubbed), unmap
  *   OPEN/CLOSE  bookkeeping (DMA needs an open device); OPEN starts a
