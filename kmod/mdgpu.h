@@ -92,9 +92,10 @@ int mdgpu_types_check(void);
 /* ---- shared memory of BAR2/BAR4 (mdgpu_mem.c) -------------------------- */
 
 /*
- * vmalloc_user() memory shared by the VFIO user's and the daemon's
- * mappings.  Each mapping holds a reference, so the pages outlive the vGPU
- * if a process keeps its mapping.
+ * vmalloc_user() memory shared by the VFIO user's, the daemon's and the
+ * worker's mappings.  Each mapping, and each file of mdgpu_mem_file(),
+ * holds a reference, so the pages outlive the vGPU if a process keeps its
+ * mapping or file.  No lock: vaddr and size are set once.
  */
 struct mdgpu_mem {
 	struct kref ref;
@@ -108,6 +109,7 @@ int mdgpu_mem_mmap(struct mdgpu_mem *mem, struct vm_area_struct *vma,
 		   u64 offset);
 ssize_t mdgpu_mem_rw(struct mdgpu_mem *mem, char __user *ubuf, size_t count,
 		     u64 offset, bool write);
+struct file *mdgpu_mem_file(struct mdgpu_mem *mem, const char *name);
 
 /* ---- events and the control channel (mdgpu_ctl.c) ---------------------- */
 

@@ -3,7 +3,8 @@
  * mdgpu_ctl.c - /dev/mdgpu, the control channel to the daemon.
  *
  * ioctl: register/unregister GPUs, report completions, DMA, report a
- * vGPU's GPU context lost or restored.  read/poll:
+ * vGPU's GPU context lost or restored, hand out a vGPU's aperture as an
+ * mmap-only file for its worker.  read/poll:
  * events.  mmap: a vGPU's ring or aperture.  Every number the daemon passes
  * is checked here or in the one function this file hands it to.
  *
@@ -14,6 +15,7 @@
  * more than (kinds x vGPUs) events.
  */
 #include <linux/capability.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -299,6 +301,57 @@ static long mdgpu_ctl_vgpu_event(struct mdgpu_ctl_file *file,
 	return ret;
 }
 
+/*
+ * APERTURE_FD: an mmap-only file of the vGPU's aperture for its worker
+ * (mdgpu_mem_file()).  The fd is reserved and the file made before the
+ * answer is copied out, and installed only after that copy succeeded, so
+ * a bad buffer leaves no fd behind.  The ctl reference on the vGPU keeps
+ * vgpu->aperture alive for the call; the file takes its own reference.
+ */
+static long mdgpu_ctl_aperture_fd(struct mdgpu_ctl_file *file,
+				  void __user *arg)
+{
+	struct mdgpu_ctl_aperture_fd req;
+	struct mdgpu_vgpu *vgpu;
+	struct file *mfile;
+	int fd, ret;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || req.reserved)
+		return -EINVAL;
+	vgpu = mdgpu_ctl_vgpu_get(file, req.vgpu_id);
+	if (!vgpu)
+		return -ENOENT;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_put_vgpu;
+	}
+	mfile = mdgpu_mem_file(vgpu->aperture, "[mdgpu-aperture]");
+	if (IS_ERR(mfile)) {
+		ret = PTR_ERR(mfile);
+		goto err_put_fd;
+	}
+	req.fd = fd;
+	req.size = vgpu->aperture->size;
+	if (copy_to_user(arg, &req, sizeof(req))) {
+		ret = -EFAULT;
+		goto err_put_file;
+	}
+	fd_install(fd, mfile);
+	mdgpu_vgpu_put(vgpu);
+	return 0;
+
+err_put_file:
+	fput(mfile);
+err_put_fd:
+	put_unused_fd(fd);
+err_put_vgpu:
+	mdgpu_vgpu_put(vgpu);
+	return ret;
+}
+
 static long mdgpu_ctl_ioctl(struct file *filp, unsigned int cmd,
 			    unsigned long arg)
 {
@@ -316,6 +369,8 @@ static long mdgpu_ctl_ioctl(struct file *filp, unsigned int cmd,
 		return mdgpu_ctl_dma(file, uarg);
 	case MDGPU_CTL_VGPU_EVENT:
 		return mdgpu_ctl_vgpu_event(file, uarg);
+	case MDGPU_CTL_APERTURE_FD:
+		return mdgpu_ctl_aperture_fd(file, uarg);
 	default:
 		return -ENOTTY;
 	}

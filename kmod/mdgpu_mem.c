@@ -3,10 +3,16 @@
  * mdgpu_mem.c - the memory behind BAR2 (ring) and BAR4 (aperture).
  *
  * vmalloc_user() pages, zeroed, mapped with remap_vmalloc_range() into the
- * VFIO user (region mmap) and into the daemon (/dev/mdgpu mmap).  Each VMA
- * holds a reference on the buffer, so unmapping after the vGPU is gone is
- * safe.
+ * VFIO user (region mmap), into the daemon (/dev/mdgpu mmap) and into the
+ * vGPU's worker (the mmap-only file of mdgpu_mem_file()).  Each VMA and
+ * each such file holds a reference on the buffer, so unmapping or closing
+ * after the vGPU is gone is safe.
+ *
+ * No lock: vaddr and size never change after mdgpu_mem_alloc(), and the
+ * kref alone decides the buffer's lifetime.
  */
+#include <linux/anon_inodes.h>
+#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -106,4 +112,47 @@ ssize_t mdgpu_mem_rw(struct mdgpu_mem *mem, char __user *ubuf, size_t count,
 	else
 		left = copy_to_user(ubuf, mem->vaddr + offset, count);
 	return left ? -EFAULT : count;
+}
+
+static int mdgpu_mem_file_release(struct inode *inode, struct file *filp)
+{
+	/* Pairs with the get in mdgpu_mem_file(). */
+	mdgpu_mem_put(filp->private_data);
+	return 0;
+}
+
+static int mdgpu_mem_file_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	if (vma->vm_pgoff > (U64_MAX >> PAGE_SHIFT))
+		return -EINVAL;
+	return mdgpu_mem_mmap(filp->private_data, vma,
+			      (u64)vma->vm_pgoff << PAGE_SHIFT);
+}
+
+/*
+ * mmap is the file's only operation: ioctl gives -ENOTTY, read and write
+ * -EINVAL (the VFS's answers for a missing handler).
+ */
+static const struct file_operations mdgpu_mem_file_fops = {
+	.owner = THIS_MODULE,
+	.release = mdgpu_mem_file_release,
+	.mmap = mdgpu_mem_file_mmap,
+};
+
+/*
+ * mdgpu_mem_file() - a new anonymous file whose only operation is mmap of
+ * @mem from offset 0 (mdgpu_mem_mmap()'s rules).  The file holds a
+ * reference on @mem until its last close, and the VFS a reference on the
+ * module.  The caller holds its own reference on @mem for the duration of
+ * the call.  Returns the file (f_mode read and write) or an ERR_PTR().
+ */
+struct file *mdgpu_mem_file(struct mdgpu_mem *mem, const char *name)
+{
+	struct file *filp;
+
+	kref_get(&mem->ref);
+	filp = anon_inode_getfile(name, &mdgpu_mem_file_fops, mem, O_RDWR);
+	if (IS_ERR(filp))
+		mdgpu_mem_put(mem);
+	return filp;
 }

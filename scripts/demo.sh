@@ -8,9 +8,10 @@
 #
 #   host: a CUDA GPU (nvidia-smi) AND a host kernel that loads modules (with
 #         its headers): mdgpu.ko is built and loaded on the host, mdgpud runs
-#         the cuda backend.  NOT exercised yet (no such machine here; the
-#         cuda backend does not yet map the /dev/mdgpu aperture into its
-#         worker: Documentation/e2e.md).
+#         the cuda backend; each vGPU's worker maps the aperture the guest
+#         sees through an mmap-only file of the module's pages (zero-copy,
+#         Documentation/e2e.md "The cuda backend on the kernel transport").
+#         NOT run yet: no machine here both loads modules and has a GPU.
 #   vm:   otherwise: a QEMU TCG guest booting Debian's 6.12 kernel
 #         (tests/e2e/run-e2e.sh RELEASE demo), sim backend with real-time
 #         kernels.  Under a minute here.

@@ -126,6 +126,8 @@ $(CUDA_FAKE): $(CUDA_FAKE_SRCS) $(wildcard $(D_DIR)/tests/test_cuda_fake/*.h) \
 $(D_SAN)/tests/test_core_hang: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 $(D_SAN)/tests/test_worker_handles: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 $(D_SAN)/tests/test_info: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
+$(D_SAN)/tests/test_core_dma_cuda: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
+	$(D_DIR)/tests/test_core_dma.c $(D_DIR)/tests/fake_transport.h
 $(D_SAN)/tests/test_cuda_fake: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
 	$(D_DIR)/tests/test_cuda_backend.c
 check-daemon: $(CUDA_FAKE)

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			7
+#define MDGPU_ABI_MINOR			8
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -821,6 +821,24 @@ struct mdgpu_ctl_vgpu_event {
 	__u32 reserved[2];		/* 0 */
 };
 
+/*
+ * A vGPU's aperture for the process that executes its commands (ABI 1.8).
+ * The daemon's supervisor hands the returned fd to the vGPU's worker, which
+ * maps the aperture with it and registers the pages with the GPU driver
+ * (the pages are struct-page backed, so they can be pinned).  The fd is
+ * O_CLOEXEC and allows mmap() only (MAP_SHARED, page-aligned offset, the
+ * mapping inside the aperture): no ioctl, read or write, so a worker gets
+ * no control over any vGPU.  It holds the aperture's memory, not the
+ * vGPU: after the vGPU is removed it still maps the same, orphaned pages.
+ */
+struct mdgpu_ctl_aperture_fd {
+	__u32 vgpu_id;			/* in */
+	__u32 flags;			/* in: 0 */
+	__s32 fd;			/* out */
+	__u32 reserved;			/* in: 0 */
+	__u64 size;			/* out: the aperture's bytes */
+};
+
 #define MDGPU_IOC_MAGIC			0xd6
 #define MDGPU_CTL_REGISTER_GPU	_IOWR(MDGPU_IOC_MAGIC, 0x00, struct mdgpu_ctl_register)
 #define MDGPU_CTL_UNREGISTER_GPU _IOW(MDGPU_IOC_MAGIC, 0x01, struct mdgpu_ctl_unregister)
@@ -828,6 +846,8 @@ struct mdgpu_ctl_vgpu_event {
 #define MDGPU_CTL_DMA		_IOW(MDGPU_IOC_MAGIC, 0x03, struct mdgpu_ctl_dma)
 #define MDGPU_CTL_VGPU_EVENT	_IOW(MDGPU_IOC_MAGIC, 0x04, \
 				     struct mdgpu_ctl_vgpu_event)
+#define MDGPU_CTL_APERTURE_FD	_IOWR(MDGPU_IOC_MAGIC, 0x05, \
+				      struct mdgpu_ctl_aperture_fd)
 
 /*
  * mmap() of /dev/mdgpu maps one vGPU's ring or aperture into the daemon.
@@ -928,6 +948,8 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_dma) == 40,
 		    "mdgpu_ctl_dma size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_vgpu_event) == 16,
 		    "mdgpu_ctl_vgpu_event size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_aperture_fd) == 24,
+		    "mdgpu_ctl_aperture_fd size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
 		    "mdgpu_ctl_event size");
 

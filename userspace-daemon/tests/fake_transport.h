@@ -4,8 +4,11 @@
  * and whose "guest memory" is a buffer addressed by IOVA, driven through the
  * same per-vGPU ops table (mdgpud_vgpu_tops) the socket and kernel
  * transports implement.  setup()/teardown() start and stop a core (sim
- * backend) with that vGPU; call() submits one command and waits for its
- * completion, checking the ring contract (head, fence, seq).
+ * backend; with FAKE_TRANSPORT_CUDA defined, the cuda backend on the fake
+ * libcuda, the aperture shared through a second file as the kernel
+ * transport shares it) with that vGPU; call() submits one command and
+ * waits for its completion, checking the ring contract (head, fence,
+ * seq).
  *
  * Define FAKE_TRANSPORT_NAME (a short string used in the socket path)
  * before including this file.  Included by test_core_dma.c and
@@ -14,6 +17,10 @@
  */
 #ifndef MDGPUD_TEST_FAKE_TRANSPORT_H
 #define MDGPUD_TEST_FAKE_TRANSPORT_H
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
 
 #define ENTRIES 16
 #define GUEST_SIZE (8U << 20)
@@ -116,30 +123,89 @@ static void f_doorbell_event(void *data, uint32_t events)
 
 /*
  * Attaches fake ring f to a core (not running yet) as a vGPU of type 1g:
- * an eventfd doorbell, watched by the core, and an 8 MiB aperture,
- * returned in *aperture for the caller to free.
+ * an eventfd doorbell, watched by the core, and the 8 MiB aperture at
+ * `aperture`; `aperture_fd` (or -1) is the file a backend running in
+ * another process maps it from.
  */
-static struct mdgpud_vgpu *fake_attach(struct mdgpud_core *core,
-				       struct fake *f, uint8_t **aperture)
+static struct mdgpud_vgpu *fake_attach_fd(struct mdgpud_core *core,
+					  struct fake *f, uint8_t *aperture,
+					  int aperture_fd)
 {
 	struct mdgpud_vgpu_params p = { 0 };
 	struct mdgpud_vgpu *v = NULL;
 
 	f->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	*aperture = calloc(1, 8 * MIB);
-	assert_non_null(*aperture);
 	assert_int_equal(mdgpud_core_watch(core, f->efd, f_doorbell_event, f),
 			 0);
 	p.type_name = "1g";
 	p.ring_entries = ENTRIES;
 	p.ring = f->ring;
-	p.aperture = *aperture;
+	p.aperture = aperture;
 	p.aperture_size = 8 * MIB;
-	p.aperture_fd = -1;
+	p.aperture_fd = aperture_fd;
 	p.tops = &fake_tops;
 	p.tpriv = f;
 	assert_int_equal(mdgpud_vgpu_create(core, &p, &v), 0);
 	return v;
+}
+
+/* fake_attach_fd() with a private aperture, returned in *aperture for
+ * the caller to free(). */
+__attribute__((unused))
+static struct mdgpud_vgpu *fake_attach(struct mdgpud_core *core,
+				       struct fake *f, uint8_t **aperture)
+{
+	*aperture = calloc(1, 8 * MIB);
+	assert_non_null(*aperture);
+	return fake_attach_fd(core, f, *aperture, -1);
+}
+
+/*
+ * The aperture as the kernel transport has it: shared pages the daemon
+ * maps (a memfd here, /dev/mdgpu there) and a second file of the same
+ * pages for the backend's worker (the memfd reopened through /proc, as
+ * MDGPU_CTL_APERTURE_FD gives another file of the module's pages).
+ * Returns the daemon's mapping; *fd is the caller's to close.
+ */
+__attribute__((unused))
+static uint8_t *fake_aperture_shared(size_t size, int *fd)
+{
+	char path[64];
+	uint8_t *p;
+	int mfd = memfd_create("fake-aperture", MFD_CLOEXEC);
+
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, (off_t)size), 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	assert_true(p != MAP_FAILED);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+	*fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(*fd >= 0);
+	close(mfd);
+	return p;
+}
+
+/* The worker and the fake libcuda sit next to the test's build dir. */
+__attribute__((unused))
+static void fake_use_built_worker(struct mdgpud_config *cfg)
+{
+	char self[PATH_MAX], dir[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	assert_true(n > 0);
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	assert_non_null(slash);
+	*slash = 0;
+	assert_true((size_t)snprintf(cfg->cuda_worker,
+				     sizeof(cfg->cuda_worker),
+				     "%s/../../mdgpud-worker", self) <
+		    sizeof(cfg->cuda_worker));
+	if (getenv("MDGPUD_TEST_REAL_CUDA"))
+		return;
+	snprintf(dir, sizeof(dir), "%s/../../cuda-fake", self);
+	assert_int_equal(setenv("LD_LIBRARY_PATH", dir, 1), 0);
 }
 
 #ifndef FAKE_TRANSPORT_OPS_ONLY
@@ -170,10 +236,26 @@ static int setup(void **state)
 	strcpy(cfg.socket_path, e->path);
 	cfg.sim_fb_mib = 1024;
 	cfg.dma_bounce_kib = 256;	/* 3 MiB copies take 12 chunks */
+#ifdef FAKE_TRANSPORT_CUDA
+	strcpy(cfg.backend, "cuda");
+	cfg.cuda_fb_reserve_mib = 1;
+	cfg.ctx_overhead_mib = 0;
+	fake_use_built_worker(&cfg);
+#endif
 	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
 
 	e->f.guest = calloc(1, GUEST_SIZE);
+#ifdef FAKE_TRANSPORT_CUDA
+	{
+		int fd;
+
+		e->aperture = fake_aperture_shared(8 * MIB, &fd);
+		e->v = fake_attach_fd(e->core, &e->f, e->aperture, fd);
+		close(fd);	/* the core keeps its own, as kernel.c does */
+	}
+#else
 	e->v = fake_attach(e->core, &e->f, &e->aperture);
+#endif
 	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
 	*state = e;
 	return 0;
@@ -189,7 +271,11 @@ static int teardown(void **state)
 	assert_int_equal(e->f.lost, 1);
 	close(e->f.efd);
 	free(e->f.guest);
+#ifdef FAKE_TRANSPORT_CUDA
+	munmap(e->aperture, 8 * MIB);
+#else
 	free(e->aperture);
+#endif
 	free(e);
 	return 0;
 }

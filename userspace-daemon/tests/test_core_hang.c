@@ -265,28 +265,6 @@ static struct mdgpud_vgpu_stats stats_of(struct env *e, struct mdgpud_vgpu *v)
 	return s[0];
 }
 
-/* The worker and the fake libcuda sit next to this test's build dir. */
-static void use_built_worker(struct mdgpud_config *cfg)
-{
-	char self[PATH_MAX], dir[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	assert_true(n > 0);
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	assert_non_null(slash);
-	*slash = 0;
-	assert_true((size_t)snprintf(cfg->cuda_worker,
-				     sizeof(cfg->cuda_worker),
-				     "%s/../../mdgpud-worker", self) <
-		    sizeof(cfg->cuda_worker));
-	if (getenv("MDGPUD_TEST_REAL_CUDA"))
-		return;
-	snprintf(dir, sizeof(dir), "%s/../../cuda-fake", self);
-	assert_int_equal(setenv("LD_LIBRARY_PATH", dir, 1), 0);
-}
-
 static int setup_env(void **state, bool attach)
 {
 	struct env *e = calloc(1, sizeof(*e));
@@ -304,7 +282,7 @@ static int setup_env(void **state, bool attach)
 	cfg.ctx_overhead_mib = 0;
 	cfg.hang_timeout_ms = HANG_MS;
 	cfg.module_load_timeout_ms = LOAD_MS;
-	use_built_worker(&cfg);
+	fake_use_built_worker(&cfg);
 	if (mdgpud_core_create(&cfg, &e->core)) {
 		if (getenv("MDGPUD_TEST_REAL_CUDA"))
 			return -1;

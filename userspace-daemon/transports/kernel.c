@@ -13,7 +13,9 @@
  *   the control fd is watched in the core's event loop; events:
  *
  *   CREATE   mmap the vGPU's ring and aperture (MDGPU_CTL_MMAP_OFFSET),
- *            mdgpud_vgpu_create() with the event's type and knobs
+ *            get the aperture's mmap-only fd for the backend's worker
+ *            (MDGPU_CTL_APERTURE_FD, ABI 1.8), mdgpud_vgpu_create() with
+ *            the event's type and knobs
  *   REMOVE   mdgpud_vgpu_destroy() (memory scrubbed), unmap
  *   OPEN/CLOSE  bookkeeping (DMA needs an open device); OPEN starts a
  *            generation
@@ -311,6 +313,33 @@ static void *mdgpud_kern_map(struct mdgpud_transport *t, uint32_t kid,
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * The aperture for a backend that executes in another process (the cuda
+ * worker, through map_shared): an mmap-only file of the same pages
+ * (MDGPU_CTL_APERTURE_FD), never /dev/mdgpu itself, whose control ioctls a
+ * sandboxed worker must not get.  The core keeps a duplicate; the sim
+ * backend ignores it.  Returns the fd or -1 (logged).
+ */
+static int mdgpud_kern_aperture_fd(struct mdgpud_kvgpu *k)
+{
+	struct mdgpu_ctl_aperture_fd a = { .vgpu_id = k->kid };
+
+	if (ioctl(k->t->fd, MDGPU_CTL_APERTURE_FD, &a)) {
+		mdgpud_err("vgpu %s: APERTURE_FD: %s", k->uuid_str,
+			   strerror(errno));
+		return -1;
+	}
+	if (a.fd < 0 || a.size != k->ap_len) {
+		mdgpud_err("vgpu %s: APERTURE_FD gave fd %d for %" PRIu64
+			   " bytes, CREATE said %zu", k->uuid_str, a.fd,
+			   (uint64_t)a.size, k->ap_len);
+		if (a.fd >= 0)
+			close(a.fd);
+		return -1;
+	}
+	return a.fd;
+}
+
 static void mdgpud_kern_create(struct mdgpud_transport *t,
 			       const struct mdgpu_ctl_event *ev)
 {
@@ -368,7 +397,9 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 	p.ring = k->ring;
 	p.aperture = k->ap;
 	p.aperture_size = ap;
-	p.aperture_fd = -1;	/* the aperture is /dev/mdgpu memory */
+	p.aperture_fd = mdgpud_kern_aperture_fd(k);
+	if (p.aperture_fd < 0)
+		return;
 	p.tops = &mdgpud_kern_tops;
 	p.tpriv = k;
 	/* Knobs in the sysfs ranges (the kernel checks them; so do we):
@@ -388,6 +419,7 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 	}
 	p.uuid = k->uuid;
 	ret = mdgpud_vgpu_create(t->core, &p, &k->v);
+	close(p.aperture_fd);	/* the core holds its own duplicate */
 	if (ret) {
 		k->v = NULL;
 		mdgpud_err("vgpu %s: type %u refused by the daemon: %s",
