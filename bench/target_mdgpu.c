@@ -48,6 +48,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* libcuda's CU_CTX_SCHED_AUTO (libcuda/priv.h MDGPU_CU_SPIN_*). */
+#define BENCH_MDGPU_AUTO_SPIN_CPUS	8
+#define BENCH_MDGPU_AUTO_SPIN_US	1000000u
+
 #include "mdgpu/mdgpu.h"
 #include "uapi/mdgpu.h"
 
@@ -154,6 +158,28 @@ static int md_admin_knob(struct bench_tenant *t, const char *knob,
 	return md_admin(req);
 }
 
+/*
+ * A latency-sensitive tenant waits as the native one does under the
+ * driver's default scheduling flag (CU_CTX_SCHED_AUTO): as a CUDA
+ * program through mdgpu's libcuda.so.1 would (libcuda/init.c,
+ * mdgpu_cu_apply_sched): spinning up to 1 s on a machine of 8 or more
+ * CPUs, else libmdgpu's default.  Otherwise a wait longer than
+ * libmdgpu's default 1 ms spin (a tenant queued behind another's
+ * kernels) sleeps, and the wake-up's tail (milliseconds on a VM) is
+ * measured instead of the scheduler.  Saturating tenants keep
+ * libmdgpu's default (spin 1 ms, then sleep).  MDGPU_SPIN_US, when set,
+ * wins, as in libmdgpu and libcuda.
+ */
+static int md_wait_policy(struct bench_tenant *t,
+			  const struct bench_tenant_cfg *cfg)
+{
+	if (!cfg->latency || getenv("MDGPU_SPIN_US") ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < BENCH_MDGPU_AUTO_SPIN_CPUS)
+		return 0;
+	return mdgpu_err(t, mdgpu_set_spin_us(t->g, BENCH_MDGPU_AUTO_SPIN_US),
+			 "set_spin_us");
+}
+
 static int md_open(const struct bench_tenant_cfg *cfg,
 		   struct bench_tenant **out)
 {
@@ -186,7 +212,9 @@ static int md_open(const struct bench_tenant_cfg *cfg,
 	if (ret)
 		goto fail;
 	t->ring = t->info.ring_entries;
-	ret = 0;
+	ret = md_wait_policy(t, cfg);
+	if (ret)
+		goto fail;
 	if (cfg->weight != 1)
 		ret = md_admin_knob(t, "weight", cfg->weight);
 	if (!ret && cfg->priority)
