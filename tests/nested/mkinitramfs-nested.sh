@@ -13,7 +13,8 @@
 #               RESPONDER in /bin) followed by a second cpio archive that adds
 #               outer-init as /init (replacing tests/vm/init: the kernel
 #               unpacks concatenated archives in order, later files win),
-#               run-inner (the inner QEMU with its boot watchdog) in /bin,
+#               run-inner (the inner QEMU with its boot watchdog) and
+#               outer-responder (the responder's part of outer-init) in /bin,
 #               qemu-system-x86_64 with the libraries ldd names, the accel-tcg
 #               module, /usr/share/qemu, seabios and ipxe firmware, and the
 #               inner kernel and initramfs under /nested.
@@ -65,6 +66,7 @@ mkdir -p "$ov/bin" "$ov/usr/bin" "$ov$qemu_mods" "$ov/usr/share" "$ov/usr/lib/ip
 	"$ov/nested"
 cp "$here/outer-init" "$ov/init"
 cp "$here/run-inner" "$ov/bin/run-inner"
+cp "$here/outer-responder" "$ov/bin/outer-responder"
 cp "$qemu" "$ov$qemu"
 cp "$qemu_mods/accel-tcg-x86_64.so" "$ov$qemu_mods/"
 copy_libs "$ov" "$qemu" "$qemu_mods/accel-tcg-x86_64.so"
