@@ -35,7 +35,8 @@ mkcpio() {	# DIR OUT
 copy_libs() {	# ROOT FILE...: the shared libraries ldd names, at their paths
 	local root=$1 f lib
 	shift
-	for lib in $(for f; do ldd "$f"; done | grep -o '/[^ ]*' | sort -u); do
+	# A static program names none (ldd says "not a dynamic executable").
+	for lib in $(for f; do ldd "$f" 2>/dev/null; done | grep -o '/[^ ]*' | sort -u); do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
