@@ -57,7 +57,7 @@ $(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a \
 check-e2e: e2e-bins
 	@test -n "$(KVER)" || { echo "usage: make check-e2e KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
-	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
 	  echo "e2e: module build for $$rel failed; booting without it"; } && \
 	$(E2E_DIR)/run-e2e.sh $$rel
 
@@ -76,9 +76,9 @@ check: check-e2e-all check-e2e-nested-all
 check-e2e-nested: e2e-bins $(E2E_CUDA) nested-bins
 	@test -n "$(KVER)" || { echo "usage: make check-e2e-nested KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
-	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
 	  echo "e2e-nested: module build for $$rel failed; booting without it"; } && \
-	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) && \
+	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) GUEST_W=1 && \
 	E2E_NESTED_RT_BASIC=$(if $(filter 6.12,$(KVER)),,$(E2E_RT)) \
 	E2E_NESTED_DRIVER=$(E2E_NESTED_DRIVER) \
 		$(E2E_DIR)/run-e2e-nested.sh $$rel

@@ -43,9 +43,9 @@ $(NESTED_BUILD)/mdgpu-client: $(NESTED_DIR)/client.c \
 check-nested: nested-bins
 	@test -n "$(KVER)" || { echo "usage: make check-nested KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(TOP)/tests/vm/kver-release.sh $(KVER)) && \
-	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
 	  echo "nested: mdgpu.ko build for $$rel failed; booting without it"; } && \
-	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) && \
+	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) GUEST_W=1 && \
 	$(NESTED_DIR)/run-nested.sh $$rel
 
 # Both kernels run even if the first fails; the target fails if either did.
