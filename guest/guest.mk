@@ -26,8 +26,8 @@ define guest_build
 	else rel=$$($(TOP)/tests/vm/kver-release.sh $(1)); \
 		kdir=/usr/src/linux-headers-$$rel; fi; \
 	out=$(BUILD)/guest-$$rel; mkdir -p $$out/include/uapi; \
-	cp $(GUEST_SRCS) $(MDGPU_VERSION_H) $$out/; \
-	cp $(GUEST_UAPI) $$out/include/uapi/; \
+	cp --preserve=timestamps $(GUEST_SRCS) $(MDGPU_VERSION_H) $$out/; \
+	cp --preserve=timestamps $(GUEST_UAPI) $$out/include/uapi/; \
 	$(MAKE) -C $$kdir M=$$out $(2) modules
 endef
 

@@ -54,7 +54,7 @@ define kmod_build
 	@mkdir -p $(BUILD)/kmod-$(2)
 	@cp -r --preserve=timestamps $(TOP)/Kbuild $(TOP)/kmod $(TOP)/include \
 		$(TOP)/mdev-types $(BUILD)/kmod-$(2)/
-	@cp $(MDGPU_VERSION_H) $(BUILD)/kmod-$(2)/kmod/
+	@cp --preserve=timestamps $(MDGPU_VERSION_H) $(BUILD)/kmod-$(2)/kmod/
 	$(MAKE) -C $(1) M=$(BUILD)/kmod-$(2) $(3) modules
 endef
 

@@ -12,6 +12,13 @@
 #                                  guest transport (3 to 5 minutes per
 #                                  kernel)
 #   make check-e2e-nested-all      both kernels (part of `make check`)
+#   make check-e2e-nested KVER=... E2E_NESTED_DRIVER=1
+#                                  the same boot also runs tests/nested's
+#                                  driver suite (check-nested's checks) on
+#                                  a second vGPU; check-e2e-nested-all does
+#                                  so on NESTED_CI_KVERS (tests/nested/
+#                                  nested.mk): `make check` boots the
+#                                  6.12 nested guests once for both suites
 #
 # Static binaries for the guest, built with the common flags (no
 # sanitizers: the guest has no ASAN runtime): mdgpud and the client.
@@ -50,7 +57,7 @@ $(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a \
 check-e2e: e2e-bins
 	@test -n "$(KVER)" || { echo "usage: make check-e2e KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
-	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
 	  echo "e2e: module build for $$rel failed; booting without it"; } && \
 	$(E2E_DIR)/run-e2e.sh $$rel
 
@@ -66,18 +73,21 @@ check: check-e2e-all check-e2e-nested-all
 # rt_basic (NVIDIA's static runtime in the inner guest) runs on 6.1 only:
 # 14-26 s of the inner guest's time per kernel, and the 6.12 run is the
 # one that may need its second boot (Documentation/e2e.md).
-check-e2e-nested: e2e-bins $(E2E_CUDA)
+check-e2e-nested: e2e-bins $(E2E_CUDA) nested-bins
 	@test -n "$(KVER)" || { echo "usage: make check-e2e-nested KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
-	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
 	  echo "e2e-nested: module build for $$rel failed; booting without it"; } && \
-	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) && \
+	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) GUEST_W=1 && \
 	E2E_NESTED_RT_BASIC=$(if $(filter 6.12,$(KVER)),,$(E2E_RT)) \
+	E2E_NESTED_DRIVER=$(E2E_NESTED_DRIVER) \
 		$(E2E_DIR)/run-e2e-nested.sh $$rel
 
-check-e2e-nested-all: e2e-bins $(E2E_CUDA)
+check-e2e-nested-all: e2e-bins $(E2E_CUDA) nested-bins
 	@rc=0; for k in $(E2E_KVERS); do \
-		$(MAKE) --no-print-directory check-e2e-nested KVER=$$k || rc=1; \
+		case " $(NESTED_CI_KVERS) " in *" $$k "*) d=1 ;; *) d= ;; esac; \
+		$(MAKE) --no-print-directory check-e2e-nested KVER=$$k \
+			E2E_NESTED_DRIVER=$$d || rc=1; \
 	done; exit $$rc
 
 demo: e2e-bins

@@ -21,6 +21,15 @@
 # outer image, tests/e2e/nested-outer-init as /init and the new inner
 # image as /nested/inner.cpio.
 #
+# E2E_NESTED_DRIVER=1: the driver suite of tests/nested (run-nested.sh's
+# checks against its test responder) shares this boot instead of booting
+# its own pair of guests: the outer image also carries
+# mdgpu-responder, the inner image the suite's client as
+# /bin/mdgpu-nested-client and tests/nested/inner-init as
+# /bin/nested-driver-suite (NESTED_BINS, default $BUILD/nested, holds the
+# two programs).  Before the total it prints each suite's own
+# "N passed, N failed".
+#
 # Environment: BUILD, VM_CACHE, MDGPU_KO, GUEST_KO, E2E_NESTED_RT_BASIC
 # (rt_basic to run, default $BUILD/libcuda/tests/rt_basic if built; empty:
 # none), E2E_NESTED_TIMEOUT
@@ -54,6 +63,16 @@ libcuda=$BUILD/libcuda/libcuda.so.1
 test_driver=$BUILD/libcuda/tests/test_driver
 rt_basic=${E2E_NESTED_RT_BASIC-$BUILD/libcuda/tests/rt_basic}
 [ -z "$rt_basic" ] || [ -f "$rt_basic" ] || rt_basic=
+driver=${E2E_NESTED_DRIVER:-}
+bins=${NESTED_BINS:-$BUILD/nested}
+driver_inner=()
+if [ -n "$driver" ]; then
+	for f in "$bins/mdgpu-responder" "$bins/mdgpu-client"; do
+		[ -f "$f" ] || { echo "e2e-nested: $f not built"; echo "0 passed, 1 failed"; exit 1; }
+	done
+	driver_inner=("$bins/mdgpu-client=/bin/mdgpu-nested-client"
+		"$top/tests/nested/inner-init=/bin/nested-driver-suite")
+fi
 out=$BUILD/e2e-nested/$rel
 mkdir -p "$out"
 for f in "$gko" "$daemon" "$client" "$libcuda" "$test_driver"; do
@@ -85,8 +104,8 @@ mkdir -p "$work"
 	"$libcuda=/usr/lib/x86_64-linux-gnu/mdgpu/libcuda.so.1" \
 	"$test_driver=/bin/test_driver" \
 	"$top/libcuda/tests/rt-check.sh=/bin/rt-check.sh" \
-	${rt_basic:+"$rt_basic=/bin/rt_basic"}
-mkdir -p "$stage/inner" "$stage/outer/nested"
+	${rt_basic:+"$rt_basic=/bin/rt_basic"} ${driver_inner[@]+"${driver_inner[@]}"}
+mkdir -p "$stage/inner" "$stage/outer/nested" "$stage/outer/bin"
 cp "$here/nested-inner-init" "$stage/inner/init"
 chmod 755 "$stage/inner/init"
 cp "$work/inner.cpio" "$stage/outer/nested/inner.cpio"
@@ -95,7 +114,13 @@ cp "$work/inner.cpio" "$stage/outer/nested/inner.cpio"
 cp "$here/nested-outer-init" "$stage/outer/init"
 chmod 755 "$stage/outer/init"
 cp "$work/outer.cpio" "$work/outer-e2e.cpio"
-(cd "$stage/outer" && printf 'init\nnested/inner.cpio\n' | cpio -o -H newc --quiet) \
+outer_files='init\nnested/inner.cpio\n'
+if [ -n "$driver" ]; then
+	cp "$bins/mdgpu-responder" "$stage/outer/bin/mdgpu-responder"
+	outer_files="${outer_files}bin/mdgpu-responder\n"
+fi
+# shellcheck disable=SC2059  # the list is the format: \n separates names
+(cd "$stage/outer" && printf "$outer_files" | cpio -o -H newc --quiet) \
 	>>"$work/outer-e2e.cpio"
 
 echo "e2e-nested: booting $rel (TCG in TCG, inner -cpu $inner_cpu, timeout ${timeout_s}s), serial log $out/serial.log" >&2
@@ -109,4 +134,10 @@ awk -v t0="$start" -v t1="$end" -v r="$rel" 'BEGIN {
 grep -E '^nested-outer: (inner QEMU|booted)|^inner\| nested-inner: (booted|client|libcuda)' \
 	"$log.txt" || true
 
+if [ -n "$driver" ]; then
+	echo "nested (driver suite, in this boot): $rel:" \
+		"$(sed -n 's/^nested-driver: //p' "$log.txt" | tail -n1)"
+	echo "e2e-nested: $rel:" \
+		"$(sed -n 's/^e2e-nested: \([0-9]* passed\)/\1/p' "$log.txt" | tail -n1)"
+fi
 vm_verdict e2e-nested "$rel" "$log.txt" "$out/serial.log" "$rc" "$timeout_s" '(inner\| )?'

@@ -13,7 +13,8 @@
 #               RESPONDER in /bin) followed by a second cpio archive that adds
 #               outer-init as /init (replacing tests/vm/init: the kernel
 #               unpacks concatenated archives in order, later files win),
-#               run-inner (the inner QEMU with its boot watchdog) in /bin,
+#               run-inner (the inner QEMU with its boot watchdog) and
+#               outer-responder (the responder's part of outer-init) in /bin,
 #               qemu-system-x86_64 with the libraries ldd names, the accel-tcg
 #               module, /usr/share/qemu, seabios and ipxe firmware, and the
 #               inner kernel and initramfs under /nested.
@@ -34,7 +35,8 @@ mkcpio() {	# DIR OUT
 copy_libs() {	# ROOT FILE...: the shared libraries ldd names, at their paths
 	local root=$1 f lib
 	shift
-	for lib in $(for f; do ldd "$f"; done | grep -o '/[^ ]*' | sort -u); do
+	# A static program names none (ldd says "not a dynamic executable").
+	for lib in $(for f; do ldd "$f" 2>/dev/null; done | grep -o '/[^ ]*' | sort -u); do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
@@ -65,6 +67,7 @@ mkdir -p "$ov/bin" "$ov/usr/bin" "$ov$qemu_mods" "$ov/usr/share" "$ov/usr/lib/ip
 	"$ov/nested"
 cp "$here/outer-init" "$ov/init"
 cp "$here/run-inner" "$ov/bin/run-inner"
+cp "$here/outer-responder" "$ov/bin/outer-responder"
 cp "$qemu" "$ov$qemu"
 cp "$qemu_mods/accel-tcg-x86_64.so" "$ov$qemu_mods/"
 copy_libs "$ov" "$qemu" "$qemu_mods/accel-tcg-x86_64.so"

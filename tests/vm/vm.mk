@@ -50,14 +50,14 @@ $(VM_BUILD)/mdgpu-vmtest: $(VM_TEST_SRCS) $(VM_TEST_HDRS)
 check-vm: vm-test-bin
 	@test -n "$(KVER)" || { echo "usage: make check-vm KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
-	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
 	  echo "vm: module build for $$rel failed; booting without it"; } && \
 	$(VM_DIR)/run-vm.sh $$rel $(VM_TEST)
 
 check-vm-qemu: vm-test-bin
 	@test -n "$(KVER)" || { echo "usage: make check-vm-qemu KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
-	{ $(MAKE) --no-print-directory modules KVER=$$rel || \
+	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
 	  echo "vm: module build for $$rel failed; booting without it"; } && \
 	VM_MODE=qemu $(VM_DIR)/run-vm.sh $$rel
 
