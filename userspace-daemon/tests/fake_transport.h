@@ -197,6 +197,20 @@ static uint8_t *fake_aperture_shared(size_t size, int *fd)
 	return p;
 }
 
+/* Queue one command on f's ring and ring (the eventfd only if the daemon
+ * sleeps). */
+__attribute__((unused))
+static void fake_submit(struct fake *f, const struct mdgpu_cmd *c)
+{
+	uint32_t n = f->tail;
+	uint64_t one = 1;
+
+	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
+	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST))
+		assert_int_equal(write(f->efd, &one, sizeof(one)), 8);
+}
+
 /* The worker and the fake libcuda sit next to the test's build dir. */
 __attribute__((unused))
 static void fake_use_built_worker(struct mdgpud_config *cfg)
