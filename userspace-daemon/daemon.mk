@@ -128,6 +128,8 @@ $(D_SAN)/tests/test_worker_handles: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 $(D_SAN)/tests/test_info: $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 $(D_SAN)/tests/test_core_dma_cuda: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
 	$(D_DIR)/tests/test_core_dma.c $(D_DIR)/tests/fake_transport.h
+$(D_SAN)/tests/test_spatial: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
+	$(D_DIR)/tests/fake_transport.h
 $(D_SAN)/tests/test_cuda_fake: $(CUDA_FAKE) $(BUILD)/mdgpud-worker \
 	$(D_DIR)/tests/test_cuda_backend.c
 check-daemon: $(CUDA_FAKE)

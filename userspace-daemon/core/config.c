@@ -185,12 +185,15 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	S("worker_user", worker_user)
 	S("worker_group", worker_group)
 	S("worker_seccomp_allow", worker_seccomp_allow)
+	S("mps_control", mps_control)
+	S("mps_dir", mps_dir)
 	/* Each word list in its enum's order. */
 	E("worker_sandbox", worker_sandbox, "off", "best-effort", "required")
 	E("worker_dev", worker_dev, "none", "host", "private")
 	E("worker_net", worker_net, "private", "host")
 	E("worker_tmp", worker_tmp, "private", "shared")
 	E("worker_seccomp", worker_seccomp_learn, "enforce", "learn", "audit")
+	E("spatial", spatial, "none", "mps")
 	if (!strcmp(key, "admin_socket_mode")) {
 		ret = mdgpud_parse_u64(value, 8, 0, 0777, &v);
 		if (!ret)
@@ -448,6 +451,21 @@ uint32_t mdgpud_config_worker_pollers(const struct mdgpud_config *cfg)
 	if (cfg->worker_pollers != MDGPUD_POLL_AUTO)
 		return cfg->worker_pollers;
 	return mdgpud_config_many_cpus() ? MDGPUD_POLL_AUTO_POLLERS : 0;
+}
+
+int mdgpud_config_mps_dir(const struct mdgpud_config *cfg, char *out,
+			  size_t len)
+{
+	const char *slash = strrchr(cfg->socket_path, '/');
+	int dir_len = slash ? (int)(slash - cfg->socket_path) : 1;
+	int n;
+
+	if (cfg->mps_dir[0])
+		n = snprintf(out, len, "%s", cfg->mps_dir);
+	else
+		n = snprintf(out, len, "%.*s/mps%d", dir_len,
+			     slash ? cfg->socket_path : ".", cfg->cuda_device);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg)

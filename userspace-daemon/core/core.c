@@ -5,6 +5,7 @@
  * run, destroy).  See core_priv.h for the threading rules.
  */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -186,7 +187,7 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	struct mdgpud_backend_cfg bcfg = { 0 };
 	struct mdgpud_sched_cfg scfg;
 	struct mdgpud_core *c;
-	char err[256];
+	char err[256], mps_dir[PATH_MAX];
 	int ret;
 
 	ret = mdgpud_config_validate(cfg, err, sizeof(err));
@@ -238,6 +239,14 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.tmp = cfg->worker_tmp;
 	bcfg.worker_poll_us = cfg->worker_poll_us;
 	bcfg.worker_pollers = mdgpud_config_worker_pollers(cfg);
+	bcfg.spatial = cfg->spatial;
+	bcfg.mps_control = cfg->mps_control;
+	ret = mdgpud_config_mps_dir(cfg, mps_dir, sizeof(mps_dir));
+	if (ret) {
+		mdgpud_err("config: mps_dir: the path is too long");
+		goto err;
+	}
+	bcfg.mps_dir = mps_dir;
 	ret = c->bops->open(&bcfg, &c->be, &c->gpu);
 	if (ret) {
 		mdgpud_err("backend %s: open: %s", cfg->backend,

@@ -39,9 +39,31 @@ struct mdgpud_watch {
 	struct mdgpud_watch *next;
 };
 
+/*
+ * A spatial group (spatial.c, Documentation/spatial.md): spatial vGPUs
+ * whose SM shares add up to at most 100%, scheduled as ONE entity whose
+ * slices run all its runnable members side by side.  The members' own
+ * entities are not in the scheduler; they keep the members' knobs.
+ */
+#define MDGPUD_SGROUP_MEMBERS_MAX	99	/* shares are 1..99% */
+/* Group entities' ids: apart from vGPU ids (1, 2, ...). */
+#define MDGPUD_SGROUP_ID_BIT		0x80000000u
+
+struct mdgpud_sgroup {
+	struct mdgpud_sched_entity entity;
+	struct mdgpud_vgpu *members[MDGPUD_SGROUP_MEMBERS_MAX];
+	uint32_t nr_members;
+	uint32_t share_sum;		/* members' SM shares, <= 100 */
+	bool runnable;			/* as the scheduler was told */
+	struct mdgpud_sgroup *next;	/* core->sgroups */
+};
+
 struct mdgpud_vgpu {
 	struct mdgpud_core *core;
 	uint32_t id;
+	/* Spatial (sm_share > 0): its SM share and group; else NULL, 0. */
+	uint32_t sm_share;
+	struct mdgpud_sgroup *group;
 	const struct mdgpud_vtype *type;
 	uint32_t entries;
 	uint8_t *ring;
@@ -135,6 +157,8 @@ struct mdgpud_core {
 	uint64_t latency_seen_ns;	/* a latency-class vGPU last had work
 					 * (dispatch.c), 0: never */
 	struct mdgpud_vcmd vcmd;	/* scratch of the dispatcher */
+	struct mdgpud_sgroup *sgroups;	/* spatial groups (spatial.c) */
+	uint32_t next_sgroup_id;
 };
 
 static inline uint64_t mdgpud_now_ns(void)
@@ -160,6 +184,32 @@ int mdgpud_vgpu_type_quota(const struct mdgpud_core *c,
 			   const struct mdgpud_vtype *t, uint64_t *quota);
 /* vgpu.c: after a backend error of v, see whether its context is lost. */
 void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v);
+/* vgpu.c: v's context is lost with st (and the backend's code): commands
+ * fail with st until a reset; counted, the transport told. */
+void mdgpud_vgpu_mark_lost(struct mdgpud_vgpu *v, int st, uint64_t code);
+/*
+ * spatial.c (Documentation/spatial.md).  share(): the SM share a vGPU of
+ * type t gets, 0 when it is time-sliced (spatial = none, or a share of
+ * 0 or 100).  join() puts spatial v into the first group its share fits
+ * (a new one if none), whose entity the scheduler then has; leave()
+ * takes it out (the group goes with its last member).  set_knobs() is
+ * mdgpud_vgpu_set_knobs() for a member (the group's entity follows).
+ * set_runnable() tells the scheduler v's state, through its group for a
+ * member.  group_of(): the group whose entity e is, or NULL for a vGPU's.
+ * lost(): a member's context was lost to a GPU fault: every other
+ * spatial vGPU (all are clients of the one MPS server) is marked lost.
+ */
+uint32_t mdgpud_spatial_share(const struct mdgpud_core *c,
+			      const struct mdgpud_vtype *t);
+int mdgpud_spatial_join(struct mdgpud_vgpu *v, uint64_t now_ns);
+void mdgpud_spatial_leave(struct mdgpud_vgpu *v);
+int mdgpud_spatial_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,
+			     uint32_t cap_pct, uint32_t priority);
+void mdgpud_spatial_set_runnable(struct mdgpud_vgpu *v, bool runnable,
+				 uint64_t now_ns);
+struct mdgpud_sgroup *
+mdgpud_spatial_group_of(const struct mdgpud_sched_entity *e);
+void mdgpud_spatial_lost(struct mdgpud_vgpu *v);
 /* info.c: the ABI 1.2 introspection opcodes, DEVICE_INFO .. OCCUPANCY and
  * QUERY APERTURE_DEVPTR, and MODULE_FUNCS (ABI 1.5); mdgpud_info_release
  * on reset and destroy. */

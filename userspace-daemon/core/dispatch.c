@@ -85,11 +85,8 @@ static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 		runnable = pending > 0 && !v->pending.active;
 		if (runnable && mdgpud_dispatch_is_latency(v))
 			c->latency_seen_ns = now;
-		if (runnable != v->runnable) {
-			mdgpud_sched_set_runnable(c->sched, &v->entity,
-						  runnable, now);
-			v->runnable = runnable;
-		}
+		if (runnable != v->runnable)
+			mdgpud_spatial_set_runnable(v, runnable, now);
 		any |= runnable;
 	}
 	return any;
@@ -313,8 +310,15 @@ mdgpud_dispatch_vgpu_of(const struct mdgpud_sched_entity *e)
 static bool mdgpud_dispatch_ready(const struct mdgpud_sched_entity *e,
 				  void *arg)
 {
+	const struct mdgpud_sgroup *g = mdgpud_spatial_group_of(e);
+
 	(void)arg;
-	return mdgpud_dispatch_has_work(mdgpud_dispatch_vgpu_of(e));
+	if (!g)
+		return mdgpud_dispatch_has_work(mdgpud_dispatch_vgpu_of(e));
+	for (uint32_t i = 0; i < g->nr_members; i++)
+		if (mdgpud_dispatch_has_work(g->members[i]))
+			return true;
+	return false;
 }
 
 /*
@@ -329,9 +333,22 @@ mdgpud_dispatch_next_hint(struct mdgpud_core *c,
 {
 	struct mdgpud_sched_entity *e;
 
-	e = mdgpud_sched_peek_next(c->sched, now, &self->entity,
+	const struct mdgpud_sched_entity *running = self->group ?
+		&self->group->entity : &self->entity;
+	struct mdgpud_sgroup *g;
+
+	e = mdgpud_sched_peek_next(c->sched, now, running,
 				   mdgpud_dispatch_ready, NULL);
-	return e ? mdgpud_dispatch_vgpu_of(e) : NULL;
+	if (!e)
+		return NULL;
+	g = mdgpud_spatial_group_of(e);
+	if (!g)
+		return mdgpud_dispatch_vgpu_of(e);
+	/* A group: its first member with work is the hint's. */
+	for (uint32_t i = 0; i < g->nr_members; i++)
+		if (mdgpud_dispatch_has_work(g->members[i]))
+			return g->members[i];
+	return NULL;
 }
 
 /*
@@ -665,6 +682,173 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 }
 
 /*
+ * A spatial group's slice (Documentation/spatial.md): every member with
+ * work runs in the same slice, side by side on the GPU.  The dispatcher
+ * takes one command of each member in turn (validate, execute, complete,
+ * as a time-sliced slice does), so that all members' workers have work
+ * queued together; each member stops at the rules of a time-sliced slice
+ * (its budget of work commands at its own GPU time per command, a QUERY
+ * GPU_TIME or a module load after other commands, a module load started).
+ * The slice ends at its length, or once no member has had a command for
+ * linger_us.  Then slice_end() drains each member; their drains overlap,
+ * since the members run at once.  Each member's statistics get its own
+ * GPU time; the group is charged the longest of them once: the members
+ * used the GPU side by side, not one after the other.
+ */
+struct mdgpud_dispatch_member {
+	struct mdgpud_vgpu *v;
+	uint32_t tail, first;		/* tail seen, head at the start */
+	uint64_t work, budget;		/* work commands run, allowed */
+	uint64_t gpu_ns;
+	bool begun;			/* slice_begin posted */
+	bool done;			/* takes no more commands */
+};
+
+/* One command of member m, if it has one it may run now: true if it ran
+ * (or started) one. */
+static bool mdgpud_dispatch_member_step(struct mdgpud_core *c,
+					struct mdgpud_dispatch_member *m,
+					uint64_t now)
+{
+	const struct mdgpud_backend_ops *b = c->bops;
+	struct mdgpud_vgpu *v = m->v;
+	uint64_t result = 0, result2 = 0, wait;
+	uint32_t idx, t;
+	bool pends;
+	int ret;
+
+	if (m->done)
+		return false;
+	if (v->head == m->tail) {
+		t = v->tops->sq_tail(v->tpriv);
+		if (t - v->head > v->entries) {
+			m->done = true;	/* bad doorbell: the scan reports it */
+			return false;
+		}
+		mdgpud_dispatch_observe(v, t, now);
+		m->tail = t;
+		if (v->head == t)
+			return false;
+	}
+	if (m->work && m->work >= m->budget) {
+		m->done = true;
+		return false;
+	}
+	idx = v->head & (v->entries - 1);
+	wait = now > v->seen_ns[idx] ? now - v->seen_ns[idx] : 0;
+	ret = mdgpud_validate(&v->vctx, v->tops->sq_entry(v->tpriv, idx),
+			      &c->vcmd);
+	pends = !ret && !v->ctx_err && mdgpud_exec_pends(v, &c->vcmd);
+	if (v->head != m->first &&
+	    ((!ret && mdgpud_dispatch_ends_slice(&c->vcmd)) || pends)) {
+		m->done = true;
+		return false;
+	}
+	if (pends) {
+		ret = mdgpud_dispatch_start(v, &c->vcmd, idx, wait, &result2);
+		if (v->pending.active) {
+			m->done = true;
+			return true;
+		}
+	} else if (!ret) {
+		if (!m->begun && !v->ctx_err) {
+			ret = b->slice_begin(v->bctx);
+			if (ret)
+				mdgpud_warn("vgpu %u: slice_begin: %s", v->id,
+					    strerror(-ret));
+			m->begun = true;
+		}
+		ret = mdgpud_dispatch_exec(v, &c->vcmd, &result, &result2);
+	}
+	mdgpud_dispatch_complete(c, v, idx, c->vcmd.opcode, c->vcmd.flags,
+				 ret, result, result2, wait);
+	m->work += !ret && mdgpud_dispatch_is_work(c->vcmd.opcode);
+	return true;
+}
+
+/* The end of member m's part of a group slice from t0: its drain, its
+ * GPU time (returned) and its statistics. */
+static uint64_t mdgpud_dispatch_member_end(struct mdgpud_core *c,
+					   struct mdgpud_dispatch_member *m,
+					   uint64_t t0)
+{
+	struct mdgpud_vgpu *v = m->v;
+	uint64_t now = mdgpud_now_ns(), busy_until;
+	int ret;
+
+	busy_until = mdgpud_dispatch_busy_until(t0, m->work, v->ns_per_work);
+	if (m->begun && !v->ctx_err) {
+		ret = c->bops->slice_end(v->bctx, busy_until > now ?
+					 busy_until - now : 0, &m->gpu_ns);
+		if (ret) {
+			mdgpud_warn("vgpu %u: slice_end: %s", v->id,
+				    strerror(-ret));
+			mdgpud_vgpu_check_ctx(v);
+		}
+	}
+	if (v->ctx_err && m->begun && !m->gpu_ns)
+		m->gpu_ns = mdgpud_now_ns() - t0;
+	if (m->work) {
+		uint64_t sample = m->gpu_ns / m->work;
+
+		v->ns_per_work = v->ns_per_work ?
+				 (3 * v->ns_per_work + sample) / 4 : sample;
+		if (!v->ns_per_work)
+			v->ns_per_work = 1;
+	}
+	pthread_mutex_lock(&c->lock);
+	v->gpu_ns += m->gpu_ns;
+	mdgpud_usage_charge(&v->usage, mdgpud_now_ns(), m->gpu_ns);
+	v->slices += m->begun;
+	pthread_mutex_unlock(&c->lock);
+	return m->gpu_ns;
+}
+
+static void mdgpud_dispatch_run_group(struct mdgpud_core *c,
+				      struct mdgpud_sgroup *g,
+				      uint64_t slice_ns)
+{
+	struct mdgpud_dispatch_member m[MDGPUD_SGROUP_MEMBERS_MAX];
+	uint64_t t0 = mdgpud_now_ns(), now = t0, last = t0, charge = 0;
+	uint32_t n = g->nr_members;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct mdgpud_vgpu *v = g->members[i];
+
+		m[i] = (struct mdgpud_dispatch_member){
+			.v = v, .tail = v->observed_tail, .first = v->head,
+			.budget = v->ns_per_work ? slice_ns / v->ns_per_work :
+				  mdgpud_dispatch_probe_cmds,
+			.done = v->pending.active,
+		};
+	}
+	while (now - t0 < slice_ns && !c->stop_req) {
+		bool ran = false, open = false;
+
+		for (uint32_t i = 0; i < n; i++) {
+			ran |= mdgpud_dispatch_member_step(c, &m[i], now);
+			open |= !m[i].done;
+		}
+		now = mdgpud_now_ns();
+		if (ran) {
+			last = now;
+			continue;
+		}
+		if (!open || now - last >= c->linger_ns)
+			break;
+		mdgpud_dispatch_spin_once(now - last >=
+					  mdgpud_dispatch_yield_after_ns);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ns = mdgpud_dispatch_member_end(c, &m[i], t0);
+
+		if (ns > charge)
+			charge = ns;
+	}
+	mdgpud_sched_charge(c->sched, &g->entity, t0, charge);
+}
+
+/*
  * How often an idle dispatcher looks at pending commands (module loads):
  * a worker's answer wakes no fd, so the dispatcher sleeps at most this
  * long while one is under way.  A JIT takes milliseconds to seconds; the
@@ -723,10 +907,16 @@ int mdgpud_dispatch_run(struct mdgpud_core *c)
 		if (any) {
 			mdgpud_sched_pick(c->sched, now, &d);
 			if (d.entity) {
-				struct mdgpud_vgpu *v =
-					mdgpud_dispatch_vgpu_of(d.entity);
+				struct mdgpud_sgroup *g =
+					mdgpud_spatial_group_of(d.entity);
 
-				mdgpud_dispatch_run_slice(c, v, d.slice_ns);
+				if (g)
+					mdgpud_dispatch_run_group(c, g,
+								  d.slice_ns);
+				else
+					mdgpud_dispatch_run_slice(c,
+						mdgpud_dispatch_vgpu_of(
+							d.entity), d.slice_ns);
 				busy_since = mdgpud_now_ns();
 				continue;
 			}

@@ -104,7 +104,21 @@ static int mdgpud_vgpu_ctx_open(struct mdgpud_vgpu *v,
 	void *bounce = NULL;
 	int ret;
 
-	ret = b->ctx_create(v->core->be, v->id, &ctx);
+	if (v->sm_share) {
+		/* Spatial: an MPS client, or refused; never time-sliced in
+		 * its place. */
+		ret = b->ctx_create_spatial ?
+		      b->ctx_create_spatial(v->core->be, v->id, v->sm_share,
+					    &ctx) : -EOPNOTSUPP;
+		if (ret)
+			mdgpud_err("vgpu %u: type %s is spatial (%u%% of the "
+				   "SMs) and the backend cannot run it side by "
+				   "side: %s", v->id, v->type->name,
+				   v->sm_share, ret == -ENXIO ?
+				   "MPS is not running" : strerror(-ret));
+	} else {
+		ret = b->ctx_create(v->core->be, v->id, &ctx);
+	}
 	if (ret)
 		return ret;
 	if (v->aperture_fd >= 0) {
@@ -208,6 +222,7 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	}
 	if (p->tops->dma)
 		v->bounce_size = (size_t)c->cfg.dma_bounce_kib << 10;
+	v->sm_share = mdgpud_spatial_share(c, t);
 	ret = mdgpud_vgpu_ctx_open(v, &v->bctx, &v->bounce);
 	if (ret)
 		goto err_fd;
@@ -216,7 +231,8 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	v->entity.cap_pct = p->cap_pct ? p->cap_pct : MDGPU_CAP_MAX;
 	v->entity.priority = p->priority ? p->priority :
 					   MDGPU_PRIORITY_DEFAULT;
-	ret = mdgpud_sched_add(c->sched, &v->entity, mdgpud_now_ns());
+	ret = v->sm_share ? mdgpud_spatial_join(v, mdgpud_now_ns()) :
+	      mdgpud_sched_add(c->sched, &v->entity, mdgpud_now_ns());
 	if (ret)
 		goto err_bounce;
 
@@ -323,7 +339,10 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
 	if (!v)
 		return;
 	c = v->core;
-	mdgpud_sched_remove(c->sched, &v->entity);
+	if (v->group)
+		mdgpud_spatial_leave(v);
+	else
+		mdgpud_sched_remove(c->sched, &v->entity);
 	mdgpud_vgpu_release(v);
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
@@ -369,9 +388,16 @@ void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v)
 	st = b->ctx_status(v->bctx);
 	if (!st)
 		return;
+	mdgpud_vgpu_mark_lost(v, st, st == -EIO && b->err_code ?
+				     b->err_code(v->bctx) : 0);
+	mdgpud_spatial_lost(v);
+}
+
+void mdgpud_vgpu_mark_lost(struct mdgpud_vgpu *v, int st, uint64_t code)
+{
 	pthread_mutex_lock(&v->core->lock);
 	v->ctx_err = st;
-	v->ctx_err_code = st == -EIO && b->err_code ? b->err_code(v->bctx) : 0;
+	v->ctx_err_code = code;
 	if (st == -ETIMEDOUT)
 		v->hangs++;
 	else
@@ -431,11 +457,8 @@ void mdgpud_vgpu_reset(struct mdgpud_vgpu *v)
 	mdgpud_vgpu_check_ctx(v);
 	if (v->ctx_err)
 		mdgpud_vgpu_ctx_restore(v);
-	if (v->runnable) {
-		mdgpud_sched_set_runnable(c->sched, &v->entity, false,
-					  mdgpud_now_ns());
-		v->runnable = false;
-	}
+	if (v->runnable)
+		mdgpud_spatial_set_runnable(v, false, mdgpud_now_ns());
 	mdgpud_info("vgpu %u: reset: %u queued commands cancelled, %" PRIu64
 		    " bytes freed and scrubbed", v->id,
 		    v->observed_tail - v->head, freed);
@@ -454,7 +477,9 @@ int mdgpud_vgpu_set_knobs(struct mdgpud_vgpu *v, uint32_t weight,
 
 	/* The lock: stats readers look at the entity's knobs. */
 	pthread_mutex_lock(&v->core->lock);
-	ret = mdgpud_sched_set_params(v->core->sched, &v->entity, weight,
+	ret = v->group ? mdgpud_spatial_set_knobs(v, weight, cap_pct,
+						  priority) :
+	      mdgpud_sched_set_params(v->core->sched, &v->entity, weight,
 				      cap_pct, priority);
 	pthread_mutex_unlock(&v->core->lock);
 	if (ret)

@@ -127,25 +127,37 @@ static void f_doorbell_event(void *data, uint32_t events)
  * `aperture`; `aperture_fd` (or -1) is the file a backend running in
  * another process maps it from.
  */
-static struct mdgpud_vgpu *fake_attach_fd(struct mdgpud_core *core,
-					  struct fake *f, uint8_t *aperture,
-					  int aperture_fd)
+/* fake_attach_fd() of a vGPU of type `type` with an aperture of
+ * aperture_size bytes: mdgpud_vgpu_create()'s result, the vGPU in *out. */
+static int fake_attach_type(struct mdgpud_core *core, struct fake *f,
+			    const char *type, uint8_t *aperture,
+			    uint64_t aperture_size, int aperture_fd,
+			    struct mdgpud_vgpu **out)
 {
 	struct mdgpud_vgpu_params p = { 0 };
-	struct mdgpud_vgpu *v = NULL;
 
 	f->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	assert_int_equal(mdgpud_core_watch(core, f->efd, f_doorbell_event, f),
 			 0);
-	p.type_name = "1g";
+	p.type_name = type;
 	p.ring_entries = ENTRIES;
 	p.ring = f->ring;
 	p.aperture = aperture;
-	p.aperture_size = 8 * MIB;
+	p.aperture_size = aperture_size;
 	p.aperture_fd = aperture_fd;
 	p.tops = &fake_tops;
 	p.tpriv = f;
-	assert_int_equal(mdgpud_vgpu_create(core, &p, &v), 0);
+	return mdgpud_vgpu_create(core, &p, out);
+}
+
+static struct mdgpud_vgpu *fake_attach_fd(struct mdgpud_core *core,
+					  struct fake *f, uint8_t *aperture,
+					  int aperture_fd)
+{
+	struct mdgpud_vgpu *v = NULL;
+
+	assert_int_equal(fake_attach_type(core, f, "1g", aperture, 8 * MIB,
+					  aperture_fd, &v), 0);
 	return v;
 }
 
@@ -183,6 +195,20 @@ static uint8_t *fake_aperture_shared(size_t size, int *fd)
 	assert_true(*fd >= 0);
 	close(mfd);
 	return p;
+}
+
+/* Queue one command on f's ring and ring (the eventfd only if the daemon
+ * sleeps). */
+__attribute__((unused))
+static void fake_submit(struct fake *f, const struct mdgpu_cmd *c)
+{
+	uint32_t n = f->tail;
+	uint64_t one = 1;
+
+	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
+	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST))
+		assert_int_equal(write(f->efd, &one, sizeof(one)), 8);
 }
 
 /* The worker and the fake libcuda sit next to the test's build dir. */

@@ -134,14 +134,7 @@ static void env_stop(struct linger_env *e)
 /* Queue one command and ring (eventfd only if the daemon sleeps). */
 static void submit_cmd(struct tenant *t, const struct mdgpu_cmd *c)
 {
-	struct fake *f = &t->f;
-	uint32_t n = f->tail;
-	uint64_t one = 1;
-
-	memcpy(f->ring + (n % ENTRIES) * MDGPU_CMD_SIZE, c, sizeof(*c));
-	__atomic_store_n(&f->tail, n + 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&f->sleeping, __ATOMIC_SEQ_CST))
-		assert_int_equal(write(f->efd, &one, sizeof(one)), 8);
+	fake_submit(&t->f, c);
 }
 
 /* Queue one SPIN_NS kernel of the tenant's length. */

@@ -726,6 +726,7 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.open = mdgpud_cuda_open,
 	.close = mdgpud_cuda_close,
 	.ctx_create = mdgpud_cuda_ctx_create,
+	.ctx_create_spatial = mdgpud_cuda_ctx_create_spatial,
 	.ctx_destroy = mdgpud_cuda_ctx_destroy,
 	.ctx_status = mdgpud_cuda_ctx_status,
 	.host_alloc = mdgpud_cuda_host_alloc,

@@ -18,6 +18,7 @@
 #define MDGPUD_CUDA_PRIV_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -82,6 +83,28 @@ struct mdgpud_cuda_poller {
 	uint64_t until_ns;
 };
 
+/*
+ * MPS (mps.c, config spatial = mps): the control binary's name, and the
+ * bound of each of its runs (start, quit) and of the wait for its
+ * control socket.
+ */
+#define MDGPUD_CUDA_MPS_CONTROL		"nvidia-cuda-mps-control"
+#define MDGPUD_CUDA_MPS_TIMEOUT_MS	10000u
+
+/* The backend's own MPS control daemon. */
+struct mdgpud_cuda_mps {
+	bool running;			/* started, not yet told to quit */
+	char control[PATH_MAX];		/* nvidia-cuda-mps-control */
+	char pipe_dir[PATH_MAX];	/* <mps_dir>/pipe */
+	char log_dir[PATH_MAX];		/* <mps_dir>/log */
+	/* The one uid every spatial worker runs as: MPS runs one server
+	 * per user and serialises the servers of different users, so
+	 * tenants side by side must be one user.  Taken from the
+	 * workers' pool (no worker of its own gets it) or worker_user's. */
+	struct mdgpud_cuda_cred cred;
+	bool cred_held;
+};
+
 struct mdgpud_backend {
 	int device_ordinal;
 	char worker_path[PATH_MAX];
@@ -97,6 +120,8 @@ struct mdgpud_backend {
 	int32_t prio_least, prio_greatest;	/* stream priorities */
 	struct mdgpud_gpu_info info;
 	struct mdgpud_cuda_sandbox sandbox;	/* sandbox.c */
+	int spatial;			/* enum mdgpud_spatial */
+	struct mdgpud_cuda_mps mps;	/* spatial = mps */
 };
 
 struct mdgpud_cuda_region {
@@ -109,6 +134,7 @@ struct mdgpud_cuda_region {
 struct mdgpud_bctx {
 	struct mdgpud_backend *be;
 	uint32_t vgpu_id;
+	uint32_t sm_percent;	/* spatial: its SM share; 0 = time-sliced */
 	struct mdgpud_cuda_rpc_shm *shm;
 	int sock;		/* fd passing to the worker */
 	pid_t pid;		/* -1 once reaped */
@@ -148,7 +174,27 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 void mdgpud_cuda_close(struct mdgpud_backend *be);
 int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 			   struct mdgpud_bctx **out);
+int mdgpud_cuda_ctx_create_spatial(struct mdgpud_backend *be,
+				   uint32_t vgpu_id, uint32_t sm_percent,
+				   struct mdgpud_bctx **out);
 void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx);
+
+/*
+ * mps.c.  find(): the control binary, cfg_path or searched ($PATH,
+ * /usr/local/nvidia/bin, /usr/bin).  start(): the backend's control
+ * daemon under cfg->mps_dir, 0 once its control socket answers; stop():
+ * tells it to quit.  env(): a copy of base without any CUDA_MPS_*
+ * variable, plus, for sm_percent > 0, the pipe directory and
+ * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; NULL without memory; env_free()
+ * frees it.
+ */
+int mdgpud_cuda_mps_find(const char *cfg_path, char *out, size_t len);
+int mdgpud_cuda_mps_start(struct mdgpud_cuda_mps *m,
+			  const struct mdgpud_backend_cfg *cfg);
+void mdgpud_cuda_mps_stop(struct mdgpud_cuda_mps *m);
+char **mdgpud_cuda_mps_env(const struct mdgpud_cuda_mps *m,
+			   char *const *base, uint32_t sm_percent);
+void mdgpud_cuda_mps_env_free(char **env);
 
 /* ops.c */
 void mdgpud_cuda_poll_grant(struct mdgpud_bctx *ctx, uint64_t until_ns);

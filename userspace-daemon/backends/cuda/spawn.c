@@ -73,19 +73,33 @@ static int mdgpud_cuda_find_worker(const char *cfg_path, char *out,
  */
 static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
 			     struct mdgpud_cuda_rpc_shm *shm, int shm_fd,
-			     int sock, pid_t *pid_out, int *pidfd_out)
+			     int sock, uint32_t sm_percent, pid_t *pid_out,
+			     int *pidfd_out)
 {
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	char **env;
 	pid_t pid;
 	int pidfd;
 
 	if (devnull < 0)
 		return -errno;
+	/*
+	 * Built before fork (the child may not allocate): MPS's variables
+	 * for a spatial worker, and none for any other, whatever the
+	 * daemon's own environment holds.
+	 */
+	env = mdgpud_cuda_mps_env(&be->mps, mdgpud_cuda_sandbox_env(&be->sandbox),
+				  sm_percent);
+	if (!env) {
+		close(devnull);
+		return -ENOMEM;
+	}
 	pid = fork();
 	if (pid < 0) {
 		int err = -errno;
 
 		close(devnull);
+		mdgpud_cuda_mps_env_free(env);
 		return err;
 	}
 	if (pid == 0) {
@@ -111,8 +125,7 @@ static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
 			_exit(126);
 		close_range(b >= 0 ? MDGPUD_CUDA_WORKER_SOCK_FD + 1
 				   : MDGPUD_CUDA_WORKER_SHM_FD + 1, ~0u, 0);
-		execve(be->worker_path, argv,
-		       mdgpud_cuda_sandbox_env(&be->sandbox));
+		execve(be->worker_path, argv, env);
 		{
 			/* Tell the supervisor why (plain stores: safe here). */
 			static const char why[] = "exec of the worker failed: ";
@@ -128,6 +141,7 @@ static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
 		_exit(127);
 	}
 	close(devnull);
+	mdgpud_cuda_mps_env_free(env);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0) {
 		int err = -errno;
@@ -221,6 +235,29 @@ static uint32_t mdgpud_cuda_env_u32(const char *name, uint32_t def)
 
 
 
+/*
+ * spatial = mps: the control daemon, and the one uid of the spatial
+ * workers (priv.h, struct mdgpud_cuda_mps).  A failure is logged and
+ * leaves mps.running false: spatial contexts are then refused, the
+ * time-sliced ones work as without spatial sharing.
+ */
+static void mdgpud_cuda_spatial_open(struct mdgpud_backend *be,
+				     const struct mdgpud_backend_cfg *cfg)
+{
+	if (mdgpud_cuda_sandbox_cred_get(&be->sandbox, 0, &be->mps.cred)) {
+		mdgpud_err("cuda: spatial = mps: no worker uid for the MPS "
+			   "clients: spatial vGPUs will be refused");
+		return;
+	}
+	if (mdgpud_cuda_mps_start(&be->mps, cfg)) {
+		mdgpud_cuda_sandbox_cred_put(&be->mps.cred);
+		return;
+	}
+	be->mps.cred_held = true;
+	mdgpud_info("cuda: spatial workers run as uid %u (the MPS server's "
+		    "user)", (unsigned)be->mps.cred.uid);
+}
+
 int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 			    struct mdgpud_backend **out,
 			    struct mdgpud_gpu_info *info)
@@ -295,7 +332,7 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	argv[2] = ordinal;
 	argv[3] = be->sandbox.mode ? sandbox_arg : NULL;
 	argv[4] = NULL;
-	ret = mdgpud_cuda_spawn(be, argv, shm, fd, -1, &pid, &pidfd);
+	ret = mdgpud_cuda_spawn(be, argv, shm, fd, -1, 0, &pid, &pidfd);
 	close(fd);
 	if (ret) {
 		mdgpud_cuda_sandbox_cred_put(&cred);
@@ -357,6 +394,9 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		    shm->info.driver_version, shm->info.mem_free_bytes >> 20,
 		    shm->info.mem_total_bytes >> 20, be->info.fb_size >> 20);
 	munmap(shm, sizeof(*shm));
+	be->spatial = cfg->spatial;
+	if (be->spatial == MDGPUD_SPATIAL_MPS)
+		mdgpud_cuda_spatial_open(be, cfg);
 	if (info)
 		*info = be->info;
 	*out = be;
@@ -372,6 +412,9 @@ err_sandbox:
 
 void mdgpud_cuda_close(struct mdgpud_backend *be)
 {
+	mdgpud_cuda_mps_stop(&be->mps);
+	if (be->mps.cred_held)
+		mdgpud_cuda_sandbox_cred_put(&be->mps.cred);
 	mdgpud_cuda_sandbox_fini(&be->sandbox);
 	free(be);
 }
@@ -464,8 +507,10 @@ out:
 	}
 }
 
-int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
-				  struct mdgpud_bctx **out)
+/* A context of vgpu_id, spatial with sm_percent > 0 (its worker an MPS
+ * client running as the MPS user). */
+static int mdgpud_cuda_ctx_new(struct mdgpud_backend *be, uint32_t vgpu_id,
+			       uint32_t sm_percent, struct mdgpud_bctx **out)
 {
 	struct mdgpud_bctx *ctx = calloc(1, sizeof(*ctx));
 	char ordinal[16], vgpu[16], ppid[16];
@@ -478,6 +523,7 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 		return -ENOMEM;
 	ctx->be = be;
 	ctx->vgpu_id = vgpu_id;
+	ctx->sm_percent = sm_percent;
 	ctx->pid = -1;
 	ctx->pidfd = -1;
 	ctx->sock = -1;
@@ -491,7 +537,14 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 		ret = -errno;
 		goto err_shm;
 	}
-	ret = mdgpud_cuda_sandbox_cred_get(&be->sandbox, vgpu_id, &ctx->cred);
+	if (sm_percent) {
+		ctx->cred = be->mps.cred;
+		ctx->cred.pool = NULL;	/* the backend's, given back at close */
+		ret = 0;
+	} else {
+		ret = mdgpud_cuda_sandbox_cred_get(&be->sandbox, vgpu_id,
+						   &ctx->cred);
+	}
 	if (ret) {
 		close(sv[0]);
 		close(sv[1]);
@@ -509,8 +562,8 @@ int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
 	argv[4] = ppid;
 	argv[5] = be->sandbox.mode ? sandbox_arg : NULL;
 	argv[6] = NULL;
-	ret = mdgpud_cuda_spawn(be, argv, ctx->shm, fd, sv[1], &ctx->pid,
-				&ctx->pidfd);
+	ret = mdgpud_cuda_spawn(be, argv, ctx->shm, fd, sv[1], sm_percent,
+				&ctx->pid, &ctx->pidfd);
 	close(sv[1]);
 	close(fd);
 	fd = -1;
@@ -553,6 +606,29 @@ err_shm:
 	munmap(ctx->shm, sizeof(*ctx->shm));
 	free(ctx);
 	return ret;
+}
+
+int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
+			   struct mdgpud_bctx **out)
+{
+	return mdgpud_cuda_ctx_new(be, vgpu_id, 0, out);
+}
+
+int mdgpud_cuda_ctx_create_spatial(struct mdgpud_backend *be,
+				   uint32_t vgpu_id, uint32_t sm_percent,
+				   struct mdgpud_bctx **out)
+{
+	if (!sm_percent || sm_percent >= 100)
+		return -EINVAL;
+	if (be->spatial != MDGPUD_SPATIAL_MPS)
+		return -EOPNOTSUPP;
+	if (!be->mps.running) {
+		mdgpud_err("cuda: vgpu %u: spatial (%u%% of the SMs) refused: "
+			   "the MPS control daemon is not running (see the "
+			   "log at start-up)", vgpu_id, sm_percent);
+		return -ENXIO;
+	}
+	return mdgpud_cuda_ctx_new(be, vgpu_id, sm_percent, out);
 }
 
 void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)

@@ -103,6 +103,23 @@ struct mdgpud_backend_cfg {
 	 */
 	uint32_t worker_poll_us;
 	uint32_t worker_pollers;
+	/*
+	 * cuda: spatial sharing (Documentation/spatial.md).  With
+	 * MDGPUD_SPATIAL_MPS open() starts an MPS control daemon of its own
+	 * (mps_control, NULL or "" = searched; pipe and log directories
+	 * under mps_dir) and close() stops it; ctx_create_spatial() then
+	 * makes MPS clients.  MPS failing to start does not fail open():
+	 * time-sliced contexts still work, spatial ones are refused.
+	 */
+	int spatial;		/* enum mdgpud_spatial */
+	const char *mps_control;
+	const char *mps_dir;
+};
+
+/* Spatial sharing (config spatial). */
+enum mdgpud_spatial {
+	MDGPUD_SPATIAL_NONE = 0,	/* every vGPU time-sliced */
+	MDGPUD_SPATIAL_MPS,		/* SM shares through NVIDIA MPS */
 };
 
 /* The workers' mount namespace and /dev (config worker_dev). */
@@ -166,6 +183,17 @@ struct mdgpud_backend_ops {
 	int (*ctx_create)(struct mdgpud_backend *be, uint32_t vgpu_id,
 			  struct mdgpud_bctx **out);
 	void (*ctx_destroy)(struct mdgpud_bctx *ctx);
+	/*
+	 * Optional (NULL: -EOPNOTSUPP).  A context that runs side by side
+	 * with the backend's other spatial contexts, on sm_percent (1..99)
+	 * of the SMs, in a GPU address space of its own; destroyed by
+	 * ctx_destroy().  -EOPNOTSUPP when the backend was opened without
+	 * spatial sharing, -ENXIO when its mechanism (MPS) is not running:
+	 * never a time-sliced context in its place.
+	 */
+	int (*ctx_create_spatial)(struct mdgpud_backend *be, uint32_t vgpu_id,
+				  uint32_t sm_percent,
+				  struct mdgpud_bctx **out);
 	/*
 	 * 0 while the context is usable; -ETIMEDOUT once it was destroyed
 	 * for work that did not drain within the hang bound; -EIO once a

@@ -148,6 +148,15 @@ struct mdgpud_config {
 	 * parent mdgpu<id>) or a PCI address, stored in canonical form.
 	 */
 	char parent_pci[MDGPUD_PCI_ADDR_LEN];
+	/*
+	 * Spatial sharing (Documentation/spatial.md): spatial = none | mps
+	 * (enum mdgpud_spatial); mps_control: the MPS control binary, ""
+	 * = searched; mps_dir: its pipe and log directories' parent, "" =
+	 * mdgpud_config_mps_dir()'s default.
+	 */
+	int spatial;
+	char mps_control[256];
+	char mps_dir[108];
 };
 
 void mdgpud_config_defaults(struct mdgpud_config *cfg);
@@ -164,6 +173,10 @@ uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg);
 /* spin_us and worker_pollers with `auto` resolved for this machine. */
 uint32_t mdgpud_config_spin_us(const struct mdgpud_config *cfg);
 uint32_t mdgpud_config_worker_pollers(const struct mdgpud_config *cfg);
+/* mps_dir, or with "" the default "<directory of socket_path>/mps<N>"
+ * (N = cuda_device), into out; -ENAMETOOLONG if it does not fit. */
+int mdgpud_config_mps_dir(const struct mdgpud_config *cfg, char *out,
+			  size_t len);
 /*
  * A PCI address "domain:bus:slot.function" (hexadecimal; a domain of 1 to
  * 8 digits, as CUDA and nvidia-smi print it) in the kernel's canonical

@@ -301,12 +301,21 @@ static bool mdgpud_sb_tmp_top(const char *path, char top[PATH_MAX])
 static int mdgpud_sb_tmp_libs_collect(int fds[], char paths[][PATH_MAX])
 {
 	const char *env = getenv("LD_LIBRARY_PATH");
+	const char *mps = getenv("CUDA_MPS_PIPE_DIRECTORY");
 	char buf[4096], real[PATH_MAX], *save = NULL;
 	int n = 0;
 
-	if (!env || strlen(env) >= sizeof(buf))
+	/*
+	 * A spatial worker's MPS pipe directory (Documentation/spatial.md)
+	 * under /tmp stays reachable the same way: connecting to the
+	 * control socket needs no writable mount.
+	 */
+	if (!mps && !env)
 		return 0;
-	strcpy(buf, env);
+	if ((size_t)snprintf(buf, sizeof(buf), "%s%s%s", mps ? mps : "",
+			     mps && env ? ":" : "", env ? env : "") >=
+	    sizeof(buf))
+		return 0;
 	for (char *t = strtok_r(buf, ":", &save);
 	     t && n < MDGPUD_SB_TMP_LIBS - 1; t = strtok_r(NULL, ":", &save)) {
 		const char *cand[2] = { t, realpath(t, real) ? real : "" };

@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+#
+# On the GPU machine (Documentation/spatial.md): two tenants of
+# tests/gpu/spatial/tenant.cu, each launching 1 ms kernels of BLOCKS x 1024
+# threads (66: half of the H100's SMs), for DURATION seconds:
+#   1. natively, time-sliced by the GPU;
+#   2. on mdgpu as two time-sliced vGPUs (type 1g, spatial = none);
+#   3. on mdgpu as two spatial vGPUs (type half, 50% SMs, spatial = mps);
+# printing each aggregate kernels/s and the ratio 3 / 2 (target >= 1.8).
+# Then, between the two spatial vGPUs: a forged pointer (B reads A's
+# buffer address: must fail in B, A's checks untouched) and a fault in B
+# (what A sees: under MPS, expected to lose its context too).
+#   OUT=dir DURATION=5 BLOCKS=66 tests/gpu/spatial.sh   (after make)
+# Without a GPU it says so and exits 0.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+DURATION=${DURATION:-5}
+BLOCKS=${BLOCKS:-66}
+# shellcheck source=tests/gpu/lib-daemon.sh
+. tests/gpu/lib-daemon.sh
+mdgpu_gpu_setup spatial
+status=0
+"$NVCC" -arch=sm_90 -O2 -o "$B/spatial-tenant" tests/gpu/spatial/tenant.cu ||
+	exit 1
+
+# pair NAME [VAR=value...]: two spin tenants started together; prints
+# and returns (in RATE) their aggregate kernels/s.
+pair() {
+	local name=$1 go=$TMP/go.$1 a b
+
+	shift
+	rm -f "$go"
+	for t in a b; do
+		env "$@" "$B/spatial-tenant" spin "$BLOCKS" "$DURATION" "$go" \
+			>"$OUT/$name-$t.out" 2>"$OUT/$name-$t.err" &
+		PIDS+=($!)
+	done
+	for t in a b; do
+		for _ in $(seq 600); do
+			grep -qx ready "$OUT/$name-$t.out" && break
+			sleep 0.05
+		done
+	done
+	touch "$go"
+	wait "${PIDS[@]}"
+	PIDS=()
+	a=$(awk '/^kernels/ {k=$2} /^seconds/ {print k / $2}' "$OUT/$name-a.out")
+	b=$(awk '/^kernels/ {k=$2} /^seconds/ {print k / $2}' "$OUT/$name-b.out")
+	RATE=$(awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN {print a + b}')
+	echo "   $name: $a + $b = $RATE kernels/s"
+}
+
+echo "== native: two processes, time-sliced by the GPU"
+pair native
+native=$RATE
+
+mdenv() {
+	echo LD_LIBRARY_PATH="$B/libcuda" MDGPU_SOCKET="$MDGPU_DAEMON_SOCK" \
+	     MDGPU_TYPE="$1" MDGPU_HOST_MIB=16
+}
+
+echo "== mdgpu: two time-sliced vGPUs (1g)"
+mdgpu_daemon_start "$TMP/ts" -o log_level=info -o host_mib_max=256 \
+	-o "worker_sandbox=${MDGPU_SANDBOX:-best-effort}" || exit 1
+# shellcheck disable=SC2046
+pair sliced $(mdenv 1g)
+sliced=$RATE
+mdgpu_daemon_stop
+
+echo "== mdgpu: two spatial vGPUs (half, 50% of the SMs, spatial = mps)"
+mdgpu_daemon_start "$TMP/sp" -o log_level=info -o host_mib_max=256 \
+	-o spatial=mps -o "mps_dir=$TMP/mps" \
+	-o "worker_sandbox=${MDGPU_SANDBOX:-best-effort}" || exit 1
+# shellcheck disable=SC2046
+pair spatial $(mdenv half)
+spatial=$RATE
+awk -v n="$native" -v t="$sliced" -v s="$spatial" 'BEGIN {
+	printf "   spatial / time-sliced mdgpu %.2fx (target >= 1.8), " \
+	       "spatial / native %.2fx\n", t ? s / t : 0, n ? s / n : 0
+	exit !(t && s / t >= 1.8) }' || status=1
+
+echo "== forged pointer between the two spatial vGPUs"
+# shellcheck disable=SC2046
+env $(mdenv half) "$B/spatial-tenant" hold "$TMP/addr" $((DURATION + 3)) \
+	>"$OUT/hold.out" 2>"$OUT/hold.err" &
+PIDS+=($!)
+for _ in $(seq 200); do [ -s "$TMP/addr" ] && break; sleep 0.05; done
+# shellcheck disable=SC2046
+env $(mdenv half) "$B/spatial-tenant" peek "$TMP/addr" >"$OUT/peek.out" \
+	2>"$OUT/peek.err"
+cat "$OUT/peek.out"
+grep -q '^peek cudaSuccess' "$OUT/peek.out" &&
+	{ echo "FAIL: the forged pointer read the neighbour's memory"; status=1; }
+
+echo "== fault in one spatial vGPU: what the neighbour sees"
+# shellcheck disable=SC2046
+env $(mdenv half) "$B/spatial-tenant" fault >"$OUT/fault.out" \
+	2>"$OUT/fault.err"
+cat "$OUT/fault.out"
+wait "${PIDS[@]}"
+PIDS=()
+echo "   neighbour: $(cat "$OUT/hold.out")"
+echo "   (under MPS a fault loses every client's context: the neighbour's"
+echo "    error is expected, Documentation/spatial.md)"
+mdgpu_daemon_stop
+[ "$status" = 0 ] && echo PASS || echo FAIL
+exit $status

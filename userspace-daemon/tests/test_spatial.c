@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Spatial sharing (Documentation/spatial.md) on the cuda backend over the
+ * fake libcuda, whose kernels run as C in each worker process, so that two
+ * workers really run at once (CI has no GPU, and no MPS: a fake
+ * nvidia-cuda-mps-control script written here logs its start and quit):
+ *
+ * - mps: spatial = mps starts the control daemon (pipe and log
+ *   directories under mps_dir) at create and tells it to quit at destroy.
+ * - env: the workers of spatial vGPUs carry CUDA_MPS_PIPE_DIRECTORY and
+ *   CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = their type's SM share; a
+ *   time-sliced vGPU's worker carries no CUDA_MPS_* variable, although
+ *   the daemon's own environment has one.
+ * - refused: MPS that cannot start makes spatial vGPUs fail at create
+ *   (-ENXIO); time-sliced ones still work.
+ * - side by side: two spatial vGPUs each running SPINS x 20 ms kernels
+ *   finish in less than 1.5 times one alone; two time-sliced ones take
+ *   at least 1.6 times.  Each member's statistics carry its own GPU time.
+ * - fault domain: a spatial vGPU's context lost to a GPU fault marks its
+ *   spatial neighbour lost (-EIO) too; a time-sliced vGPU runs on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "uapi/mdgpu.h"
+#include "mdgpud/daemon.h"
+#include "mdgpud/log.h"
+
+#define FAKE_TRANSPORT_OPS_ONLY
+#include "fake_transport.h"
+
+#define SPINS		5
+#define SPIN_NS		20000000ULL	/* 20 ms */
+
+struct tenant {
+	struct fake f;
+	struct mdgpud_vgpu *v;
+	uint8_t *aperture;
+};
+
+struct senv {
+	struct mdgpud_core *core;
+	pthread_t thread;
+	bool running;
+	char dir[64], sock[96], script[96], mps[96], log[128];
+};
+
+static const char fake_mps_control[] =
+	"#!/bin/sh\n"
+	"# A stand-in for nvidia-cuda-mps-control (test_spatial.c).\n"
+	"log=\"$CUDA_MPS_LOG_DIRECTORY/fake.log\"\n"
+	"if [ \"$1\" = -d ]; then\n"
+	"\techo \"start $CUDA_MPS_PIPE_DIRECTORY\" >> \"$log\"\n"
+	"\t: > \"$CUDA_MPS_PIPE_DIRECTORY/control\"\n"
+	"\texit 0\n"
+	"fi\n"
+	"read cmd\n"
+	"echo \"$cmd\" >> \"$log\"\n"
+	"[ \"$cmd\" = quit ] && rm -f \"$CUDA_MPS_PIPE_DIRECTORY/control\"\n"
+	"exit 0\n";
+
+static void *run(void *arg)
+{
+	mdgpud_core_run(((struct senv *)arg)->core);
+	return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A core on the fake driver, spatial = mps with the fake control script
+ * (or `control` when not NULL); not running yet. */
+static struct senv *senv_new(const char *control)
+{
+	static int seq;
+	struct senv *e = calloc(1, sizeof(*e));
+	struct mdgpud_config cfg;
+	FILE *f;
+
+	assert_non_null(e);
+	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
+	snprintf(e->dir, sizeof(e->dir), "/tmp/mdgpud-spatial-%d-%d",
+		 (int)getpid(), seq++);
+	assert_int_equal(mkdir(e->dir, 0755), 0);
+	snprintf(e->sock, sizeof(e->sock), "%s/sock", e->dir);
+	snprintf(e->script, sizeof(e->script), "%s/mps-control", e->dir);
+	snprintf(e->mps, sizeof(e->mps), "%s/mps", e->dir);
+	snprintf(e->log, sizeof(e->log), "%s/log/fake.log", e->mps);
+	f = fopen(e->script, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(fake_mps_control, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(e->script, 0755), 0);
+
+	mdgpud_config_defaults(&cfg);
+	strcpy(cfg.socket_path, e->sock);
+	strcpy(cfg.backend, "cuda");
+	cfg.cuda_fb_reserve_mib = 1;
+	cfg.ctx_overhead_mib = 0;
+	fake_use_built_worker(&cfg);
+	cfg.spatial = MDGPUD_SPATIAL_MPS;
+	strcpy(cfg.mps_control, control ? control : e->script);
+	strcpy(cfg.mps_dir, e->mps);
+	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
+	return e;
+}
+
+static void senv_start(struct senv *e)
+{
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	e->running = true;
+}
+
+static void senv_halt(struct senv *e)
+{
+	if (!e->running)
+		return;
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	e->running = false;
+}
+
+static void senv_free(struct senv *e, struct tenant *t, int n)
+{
+	char cmd[160];
+
+	senv_halt(e);
+	mdgpud_core_destroy(e->core);
+	for (int i = 0; i < n; i++) {
+		close(t[i].f.efd);
+		free(t[i].aperture);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+	assert_int_equal(system(cmd), 0);
+	free(e);
+}
+
+static int attach(struct senv *e, struct tenant *t, const char *type)
+{
+	memset(t, 0, sizeof(*t));
+	/* The largest aperture of the types used here (mdgpu-types.def). */
+	t->aperture = calloc(1, 16 * MIB);
+	assert_non_null(t->aperture);
+	return fake_attach_type(e->core, &t->f, type, t->aperture, 16 * MIB,
+				-1, &t->v);
+}
+
+/* The fake script's log, whole, into buf. */
+static void read_log(const struct senv *e, char *buf, size_t len)
+{
+	FILE *f = fopen(e->log, "r");
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+static void submit_cmd(struct tenant *t, const struct mdgpu_cmd *c)
+{
+	fake_submit(&t->f, c);
+}
+
+static void submit_spin(struct tenant *t)
+{
+	struct mdgpu_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = MDGPU_OP_BUILTIN;
+	c.builtin.kernel = MDGPU_BUILTIN_SPIN_NS;
+	c.builtin.arg[0] = SPIN_NS;
+	submit_cmd(t, &c);
+}
+
+/* A SYNC, which completes once the tenant's kernels are done. */
+static void submit_sync(struct tenant *t)
+{
+	struct mdgpu_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = MDGPU_OP_SYNC;
+	submit_cmd(t, &c);
+}
+
+static void wait_done(struct tenant *t)
+{
+	for (int k = 0; __atomic_load_n(&t->f.head, __ATOMIC_ACQUIRE) !=
+			t->f.tail; k++) {
+		assert_true(k < 1000000);	/* 20 s */
+		usleep(20);
+	}
+}
+
+/* Status of the tenant's last completed command. */
+static int32_t last_status(const struct tenant *t)
+{
+	const struct mdgpu_cpl *cpl = (const struct mdgpu_cpl *)(t->f.ring +
+		MDGPU_RING_CQ_OFFSET(ENTRIES) +
+		((t->f.head - 1) % ENTRIES) * MDGPU_CPL_SIZE);
+
+	return cpl->status;
+}
+
+/* Wall time of SPINS kernels and a SYNC on each of t[0..n), submitted
+ * together. */
+static uint64_t run_spins(struct tenant *t, int n)
+{
+	uint64_t t0 = now_ns();
+
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < SPINS; k++)
+			submit_spin(&t[i]);
+		submit_sync(&t[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		wait_done(&t[i]);
+		assert_int_equal(last_status(&t[i]), 0);
+	}
+	return now_ns() - t0;
+}
+
+/* The environment of the worker serving vGPU `id` (a child of this
+ * process running "mdgpud-worker serve <ordinal> <id> ..."). */
+static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
+{
+	char path[64], cmd[512], want[16];
+	bool found = false;
+
+	snprintf(want, sizeof(want), "%u", id);
+	for (int pid = 2; pid < 4194304 && !found; pid++) {
+		FILE *f;
+		size_t m;
+		char *a;
+
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		m = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		cmd[m] = 0;
+		if (strcmp(cmd, "mdgpud-worker"))
+			continue;
+		a = cmd + strlen(cmd) + 1;		/* serve */
+		if (a >= cmd + m || strcmp(a, "serve"))
+			continue;
+		a += strlen(a) + 1;			/* ordinal */
+		if (a >= cmd + m)
+			continue;
+		a += strlen(a) + 1;			/* vGPU id */
+		if (a >= cmd + m || strcmp(a, want))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		*n = fread(buf, 1, len - 1, f);
+		buf[*n] = 0;
+		fclose(f);
+		found = true;
+	}
+	return found;
+}
+
+/* The value of `name` in a NUL-separated environment, or NULL. */
+static const char *env_get(const char *env, size_t n, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (const char *p = env; p < env + n; p += strlen(p) + 1)
+		if (!strncmp(p, name, l) && p[l] == '=')
+			return p + l + 1;
+	return NULL;
+}
+
+static bool env_has_mps(const char *env, size_t n)
+{
+	for (const char *p = env; p < env + n; p += strlen(p) + 1)
+		if (!strncmp(p, "CUDA_MPS_", 9))
+			return true;
+	return false;
+}
+
+static void test_mps_start_quit(void **state)
+{
+	struct senv *e = senv_new(NULL);
+	char log[512], want[160];
+
+	(void)state;
+	read_log(e, log, sizeof(log));
+	snprintf(want, sizeof(want), "start %s/pipe\n", e->mps);
+	assert_string_equal(log, want);
+	mdgpud_core_destroy(e->core);
+	read_log(e, log, sizeof(log));
+	snprintf(want, sizeof(want), "start %s/pipe\nquit\n", e->mps);
+	assert_string_equal(log, want);
+	e->core = NULL;
+	{
+		char cmd[160];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	free(e);
+}
+
+static void test_worker_env(void **state)
+{
+	struct tenant t[3];
+	struct senv *e;
+	char env[16384], pipe_dir[160];
+	const char *v;
+	size_t n;
+
+	(void)state;
+	/* The daemon's own: must not reach a time-sliced worker. */
+	assert_int_equal(setenv("CUDA_MPS_PIPE_DIRECTORY", "/nowhere", 1), 0);
+	e = senv_new(NULL);
+	assert_int_equal(attach(e, &t[0], "quarter"), 0);
+	assert_int_equal(attach(e, &t[1], "quarter"), 0);
+	assert_int_equal(attach(e, &t[2], "1g"), 0);
+	snprintf(pipe_dir, sizeof(pipe_dir), "%s/pipe", e->mps);
+
+	assert_true(worker_environ(mdgpud_vgpu_id(t[0].v), env, sizeof(env),
+				   &n));
+	v = env_get(env, n, "CUDA_MPS_PIPE_DIRECTORY");
+	assert_non_null(v);
+	assert_string_equal(v, pipe_dir);
+	v = env_get(env, n, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+	assert_non_null(v);
+	assert_string_equal(v, "25");
+
+	assert_true(worker_environ(mdgpud_vgpu_id(t[1].v), env, sizeof(env),
+				   &n));
+	v = env_get(env, n, "CUDA_MPS_PIPE_DIRECTORY");
+	assert_non_null(v);
+	assert_string_equal(v, pipe_dir);
+
+	assert_true(worker_environ(mdgpud_vgpu_id(t[2].v), env, sizeof(env),
+				   &n));
+	assert_false(env_has_mps(env, n));
+	assert_int_equal(unsetenv("CUDA_MPS_PIPE_DIRECTORY"), 0);
+
+	/* The spatial workers run work as any other. */
+	senv_start(e);
+	run_spins(t, 3);
+	senv_free(e, t, 3);
+}
+
+static void test_refused_without_mps(void **state)
+{
+	struct tenant t[2];
+	struct senv *e;
+
+	(void)state;
+	e = senv_new("/nonexistent/nvidia-cuda-mps-control");
+	assert_int_equal(attach(e, &t[0], "half"), -ENXIO);
+	close(t[0].f.efd);
+	free(t[0].aperture);
+	assert_int_equal(mdgpud_core_nr_vgpus(e->core), 0);
+	assert_int_equal(attach(e, &t[0], "1g"), 0);
+	senv_start(e);
+	run_spins(t, 1);
+	senv_free(e, t, 1);
+	(void)t[1];
+}
+
+static uint64_t gpu_ns_of(struct senv *e, const struct tenant *t)
+{
+	struct mdgpud_vgpu_stats s[8];
+	size_t n = mdgpud_core_stats(e->core, s, 8);
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i].vgpu_id == mdgpud_vgpu_id(t->v))
+			return s[i].gpu_ns;
+	fail_msg("vgpu not in the stats");
+	return 0;
+}
+
+static void test_side_by_side(void **state)
+{
+	struct tenant t[2];
+	uint64_t alone, both, sliced;
+	struct senv *e;
+
+	(void)state;
+	e = senv_new(NULL);
+	assert_int_equal(attach(e, &t[0], "quarter"), 0);
+	assert_int_equal(attach(e, &t[1], "quarter"), 0);
+	senv_start(e);
+	run_spins(t, 1);	/* warm-up: both learn their GPU time */
+	run_spins(&t[1], 1);
+	alone = run_spins(t, 1);
+	both = run_spins(t, 2);
+	senv_halt(e);
+	/* Each member's own GPU time: t[0] ran 3 rounds of SPINS x 20 ms,
+	 * t[1] 2 (the group was charged the longer of each slice's). */
+	assert_true(gpu_ns_of(e, &t[0]) >= 3 * SPINS * SPIN_NS * 9 / 10);
+	assert_true(gpu_ns_of(e, &t[1]) >= 2 * SPINS * SPIN_NS * 9 / 10);
+	senv_free(e, t, 2);
+
+	e = senv_new(NULL);
+	assert_int_equal(attach(e, &t[0], "1g"), 0);
+	assert_int_equal(attach(e, &t[1], "1g"), 0);
+	senv_start(e);
+	run_spins(t, 2);
+	sliced = run_spins(t, 2);
+	senv_free(e, t, 2);
+	print_message("alone %.1f ms, two spatial %.1f ms (%.2fx), two "
+		      "time-sliced %.1f ms (%.2fx)\n", alone / 1e6, both / 1e6,
+		      (double)both / (double)alone, sliced / 1e6,
+		      (double)sliced / (double)alone);
+	assert_true(both * 2 < alone * 3);	/* < 1.5x */
+	assert_true(sliced * 10 >= alone * 16);	/* >= 1.6x */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mps_start_quit),
+		cmocka_unit_test(test_worker_env),
+		cmocka_unit_test(test_refused_without_mps),
+		cmocka_unit_test(test_side_by_side),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
