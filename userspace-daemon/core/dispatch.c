@@ -688,7 +688,9 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
  * as a time-sliced slice does), so that all members' workers have work
  * queued together; each member stops at the rules of a time-sliced slice
  * (its budget of work commands at its own GPU time per command, a QUERY
- * GPU_TIME or a module load after other commands, a module load started).
+ * GPU_TIME or a module load after other commands, a module load started)
+ * and before a command that waits for its earlier work
+ * (mdgpud_dispatch_waits_for_gpu).
  * The slice ends at its length, or once no member has had a command for
  * linger_us.  Then slice_end() drains each member; their drains overlap,
  * since the members run at once.  Each member's statistics get its own
@@ -703,6 +705,30 @@ struct mdgpud_dispatch_member {
 	bool begun;			/* slice_begin posted */
 	bool done;			/* takes no more commands */
 };
+
+/*
+ * A command that completes only once the work queued before it is done
+ * (SYNC, EVENT_SYNC, a copy to or from host memory without F_ASYNC).
+ * Run in a group slice after other work of its member, it would hold the
+ * dispatcher until that work drains, and the other members would get no
+ * command meanwhile: the members' kernels would take turns instead of
+ * running side by side.  So the member stops there; the group slice's
+ * end drains all members at once, and the command runs first in the
+ * member's next slice, with nothing left to wait for.
+ */
+static bool mdgpud_dispatch_waits_for_gpu(const struct mdgpud_vcmd *vc)
+{
+	switch (vc->opcode) {
+	case MDGPU_OP_SYNC:
+	case MDGPU_OP_EVENT_SYNC:
+		return true;
+	case MDGPU_OP_COPY:
+		return vc->copy.dir != MDGPUD_COPY_D2D &&
+		       !(vc->flags & MDGPU_CMD_F_ASYNC);
+	default:
+		return false;
+	}
+}
 
 /* One command of member m, if it has one it may run now: true if it ran
  * (or started) one. */
@@ -740,7 +766,8 @@ static bool mdgpud_dispatch_member_step(struct mdgpud_core *c,
 			      &c->vcmd);
 	pends = !ret && !v->ctx_err && mdgpud_exec_pends(v, &c->vcmd);
 	if (v->head != m->first &&
-	    ((!ret && mdgpud_dispatch_ends_slice(&c->vcmd)) || pends)) {
+	    ((!ret && (mdgpud_dispatch_ends_slice(&c->vcmd) ||
+		       mdgpud_dispatch_waits_for_gpu(&c->vcmd))) || pends)) {
 		m->done = true;
 		return false;
 	}
