@@ -21,9 +21,10 @@ status=0
 	tests/gpu/libcuda/link_rdc.cu || exit 1
 DEVRT=$(dirname "$(dirname "$NVCC")")/lib64/libcudadevrt.a
 [ -f "$DEVRT" ] || DEVRT=/usr/local/cuda/targets/x86_64-linux/lib/libcudadevrt.a
-for p in drvtest linktest; do
+"$NVCC" -ptx -arch=sm_90 -o "$B/spin.ptx" tests/gpu/libcuda/spin.cu || exit 1
+for p in drvtest linktest ptdstest; do
 	gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
-		tests/gpu/libcuda/$p.c -o "$B/$p" -lcuda || exit 1
+		tests/gpu/libcuda/$p.c -o "$B/$p" -lcuda -pthread || exit 1
 done
 gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 	bench/libcuda/libcuda-bench.c -o "$B/libcuda-bench" -lcuda -lm || exit 1
@@ -59,6 +60,8 @@ compare() {
 compare drvtest "$B/drvtest" "$B/drvtest.ptx"
 compare drvtest-fault "$B/drvtest" "$B/drvtest.ptx" fault
 compare linktest "$B/linktest" "$B/link_rdc.cubin" "$DEVRT"
+# The per-thread default stream (nvcc --default-stream per-thread).
+compare ptdstest "$B/ptdstest" "$B/spin.ptx"
 # Two tenants: one faults, the other's results are unaffected.
 ( mdgpu "$B/drvtest" "$B/drvtest.ptx" >"$OUT/neighbour.mdgpu" \
 	2>"$OUT/neighbour.mdgpu.log" ) &
