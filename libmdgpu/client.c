@@ -163,7 +163,8 @@ int mdgpu_set_spin_us(struct mdgpu *g, uint32_t spin_us)
 {
 	if (!g || spin_us > MDGPU_SPIN_US_MAX)
 		return -EINVAL;
-	g->spin_us = spin_us;
+	/* A wait of another thread may be reading it (mdgpu_wait_run()). */
+	__atomic_store_n(&g->spin_us, spin_us, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -305,7 +306,11 @@ int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c, bool async,
 		g->streams_busy = false;
 	else if (c->stream || (c->flags & MDGPU_CMD_F_ASYNC))
 		g->streams_busy = true;
-	*seq = g->tail++;
+	*seq = g->tail;
+	/* Before the doorbell: a command that reuses the completion slot
+	 * of a waiter outside the lock is visible to it first
+	 * (mdgpu_wait_run()). */
+	__atomic_store_n(&g->tail, g->tail + 1, __ATOMIC_RELEASE);
 	g->tops->doorbell(g, g->tail);
 	return 0;
 }
@@ -372,16 +377,6 @@ int mdgpu_async(struct mdgpu *g, const struct mdgpu_cmd *c)
 	uint32_t seq;
 
 	return mdgpu_submit(g, c, true, &seq);
-}
-
-/* Wait until every submitted command has completed. */
-static int mdgpu_drain(struct mdgpu *g)
-{
-	int ret = mdgpu_wait_head(g, g->tail);
-
-	if (!ret)
-		mdgpu_reap(g);
-	return ret;
 }
 
 struct mdgpu_cmd mdgpu_cmd_init(uint16_t op)
@@ -1027,29 +1022,145 @@ int mdgpu_event_destroy(struct mdgpu *g, uint32_t event)
 
 int mdgpu_synchronize(struct mdgpu *g)
 {
-	int ret = 0;
+	struct mdgpu_wait w;
+
+	return mdgpu_wait_here(g, &w, mdgpu_wait_begin_sync(g, 0, &w));
+}
+
+/* ---------------------------------------------------------------- */
+/* Waits outside the caller's lock (mdgpu.h)                        */
+
+int mdgpu_wait_concurrent(const struct mdgpu *g)
+{
+	return g->tops->concurrent_wait;
+}
+
+static int mdgpu_wait_submit(struct mdgpu *g, const struct mdgpu_cmd *c,
+			     struct mdgpu_wait *w)
+{
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	w->cmd = *c;
+	ret = mdgpu_submit(g, c, false, &w->seq);
+	if (!ret)
+		w->state = MDGPU_WAIT_QUEUED;
+	return ret;
+}
+
+int mdgpu_wait_begin_sync(struct mdgpu *g, uint32_t stream,
+			  struct mdgpu_wait *w)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_SYNC);
 
 	/* Idle since the last draining command (a copy to or from host
 	 * memory, typically; libmdgpu waits for every one of them, so it is
 	 * reaped): no SYNC round trip, as cuCtxSynchronize on an idle context
 	 * makes none either. */
-	if (g->drained != g->tail) {
-		struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_SYNC);
-
-		ret = mdgpu_call(g, &c, NULL, NULL);
-		if (!ret)
-			ret = mdgpu_drain(g);
+	if (!stream && g->drained == g->tail) {
+		memset(w, 0, sizeof(*w));
+		w->state = MDGPU_WAIT_IDLE;
+		return 0;
 	}
-	if (!ret && g->async_err) {
-		char what[64];
+	c.stream = stream;
+	return mdgpu_wait_submit(g, &c, w);
+}
 
-		snprintf(what, sizeof(what), "asynchronous %s",
-			 mdgpu_op_name(g->async_op));
-		ret = mdgpu_cmd_error(g, g->async_err, what);
-		g->last_code = g->async_code;
-		g->async_err = 0;
-	}
+int mdgpu_wait_begin_event(struct mdgpu *g, uint32_t event,
+			   struct mdgpu_wait *w)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_EVENT_SYNC);
+
+	c.event.event = event;
+	return mdgpu_wait_submit(g, &c, w);
+}
+
+/*
+ * Touches only what is safe beside another thread's calls on the handle
+ * (with tops->concurrent_wait): the transport's wait, the completion
+ * slot, and g->tail read atomically.  The slot of command seq is reused
+ * by command seq + entries, whose completion the daemon can write only
+ * after that command was submitted, i.e. after g->tail passed it: if
+ * g->tail has not, read after the copy, the copy is this command's.
+ */
+void mdgpu_wait_run(struct mdgpu *g, struct mdgpu_wait *w)
+{
+	uint32_t tail;
+
+	if (w->state != MDGPU_WAIT_QUEUED)
+		return;
+	w->ret = g->tops->wait(g, w->seq + 1);
+	w->state = MDGPU_WAIT_DONE;
+	if (w->ret)
+		return;
+	memcpy(&w->cpl, mdgpu_cpl_at(g, w->seq), sizeof(w->cpl));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	tail = __atomic_load_n(&g->tail, __ATOMIC_ACQUIRE);
+	if (tail - w->seq > g->entries)
+		w->state = MDGPU_WAIT_SLOT_REUSED;
+}
+
+/* Stream 0's SYNC also reports the first error of an asynchronous
+ * command since the last one (mdgpu_synchronize()). */
+static int mdgpu_wait_async_err(struct mdgpu *g)
+{
+	char what[64];
+	int ret;
+
+	if (!g->async_err)
+		return 0;
+	snprintf(what, sizeof(what), "asynchronous %s",
+		 mdgpu_op_name(g->async_op));
+	ret = mdgpu_cmd_error(g, g->async_err, what);
+	g->last_code = g->async_code;
+	g->async_err = 0;
 	return ret;
+}
+
+int mdgpu_wait_end(struct mdgpu *g, struct mdgpu_wait *w)
+{
+	bool all = w->cmd.opcode == MDGPU_OP_SYNC && !w->cmd.stream;
+	int ret;
+
+	switch (w->state) {
+	case MDGPU_WAIT_IDLE:
+		return mdgpu_wait_async_err(g);
+	case MDGPU_WAIT_QUEUED:
+		mdgpu_wait_run(g, w);
+		break;
+	case MDGPU_WAIT_SLOT_REUSED:
+		/* Done, but its answer was overwritten: ask again. */
+		ret = mdgpu_call(g, &w->cmd, NULL, NULL);
+		return ret || !all ? ret : mdgpu_wait_async_err(g);
+	default:
+		break;
+	}
+	if (w->ret == -ECANCELED && g->tops->rearm) {
+		mdgpu_resync(g);
+		return mdgpu_set_error(g, w->ret, "the vGPU was reset: queued "
+				       "work cancelled, memory freed");
+	}
+	if (w->ret)
+		return mdgpu_set_error(g, w->ret, "waiting for the vGPU");
+	ret = mdgpu_check_reset(g);
+	if (ret)
+		return ret;
+	mdgpu_reap(g);
+	if (w->cpl.status) {
+		ret = mdgpu_cmd_error(g, w->cpl.status,
+				      mdgpu_op_name(w->cmd.opcode));
+		g->last_code = w->cpl.result2;
+		return ret;
+	}
+	return all ? mdgpu_wait_async_err(g) : 0;
+}
+
+int mdgpu_wait_here(struct mdgpu *g, struct mdgpu_wait *w, int begun)
+{
+	if (begun)
+		return begun;
+	mdgpu_wait_run(g, w);
+	return mdgpu_wait_end(g, w);
 }
 
 void mdgpu_ring_flag_irq(struct mdgpu *g, uint32_t *flagged, uint32_t tail)

@@ -25,8 +25,11 @@ struct mdgpu_tops {
 	void (*doorbell)(struct mdgpu *g, uint32_t tail);
 	/* Current completed head. */
 	uint32_t (*head)(struct mdgpu *g);
-	/* Block until head - target >= 0 (mod 2^32), or fail (-ENODEV). */
+	/* Block until head - target >= 0 (mod 2^32), or fail (-ENODEV).
+	 * With concurrent_wait, callable by several threads at once and
+	 * while another thread submits (mdgpu_wait_run()). */
 	int (*wait)(struct mdgpu *g, uint32_t target);
+	bool concurrent_wait;
 	/* Optional (vfio): device reset, callable from any thread; and
 	 * re-enable after one, from the handle's thread. */
 	int (*reset)(struct mdgpu *g);
@@ -80,7 +83,9 @@ struct mdgpu {
 	struct mdgpu_host_blk { uint64_t off, size; } *blk;
 	size_t nblk, blk_cap;
 
-	uint32_t tail;			/* next command number */
+	/* Next command number; written under the caller's lock, read
+	 * atomically by mdgpu_wait_run() outside it. */
+	uint32_t tail;
 	uint32_t reaped;		/* completions examined up to here */
 	uint8_t *slot_flags;		/* per slot: MDGPU_SLOT_* */
 	/* Commands before `drained` have all finished executing: command
@@ -144,6 +149,9 @@ int mdgpu_submit(struct mdgpu *g, const struct mdgpu_cmd *c, bool async,
 		 uint32_t *seq);
 int mdgpu_call(struct mdgpu *g, const struct mdgpu_cmd *c, uint64_t *result,
 	       uint64_t *result2);
+/* A wait begun with mdgpu_wait_begin_*() (its result `begun`), run and
+ * ended by the same thread: the synchronous calls. */
+int mdgpu_wait_here(struct mdgpu *g, struct mdgpu_wait *w, int begun);
 int mdgpu_async(struct mdgpu *g, const struct mdgpu_cmd *c);
 /* Put `len` bytes at aperture offset 0 (staging half 0, idle first) for
  * a synchronous command that reads them there; -E2BIG if too large. */

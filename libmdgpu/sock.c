@@ -268,7 +268,8 @@ static int mdgpu_sock_wait(struct mdgpu *g, uint32_t target)
 {
 	struct mdgpu_sock *s = g->tpriv;
 	uint32_t *head = &s->ctrl->sq_head;
-	uint64_t spin_until = mdgpu_now_ns() + g->spin_us * 1000ULL;
+	uint64_t spin_until = mdgpu_now_ns() +
+		__atomic_load_n(&g->spin_us, __ATOMIC_RELAXED) * 1000ULL;
 	unsigned int iter = 0;
 	int ret = 0;
 
@@ -292,22 +293,28 @@ static int mdgpu_sock_wait(struct mdgpu *g, uint32_t target)
 		else
 			mdgpu_cpu_relax();
 	}
-	while (!ret) {
-		struct timespec ts = { 0, mdgpu_sock_recheck_ns };
-		uint32_t h;
+	/* client_waiting counts the threads asleep (mdgpu_wait_run() lets
+	 * several wait at once); the daemon wakes while it is not 0. */
+	if (!ret && !mdgpu_sock_done(__atomic_load_n(head, __ATOMIC_ACQUIRE),
+				     target)) {
+		__atomic_fetch_add(&s->ctrl->client_waiting, 1,
+				   __ATOMIC_SEQ_CST);
+		while (!ret) {
+			struct timespec ts = { 0, mdgpu_sock_recheck_ns };
+			uint32_t h = __atomic_load_n(head, __ATOMIC_SEQ_CST);
 
-		__atomic_store_n(&s->ctrl->client_waiting, 1, __ATOMIC_SEQ_CST);
-		h = __atomic_load_n(head, __ATOMIC_SEQ_CST);
-		if (mdgpu_sock_done(h, target))
-			break;
-		ret = mdgpu_sock_health(s, false);
-		if (ret)
-			break;
-		if (syscall(SYS_futex, head, FUTEX_WAIT, h, &ts, NULL, 0) &&
-		    errno == ETIMEDOUT)
-			ret = mdgpu_sock_health(s, true);
+			if (mdgpu_sock_done(h, target))
+				break;
+			ret = mdgpu_sock_health(s, false);
+			if (ret)
+				break;
+			if (syscall(SYS_futex, head, FUTEX_WAIT, h, &ts, NULL,
+				    0) && errno == ETIMEDOUT)
+				ret = mdgpu_sock_health(s, true);
+		}
+		__atomic_fetch_sub(&s->ctrl->client_waiting, 1,
+				   __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&s->ctrl->client_waiting, 0, __ATOMIC_RELAXED);
 	/* Completed work stays valid even if the daemon went away after. */
 	if (mdgpu_sock_done(__atomic_load_n(head, __ATOMIC_ACQUIRE), target))
 		return 0;
@@ -328,5 +335,6 @@ const struct mdgpu_tops mdgpu_tops_socket = {
 	.doorbell = mdgpu_sock_doorbell,
 	.head = mdgpu_sock_head,
 	.wait = mdgpu_sock_wait,
+	.concurrent_wait = true,
 	.status = mdgpu_sock_status,
 };

@@ -64,12 +64,9 @@ int mdgpu_stream_query(struct mdgpu *g, uint32_t stream, int *pending)
 
 int mdgpu_stream_synchronize(struct mdgpu *g, uint32_t stream)
 {
-	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_SYNC);
+	struct mdgpu_wait w;
 
-	if (!stream)
-		return mdgpu_synchronize(g);
-	c.stream = stream;
-	return mdgpu_call(g, &c, NULL, NULL);
+	return mdgpu_wait_here(g, &w, mdgpu_wait_begin_sync(g, stream, &w));
 }
 
 int mdgpu_stream_priorities(struct mdgpu *g, int32_t *least,
@@ -121,10 +118,9 @@ int mdgpu_event_query(struct mdgpu *g, uint32_t event, int *pending)
 
 int mdgpu_event_synchronize(struct mdgpu *g, uint32_t event)
 {
-	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_EVENT_SYNC);
+	struct mdgpu_wait w;
 
-	c.event.event = event;
-	return mdgpu_call(g, &c, NULL, NULL);
+	return mdgpu_wait_here(g, &w, mdgpu_wait_begin_event(g, event, &w));
 }
 
 int mdgpu_memset_on(struct mdgpu *g, uint32_t stream, mdgpu_devptr addr,

@@ -976,10 +976,12 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
  * (release), then a full barrier; if ctrl.daemon_sleeping is set it writes
  * 1 to the doorbell eventfd.  Completion: the daemon writes cq[n % entries],
  * then ctrl.fence and ctrl.sq_head (release), then a full barrier; if
- * ctrl.client_waiting is set it wakes FUTEX_WAKE (shared) on ctrl.sq_head.
- * A waiting client spins briefly, then sets client_waiting, re-checks and
- * sleeps with FUTEX_WAIT on sq_head (with a timeout, so it also notices a
- * daemon that died).  No socket message is exchanged per command.
+ * ctrl.client_waiting is not 0 it wakes FUTEX_WAKE (shared, all waiters)
+ * on ctrl.sq_head.  A waiting client thread spins briefly, then adds 1 to
+ * client_waiting, re-checks and sleeps with FUTEX_WAIT on sq_head (with a
+ * timeout, so it also notices a daemon that died), and takes its 1 back
+ * when done: several threads of a client may sleep at once.  No socket
+ * message is exchanged per command.
  *
  * ctrl.status carries MDGPU_STATUS_*: READY while served,
  * BACKEND_LOST once the daemon shuts down (every later wait fails
@@ -1028,7 +1030,7 @@ struct mdgpu_sock_welcome {
 struct mdgpu_sock_ctrl {
 	/* written by the client */
 	__u32 sq_tail;			/* doorbell, free-running */
-	__u32 client_waiting;		/* client sleeps on sq_head */
+	__u32 client_waiting;		/* client threads asleep on sq_head */
 	__u8 pad0[56];
 	/* written by the daemon */
 	__u32 sq_head;			/* completed, free-running; futex */

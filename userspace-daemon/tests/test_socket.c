@@ -871,6 +871,103 @@ static void test_slice_bound(void **state)
  * time) in at most 4 slices, where test_slice_bound's tenants, each with
  * a neighbour, need 13.
  */
+/*
+ * Waits outside the caller's lock (mdgpu_wait_*): a thread waiting for
+ * its stream lets another thread of the same handle queue and finish
+ * work meanwhile (the handle's calls serialised by the test's mutex, as
+ * libcuda serialises them), and a wait whose completion slot the ring
+ * reused before it was read asks again and still succeeds.
+ */
+struct waiter {
+	struct mdgpu *g;
+	pthread_mutex_t *lock;
+	uint32_t stream;
+	int ret;
+	bool waiting;
+};
+
+static void *waiter_main(void *p)
+{
+	struct waiter *w = p;
+	struct mdgpu_wait wt;
+	int ret;
+
+	pthread_mutex_lock(w->lock);
+	ret = mdgpu_wait_begin_sync(w->g, w->stream, &wt);
+	__atomic_store_n(&w->waiting, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(w->lock);
+	if (!ret)
+		mdgpu_wait_run(w->g, &wt);
+	pthread_mutex_lock(w->lock);
+	w->ret = ret ? ret : mdgpu_wait_end(w->g, &wt);
+	pthread_mutex_unlock(w->lock);
+	return NULL;
+}
+
+static void test_wait_outside_lock(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g");
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct waiter w = { .g = g, .lock = &lock };
+	struct mdgpu_info in;
+	const uint64_t n = 4096;
+	uint32_t *b = malloc(n * 4);
+	struct mdgpu_wait wt;
+	mdgpu_devptr x;
+	pthread_t t;
+	uint32_t s1;
+
+	assert_non_null(b);
+	assert_true(mdgpu_wait_concurrent(g));
+	assert_int_equal(mdgpu_get_info(g, &in), 0);
+	assert_int_equal(mdgpu_mem_alloc(g, n * 4, &x), 0);
+	assert_int_equal(mdgpu_stream_create(g, 0, 0, &s1), 0);
+
+	/* Thread A waits for all of the vGPU's work while this thread
+	 * queues more, fills and copies back, under the same mutex. */
+	assert_int_equal(mdgpu_spin_ns(g, 50 * 1000 * 1000), 0);
+	assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
+	while (!__atomic_load_n(&w.waiting, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (int round = 0; round < 8; round++) {
+		pthread_mutex_lock(&lock);
+		assert_int_equal(mdgpu_fill_u32(g, x, n, 0x1000u + round), 0);
+		assert_int_equal(mdgpu_copy_dtoh(g, b, x, n * 4), 0);
+		pthread_mutex_unlock(&lock);
+		for (uint64_t i = 0; i < n; i++)
+			assert_int_equal(b[i], 0x1000u + round);
+	}
+	pthread_join(t, NULL);
+	assert_int_equal(w.ret, 0);
+
+	/* A wait on stream s1 whose slot is reused before it is read: more
+	 * commands than the ring holds are queued between its begin and its
+	 * run (in one thread here, so the order is certain). */
+	assert_int_equal(mdgpu_wait_begin_sync(g, s1, &wt), 0);
+	for (uint32_t i = 0; i <= in.ring_entries; i++)
+		assert_int_equal(mdgpu_fill_u32(g, x, n, i), 0);
+	mdgpu_wait_run(g, &wt);
+	assert_int_equal(wt.state, MDGPU_WAIT_SLOT_REUSED);
+	assert_int_equal(mdgpu_wait_end(g, &wt), 0);
+	assert_int_equal(mdgpu_copy_dtoh(g, b, x, n * 4), 0);
+	assert_int_equal(b[0], in.ring_entries);
+	assert_int_equal(b[n - 1], in.ring_entries);
+
+	/* An event's wait, the same way; an unknown event's error comes
+	 * from the end, as from mdgpu_event_synchronize. */
+	assert_int_equal(mdgpu_wait_begin_event(g, 0xfffff, &wt), 0);
+	mdgpu_wait_run(g, &wt);
+	assert_int_equal(mdgpu_wait_end(g, &wt),
+			 mdgpu_event_synchronize(g, 0xfffff));
+	assert_int_not_equal(mdgpu_event_synchronize(g, 0xfffff), 0);
+
+	assert_int_equal(mdgpu_stream_destroy(g, s1), 0);
+	assert_int_equal(mdgpu_mem_free(g, x), 0);
+	mdgpu_close(g);
+	free(b);
+}
+
 static void test_lone_slice_extends(void **state)
 {
 	struct mdgpud_vgpu_stats st;
@@ -902,6 +999,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_weighted_dispatch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_sync_elided, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_wait_outside_lock, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_lone_slice_extends, setup,
 						teardown),

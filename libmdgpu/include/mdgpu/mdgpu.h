@@ -166,6 +166,51 @@ int mdgpu_reset(struct mdgpu *g);
 int mdgpu_synchronize(struct mdgpu *g);
 
 /*
+ * Waits outside the caller's lock.  A handle is not thread-safe, so a
+ * multi-threaded caller serialises its calls; but a thread that holds
+ * that lock while it waits for a stream or an event holds every other
+ * thread's launches too.  These split such a wait in three:
+ *
+ *   mdgpu_wait_begin_sync(g, stream, &w)   under the caller's lock: queue
+ *   mdgpu_wait_begin_event(g, event, &w)   the SYNC (stream 0: all work)
+ *                                          or the EVENT_SYNC;
+ *   mdgpu_wait_run(g, &w)                  without it: wait for that one
+ *                                          command, while other threads
+ *                                          use the handle;
+ *   mdgpu_wait_end(g, &w)                  under the lock again: the
+ *                                          result, as mdgpu_synchronize,
+ *                                          mdgpu_stream_synchronize or
+ *                                          mdgpu_event_synchronize gives.
+ *
+ * Only where mdgpu_wait_concurrent() is true (the socket transport); on
+ * the others run all three under the lock.  A wait whose completion slot
+ * the ring reused before mdgpu_wait_run() read it (more commands than
+ * the ring holds were queued meanwhile) asks again in mdgpu_wait_end():
+ * these commands are idempotent.  The fields are libmdgpu's; state is
+ * one of MDGPU_WAIT_*.
+ */
+enum {
+	MDGPU_WAIT_IDLE = 1,	/* nothing to wait for */
+	MDGPU_WAIT_QUEUED,	/* submitted, not waited for yet */
+	MDGPU_WAIT_DONE,	/* waited: ret, and cpl if it was read */
+	MDGPU_WAIT_SLOT_REUSED,	/* waited, but the ring reused the slot */
+};
+struct mdgpu_wait {
+	struct mdgpu_cmd cmd;
+	struct mdgpu_cpl cpl;
+	uint32_t seq;
+	int32_t ret;
+	uint32_t state;
+};
+int mdgpu_wait_concurrent(const struct mdgpu *g);
+int mdgpu_wait_begin_sync(struct mdgpu *g, uint32_t stream,
+			  struct mdgpu_wait *w);
+int mdgpu_wait_begin_event(struct mdgpu *g, uint32_t event,
+			   struct mdgpu_wait *w);
+void mdgpu_wait_run(struct mdgpu *g, struct mdgpu_wait *w);
+int mdgpu_wait_end(struct mdgpu *g, struct mdgpu_wait *w);
+
+/*
  * Asynchronous launches: mdgpu_launch and mdgpu_fill_u32/add_u32/spin_ns
  * are queued and return once submitted; their errors surface at the next
  * synchronous call (mdgpu_synchronize or any call that returns a value).
