@@ -19,7 +19,11 @@
  *   REMOVE   mdgpud_vgpu_destroy() (memory scrubbed), unmap
  *   OPEN/CLOSE  bookkeeping (DMA needs an open device); OPEN starts a
  *            generation
- *   DOORBELL cache the new SQ tail; sq_tail() returns it
+ *   DOORBELL cache the new SQ tail; sq_tail() returns it.  sq_tail()
+ *            also reads the control fd itself, at most every
+ *            mdgpud_kern_peek_ns, so that a doorbell rung while the
+ *            dispatcher runs a slice (its commands, its linger) is seen
+ *            then, not only between slices (mdgpud_kern_peek())
  *   KNOB     mdgpud_vgpu_set_knobs() (sysfs weight/cap/priority, live)
  *   POLICY   mdgpud_core_set_policy()
  *   RESET    mdgpud_vgpu_reset(): queued work dropped, memory scrubbed,
@@ -46,7 +50,9 @@
  *
  * Every callback runs in the dispatcher thread (core_priv.h), between
  * slices: a vGPU is never reset or destroyed while one of its commands
- * runs.
+ * runs.  Only a doorbell is taken in the middle of a slice: the peek
+ * holds back every other event, and every event after it, for the
+ * between-slices handler, so events are still handled in order.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +61,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mdgpud/daemon.h"
@@ -99,7 +107,35 @@ struct mdgpud_transport {
 	char parent_name[MDGPU_NAME_LEN];
 	struct mdgpud_kvgpu *vgpus;
 	bool replaying;			/* draining the events REGISTER queued */
+	/* Events read by a peek that only the between-slices handler may
+	 * handle: held[held_next, held_n), in the kernel's order.  While
+	 * any is held a peek reads nothing.  wake_efd, watched by the core,
+	 * is signalled when some are held, since the control fd may have
+	 * nothing left to wake the loop with. */
+	struct mdgpu_ctl_event held[16];
+	uint32_t held_next, held_n;
+	bool draining;			/* in mdgpud_kern_drain(): no peek */
+	int wake_efd;
+	uint64_t peek_ns;		/* when sq_tail() last read the fd */
 };
+
+/*
+ * How often sq_tail() reads the control fd while the dispatcher polls a
+ * ring (mdgpud_kern_peek()): a non-blocking read() that finds nothing
+ * costs about a microsecond; the dispatcher's linger polls far more
+ * often than that.
+ */
+static const uint64_t mdgpud_kern_peek_interval_ns = 20000;
+
+static uint64_t mdgpud_kern_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void mdgpud_kern_peek(struct mdgpud_transport *t);
 
 /* ---------------------------------------------------------------- */
 /* Hot path: per-vGPU ops                                           */
@@ -108,6 +144,7 @@ static uint32_t mdgpud_kern_sq_tail(void *priv)
 {
 	struct mdgpud_kvgpu *k = priv;
 
+	mdgpud_kern_peek(k->t);
 	if (k->desync)
 		return k->core_head;	/* nothing pending */
 	return k->unsynced ? k->head : k->tail;
@@ -436,6 +473,20 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 		    ev->create.priority, t->replaying ? ", re-attached" : "");
 }
 
+/* A doorbell: the tail sq_tail() returns.  Events come in order, so a
+ * doorbell follows the RESET or OPEN of its generation; another is not
+ * ours to serve. */
+static void mdgpud_kern_doorbell(struct mdgpud_kvgpu *k,
+				 const struct mdgpu_ctl_event *ev)
+{
+	if (ev->doorbell.gen != k->gen) {
+		mdgpud_warn("vgpu %s: doorbell of generation %u, serving %u: "
+			    "ignored", k->uuid_str, ev->doorbell.gen, k->gen);
+		return;
+	}
+	k->tail = ev->doorbell.sq_tail;
+}
+
 static void mdgpud_kern_event(struct mdgpud_transport *t,
 			      const struct mdgpu_ctl_event *ev)
 {
@@ -485,15 +536,7 @@ static void mdgpud_kern_event(struct mdgpud_transport *t,
 		k->open = false;
 		break;
 	case MDGPU_EV_DOORBELL:
-		/* Events come in order, so a doorbell follows the RESET or
-		 * OPEN of its generation; another is not ours to serve. */
-		if (ev->doorbell.gen != k->gen) {
-			mdgpud_warn("vgpu %s: doorbell of generation %u, "
-				    "serving %u: ignored", k->uuid_str,
-				    ev->doorbell.gen, k->gen);
-			break;
-		}
-		k->tail = ev->doorbell.sq_tail;
+		mdgpud_kern_doorbell(k, ev);
 		break;
 	case MDGPU_EV_KNOB:
 		if (k->v && !mdgpud_vgpu_set_knobs(k->v, ev->knob.weight,
@@ -518,11 +561,21 @@ static void mdgpud_kern_event(struct mdgpud_transport *t,
 	}
 }
 
-/* Read and handle every queued event; false when the fd is unusable. */
-static bool mdgpud_kern_drain(struct mdgpud_transport *t)
+static void mdgpud_kern_handle(struct mdgpud_transport *t,
+			       const struct mdgpu_ctl_event *ev)
+{
+	if (ev->parent_id == t->parent_id)	/* else: cannot happen */
+		mdgpud_kern_event(t, ev);
+}
+
+static bool mdgpud_kern_drain_events(struct mdgpud_transport *t)
 {
 	struct mdgpu_ctl_event evs[16];
 
+	/* First the events a peek held back, in the order read. */
+	while (t->held_next < t->held_n)
+		mdgpud_kern_handle(t, &t->held[t->held_next++]);
+	t->held_next = t->held_n = 0;
 	for (;;) {
 		ssize_t n = read(t->fd, evs, sizeof(evs));
 
@@ -530,12 +583,23 @@ static bool mdgpud_kern_drain(struct mdgpud_transport *t)
 			return errno == EAGAIN || errno == EINTR;
 		if (n == 0 || n % (ssize_t)sizeof(evs[0]))
 			return false;
-		for (ssize_t i = 0; i < n / (ssize_t)sizeof(evs[0]); i++) {
-			if (evs[i].parent_id != t->parent_id)
-				continue;	/* not ours: cannot happen */
-			mdgpud_kern_event(t, &evs[i]);
-		}
+		for (ssize_t i = 0; i < n / (ssize_t)sizeof(evs[0]); i++)
+			mdgpud_kern_handle(t, &evs[i]);
 	}
+}
+
+/* Read and handle every queued event, those a peek held first; false
+ * when the fd is unusable. */
+static bool mdgpud_kern_drain(struct mdgpud_transport *t)
+{
+	bool ok;
+
+	/* A handler that polls a ring (sq_tail()) must not peek: what it
+	 * held would be handled after the events read below. */
+	t->draining = true;
+	ok = mdgpud_kern_drain_events(t);
+	t->draining = false;
+	return ok;
 }
 
 static void mdgpud_kern_ctl_event(void *data, uint32_t events)
@@ -546,6 +610,61 @@ static void mdgpud_kern_ctl_event(void *data, uint32_t events)
 	if (!mdgpud_kern_drain(t))
 		mdgpud_err("%s: reading events: %s", MDGPU_CTL_DEVICE,
 			   strerror(errno));
+}
+
+/* wake_efd: a peek held events (mdgpud_kern_peek()). */
+static void mdgpud_kern_wake_event(void *data, uint32_t events)
+{
+	struct mdgpud_transport *t = data;
+	uint64_t n;
+
+	while (read(t->wake_efd, &n, sizeof(n)) == sizeof(n))
+		;
+	mdgpud_kern_ctl_event(data, events);
+}
+
+/*
+ * Doorbells in the middle of a slice.  Without this the dispatcher learns
+ * of a doorbell only when it handles events between slices, so a tenant
+ * that rings again while its slice lingers (its kernels still running)
+ * loses the slice and its pipeline.  Read what the kernel queued: while
+ * the events are doorbells of the generation being served, take them
+ * (they only move a cached tail); hold the first other event, and all
+ * that follow it, for mdgpud_kern_drain(), which the core calls between
+ * slices (wake_efd makes sure it is called).  Never while the kernel's
+ * replay is read, nor more often than mdgpud_kern_peek_interval_ns.
+ */
+static void mdgpud_kern_peek(struct mdgpud_transport *t)
+{
+	struct mdgpu_ctl_event evs[16];
+	uint64_t now, one = 1;
+	ssize_t n;
+
+	if (t->replaying || t->draining || t->held_n || t->wake_efd < 0)
+		return;
+	now = mdgpud_kern_now_ns();
+	if (now - t->peek_ns < mdgpud_kern_peek_interval_ns)
+		return;
+	t->peek_ns = now;
+	n = read(t->fd, evs, sizeof(evs));
+	if (n <= 0 || n % (ssize_t)sizeof(evs[0]))
+		return;		/* nothing, or an error the handler reports */
+	for (ssize_t i = 0; i < n / (ssize_t)sizeof(evs[0]); i++) {
+		const struct mdgpu_ctl_event *ev = &evs[i];
+		struct mdgpud_kvgpu *k = NULL;
+
+		if (!t->held_n && ev->parent_id == t->parent_id &&
+		    ev->type == MDGPU_EV_DOORBELL)
+			k = mdgpud_kern_find(t, ev->vgpu_id);
+		if (k && ev->doorbell.gen == k->gen) {
+			mdgpud_kern_doorbell(k, ev);
+			continue;
+		}
+		t->held[t->held_n++] = *ev;
+	}
+	if (t->held_n && write(t->wake_efd, &one, sizeof(one)) != sizeof(one))
+		mdgpud_warn("%s: waking the event loop: %s", MDGPU_CTL_DEVICE,
+			    strerror(errno));
 }
 
 /* ---------------------------------------------------------------- */
@@ -559,6 +678,10 @@ static void mdgpud_kern_destroy(struct mdgpud_transport *t)
 		mdgpud_kern_free(t->vgpus);
 	/* The parent stays registered: VMs keep their devices, which report
 	 * BACKEND_LOST until a daemon registers the same bus_id again. */
+	if (t->wake_efd >= 0) {
+		mdgpud_core_unwatch(t->core, t->wake_efd);
+		close(t->wake_efd);
+	}
 	if (t->fd >= 0) {
 		mdgpud_core_unwatch(t->core, t->fd);
 		close(t->fd);
@@ -584,6 +707,7 @@ static int mdgpud_kern_create_transport(struct mdgpud_core *core,
 	if (!t)
 		return -ENOMEM;
 	t->core = core;
+	t->wake_efd = -1;
 	t->fd = open(MDGPU_CTL_DEVICE, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (t->fd < 0) {
 		ret = -errno;
@@ -631,6 +755,18 @@ static int mdgpud_kern_create_transport(struct mdgpud_core *core,
 	ret = mdgpud_core_watch(core, t->fd, mdgpud_kern_ctl_event, t);
 	if (ret)
 		goto err;
+	t->wake_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (t->wake_efd < 0) {
+		ret = -errno;
+		mdgpud_err("eventfd: %s", strerror(errno));
+		goto err;
+	}
+	ret = mdgpud_core_watch(core, t->wake_efd, mdgpud_kern_wake_event, t);
+	if (ret) {
+		close(t->wake_efd);
+		t->wake_efd = -1;
+		goto err;
+	}
 	*out = t;
 	return 0;
 err:
