@@ -177,6 +177,31 @@ CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
 	return mdgpu_cu_ctx_new(pctx, flags, dev);
 }
 
+/*
+ * CUDA 11.4's, with execution affinity.  No parameters (numParams 0) is
+ * cuCtxCreate_v2.  The one affinity type cuda.h defines, SM_COUNT, limits
+ * the SMs the context may use, which only MPS provides and which a vGPU
+ * cannot ask of the daemon (a vGPU's SM share is the host's
+ * configuration, Documentation/spatial.md): CUDA_ERROR_UNSUPPORTED_EXEC_
+ * AFFINITY, cuda.h's error for a type the device does not support and
+ * what the driver answers outside MPS.  A negative count, a NULL array
+ * with a count, or a type cuda.h does not define is INVALID_VALUE.
+ */
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
+				CUexecAffinityParam *paramsArray,
+				int numParams, unsigned int flags,
+				CUdevice dev)
+{
+	if (!pctx || numParams < 0 || (numParams && !paramsArray))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < numParams; i++)
+		if (paramsArray[i].type != CU_EXEC_AFFINITY_TYPE_SM_COUNT)
+			return CUDA_ERROR_INVALID_VALUE;
+	if (numParams)
+		return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+	return mdgpu_cu_ctx_new(pctx, flags, dev);
+}
+
 /* Execution affinity and CIG parameters are not supported. */
 CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx,
 				CUctxCreateParams *ctxCreateParams,

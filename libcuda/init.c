@@ -4,12 +4,16 @@
  * names and texts, and the helpers every call uses.
  *
  * cuInit opens the vGPU through libmdgpu; the transport is chosen from the
- * environment (Documentation/libcuda.md, "Choosing the vGPU"):
+ * environment (Documentation/libcuda.md, "Choosing the vGPU"), the first
+ * of these that applies, so a variable the user set always beats what
+ * the machine happens to have:
  *   MDGPU_VFIO=<mdev UUID or sysfs path>   vfio transport
  *   MDGPU_DEVICE=/dev/mdgpu-vgpuN          guest transport (in a VM)
- *   otherwise the first /dev/mdgpu-vgpuN   guest transport
- *   otherwise                              socket transport: MDGPU_SOCKET
- *                                          (libmdgpu reads it), MDGPU_TYPE
+ *   MDGPU_SOCKET=<path>                    socket transport (libmdgpu
+ *                                          reads the path), MDGPU_TYPE
+ *   the first /dev/mdgpu-vgpuN             guest transport
+ *   otherwise                              socket transport on the
+ *                                          daemon's default socket
  * MDGPU_HOST_MIB sizes the zero-copy area cuMemHostAlloc carves from
  * (default mdgpu_cu_host_mib_default).
  */
@@ -32,8 +36,8 @@ _Static_assert(MDGPU_CU_DRIVER_VERSION == CUDA_VERSION,
 	       "libcuda.mk and cuda.h disagree on the CUDA version");
 
 static const uint64_t mdgpu_cu_host_mib_default = 64;
-/* /dev/mdgpu-vgpuN tried when neither MDGPU_DEVICE nor MDGPU_VFIO is set:
- * the guest driver numbers its devices from 0. */
+/* /dev/mdgpu-vgpuN tried when none of MDGPU_VFIO, MDGPU_DEVICE and
+ * MDGPU_SOCKET is set: the guest driver numbers its devices from 0. */
 static const unsigned mdgpu_cu_guest_probe = 16;
 
 struct mdgpu_cu_state mdgpu_cu = {
@@ -325,7 +329,10 @@ static CUresult mdgpu_cu_open(void)
 	} else if (getenv("MDGPU_DEVICE")) {
 		o.transport = "guest";
 		o.path = getenv("MDGPU_DEVICE");
-	} else if (mdgpu_cu_guest_device(dev, sizeof(dev))) {
+	} else if (!getenv("MDGPU_SOCKET") &&
+		   mdgpu_cu_guest_device(dev, sizeof(dev))) {
+		/* Probed only when no socket was named: an explicit
+		 * MDGPU_SOCKET reaches the daemon even in a guest. */
 		o.transport = "guest";
 		o.path = dev;
 	} else {

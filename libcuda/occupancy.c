@@ -161,6 +161,54 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters,
 	return r;
 }
 
+/*
+ * The largest cluster, in blocks, the host driver answers for this
+ * launch (ABI 1.9's CLUSTER_SIZE; an older daemon: NOT_SUPPORTED).  As
+ * cuda.h says, the launch's cluster dimensions are ignored, so they are
+ * neither checked nor sent; every other attribute is judged as
+ * cuLaunchKernelEx judges it, one at a time.
+ */
+CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(
+	int *clusterSize, CUfunction func, const CUlaunchConfig *config)
+{
+	struct mdgpu_cmd_occupancy q = { .what = MDGPU_OCC_CLUSTER_SIZE };
+	uint32_t flags = 0, cluster = 0;
+	uint64_t v = 0, threads;
+	CUresult r;
+
+	if (!clusterSize || !config ||
+	    (config->numAttrs && !config->attrs))
+		return CUDA_ERROR_INVALID_VALUE;
+	threads = (uint64_t)config->blockDimX * config->blockDimY *
+		  config->blockDimZ;
+	if (!threads || threads > MDGPU_BLOCK_THREADS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned int i = 0; i < config->numAttrs; i++) {
+		if (config->attrs[i].id ==
+		    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+			continue;
+		r = mdgpu_cu_launch_attrs(&config->attrs[i], 1, &flags,
+					  &cluster);
+		if (r)
+			return r;
+	}
+	q.block_threads = (uint32_t)threads;
+	q.dyn_smem = config->sharedMemBytes;
+	q.grid[0] = config->gridDimX;
+	q.grid[1] = config->gridDimY;
+	q.grid[2] = config->gridDimZ;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_check(config->hStream);
+	if (!r)
+		r = mdgpu_cu_occ(func, &q, &v);
+	if (!r)
+		r = mdgpu_cu_occ_int(v, clusterSize);
+	mdgpu_cu_leave();
+	return r;
+}
+
 /* A device attribute the block-size search needs; > 0 or an error. */
 static CUresult mdgpu_cu_dev_attr(CUdevice_attribute a, int *v)
 {

@@ -273,6 +273,30 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * CUDA 12.5's: the stream's context and its green context.  mdgpu has no
+ * green contexts (cuGreenCtx* are not supported), so every stream belongs
+ * to a regular context and *pGreenCtx is NULL, as cuda.h documents for
+ * that case; the context is cuStreamGetCtx's answer, with its refusals.
+ */
+CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx,
+				   CUgreenCtx *pGreenCtx)
+{
+	CUresult r;
+
+	if (!pCtx || !pGreenCtx)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = cuStreamGetCtx(hStream, pCtx);
+	if (!r)
+		*pGreenCtx = NULL;
+	return r;
+}
+
+/* Per-thread variant: a per-thread default stream belongs to the
+ * calling thread's current context, which is what the legacy variant
+ * answers for the default streams too. */
+MDGPU_CU_ALIAS(cuStreamGetCtx_v2_ptsz, cuStreamGetCtx_v2);
+
 CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long *streamId)
 {
 	uint64_t id = 0;
@@ -496,6 +520,11 @@ out:
 	mdgpu_cu_leave();
 	return r;
 }
+
+/* CUDA 2.0's name.  cuda.h declares it with the parameters of the 12.8
+ * variant and documents one contract for both, so it is the same
+ * function; cuGetProcAddress gives it for versions before 12080. */
+MDGPU_CU_ALIAS(cuEventElapsedTime, cuEventElapsedTime_v2);
 
 CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
 {

@@ -283,11 +283,18 @@ int mdgpu_ctx_limit(struct mdgpu *g, uint32_t limit, int set, uint64_t value,
 	return mdgpu_call(g, &c, out, NULL);
 }
 
+/* CLUSTER_SIZE came with ABI 1.9: an older daemon is told apart here,
+ * as it would refuse the question as malformed (-EINVAL). */
 int mdgpu_occupancy(struct mdgpu *g, const struct mdgpu_cmd_occupancy *q,
 		    uint64_t *result)
 {
 	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_OCCUPANCY);
+	uint32_t minor = g->info.abi_version & 0xffff;
 
+	if (q->what == MDGPU_OCC_CLUSTER_SIZE && minor < 9)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "occupancy: the daemon "
+				       "speaks ABI 1.%u (the largest cluster "
+				       "needs 1.9)", minor);
 	c.occupancy = *q;
 	return mdgpu_call(g, &c, result, NULL);
 }

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			8
+#define MDGPU_ABI_MINOR			9
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -341,6 +341,9 @@ enum mdgpu_occupancy {
 					 * block_threads */
 	MDGPU_OCC_ACTIVE_CLUSTERS = 3,	/* grid, block_threads (x only),
 					 * dyn_smem, cluster */
+	MDGPU_OCC_CLUSTER_SIZE = 4,	/* ABI 1.9: the largest cluster, in
+					 * blocks: grid, block_threads (x
+					 * only), dyn_smem; cluster 0 */
 };
 
 enum mdgpu_backend_kind {
@@ -638,7 +641,7 @@ struct mdgpu_cmd_occupancy {
 	__u64 dyn_smem;			/* bytes */
 	__u32 num_blocks;		/* DYN_SMEM */
 	__u32 cluster;			/* ACTIVE_CLUSTERS: MDGPU_CLUSTER() */
-	__u32 grid[3];			/* ACTIVE_CLUSTERS */
+	__u32 grid[3];			/* ACTIVE_CLUSTERS, CLUSTER_SIZE */
 	__u32 pad;
 };
 

@@ -46,5 +46,48 @@ grep -q '^libcuda(mdgpu): cuInit: vGPU [0-9]* over the socket transport' \
 env LD_LIBRARY_PATH="$LIBDIR" MDGPU_SOCKET="$TMP/none.sock" \
 	"$PROG" --no-daemon || FAILS=$((FAILS + 1))
 
+# The transport (Documentation/libcuda.md, "Choosing the vGPU"): a set
+# variable wins, in the order MDGPU_VFIO, MDGPU_DEVICE, MDGPU_SOCKET, then
+# the first /dev/mdgpu-vgpuN.  cuInit logs the transport it took.
+# took WANT CMD...: CMD's cuInit (MDGPU_CUDA_LOG) took the WANT transport;
+# CMD's exit status in $rc.
+took() {
+	local want=$1
+	shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	grep -q "^libcuda(mdgpu): cuInit: \(vGPU [0-9]* over the \)\?$want transport" \
+		"$TMP/err" || { cat "$TMP/out" "$TMP/err"
+		echo "FAIL: cuInit did not take the $want transport: $*"
+		FAILS=$((FAILS + 1)); }
+}
+# must_pass WHAT: the last took's command exited 0.
+must_pass() {
+	[ "$rc" = 0 ] || { cat "$TMP/out" "$TMP/err"; echo "FAIL: $1"
+			   FAILS=$((FAILS + 1)); }
+}
+pick=(env -u MDGPU_DEVICE -u MDGPU_VFIO -u MDGPU_SOCKET
+      LD_LIBRARY_PATH="$LIBDIR" MDGPU_CUDA_LOG=1)
+# A device node that does not exist, named beside a live socket: the
+# guest transport, so no vGPU (--no-daemon: CUDA_ERROR_NO_DEVICE).
+took guest "${pick[@]}" MDGPU_DEVICE="$TMP/no-node" MDGPU_SOCKET="$SOCK" \
+	"$PROG" --no-daemon
+must_pass "MDGPU_DEVICE of no node beside MDGPU_SOCKET"
+took vfio "${pick[@]}" MDGPU_VFIO=00000000-0000-0000-0000-000000000000 \
+	MDGPU_DEVICE="$TMP/no-node" MDGPU_SOCKET="$SOCK" "$PROG" --no-daemon
+# A guest device present (a file on a private /dev, in a user and mount
+# namespace): MDGPU_SOCKET still reaches the daemon, and every group
+# passes; without it, the probe takes the device.
+guest_dev=(unshare -rm sh -c
+	   'mount -t tmpfs tmpfs /dev && : >/dev/mdgpu-vgpu0 && exec "$@"' sh)
+if "${guest_dev[@]}" true 2>/dev/null; then
+	took socket "${guest_dev[@]}" "${pick[@]}" MDGPU_SOCKET="$SOCK" \
+		MDGPU_TYPE=1g "$PROG"
+	must_pass "test_driver over MDGPU_SOCKET beside /dev/mdgpu-vgpu0"
+	took guest "${guest_dev[@]}" "${pick[@]}" "$PROG" --no-daemon
+else
+	echo "SKIP: MDGPU_SOCKET beside /dev/mdgpu-vgpu0: no user and mount namespace (unshare -rm)"
+fi
+
 echo "run-driver-tests ($LIBDIR): $FAILS failed"
 [ "$FAILS" = 0 ]

@@ -2104,6 +2104,102 @@ out:
 	free(blob);
 }
 
+/*
+ * The cluster occupancy questions.  Every backend: the refusals of
+ * cuOccupancyMaxPotentialClusterSize (arguments and attributes before
+ * handles), the launch's own cluster ignored.  On the
+ * cuda backend: the host driver's answers for scale_add (on the fake
+ * libcuda: 8 blocks, 16 once the function allows non-portable sizes, 0
+ * when no block fits; cuOccupancyMaxActiveClusters 16 blocks per SM x
+ * 132 SMs / 2).
+ */
+static void test_occupancy_clusters(void)
+{
+	CUlaunchAttribute at[2];
+	CUlaunchConfig cfg = { .gridDimX = 8, .gridDimY = 1, .gridDimZ = 1,
+			       .blockDimX = 128, .blockDimY = 1,
+			       .blockDimZ = 1, .attrs = at, .numAttrs = 0 };
+	int x = 0, v = -1, w = -1;
+	CUfunction f = FORGED(CUfunction, x);
+	CUmodule m;
+	CUresult r;
+
+	memset(at, 0, sizeof(at));
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(NULL, f, &cfg),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(&v, f, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+	cfg.blockDimX = 0;
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(&v, f, &cfg),
+		   CUDA_ERROR_INVALID_VALUE);
+	cfg.blockDimX = 1025;
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(&v, f, &cfg),
+		   CUDA_ERROR_INVALID_VALUE);
+	cfg.blockDimX = 128;
+	cfg.attrs = NULL;
+	cfg.numAttrs = 1;
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(&v, f, &cfg),
+		   CUDA_ERROR_INVALID_VALUE);
+	cfg.attrs = at;
+	at[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(&v, f, &cfg),
+		   CUDA_ERROR_NOT_SUPPORTED);
+	/* A cluster shape, even one a launch refuses, is not looked at. */
+	at[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+	at[0].value.clusterDim.x = 2;
+	EXPECT_RES(cuLaunchKernelEx(&cfg, f, NULL, NULL),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(&v, f, &cfg),
+		   CUDA_ERROR_INVALID_HANDLE);
+	cfg.numAttrs = 0;
+	cfg.hStream = FORGED(CUstream, x);
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(&v, NULL, &cfg),
+		   CUDA_ERROR_INVALID_HANDLE);
+	cfg.hStream = NULL;
+	EXPECT_RES(cuOccupancyMaxPotentialClusterSize(&v, f, &cfg),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT(v == -1);
+	if (!on_cuda)
+		return;
+
+	OK(cuModuleLoadData(&m, ptx));
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	r = cuOccupancyMaxPotentialClusterSize(&v, f, &cfg);
+	if (r == CUDA_ERROR_NOT_SUPPORTED) {
+		SKIP("the daemon's host driver answers no cluster size");
+		goto out;
+	}
+	EXPECT(r == CUDA_SUCCESS && (on_fake ? v == 8 : v >= 1));
+	/* The launch's cluster is ignored; the grid need not divide. */
+	cfg.numAttrs = 1;
+	cfg.gridDimX = 7;
+	OK(cuOccupancyMaxPotentialClusterSize(&w, f, &cfg));
+	EXPECT(w == v);
+	cfg.numAttrs = 0;
+	cfg.gridDimX = 8;
+	cfg.sharedMemBytes = 64 * 1024;		/* past the function's 48 KiB */
+	r = cuOccupancyMaxPotentialClusterSize(&w, f, &cfg);
+	EXPECT(!on_fake || (r == CUDA_SUCCESS && w == 0));
+	cfg.sharedMemBytes = 0;
+	r = cuFuncSetAttribute(f,
+			CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+	if (r == CUDA_ERROR_NOT_SUPPORTED) {
+		SKIP("the daemon's host driver sets no function attribute");
+	} else {
+		EXPECT(r == CUDA_SUCCESS);
+		OK(cuOccupancyMaxPotentialClusterSize(&w, f, &cfg));
+		EXPECT(on_fake ? w == 16 : w >= v);
+	}
+	/* The other cluster question, with a cluster of 2. */
+	at[0].value.clusterDim.y = 1;
+	at[0].value.clusterDim.z = 1;
+	cfg.numAttrs = 1;
+	OK(cuOccupancyMaxActiveClusters(&w, f, &cfg));
+	EXPECT(on_fake ? w == 16 * 132 / 2 : w >= 1);
+out:
+	OK(cuModuleUnload(m));
+}
+
 int main(void)
 {
 	const char *backend = getenv("MDGPU_TEST_BACKEND");
@@ -2152,6 +2248,7 @@ int main(void)
 		if (on_fake)
 			test_cuda_link();
 	}
+	test_occupancy_clusters();
 out:
 	OK(cuDevicePrimaryCtxRelease(0));
 	remove_tmp();

@@ -1524,6 +1524,435 @@ static void test_no_daemon(void)
 	EXPECT_RES(cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED);
 }
 
+/* ---------------------------------------------------------------- */
+/*
+ * Entry points no other group calls: the older and newer variants of
+ * calls the other groups make (cuEventElapsedTime of CUDA 2.0,
+ * cuStreamGetCtx_v2, cuCtxCreate_v3), the context's API version, the
+ * unaligned 2D copy, the 16- and 32-bit memsets on streams and in 2D.
+ * Contents are read back; each refusal is the exact CUresult.
+ */
+typedef CUresult (*pfn_elapsed)(float *, CUevent, CUevent);
+typedef CUresult (*pfn_ctx_create_v3)(CUcontext *, CUexecAffinityParam *,
+				      int, unsigned int, CUdevice);
+typedef CUresult (*pfn_stream_ctx_v2)(CUstream, CUcontext *, CUgreenCtx *);
+
+/* Another thread, no context current: the default streams have none. */
+static void *thread_stream_ctx(void *arg)
+{
+	CUcontext c = (CUcontext)1;
+	CUgreenCtx g = (CUgreenCtx)1;
+
+	(void)arg;
+	EXPECT_RES(cuStreamGetCtx(NULL, &c), CUDA_ERROR_INVALID_CONTEXT);
+	EXPECT_RES(cuStreamGetCtx(CU_STREAM_PER_THREAD, &c),
+		   CUDA_ERROR_INVALID_CONTEXT);
+	EXPECT_RES(cuStreamGetCtx_v2(CU_STREAM_LEGACY, &c, &g),
+		   CUDA_ERROR_INVALID_CONTEXT);
+	EXPECT(c == (CUcontext)1 && g == (CUgreenCtx)1);
+	return NULL;
+}
+
+/* cuStreamGetCtx and _v2 (+ _v2_ptsz through cuGetProcAddress). */
+static void more_stream_ctx(CUcontext pctx)
+{
+	const cuuint64_t ptds = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	CUdriverProcAddressQueryResult st;
+	pfn_stream_ctx_v2 v2_ptsz;
+	CUcontext c = NULL, got = NULL, saved;
+	CUgreenCtx g = (CUgreenCtx)1;
+	CUstream s, sc;
+	pthread_t t;
+	CUresult r;
+	int x = 0;
+
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	/* A second context, current over pctx, with a stream of its own. */
+	OK(cuCtxCreate(&c, NULL, 0, 0));
+	OK(cuStreamCreate(&sc, 0));
+	OK(cuStreamGetCtx(s, &got));
+	EXPECT(got == pctx);			/* its own, not the current */
+	OK(cuStreamGetCtx(sc, &got));
+	EXPECT(got == c);
+	OK(cuStreamGetCtx(NULL, &got));		/* default streams: current */
+	EXPECT(got == c);
+	OK(cuStreamGetCtx(CU_STREAM_LEGACY, &got));
+	EXPECT(got == c);
+	OK(cuStreamGetCtx(CU_STREAM_PER_THREAD, &got));
+	EXPECT(got == c);
+	got = NULL;
+	OK(cuStreamGetCtx_v2(s, &got, &g));
+	EXPECT(got == pctx && g == NULL);	/* no green contexts */
+	g = (CUgreenCtx)1;
+	OK(cuStreamGetCtx_v2(NULL, &got, &g));
+	EXPECT(got == c && g == NULL);
+	v2_ptsz = (pfn_stream_ctx_v2)lookup("cuStreamGetCtx", 12050, ptds,
+					    &st, &r);
+	EXPECT(v2_ptsz && v2_ptsz == (pfn_stream_ctx_v2)dlsym(
+			RTLD_DEFAULT, "cuStreamGetCtx_v2_ptsz"));
+	if (v2_ptsz) {
+		g = (CUgreenCtx)1;
+		OK(v2_ptsz(NULL, &got, &g));
+		EXPECT(got == c && g == NULL);
+		OK(v2_ptsz(s, &got, &g));
+		EXPECT(got == pctx && g == NULL);
+	}
+	EXPECT(lookup("cuStreamGetCtx", 12040, ptds, &st, &r) ==
+	       dlsym(RTLD_DEFAULT, "cuStreamGetCtx_ptsz"));
+	EXPECT(lookup("cuStreamGetCtx", 13000, 0, &st, &r) ==
+	       dlsym(RTLD_DEFAULT, "cuStreamGetCtx_v2"));
+
+	/* Refusals: NULL outputs, forged and destroyed streams. */
+	EXPECT_RES(cuStreamGetCtx(s, NULL), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuStreamGetCtx_v2(s, NULL, &g), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuStreamGetCtx_v2(s, &got, NULL), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuStreamGetCtx((CUstream)(void *)&x, &got),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuStreamGetCtx_v2((CUstream)(void *)&x, &got, &g),
+		   CUDA_ERROR_INVALID_HANDLE);
+	pthread_create(&t, NULL, thread_stream_ctx, NULL);
+	pthread_join(t, NULL);
+	/* Destroying c takes its stream with it. */
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == c);
+	OK(cuCtxDestroy(c));
+	EXPECT_RES(cuStreamGetCtx(sc, &got), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamDestroy(s));
+	EXPECT_RES(cuStreamGetCtx(s, &got), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuStreamGetCtx_v2(s, &got, &g), CUDA_ERROR_INVALID_HANDLE);
+}
+
+/* cuCtxCreate_v3 (through cuGetProcAddress: cuda.h declares it only for
+ * the driver's own build) and cuCtxGetApiVersion. */
+static void more_contexts(CUcontext pctx)
+{
+	CUexecAffinityParam aff[2];
+	CUdriverProcAddressQueryResult st;
+	pfn_ctx_create_v3 v3;
+	CUcontext c = NULL, cur = NULL, saved;
+	unsigned int ver = 0;
+	CUresult r;
+	int x = 0;
+
+	OK(cuCtxGetApiVersion(NULL, &ver));	/* the current */
+	EXPECT(ver == 3020);
+	ver = 0;
+	OK(cuCtxGetApiVersion(pctx, &ver));
+	EXPECT(ver == 3020);
+	EXPECT_RES(cuCtxGetApiVersion(pctx, NULL), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuCtxGetApiVersion((CUcontext)(void *)&x, &ver),
+		   CUDA_ERROR_INVALID_CONTEXT);
+
+	v3 = (pfn_ctx_create_v3)lookup("cuCtxCreate", 11040, 0, &st, &r);
+	EXPECT(v3 && v3 == (pfn_ctx_create_v3)dlsym(RTLD_DEFAULT,
+						    "cuCtxCreate_v3"));
+	if (!v3)
+		return;
+	/* No affinity: an ordinary context, current, with its version. */
+	OK(v3(&c, NULL, 0, CU_CTX_MAP_HOST, 0));
+	OK(cuCtxGetCurrent(&cur));
+	EXPECT(c && cur == c && c != pctx);
+	ver = 0;
+	OK(cuCtxGetApiVersion(c, &ver));
+	EXPECT(ver == 3020);
+	OK(cuCtxGetFlags(&ver));
+	EXPECT(ver == CU_CTX_MAP_HOST);
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == c);
+	OK(cuCtxDestroy(c));
+	EXPECT_RES(cuCtxGetApiVersion(c, &ver), CUDA_ERROR_INVALID_CONTEXT);
+	/* A count of 0 reads no array. */
+	OK(v3(&c, aff, 0, 0, 0));
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == c);
+	OK(cuCtxDestroy(c));
+
+	/* An SM limit needs MPS: refused, and no context made. */
+	memset(aff, 0, sizeof(aff));
+	aff[0].type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+	aff[0].param.smCount.val = 8;
+	c = NULL;
+	EXPECT_RES(v3(&c, aff, 1, 0, 0), CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
+	EXPECT(c == NULL);
+	OK(cuCtxGetCurrent(&cur));
+	EXPECT(cur == pctx);
+	aff[1].type = (CUexecAffinityType)99;
+	EXPECT_RES(v3(&c, aff, 2, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(v3(&c, NULL, 1, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(v3(&c, aff, -1, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(v3(NULL, NULL, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(v3(&c, NULL, 0, 0x10000, 0), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(v3(&c, NULL, 0, 0, 1), CUDA_ERROR_INVALID_DEVICE);
+	OK(cuCtxGetCurrent(&cur));
+	EXPECT(cur == pctx);
+}
+
+/* cuEventElapsedTime of CUDA 2.0: the 12.8 variant's contract. */
+static void more_elapsed(void)
+{
+	CUdriverProcAddressQueryResult st;
+	CUevent e0, e1, nt, never;
+	pfn_elapsed v1;
+	float ms = -1, ms2 = -1;
+	CUresult r;
+	int x = 0;
+
+	v1 = (pfn_elapsed)dlsym(RTLD_DEFAULT, "cuEventElapsedTime");
+	EXPECT(v1 != NULL);
+	/* Versions before 12080 get it, later ones the _v2. */
+	EXPECT(lookup("cuEventElapsedTime", 12070, 0, &st, &r) == (void *)v1 &&
+	       st == CU_GET_PROC_ADDRESS_SUCCESS);
+	EXPECT(lookup("cuEventElapsedTime", 2000, 0, &st, &r) == (void *)v1);
+	EXPECT(lookup("cuEventElapsedTime", 12080, 0, &st, &r) ==
+	       dlsym(RTLD_DEFAULT, "cuEventElapsedTime_v2"));
+	EXPECT(!lookup("cuEventElapsedTime", 1000, 0, &st, &r) &&
+	       st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+	if (!v1)
+		return;
+	OK(cuEventCreate(&e0, 0));
+	OK(cuEventCreate(&e1, 0));
+	OK(cuEventCreate(&nt, CU_EVENT_DISABLE_TIMING));
+	OK(cuEventCreate(&never, 0));
+	OK(cuEventRecord(e0, NULL));
+	OK(cuEventRecord(e1, NULL));
+	OK(cuEventRecord(nt, NULL));
+	OK(cuEventSynchronize(e1));
+	OK(v1(&ms, e0, e1));
+	OK(cuEventElapsedTime(&ms2, e0, e1));
+	EXPECT(ms >= 0 && ms == ms2);
+	EXPECT_RES(v1(NULL, e0, e1), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(v1(&ms, e0, never), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(v1(&ms, nt, e1), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(v1(&ms, e0, (CUevent)(void *)&x),
+		   CUDA_ERROR_INVALID_HANDLE);
+	OK(cuEventDestroy(never));
+	EXPECT_RES(v1(&ms, e0, never), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuEventDestroy(e0));
+	OK(cuEventDestroy(e1));
+	OK(cuEventDestroy(nt));
+}
+
+/* `bytes` of device memory at d, read back into out (pre-filled with
+ * 0x77, so a copy that did not happen shows). */
+static void read_rows(void *out, CUdeviceptr d, size_t bytes)
+{
+	memset(out, 0x77, bytes);
+	OK(cuMemcpyDtoH(out, d, bytes));
+}
+
+/* cuMemsetD16Async and the 2D memsets, 16- and 32-bit, sync and async. */
+static void more_memsets(CUstream s)
+{
+	enum { P = 64, ROWS = 4 };
+	uint8_t area[ROWS * P], zero[ROWS * P];
+	uint16_t h16[8];
+	CUdeviceptr d;
+	int x = 0, ok;
+
+	OK(cuMemAlloc(&d, ROWS * P));
+	memset(zero, 0, sizeof(zero));
+
+	/* 1D, 16-bit, on a stream: 5 elements from d + 2. */
+	OK(cuMemsetD8(d, 0, ROWS * P));
+	OK(cuMemsetD16Async(d + 2, 0xbeef, 5, s));
+	OK(cuStreamSynchronize(s));
+	read_rows(h16, d, sizeof(h16));
+	EXPECT(h16[0] == 0 && h16[1] == 0xbeef && h16[5] == 0xbeef &&
+	       h16[6] == 0 && h16[7] == 0);
+	OK(cuMemsetD16Async(d, 1, 0, s));	/* no elements: nothing */
+	EXPECT_RES(cuMemsetD16Async(d + 1, 1, 1, s), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD16Async(d, 1, ROWS * P / 2 + 1, s),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD16Async(d, 1, 1, (CUstream)(void *)&x),
+		   CUDA_ERROR_INVALID_HANDLE);
+
+	/* 2D, 16-bit: 3 elements at byte 4 of rows 0..3, 64 bytes apart;
+	 * the rest of each row untouched. */
+	OK(cuMemsetD8(d, 0, ROWS * P));
+	OK(cuMemsetD2D16(d + 4, P, 0x1234, 3, ROWS));
+	read_rows(area, d, sizeof(area));
+	ok = 1;
+	for (int y = 0; y < ROWS; y++)
+		for (int b = 0; b < P; b += 2) {
+			uint16_t v;
+
+			memcpy(&v, area + y * P + b, 2);
+			ok = ok && v == (b >= 4 && b < 10 ? 0x1234 : 0);
+		}
+	EXPECT(ok);
+	/* The async one on s, over rows 1..2 only. */
+	OK(cuMemsetD2D16Async(d + P + 4, P, 0xabcd, 2, 2, s));
+	OK(cuStreamSynchronize(s));
+	read_rows(area, d, sizeof(area));
+	EXPECT(area[P + 4] == 0xcd && area[P + 5] == 0xab &&
+	       area[P + 7] == 0xab && area[P + 8] == 0x34 &&
+	       area[2 * P + 4] == 0xcd && area[3 * P + 4] == 0x34);
+
+	/* 2D, 32-bit: 2 elements at byte 8 of each row. */
+	OK(cuMemsetD8(d, 0, ROWS * P));
+	OK(cuMemsetD2D32(d + 8, P, 0xdeadbeef, 2, ROWS));
+	read_rows(area, d, sizeof(area));
+	ok = 1;
+	for (int y = 0; y < ROWS; y++)
+		for (int b = 0; b < P; b += 4) {
+			uint32_t v;
+
+			memcpy(&v, area + y * P + b, 4);
+			ok = ok && v == (b == 8 || b == 12 ? 0xdeadbeefU : 0);
+		}
+	EXPECT(ok);
+	OK(cuMemsetD2D32Async(d + 3 * P, P, 0x01020304, 16, 1, s));
+	OK(cuStreamSynchronize(s));
+	read_rows(area, d, sizeof(area));
+	EXPECT(area[3 * P] == 0x04 && area[3 * P + 3] == 0x01 &&
+	       area[3 * P + 63] == 0x01 && area[2 * P + 8] == 0xef);
+	/* One row: the pitch is not used, so any pitch goes. */
+	OK(cuMemsetD2D32(d, 1, 0, 1, 1));
+	/* Nothing to set: no error, nothing written. */
+	OK(cuMemsetD8(d, 0, ROWS * P));
+	OK(cuMemsetD2D16(d, P, 0xffff, 0, ROWS));
+	OK(cuMemsetD2D32Async(d, P, 0xffffffff, 4, 0, s));
+	OK(cuStreamSynchronize(s));
+	read_rows(area, d, sizeof(area));
+	EXPECT(!memcmp(area, zero, sizeof(area)));
+
+	/* Refusals, before anything is written. */
+	EXPECT_RES(cuMemsetD2D16(d + 1, P, 1, 2, 2), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD2D16(d, P - 1, 1, 2, 2), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD2D16(d, 4, 1, 3, 2), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD2D16(d, P, 1, 2, ROWS + 1),
+		   CUDA_ERROR_INVALID_VALUE);		/* past the end */
+	EXPECT_RES(cuMemsetD2D16(d, P, 1, SIZE_MAX / 2 + 1, 1),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD2D32(d + 2, P, 1, 2, 2), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD2D32(d, P - 2, 1, 2, 2), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD2D32(d, 4, 1, 2, 2), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD2D32(d, SIZE_MAX - 3, 1, 1, 3),
+		   CUDA_ERROR_INVALID_VALUE);		/* overflows */
+	EXPECT_RES(cuMemsetD2D32((CUdeviceptr)(uintptr_t)area, P, 1, 1, 1),
+		   CUDA_ERROR_INVALID_VALUE);		/* not device memory */
+	EXPECT_RES(cuMemsetD2D16Async(d, P, 1, 2, 2, (CUstream)(void *)&x),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuMemsetD2D32Async(d, P, 1, 2, 2, (CUstream)(void *)&x),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuMemsetD2D16Async(d, P - 1, 1, 2, 2, s),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemsetD2D32Async(d, P, 1, 2, ROWS + 1, s),
+		   CUDA_ERROR_INVALID_VALUE);
+	read_rows(area, d, sizeof(area));
+	EXPECT(!memcmp(area, zero, sizeof(area)));
+	OK(cuMemFree(d));
+	EXPECT_RES(cuMemsetD2D16(d, P, 1, 2, 2), CUDA_ERROR_INVALID_VALUE);
+}
+
+/* cuMemcpy2DUnaligned: host to device, device to device and back, at
+ * offsets; the refusals cuMemcpy2D makes. */
+static void more_copy2d(void)
+{
+	enum { W = 37, H = 5, P = 48 };
+	unsigned char img[H][W], back[H][W], flat[H * P];
+	CUdeviceptr a, b;
+	CUDA_MEMCPY2D c;
+	int ok = 1;
+
+	for (int y = 0; y < H; y++)
+		for (int x = 0; x < W; x++)
+			img[y][x] = (unsigned char)(11 * x + 7 * y + 1);
+	OK(cuMemAlloc(&a, H * P + 64));
+	OK(cuMemAlloc(&b, H * P + 64));
+	OK(cuMemsetD8(a, 0, H * P + 64));
+	OK(cuMemsetD8(b, 0, H * P + 64));
+	/* In at x 3, y 1 of a P-pitched area. */
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_HOST;
+	c.srcHost = img;
+	c.srcPitch = W;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.dstDevice = a;
+	c.dstXInBytes = 3;
+	c.dstY = 1;
+	c.dstPitch = P;
+	c.WidthInBytes = W;
+	c.Height = H - 1;
+	OK(cuMemcpy2DUnaligned(&c));
+	read_rows(flat, a, sizeof(flat));
+	for (int y = 0; y < H; y++)
+		for (int x = 0; x < P; x++)
+			ok = ok && flat[y * P + x] ==
+			     (y >= 1 && x >= 3 && x < 3 + W ?
+			      img[y - 1][x - 3] : 0);
+	EXPECT(ok);
+	/* Device to device, to another pitch (UNIFIED resolved). */
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+	c.srcDevice = a;
+	c.srcXInBytes = 3;
+	c.srcY = 1;
+	c.srcPitch = P;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.dstDevice = b;
+	c.dstPitch = W + 1;
+	c.WidthInBytes = W;
+	c.Height = H - 1;
+	OK(cuMemcpy2DUnaligned(&c));
+	/* And back to the host, tight. */
+	memset(back, 0, sizeof(back));
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = b;
+	c.srcPitch = W + 1;
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = back;
+	c.dstPitch = W;
+	c.WidthInBytes = W;
+	c.Height = H - 1;
+	OK(cuMemcpy2DUnaligned(&c));
+	EXPECT(!memcmp(back, img, (H - 1) * W));
+
+	/* Refusals. */
+	EXPECT_RES(cuMemcpy2DUnaligned(NULL), CUDA_ERROR_INVALID_VALUE);
+	c.dstPitch = W - 1;				/* pitch < width */
+	EXPECT_RES(cuMemcpy2DUnaligned(&c), CUDA_ERROR_INVALID_VALUE);
+	c.dstPitch = W;
+	c.srcY = H;			/* rows past the end of b */
+	EXPECT_RES(cuMemcpy2DUnaligned(&c), CUDA_ERROR_INVALID_VALUE);
+	c.srcY = 0;
+	c.dstHost = NULL;
+	EXPECT_RES(cuMemcpy2DUnaligned(&c), CUDA_ERROR_INVALID_VALUE);
+	c.dstHost = back;
+	c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+	EXPECT_RES(cuMemcpy2DUnaligned(&c), CUDA_ERROR_NOT_SUPPORTED);
+	c.dstMemoryType = (CUmemorytype)99;
+	EXPECT_RES(cuMemcpy2DUnaligned(&c), CUDA_ERROR_INVALID_VALUE);
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.srcMemoryType = CU_MEMORYTYPE_HOST;		/* host to host */
+	c.srcHost = img;
+	EXPECT_RES(cuMemcpy2DUnaligned(&c), CUDA_ERROR_NOT_SUPPORTED);
+	c.WidthInBytes = 0;				/* nothing to copy */
+	OK(cuMemcpy2DUnaligned(&c));
+	OK(cuMemFree(a));
+	OK(cuMemFree(b));
+}
+
+static void test_more_entry_points(void)
+{
+	CUcontext pctx, saved;
+	CUstream s;
+
+	OK(cuDevicePrimaryCtxRetain(&pctx, 0));
+	OK(cuCtxPushCurrent(pctx));
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	more_stream_ctx(pctx);
+	more_contexts(pctx);
+	more_elapsed();
+	more_memsets(s);
+	more_copy2d();
+	OK(cuStreamDestroy(s));
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == pctx);
+	OK(cuDevicePrimaryCtxRelease(0));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--no-daemon")) {
@@ -1558,6 +1987,7 @@ int main(int argc, char **argv)
 	GROUP(test_tools_tls);
 	GROUP(test_ctx_id);
 	GROUP(test_stream_id);
+	GROUP(test_more_entry_points);
 	printf("test_driver: %u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

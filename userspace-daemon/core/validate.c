@@ -573,6 +573,7 @@ static int mdgpud_v_occupancy(const struct mdgpud_vctx *vc,
 		q->num_blocks = c->num_blocks;
 		return 0;
 	case MDGPU_OCC_ACTIVE_CLUSTERS:
+	case MDGPU_OCC_CLUSTER_SIZE:
 		if (c->flags || c->num_blocks)
 			return -EINVAL;
 		ret = mdgpud_check_dim(c->grid, &g, MDGPU_GRID_DIM_MAX);
@@ -581,6 +582,10 @@ static int mdgpud_v_occupancy(const struct mdgpud_vctx *vc,
 		q->grid[0] = g.x;
 		q->grid[1] = g.y;
 		q->grid[2] = g.z;
+		/* CLUSTER_SIZE: the cluster is the answer, so the question
+		 * carries none (the host driver ignores the launch's). */
+		if (c->what == MDGPU_OCC_CLUSTER_SIZE)
+			return c->cluster ? -EINVAL : 0;
 		return mdgpud_v_cluster(c->cluster, q->cluster);
 	default:
 		return -EINVAL;

@@ -816,6 +816,29 @@ static void test_attr_occupancy(void **state)
 	assert_int_equal(ok(e, 0, &c), 8 * 132 / 2);
 	c.occupancy.grid[0] = 7;		/* not a multiple: the driver */
 	assert_int_equal(call(e, 0, &c).status, -EINVAL);
+
+	/* The largest cluster (ABI 1.9): the fake's portable 8, 16 once
+	 * the function allows non-portable sizes, 0 when no block fits. */
+	c.occupancy.what = MDGPU_OCC_CLUSTER_SIZE;
+	c.occupancy.cluster = 0;
+	c.occupancy.grid[0] = 7;		/* any grid */
+	assert_int_equal(ok(e, 0, &c), 8);
+	c.occupancy.dyn_smem = 100001;		/* past the function's */
+	assert_int_equal(ok(e, 0, &c), 0);
+	c.occupancy.dyn_smem = 0;
+	c = cmd(MDGPU_OP_FUNC_SET_ATTR);
+	c.func_attr.func = vadd;
+	c.func_attr.attr = 14;			/* NON_PORTABLE_CLUSTER_SIZE */
+	c.func_attr.value = 1;
+	ok(e, 0, &c);
+	c = cmd(MDGPU_OP_OCCUPANCY);
+	c.occupancy.func = vadd;
+	c.occupancy.what = MDGPU_OCC_CLUSTER_SIZE;
+	c.occupancy.block_threads = 128;
+	c.occupancy.grid[0] = c.occupancy.grid[1] = c.occupancy.grid[2] = 1;
+	assert_int_equal(ok(e, 0, &c), 16);
+	c.occupancy.cluster = MDGPU_CLUSTER(2, 1, 1);	/* not a question */
+	assert_int_equal(call(e, 0, &c).status, -EINVAL);
 }
 
 /* A kernel that faults: the context is lost at the next SYNC (-EIO). */

@@ -1234,7 +1234,46 @@ static void test_occupancy(void **state)
 	c.occupancy.grid[2] = 0;
 	assert_int_equal(v(f, &c), -EINVAL);
 	c.occupancy.grid[2] = 1;
-	c.occupancy.what = 4;
+
+	/* CLUSTER_SIZE (ABI 1.9): ACTIVE_CLUSTERS' launch without the
+	 * cluster, which is the answer. */
+	c.occupancy.what = MDGPU_OCC_CLUSTER_SIZE;
+	assert_int_equal(v(f, &c), -EINVAL);	/* a cluster */
+	c.occupancy.cluster = 0;
+	c.occupancy.dyn_smem = 2048;
+	memset(&f->out, 0xff, sizeof(f->out));
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.occupancy.q.what, MDGPU_OCC_CLUSTER_SIZE);
+	assert_int_equal(f->out.occupancy.q.grid[0], 8);
+	assert_int_equal(f->out.occupancy.q.grid[2], 1);
+	assert_int_equal(f->out.occupancy.q.block_threads, 256);
+	assert_int_equal(f->out.occupancy.q.dyn_smem, 2048);
+	c.occupancy.dyn_smem = 48 * 1024 + 1;
+	assert_int_equal(v(f, &c), -E2BIG);
+	c.occupancy.dyn_smem = 0;
+	c.occupancy.flags = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.flags = 0;
+	c.occupancy.num_blocks = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.num_blocks = 0;
+	c.occupancy.grid[1] = 0;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.grid[1] = 0x80000000U;	/* past MDGPU_GRID_DIM_MAX */
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.grid[1] = 1;
+	c.occupancy.block_threads = 1025;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.block_threads = 256;
+	c.occupancy.pad = 1;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.occupancy.pad = 0;
+	c.occupancy.func = f->other_func;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.occupancy.func = f->func;
+	assert_int_equal(v(f, &c), 0);
+
+	c.occupancy.what = 5;
 	assert_int_equal(v(f, &c), -EINVAL);
 	c.occupancy.what = 0;
 	assert_int_equal(v(f, &c), -EINVAL);

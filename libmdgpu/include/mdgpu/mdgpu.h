@@ -292,7 +292,8 @@ int mdgpu_module_global(struct mdgpu *g, uint32_t module, const char *name,
 /* CUlimit `limit`: set it to value first when `set`; *out its value. */
 int mdgpu_ctx_limit(struct mdgpu *g, uint32_t limit, int set, uint64_t value,
 		    uint64_t *out);
-/* An occupancy question (struct mdgpu_cmd_occupancy of the uapi). */
+/* An occupancy question (struct mdgpu_cmd_occupancy of the uapi);
+ * CLUSTER_SIZE only of a 1.9 daemon (-EOPNOTSUPP before). */
 int mdgpu_occupancy(struct mdgpu *g, const struct mdgpu_cmd_occupancy *q,
 		    uint64_t *result);
 /* The backend's own error code of the last failed command (result2 of

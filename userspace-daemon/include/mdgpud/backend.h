@@ -52,7 +52,7 @@ struct mdgpud_occupancy {
 	uint32_t num_blocks;	/* DYN_SMEM */
 	uint64_t dyn_smem;
 	uint32_t cluster[3];	/* ACTIVE_CLUSTERS */
-	uint32_t grid[3];	/* ACTIVE_CLUSTERS */
+	uint32_t grid[3];	/* ACTIVE_CLUSTERS, CLUSTER_SIZE */
 };
 
 struct mdgpud_backend_cfg {

@@ -909,6 +909,36 @@ cuOccupancyMaxActiveClusters(int *n, mdgpud_cu_function f,
 	return 0;
 }
 
+/*
+ * The largest cluster of the launch, in blocks, its own cluster ignored
+ * as the driver ignores it: the function's required cluster if it has
+ * one, else 8 (portable) or 16 (NON_PORTABLE_CLUSTER_SIZE_ALLOWED); 0
+ * when not one block of the launch fits an SM.
+ */
+FAKE_EXPORT mdgpud_cu_result
+cuOccupancyMaxPotentialClusterSize(int *n, mdgpud_cu_function f,
+				   const struct CUlaunchConfig_st *config)
+{
+	const struct mdgpud_cu_launch_config *c = (const void *)config;
+	int rx = f->attr[MDGPUD_CU_FUNC_ATTR_REQUIRED_CLUSTER_WIDTH];
+	int ry = f->attr[MDGPUD_CU_FUNC_ATTR_REQUIRED_CLUSTER_HEIGHT];
+	int rz = f->attr[MDGPUD_CU_FUNC_ATTR_REQUIRED_CLUSTER_DEPTH];
+	bool non_portable =
+		f->attr[MDGPUD_CU_FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED];
+
+	if (!n || !c || !c->block_x ||
+	    c->block_x * c->block_y * c->block_z > 1024)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	if (!fake_blocks_per_sm(f, (int)(c->block_x * c->block_y *
+					 c->block_z), c->shared_bytes))
+		*n = 0;
+	else if (rx && ry && rz)
+		*n = rx * ry * rz;
+	else
+		*n = non_portable ? 16 : 8;
+	return 0;
+}
+
 /* Packs the parameters, as the driver does, into a copy of the launch's. */
 mdgpud_cu_result fake_kernel_prepare(mdgpud_cu_function f,
 				     void **kernel_params, void **extra,

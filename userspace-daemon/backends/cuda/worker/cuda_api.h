@@ -288,7 +288,9 @@ struct mdgpud_cu_launch_config {
  * runs on): resolved when present, NULL otherwise, and the request that
  * needs one answers -EOPNOTSUPP.  cuFuncGetParamInfo,
  * cuModuleGetFunctionCount and cuModuleEnumerateFunctions came with CUDA
- * 12.4, cuFuncGetName with 12.3.
+ * 12.4, cuFuncGetName with 12.3; the two cluster occupancy questions
+ * (cuOccupancyMaxActiveClusters, cuOccupancyMaxPotentialClusterSize)
+ * with 11.7.
  */
 #define MDGPUD_CU_OPT_FUNCS(X)						\
 	X(func_get_param_info, cuFuncGetParamInfo, "cuFuncGetParamInfo", \
@@ -297,6 +299,10 @@ struct mdgpud_cu_launch_config {
 	X(occupancy_active_clusters, cuOccupancyMaxActiveClusters,	\
 	  "cuOccupancyMaxActiveClusters",				\
 	  (int *clusters, mdgpud_cu_function func,			\
+	   const struct CUlaunchConfig_st *config))			\
+	X(occupancy_cluster_size, cuOccupancyMaxPotentialClusterSize,	\
+	  "cuOccupancyMaxPotentialClusterSize",				\
+	  (int *size, mdgpud_cu_function func,				\
 	   const struct CUlaunchConfig_st *config))			\
 	X(module_get_function_count, cuModuleGetFunctionCount,		\
 	  "cuModuleGetFunctionCount",					\

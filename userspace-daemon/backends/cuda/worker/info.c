@@ -239,7 +239,11 @@ int mdgpud_worker_op_ctx_limit(struct mdgpud_worker *w,
 	return 0;
 }
 
-/* ACTIVE_CLUSTERS: the launch the question is about, with its cluster. */
+/*
+ * ACTIVE_CLUSTERS and CLUSTER_SIZE: the launch the question is about,
+ * with its cluster for ACTIVE_CLUSTERS; CLUSTER_SIZE's launch has none
+ * (the driver would ignore it: the cluster is the answer).
+ */
 static mdgpud_cu_result
 mdgpud_worker_info_clusters(struct mdgpud_worker *w, void *f,
 			    const struct mdgpud_cuda_rpc_slot *s, int *out)
@@ -259,12 +263,18 @@ mdgpud_worker_info_clusters(struct mdgpud_worker *w, void *f,
 		.attrs = &attr,
 		.num_attrs = 1,
 	};
+	const struct CUlaunchConfig_st *c =
+		(const struct CUlaunchConfig_st *)(const void *)&cfg;
 
+	if ((uint32_t)s->arg[1] == MDGPU_OCC_CLUSTER_SIZE) {
+		cfg.attrs = NULL;
+		cfg.num_attrs = 0;
+		return w->cu.occupancy_cluster_size(out, f, c);
+	}
 	attr.value.cluster_dim.x = (uint32_t)(s->arg[4] & 0xfffff);
 	attr.value.cluster_dim.y = (uint32_t)((s->arg[4] >> 20) & 0xfffff);
 	attr.value.cluster_dim.z = (uint32_t)((s->arg[4] >> 40) & 0xfffff);
-	return w->cu.occupancy_active_clusters(
-		out, f, (const struct CUlaunchConfig_st *)(const void *)&cfg);
+	return w->cu.occupancy_active_clusters(out, f, c);
 }
 
 /*
@@ -299,6 +309,12 @@ int mdgpud_worker_op_occupancy(struct mdgpud_worker *w,
 		break;
 	case MDGPU_OCC_ACTIVE_CLUSTERS:
 		if (!w->cu.occupancy_active_clusters)
+			return -EOPNOTSUPP;
+		res = mdgpud_worker_info_clusters(w, f, s, &n);
+		s->result[0] = n > 0 ? (uint64_t)n : 0;
+		break;
+	case MDGPU_OCC_CLUSTER_SIZE:
+		if (!w->cu.occupancy_cluster_size)
 			return -EOPNOTSUPP;
 		res = mdgpud_worker_info_clusters(w, f, s, &n);
 		s->result[0] = n > 0 ? (uint64_t)n : 0;
