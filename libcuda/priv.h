@@ -7,8 +7,10 @@
  *
  * Locking: mdgpu_cu.lock serialises every call that touches the handle
  * or the object lists (a libmdgpu handle is not thread-safe).  The
- * current-context stack is per thread and needs no lock; a context taken
- * from it is checked against the live list under the lock before use.
+ * current-context stack, and beside it the thread's per-thread default
+ * streams (context.c), are per thread and need no lock; a context or a
+ * stream taken from them is checked against its live list under the
+ * lock before use.
  *
  * Handles the application passes in are never dereferenced before they
  * are found in the list of their kind, so a stale or forged handle is
