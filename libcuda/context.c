@@ -5,6 +5,10 @@
  * made while it was current and frees them when destroyed.  Each thread
  * has a stack of current contexts (cuCtxPush/Pop); its top is the current
  * context.  The stack holds handles, checked against the live list on use.
+ *
+ * Beside its stack a thread keeps its per-thread default streams
+ * (stream.c), one per context it used one in, and drops them when it
+ * exits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,18 +16,59 @@
 #include "export.h"
 #include "graph.h"
 
+/*
+ * A thread's per-thread default stream of one context.  The context is
+ * named by its id, unique in the process and renewed when the primary
+ * context is retained again, so an entry never matches a later context
+ * at the same address.  The stream is valid while it is live with the id
+ * it had (ids are never reused): a context's release drops its streams
+ * and leaves entries that fail this check, to be reused.
+ */
+struct mdgpu_cu_ptds {
+	uint64_t ctx_id;
+	CUstream s;
+	uint64_t stream_id;
+};
+
 struct mdgpu_cu_stack {
 	CUcontext *v;
 	size_t n, cap;
+	struct mdgpu_cu_ptds *ptds;
+	size_t nr_ptds, cap_ptds;
 };
 
 static pthread_key_t mdgpu_cu_stack_key;
 static pthread_once_t mdgpu_cu_stack_once = PTHREAD_ONCE_INIT;
 
+/* Under the lock: is e's stream still live. */
+static bool mdgpu_cu_ptds_live(const struct mdgpu_cu_ptds *e)
+{
+	return mdgpu_cu_set_has(&mdgpu_cu.streams, e->s) &&
+	       e->s->id == e->stream_id;
+}
+
+/*
+ * The thread's per-thread streams go with it, as a destroyed stream goes:
+ * their queued work still runs and nothing waits for it.  Streams exist
+ * only once cuInit succeeded (mdgpu_cu_enter fails before).
+ */
+static void mdgpu_cu_ptds_exit(struct mdgpu_cu_stack *s)
+{
+	if (!s->nr_ptds || mdgpu_cu_enter())
+		return;
+	for (size_t i = 0; i < s->nr_ptds; i++)
+		if (mdgpu_cu_ptds_live(&s->ptds[i]))
+			mdgpu_cu_stream_drop(s->ptds[i].s);
+	mdgpu_cu_leave();
+}
+
+/* The key's destructor: the thread is exiting. */
 static void mdgpu_cu_stack_free(void *p)
 {
 	struct mdgpu_cu_stack *s = p;
 
+	mdgpu_cu_ptds_exit(s);
+	free(s->ptds);
 	free(s->v);
 	free(s);
 }
@@ -79,6 +124,44 @@ static CUcontext mdgpu_cu_top(void)
 	struct mdgpu_cu_stack *s = mdgpu_cu_stack(false);
 
 	return s && s->n ? s->v[s->n - 1] : NULL;
+}
+
+CUstream mdgpu_cu_ptds_get(CUcontext ctx)
+{
+	struct mdgpu_cu_stack *s = mdgpu_cu_stack(false);
+
+	for (size_t i = 0; s && i < s->nr_ptds; i++)
+		if (s->ptds[i].ctx_id == ctx->id &&
+		    mdgpu_cu_ptds_live(&s->ptds[i]))
+			return s->ptds[i].s;
+	return NULL;
+}
+
+int mdgpu_cu_ptds_set(CUcontext ctx, CUstream stream)
+{
+	struct mdgpu_cu_stack *s = mdgpu_cu_stack(true);
+	struct mdgpu_cu_ptds *e = NULL;
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; !e && i < s->nr_ptds; i++)
+		if (!mdgpu_cu_ptds_live(&s->ptds[i]))
+			e = &s->ptds[i];
+	if (!e && s->nr_ptds == s->cap_ptds) {
+		size_t ncap = s->cap_ptds ? 2 * s->cap_ptds : 2;
+		struct mdgpu_cu_ptds *v = realloc(s->ptds, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->ptds = v;
+		s->cap_ptds = ncap;
+	}
+	if (!e)
+		e = &s->ptds[s->nr_ptds++];
+	e->ctx_id = ctx->id;
+	e->s = stream;
+	e->stream_id = stream->id;
+	return 0;
 }
 
 uint64_t mdgpu_cu_ctx_next_id(void)

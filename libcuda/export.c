@@ -410,10 +410,11 @@ static const union mdgpu_cu_xt_slot mdgpu_cu_xt_ctxchk[4] = {
  *
  * cuBLAS calls 51 then 39 for the stream of each call (CuPy's matmul);
  * without them it fails with CUBLAS_STATUS_INTERNAL_ERROR.  Here the
- * object is the CUstream itself, or CU_STREAM_LEGACY for the default
- * streams, which are one stream (stream.c).  The other slots share one
- * stub that logs and answers NOT_SUPPORTED (so the log cannot name the
- * slot).
+ * object is the CUstream itself: for CU_STREAM_PER_THREAD the calling
+ * thread's per-thread stream of ctx (made if it was not yet, stream.c),
+ * for NULL and CU_STREAM_LEGACY the name CU_STREAM_LEGACY, whose id is
+ * ctx's.  The other slots share one stub that logs and answers
+ * NOT_SUPPORTED (so the log cannot name the slot).
  */
 static CUresult mdgpu_cu_tctx_stream(CUcontext ctx, CUstream s, void **obj)
 {
@@ -427,7 +428,7 @@ static CUresult mdgpu_cu_tctx_stream(CUcontext ctx, CUstream s, void **obj)
 	if (ctx && !mdgpu_cu_ctx_live(ctx))
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	if (!r)
-		r = mdgpu_cu_stream_check(s);
+		r = mdgpu_cu_stream_resolve(ctx, &s);
 	if (!r)
 		*obj = mdgpu_cu_stream_handle(s) ? (void *)s :
 						   (void *)CU_STREAM_LEGACY;
@@ -445,7 +446,10 @@ static CUresult mdgpu_cu_tctx_stream_id(CUcontext ctx, CUstream obj,
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(obj);
+	if (ctx && !mdgpu_cu_ctx_live(ctx))
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	if (!r)
+		r = mdgpu_cu_stream_resolve(ctx, &obj);
 	if (!r)
 		r = mdgpu_cu_stream_id(ctx, obj, id);
 	mdgpu_cu_leave();

@@ -18,9 +18,10 @@ Inputs:
                    comparing the typedef's parameter types with the
                    declaration's, and a mismatch stops the build.
   libcuda/*.c      the implemented symbols: definitions written
-                   `CUresult CUDAAPI cuName(` at the start of a line, and
-                   `MDGPU_CU_ALIAS(cuName, cuImplemented)` lines (the
-                   second name may start the next line).
+                   `CUresult CUDAAPI cuName(` at the start of a line,
+                   `MDGPU_CU_ALIAS(cuName, cuImplemented)` lines and
+                   `MDGPU_CU_PTSZ(cuName_ptsz, cuImplemented, ...)` lines
+                   (the second name may start the next line).
 
 Outputs:
   --c FILE         C source: a stub for every symbol not implemented
@@ -41,6 +42,7 @@ PFN_RE = re.compile(
 VARIANT_RE = re.compile(r'^(cu\w+?)(?:_v(\d+))?(_ptds|_ptsz)?$')
 IMPL_RE = re.compile(r'^CUresult CUDAAPI (cu\w+)\(', re.M)
 ALIAS_RE = re.compile(r'^MDGPU_CU_ALIAS\((cu\w+),\s*(cu\w+)\)', re.M)
+PTSZ_RE = re.compile(r'^MDGPU_CU_PTSZ\((cu\w+),\s*(cu\w+),', re.M)
 MODES = ([], ['-DCUDA_API_PER_THREAD_DEFAULT_STREAM'],
          ['-D__CUDA_API_VERSION_INTERNAL'])
 
@@ -181,14 +183,15 @@ def implemented(srcdir, decls):
             continue
         text = open(os.path.join(srcdir, name)).read()
         impl.update(IMPL_RE.findall(text))
-        for new, old in ALIAS_RE.findall(text):
+        for new, old in ALIAS_RE.findall(text) + PTSZ_RE.findall(text):
             aliases[new] = old
     for sym in list(impl) + list(aliases) + list(aliases.values()):
         if sym not in decls:
             die('%s is implemented but cuda.h does not declare it' % sym)
     for new, old in aliases.items():
         if old not in impl:
-            die('%s aliases %s, which is not implemented' % (new, old))
+            die('%s is a variant of %s, which is not implemented' %
+                (new, old))
     return impl | set(aliases)
 
 

@@ -15,7 +15,9 @@
  * hands the graph over once every other stream's dependency set is
  * reachable from its own (CUDA_ERROR_STREAM_CAPTURE_UNJOINED otherwise).
  * Work that cannot be captured invalidates the capture with CUDA's error;
- * nothing of a capture is ever queued.
+ * nothing of a capture is ever queued.  A thread's per-thread default
+ * stream is a blocking stream of its context (stream.c) and captures as
+ * one; the legacy stream never does.
  *
  * Graphs.  A node depends only on nodes that existed when it was made
  * (captured, or added with its dependencies), so creation order is a
@@ -511,10 +513,6 @@ static CUresult mdgpu_cu_capture_of(CUstream s, struct mdgpu_cu_member **m)
 		*m = s->cap;
 		return CUDA_SUCCESS;
 	}
-	/* The per-thread default stream is not synchronous with blocking
-	 * streams; the legacy one is. */
-	if (s == CU_STREAM_PER_THREAD)
-		return CUDA_SUCCESS;
 	return mdgpu_cu_legacy_check(true);
 }
 
@@ -603,8 +601,6 @@ CUresult mdgpu_cu_capture_sync(CUstream s)
 				    "synchronised or queried");
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	}
-	if (s == CU_STREAM_PER_THREAD)
-		return CUDA_SUCCESS;
 	return mdgpu_cu_legacy_check(true);
 }
 
@@ -652,7 +648,7 @@ static CUresult mdgpu_cu_capture_fork(CUstream s, struct mdgpu_cu_evcap *ec)
 	struct mdgpu_cu_member *m;
 
 	if (!mdgpu_cu_stream_handle(s))
-		return mdgpu_cu_refuse(ec->c, "a default stream joining a "
+		return mdgpu_cu_refuse(ec->c, "the legacy stream joining a "
 				       "capture");
 	m = mdgpu_cu_member_new(ec->c, s);
 	if (!m || mdgpu_cu_deps_set(&m->deps, &ec->deps)) {
@@ -667,14 +663,14 @@ CUresult mdgpu_cu_capture_wait(CUstream s, CUevent e, unsigned flags,
 {
 	struct mdgpu_cu_op op = { .kind = MDGPU_CU_OP_EVENT_WAIT };
 	struct mdgpu_cu_evcap *ec = e->cap;
-	struct mdgpu_cu_member *m;
-	CUresult r;
+	struct mdgpu_cu_member *m = NULL;
+	CUresult r = CUDA_SUCCESS;
 
 	*done = false;
-	/* A default stream waiting on a captured event cannot join; its
-	 * own legacy check comes first. */
-	r = mdgpu_cu_capture_of(ec && !mdgpu_cu_stream_handle(s) ?
-				CU_STREAM_PER_THREAD : s, &m);
+	/* The legacy stream waiting on a captured event is refused the join
+	 * (mdgpu_cu_capture_fork), not its use beside a capture. */
+	if (!ec || mdgpu_cu_stream_handle(s))
+		r = mdgpu_cu_capture_of(s, &m);
 	if (r)
 		return r;
 	if (ec && !ec->c) {
@@ -750,9 +746,7 @@ void mdgpu_cu_capture_stream_gone(CUstream s)
 /* ---------------------------------------------------------------- */
 /* Capture entry points.                                            */
 
-/* ptsz: the NULL stream is the per-thread default stream. */
-static CUresult mdgpu_cu_begin(CUstream s, CUstreamCaptureMode mode,
-			       bool ptsz)
+static CUresult mdgpu_cu_begin(CUstream s, CUstreamCaptureMode mode)
 {
 	struct mdgpu_cu_capture *c;
 	CUresult r;
@@ -762,16 +756,9 @@ static CUresult mdgpu_cu_begin(CUstream s, CUstreamCaptureMode mode,
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(s);
+	r = mdgpu_cu_stream_resolve(NULL, &s);
 	if (r)
 		goto out;
-	if (s == CU_STREAM_PER_THREAD || (!s && ptsz)) {
-		/* It is the vGPU's stream 0 here (stream.c). */
-		mdgpu_cu_log("cuStreamBeginCapture: capture of the per-thread "
-			     "default stream is not supported");
-		r = CUDA_ERROR_NOT_SUPPORTED;
-		goto out;
-	}
 	if (!mdgpu_cu_stream_handle(s)) {
 		r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 		goto out;
@@ -809,30 +796,21 @@ out:
 CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream,
 					 CUstreamCaptureMode mode)
 {
-	return mdgpu_cu_begin(hStream, mode, false);
+	return mdgpu_cu_begin(hStream, mode);
 }
-
-CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream,
-					      CUstreamCaptureMode mode);
-CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream,
-					      CUstreamCaptureMode mode)
-{
-	return mdgpu_cu_begin(hStream, mode, true);
-}
+MDGPU_CU_PTSZ(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture_v2,
+	      (CUstream s, CUstreamCaptureMode mode),
+	      mdgpu_cu_begin(MDGPU_CU_PTS(s), mode))
 
 /* CUDA 10.0's, before capture modes: the global mode, 10.1's default. */
 #undef cuStreamBeginCapture
 CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream);
 CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream)
 {
-	return mdgpu_cu_begin(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, false);
+	return mdgpu_cu_begin(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL);
 }
-
-CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream);
-CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream)
-{
-	return mdgpu_cu_begin(hStream, CU_STREAM_CAPTURE_MODE_GLOBAL, true);
-}
+MDGPU_CU_PTSZ(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, (CUstream s),
+	      mdgpu_cu_begin(MDGPU_CU_PTS(s), CU_STREAM_CAPTURE_MODE_GLOBAL))
 
 /* Is every other stream's dependency set reachable from the origin's. */
 static bool mdgpu_cu_joined(struct mdgpu_cu_capture *c)
@@ -860,7 +838,7 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(hStream);
+	r = mdgpu_cu_stream_resolve(NULL, &hStream);
 	if (r)
 		goto out;
 	if (!mdgpu_cu_stream_handle(hStream) || !hStream->cap) {
@@ -909,12 +887,11 @@ static CUresult mdgpu_cu_capture_info(CUstream s,
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(s);
+	r = mdgpu_cu_stream_resolve(NULL, &s);
 	if (r)
 		goto out;
 	if (!mdgpu_cu_stream_handle(s)) {
-		if (s != CU_STREAM_PER_THREAD)
-			r = mdgpu_cu_legacy_check(false);
+		r = mdgpu_cu_legacy_check(false);
 		if (!r)
 			*status = CU_STREAM_CAPTURE_STATUS_NONE;
 		goto out;
@@ -1022,7 +999,7 @@ static CUresult mdgpu_cu_update_deps(CUstream s, CUgraphNode *deps,
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(s);
+	r = mdgpu_cu_stream_resolve(NULL, &s);
 	if (r)
 		goto out;
 	m = mdgpu_cu_stream_handle(s) ? s->cap : NULL;
@@ -1079,15 +1056,37 @@ CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 	return CUDA_SUCCESS;
 }
 
-MDGPU_CU_ALIAS(cuStreamEndCapture_ptsz, cuStreamEndCapture);
-MDGPU_CU_ALIAS(cuStreamGetCaptureInfo_ptsz, cuStreamGetCaptureInfo);
-MDGPU_CU_ALIAS(cuStreamGetCaptureInfo_v2_ptsz, cuStreamGetCaptureInfo_v2);
-MDGPU_CU_ALIAS(cuStreamGetCaptureInfo_v3_ptsz, cuStreamGetCaptureInfo_v3);
-MDGPU_CU_ALIAS(cuStreamIsCapturing_ptsz, cuStreamIsCapturing);
-MDGPU_CU_ALIAS(cuStreamUpdateCaptureDependencies_ptsz,
-	       cuStreamUpdateCaptureDependencies);
-MDGPU_CU_ALIAS(cuStreamUpdateCaptureDependencies_v2_ptsz,
-	       cuStreamUpdateCaptureDependencies_v2);
+MDGPU_CU_PTSZ(cuStreamEndCapture_ptsz, cuStreamEndCapture,
+	      (CUstream s, CUgraph *phGraph),
+	      cuStreamEndCapture(MDGPU_CU_PTS(s), phGraph))
+MDGPU_CU_PTSZ(cuStreamGetCaptureInfo_ptsz, cuStreamGetCaptureInfo,
+	      (CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id),
+	      cuStreamGetCaptureInfo(MDGPU_CU_PTS(s), status, id))
+MDGPU_CU_PTSZ(cuStreamGetCaptureInfo_v2_ptsz, cuStreamGetCaptureInfo_v2,
+	      (CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
+	       CUgraph *graph, const CUgraphNode **deps, size_t *ndeps),
+	      cuStreamGetCaptureInfo_v2(MDGPU_CU_PTS(s), status, id, graph,
+					deps, ndeps))
+MDGPU_CU_PTSZ(cuStreamGetCaptureInfo_v3_ptsz, cuStreamGetCaptureInfo_v3,
+	      (CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id,
+	       CUgraph *graph, const CUgraphNode **deps,
+	       const CUgraphEdgeData **edges, size_t *ndeps),
+	      cuStreamGetCaptureInfo_v3(MDGPU_CU_PTS(s), status, id, graph,
+					deps, edges, ndeps))
+MDGPU_CU_PTSZ(cuStreamIsCapturing_ptsz, cuStreamIsCapturing,
+	      (CUstream s, CUstreamCaptureStatus *status),
+	      cuStreamIsCapturing(MDGPU_CU_PTS(s), status))
+MDGPU_CU_PTSZ(cuStreamUpdateCaptureDependencies_ptsz,
+	      cuStreamUpdateCaptureDependencies,
+	      (CUstream s, CUgraphNode *deps, size_t n, unsigned int flags),
+	      cuStreamUpdateCaptureDependencies(MDGPU_CU_PTS(s), deps, n,
+						flags))
+MDGPU_CU_PTSZ(cuStreamUpdateCaptureDependencies_v2_ptsz,
+	      cuStreamUpdateCaptureDependencies_v2,
+	      (CUstream s, CUgraphNode *deps, const CUgraphEdgeData *data,
+	       size_t n, unsigned int flags),
+	      cuStreamUpdateCaptureDependencies_v2(MDGPU_CU_PTS(s), deps, data,
+						   n, flags))
 
 /* ---------------------------------------------------------------- */
 /* Graphs.                                                          */
@@ -1268,10 +1267,13 @@ CUresult CUDAAPI cuGraphInstantiate_v2(CUgraphExec *phGraphExec,
 					logBuffer, bufferSize);
 }
 
-CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec *phGraphExec,
-		CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+/* cuGraphInstantiateWithParams; ptsz: a NULL hUploadStream is the
+ * per-thread default stream. */
+static CUresult mdgpu_cu_instantiate_params(CUgraphExec *phGraphExec,
+					    CUgraph hGraph,
+					    CUDA_GRAPH_INSTANTIATE_PARAMS *p,
+					    bool ptsz)
 {
-	CUDA_GRAPH_INSTANTIATE_PARAMS *p = instantiateParams;
 	CUresult r;
 
 	if (!p)
@@ -1279,7 +1281,9 @@ CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec *phGraphExec,
 	r = mdgpu_cu_instantiate(phGraphExec, hGraph, p->flags, true,
 				 &p->hErrNode_out);
 	if (!r && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
-		r = cuGraphUpload(*phGraphExec, p->hUploadStream);
+		r = cuGraphUpload(*phGraphExec,
+				  ptsz ? MDGPU_CU_PTS(p->hUploadStream) :
+					 p->hUploadStream);
 		if (r)
 			cuGraphExecDestroy(*phGraphExec);
 	}
@@ -1287,6 +1291,17 @@ CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec *phGraphExec,
 			    CUDA_GRAPH_INSTANTIATE_SUCCESS;
 	return r;
 }
+
+CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec *phGraphExec,
+		CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+	return mdgpu_cu_instantiate_params(phGraphExec, hGraph,
+					   instantiateParams, false);
+}
+MDGPU_CU_PTSZ(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams,
+	      (CUgraphExec *phGraphExec, CUgraph hGraph,
+	       CUDA_GRAPH_INSTANTIATE_PARAMS *p),
+	      mdgpu_cu_instantiate_params(phGraphExec, hGraph, p, true))
 
 CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
@@ -1320,8 +1335,9 @@ CUresult CUDAAPI cuGraphExecGetFlags(CUgraphExec hGraphExec,
 	return r;
 }
 
-/* Under the lock, after the checks of a launch or an upload: x and s. */
-static CUresult mdgpu_cu_exec_enter(CUgraphExec x, CUstream s)
+/* Under the lock, after the checks of a launch or an upload: x and *s
+ * (resolved). */
+static CUresult mdgpu_cu_exec_enter(CUgraphExec x, CUstream *s)
 {
 	CUresult r = mdgpu_cu_enter();
 
@@ -1330,8 +1346,8 @@ static CUresult mdgpu_cu_exec_enter(CUgraphExec x, CUstream s)
 	if (!mdgpu_cu_set_has(&mdgpu_cu.execs, x))
 		r = CUDA_ERROR_INVALID_VALUE;
 	else
-		r = mdgpu_cu_stream_check(s);
-	if (!r && !mdgpu_cu_stream_handle(s) && !mdgpu_cu_current())
+		r = mdgpu_cu_stream_resolve(NULL, s);
+	if (!r && !mdgpu_cu_stream_handle(*s) && !mdgpu_cu_current())
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	if (r)
 		mdgpu_cu_leave();
@@ -1347,7 +1363,7 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
 	CUgraphExec x = hGraphExec;
 	uint32_t stream;
-	CUresult r = mdgpu_cu_exec_enter(x, hStream);
+	CUresult r = mdgpu_cu_exec_enter(x, &hStream);
 	int ret = 0;
 
 	if (r)
@@ -1378,7 +1394,7 @@ out:
  * nothing to do. */
 CUresult CUDAAPI cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 {
-	CUresult r = mdgpu_cu_exec_enter(hGraphExec, hStream);
+	CUresult r = mdgpu_cu_exec_enter(hGraphExec, &hStream);
 
 	if (r)
 		return r;
@@ -1386,10 +1402,10 @@ CUresult CUDAAPI cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
 	return CUDA_SUCCESS;
 }
 
-MDGPU_CU_ALIAS(cuGraphLaunch_ptsz, cuGraphLaunch);
-MDGPU_CU_ALIAS(cuGraphUpload_ptsz, cuGraphUpload);
-MDGPU_CU_ALIAS(cuGraphInstantiateWithParams_ptsz,
-	       cuGraphInstantiateWithParams);
+MDGPU_CU_PTSZ(cuGraphLaunch_ptsz, cuGraphLaunch, (CUgraphExec x, CUstream s),
+	      cuGraphLaunch(x, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuGraphUpload_ptsz, cuGraphUpload, (CUgraphExec x, CUstream s),
+	      cuGraphUpload(x, MDGPU_CU_PTS(s)))
 
 /* ---------------------------------------------------------------- */
 /* Nodes: queries.                                                  */

@@ -13,7 +13,8 @@
  * Launches are queued on their stream (mdgpu_launch_ex: no round trip);
  * their errors show at the next synchronising call.  On a capturing
  * stream a launch becomes a kernel node with a copy of its parameters
- * (graph.c).
+ * (graph.c).  The _ptsz variants launch on the per-thread default stream
+ * where the stream is NULL (stream.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,7 @@ static CUresult mdgpu_cu_launch(CUfunction f, struct mdgpu_launch_cfg *cfg,
 		r = CUDA_ERROR_INVALID_HANDLE;
 		goto out;
 	}
-	r = mdgpu_cu_stream_check(hStream);
+	r = mdgpu_cu_stream_resolve(NULL, &hStream);
 	if (!r)
 		r = mdgpu_cu_kernel_blob(f, kernelParams, extra, packed, &heap,
 					 &blob, &len);
@@ -179,7 +180,13 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
 
 	return mdgpu_cu_launch(f, &cfg, hStream, kernelParams, extra);
 }
-MDGPU_CU_ALIAS(cuLaunchKernel_ptsz, cuLaunchKernel);
+MDGPU_CU_PTSZ(cuLaunchKernel_ptsz, cuLaunchKernel,
+	      (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+	       unsigned int bx, unsigned int by, unsigned int bz,
+	       unsigned int smem, CUstream s, void **kernelParams,
+	       void **extra),
+	      cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, MDGPU_CU_PTS(s),
+			     kernelParams, extra))
 
 CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f,
 					   unsigned int gridDimX,
@@ -201,7 +208,12 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f,
 
 	return mdgpu_cu_launch(f, &cfg, hStream, kernelParams, NULL);
 }
-MDGPU_CU_ALIAS(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel);
+MDGPU_CU_PTSZ(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel,
+	      (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+	       unsigned int bx, unsigned int by, unsigned int bz,
+	       unsigned int smem, CUstream s, void **kernelParams),
+	      cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, smem,
+					MDGPU_CU_PTS(s), kernelParams))
 
 /*
  * Launch attributes.  COOPERATIVE and CLUSTER_DIMENSION are passed on.
@@ -262,8 +274,11 @@ CUresult mdgpu_cu_launch_attrs(const CUlaunchAttribute *attrs, unsigned n,
 	return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
-				  void **kernelParams, void **extra)
+/* cuLaunchKernelEx; ptsz: a NULL config->hStream is the per-thread
+ * default stream. */
+static CUresult mdgpu_cu_launch_ex(const CUlaunchConfig *config, bool ptsz,
+				   CUfunction f, void **kernelParams,
+				   void **extra)
 {
 	struct mdgpu_launch_cfg cfg = { .flags = 0 };
 	CUresult r;
@@ -281,6 +296,17 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
 	cfg.block[1] = config->blockDimY;
 	cfg.block[2] = config->blockDimZ;
 	cfg.shared_bytes = config->sharedMemBytes;
-	return mdgpu_cu_launch(f, &cfg, config->hStream, kernelParams, extra);
+	return mdgpu_cu_launch(f, &cfg, ptsz ? MDGPU_CU_PTS(config->hStream) :
+					      config->hStream,
+			       kernelParams, extra);
 }
-MDGPU_CU_ALIAS(cuLaunchKernelEx_ptsz, cuLaunchKernelEx);
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+				  void **kernelParams, void **extra)
+{
+	return mdgpu_cu_launch_ex(config, false, f, kernelParams, extra);
+}
+MDGPU_CU_PTSZ(cuLaunchKernelEx_ptsz, cuLaunchKernelEx,
+	      (const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+	       void **extra),
+	      mdgpu_cu_launch_ex(config, true, f, kernelParams, extra))

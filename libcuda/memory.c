@@ -16,8 +16,9 @@
  * except an *Async one whose host side is zero-copy memory
  * (cuMemHostAlloc): that one is queued too, and the application leaves
  * the buffer alone until it has synchronised, as CUDA requires.  The
- * per-thread-default-stream variants (_ptds, _ptsz) are the same
- * functions: per-thread default streams are stream 0 (stream.c).
+ * per-thread-default-stream variants (_ptds, _ptsz) are the same calls
+ * on the calling thread's per-thread default stream where the plain ones
+ * use the legacy stream (stream.c).
  *
  * Capture: memsets and copies are handed to mdgpu_cu_submit() (graph.c),
  * which queues them, or makes them nodes of a capturing stream's graph.
@@ -285,7 +286,7 @@ static CUresult mdgpu_cu_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(stream);
+	r = mdgpu_cu_stream_resolve(NULL, &stream);
 	if (r || !bytes || !rows)
 		goto out;
 	if (!mdgpu_cu_alloc_range(dst, span)) {
@@ -390,7 +391,7 @@ CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch,
 /* Copies.                                                          */
 
 /* One copy of rows rows of width > 0 bytes on a stream (graph.h): queued,
- * or captured.  The caller holds the lock and checked the stream. */
+ * or captured.  The caller holds the lock and resolved the stream. */
 static CUresult mdgpu_cu_copy_op(enum mdgpu_cu_dir dir, uintptr_t dst,
 				 uintptr_t src, uint64_t dpitch,
 				 uint64_t spitch, uint64_t width,
@@ -434,7 +435,7 @@ static CUresult mdgpu_cu_copy(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(stream);
+	r = mdgpu_cu_stream_resolve(NULL, &stream);
 	if (r || !n)
 		goto out;
 	r = mdgpu_cu_copy_check(dir, ddst, dsrc, n);
@@ -529,7 +530,7 @@ static CUresult mdgpu_cu_copy_host(void *dst, const void *src, size_t n,
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(stream);
+	r = mdgpu_cu_stream_resolve(NULL, &stream);
 	/* No host work in a graph: on a capturing stream it is refused. */
 	if (!r)
 		r = mdgpu_cu_capture_refuse(stream, "a host-to-host copy");
@@ -550,8 +551,11 @@ static CUresult mdgpu_cu_copy_unified(CUdeviceptr dst, CUdeviceptr src,
 {
 	enum mdgpu_cu_dir dir;
 	int d, s;
-	CUresult r = mdgpu_cu_enter();
+	CUresult r;
 
+	if (n && (!dst || !src))
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
 	if (r)
 		return r;
 	d = mdgpu_cu_classify(dst);
@@ -575,16 +579,12 @@ static CUresult mdgpu_cu_copy_unified(CUdeviceptr dst, CUdeviceptr src,
 
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
-	if (ByteCount && (!dst || !src))
-		return CUDA_ERROR_INVALID_VALUE;
 	return mdgpu_cu_copy_unified(dst, src, ByteCount, NULL, false);
 }
 
 CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
 			       size_t ByteCount, CUstream hStream)
 {
-	if (ByteCount && (!dst || !src))
-		return CUDA_ERROR_INVALID_VALUE;
 	return mdgpu_cu_copy_unified(dst, src, ByteCount, hStream, true);
 }
 
@@ -672,7 +672,7 @@ static CUresult mdgpu_cu_copy2d(const CUDA_MEMCPY2D *p, CUstream stream,
 	r = mdgpu_cu_enter_ctx(&ctx);
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(stream);
+	r = mdgpu_cu_stream_resolve(NULL, &stream);
 	if (!r)
 		r = mdgpu_cu_side(p->srcMemoryType, p->srcHost, p->srcDevice,
 				  soff, &sdev, &sbase);
@@ -716,29 +716,85 @@ CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy,
 	return mdgpu_cu_copy2d(pCopy, hStream, true);
 }
 
-MDGPU_CU_ALIAS(cuMemsetD8_v2_ptds, cuMemsetD8_v2);
-MDGPU_CU_ALIAS(cuMemsetD16_v2_ptds, cuMemsetD16_v2);
-MDGPU_CU_ALIAS(cuMemsetD32_v2_ptds, cuMemsetD32_v2);
-MDGPU_CU_ALIAS(cuMemsetD2D8_v2_ptds, cuMemsetD2D8_v2);
-MDGPU_CU_ALIAS(cuMemsetD2D16_v2_ptds, cuMemsetD2D16_v2);
-MDGPU_CU_ALIAS(cuMemsetD2D32_v2_ptds, cuMemsetD2D32_v2);
-MDGPU_CU_ALIAS(cuMemsetD8Async_ptsz, cuMemsetD8Async);
-MDGPU_CU_ALIAS(cuMemsetD16Async_ptsz, cuMemsetD16Async);
-MDGPU_CU_ALIAS(cuMemsetD32Async_ptsz, cuMemsetD32Async);
-MDGPU_CU_ALIAS(cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async);
-MDGPU_CU_ALIAS(cuMemsetD2D16Async_ptsz, cuMemsetD2D16Async);
-MDGPU_CU_ALIAS(cuMemsetD2D32Async_ptsz, cuMemsetD2D32Async);
-MDGPU_CU_ALIAS(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2);
-MDGPU_CU_ALIAS(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2);
-MDGPU_CU_ALIAS(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2);
-MDGPU_CU_ALIAS(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2);
-MDGPU_CU_ALIAS(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2);
-MDGPU_CU_ALIAS(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2);
-MDGPU_CU_ALIAS(cuMemcpy_ptds, cuMemcpy);
-MDGPU_CU_ALIAS(cuMemcpyAsync_ptsz, cuMemcpyAsync);
-MDGPU_CU_ALIAS(cuMemcpy2D_v2_ptds, cuMemcpy2D_v2);
-MDGPU_CU_ALIAS(cuMemcpy2DUnaligned_v2_ptds, cuMemcpy2DUnaligned_v2);
-MDGPU_CU_ALIAS(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync_v2);
+/* The per-thread variants.  The synchronous ones (_ptds) run as the plain
+ * ones do, on the per-thread default stream. */
+MDGPU_CU_PTSZ(cuMemsetD8_v2_ptds, cuMemsetD8_v2,
+	      (CUdeviceptr d, unsigned char uc, size_t N),
+	      mdgpu_cu_memset(d, 0, uc, 1, N, 1, CU_STREAM_PER_THREAD))
+MDGPU_CU_PTSZ(cuMemsetD16_v2_ptds, cuMemsetD16_v2,
+	      (CUdeviceptr d, unsigned short us, size_t N),
+	      mdgpu_cu_memset(d, 0, us, 2, N, 1, CU_STREAM_PER_THREAD))
+MDGPU_CU_PTSZ(cuMemsetD32_v2_ptds, cuMemsetD32_v2,
+	      (CUdeviceptr d, unsigned int ui, size_t N),
+	      mdgpu_cu_memset(d, 0, ui, 4, N, 1, CU_STREAM_PER_THREAD))
+MDGPU_CU_PTSZ(cuMemsetD2D8_v2_ptds, cuMemsetD2D8_v2,
+	      (CUdeviceptr d, size_t pitch, unsigned char uc, size_t w,
+	       size_t h),
+	      mdgpu_cu_memset(d, pitch, uc, 1, w, h, CU_STREAM_PER_THREAD))
+MDGPU_CU_PTSZ(cuMemsetD2D16_v2_ptds, cuMemsetD2D16_v2,
+	      (CUdeviceptr d, size_t pitch, unsigned short us, size_t w,
+	       size_t h),
+	      mdgpu_cu_memset(d, pitch, us, 2, w, h, CU_STREAM_PER_THREAD))
+MDGPU_CU_PTSZ(cuMemsetD2D32_v2_ptds, cuMemsetD2D32_v2,
+	      (CUdeviceptr d, size_t pitch, unsigned int ui, size_t w,
+	       size_t h),
+	      mdgpu_cu_memset(d, pitch, ui, 4, w, h, CU_STREAM_PER_THREAD))
+MDGPU_CU_PTSZ(cuMemsetD8Async_ptsz, cuMemsetD8Async,
+	      (CUdeviceptr d, unsigned char uc, size_t N, CUstream s),
+	      cuMemsetD8Async(d, uc, N, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemsetD16Async_ptsz, cuMemsetD16Async,
+	      (CUdeviceptr d, unsigned short us, size_t N, CUstream s),
+	      cuMemsetD16Async(d, us, N, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemsetD32Async_ptsz, cuMemsetD32Async,
+	      (CUdeviceptr d, unsigned int ui, size_t N, CUstream s),
+	      cuMemsetD32Async(d, ui, N, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async,
+	      (CUdeviceptr d, size_t pitch, unsigned char uc, size_t w,
+	       size_t h, CUstream s),
+	      cuMemsetD2D8Async(d, pitch, uc, w, h, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemsetD2D16Async_ptsz, cuMemsetD2D16Async,
+	      (CUdeviceptr d, size_t pitch, unsigned short us, size_t w,
+	       size_t h, CUstream s),
+	      cuMemsetD2D16Async(d, pitch, us, w, h, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemsetD2D32Async_ptsz, cuMemsetD2D32Async,
+	      (CUdeviceptr d, size_t pitch, unsigned int ui, size_t w,
+	       size_t h, CUstream s),
+	      cuMemsetD2D32Async(d, pitch, ui, w, h, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD_v2,
+	      (CUdeviceptr dst, const void *src, size_t n),
+	      mdgpu_cu_copy(MDGPU_CU_HTOD, dst, NULL, 0, src, n,
+			    CU_STREAM_PER_THREAD, false))
+MDGPU_CU_PTSZ(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH_v2,
+	      (void *dst, CUdeviceptr src, size_t n),
+	      mdgpu_cu_copy(MDGPU_CU_DTOH, 0, dst, src, NULL, n,
+			    CU_STREAM_PER_THREAD, false))
+MDGPU_CU_PTSZ(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD_v2,
+	      (CUdeviceptr dst, CUdeviceptr src, size_t n),
+	      mdgpu_cu_copy(MDGPU_CU_DTOD, dst, NULL, src, NULL, n,
+			    CU_STREAM_PER_THREAD, false))
+MDGPU_CU_PTSZ(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync_v2,
+	      (CUdeviceptr dst, const void *src, size_t n, CUstream s),
+	      cuMemcpyHtoDAsync_v2(dst, src, n, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync_v2,
+	      (void *dst, CUdeviceptr src, size_t n, CUstream s),
+	      cuMemcpyDtoHAsync_v2(dst, src, n, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync_v2,
+	      (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s),
+	      cuMemcpyDtoDAsync_v2(dst, src, n, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemcpy_ptds, cuMemcpy,
+	      (CUdeviceptr dst, CUdeviceptr src, size_t n),
+	      mdgpu_cu_copy_unified(dst, src, n, CU_STREAM_PER_THREAD, false))
+MDGPU_CU_PTSZ(cuMemcpyAsync_ptsz, cuMemcpyAsync,
+	      (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s),
+	      cuMemcpyAsync(dst, src, n, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuMemcpy2D_v2_ptds, cuMemcpy2D_v2, (const CUDA_MEMCPY2D *p),
+	      mdgpu_cu_copy2d(p, CU_STREAM_PER_THREAD, false))
+MDGPU_CU_PTSZ(cuMemcpy2DUnaligned_v2_ptds, cuMemcpy2DUnaligned_v2,
+	      (const CUDA_MEMCPY2D *p),
+	      mdgpu_cu_copy2d(p, CU_STREAM_PER_THREAD, false))
+MDGPU_CU_PTSZ(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync_v2,
+	      (const CUDA_MEMCPY2D *p, CUstream s),
+	      cuMemcpy2DAsync_v2(p, MDGPU_CU_PTS(s)))
 
 /* ---------------------------------------------------------------- */
 /* Host memory.                                                     */

@@ -7,8 +7,10 @@
  *
  * Locking: mdgpu_cu.lock serialises every call that touches the handle
  * or the object lists (a libmdgpu handle is not thread-safe).  The
- * current-context stack is per thread and needs no lock; a context taken
- * from it is checked against the live list under the lock before use.
+ * current-context stack, and beside it the thread's per-thread default
+ * streams (context.c), are per thread and need no lock; a context or a
+ * stream taken from them is checked against its live list under the
+ * lock before use.
  *
  * Handles the application passes in are never dereferenced before they
  * are found in the list of their kind, so a stale or forged handle is
@@ -34,6 +36,23 @@
 #define MDGPU_CU_ALIAS(new, impl)					  \
 	extern __typeof__(impl) mdgpu_cu_alias_##new __asm__(#new)	  \
 		__attribute__((alias(#impl)))
+
+/*
+ * Defines `ptsz`, the per-thread-default-stream variant (_ptsz, _ptds) of
+ * the implemented `impl`, as returning `call` (gen-entry-points.py reads
+ * these lines).  params: its parameter list, which the compiler checks
+ * against impl's type.  call: impl itself with its stream argument s
+ * written MDGPU_CU_PTS(s) (a NULL stream is CU_STREAM_PER_THREAD), or,
+ * for a synchronous call without a stream argument, impl's implementation
+ * on CU_STREAM_PER_THREAD.  `ptsz` is used only through # and ##.
+ */
+#define MDGPU_CU_PTS(s)		((s) ? (s) : CU_STREAM_PER_THREAD)
+#define MDGPU_CU_PTSZ(ptsz, impl, params, call)				  \
+	extern __typeof__(impl) mdgpu_cu_ptsz_##ptsz __asm__(#ptsz);	  \
+	CUresult CUDAAPI mdgpu_cu_ptsz_##ptsz params			  \
+	{								  \
+		return call;						  \
+	}
 
 /* A growable array of object pointers: the live objects of one kind. */
 struct mdgpu_cu_set {
@@ -132,8 +151,10 @@ struct CUfunc_st {
 
 /*
  * A stream of the daemon (ABI 1.2): `handle` names it in commands.  The
- * NULL stream, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are the vGPU's
- * stream 0 (mdgpu_cu_stream_handle()).
+ * NULL stream and CU_STREAM_LEGACY are the vGPU's stream 0
+ * (mdgpu_cu_stream_handle()).  CU_STREAM_PER_THREAD names the calling
+ * thread's per-thread default stream of the current context, a stream of
+ * this kind with `ptds` set (mdgpu_cu_stream_resolve()).
  */
 struct CUstream_st {
 	CUcontext ctx;
@@ -141,6 +162,7 @@ struct CUstream_st {
 	int priority;
 	uint32_t handle;
 	uint64_t id;			/* cuStreamGetId */
+	bool ptds;			/* a thread's per-thread stream */
 	struct mdgpu_cu_member *cap;	/* its part in a capture (graph.c) */
 };
 
@@ -227,17 +249,36 @@ uint64_t mdgpu_cu_ctx_next_id(void);
 /* Under the lock: a new stream id (a context's default stream takes one). */
 uint64_t mdgpu_cu_stream_next_id(void);
 /*
- * Under the lock: cuStreamGetId of s, a stream of ctx's (a default
- * stream: ctx's own; ctx NULL: the current context).  A created stream
- * must have passed mdgpu_cu_stream_check().
+ * Under the lock: cuStreamGetId of s, a resolved stream of ctx's (the
+ * legacy stream: ctx's own; ctx NULL: the current context).
  */
 CUresult mdgpu_cu_stream_id(CUcontext ctx, CUstream s, uint64_t *id);
 /* Under the lock: a stream argument (NULL, CU_STREAM_LEGACY,
- * CU_STREAM_PER_THREAD or a live stream of a live context). */
+ * CU_STREAM_PER_THREAD or a live stream of a live context), checked only,
+ * for a call that does not use the stream. */
 CUresult mdgpu_cu_stream_check(CUstream s);
-/* Under the lock, of a stream that passed mdgpu_cu_stream_check: the
- * daemon's stream handle (0 for the default streams). */
+/*
+ * Under the lock: checks the stream argument *s as mdgpu_cu_stream_check
+ * does and replaces CU_STREAM_PER_THREAD by the calling thread's
+ * per-thread default stream of ctx (a live context; NULL: the current
+ * one, INVALID_CONTEXT without one), made on first use.  Every call that
+ * uses a stream resolves it first, so the rest of the library knows two
+ * kinds of stream: the legacy one (handle 0) and created ones.
+ */
+CUresult mdgpu_cu_stream_resolve(CUcontext ctx, CUstream *s);
+/* Under the lock, of a resolved stream: the daemon's stream handle (0 for
+ * the legacy stream). */
 uint32_t mdgpu_cu_stream_handle(CUstream s);
+/* Under the lock: frees s and its daemon stream, whose queued work still
+ * runs. */
+void mdgpu_cu_stream_drop(CUstream s);
+/*
+ * Under the lock: the calling thread's per-thread default stream of ctx
+ * if it still lives, else NULL; remember s as that stream (-ENOMEM).
+ * The thread's streams are dropped when it exits (context.c).
+ */
+CUstream mdgpu_cu_ptds_get(CUcontext ctx);
+int mdgpu_cu_ptds_set(CUcontext ctx, CUstream s);
 /* Under the lock: the daemon's stream priority range. */
 CUresult mdgpu_cu_priorities(int *least, int *greatest);
 

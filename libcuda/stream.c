@@ -5,16 +5,26 @@
  * A CUstream is a stream of the vGPU: its work runs in order, concurrently
  * with other streams' work, on a real stream of the worker's context.  The
  * NULL stream and CU_STREAM_LEGACY are the vGPU's stream 0, which the
- * daemon gives CUDA's legacy default-stream semantics.  CU_STREAM_PER_THREAD
- * (and the _ptsz/_ptds entry points) also map to stream 0: per-thread
- * default streams would not synchronise with the legacy one, so this is
- * stricter than CUDA requires and never wrong.
+ * daemon gives CUDA's legacy default-stream semantics.
+ *
+ * The per-thread default stream.  CU_STREAM_PER_THREAD, and NULL passed
+ * to a _ptsz/_ptds entry point (MDGPU_CU_PTSZ wrappers, priv.h), name
+ * the calling thread's own stream of the current context: a daemon
+ * stream made on the thread's first use of it in that context, blocking
+ * (flags 0) and of priority 0 as CUDA makes it, so it synchronises with
+ * the legacy stream but not with other threads' per-thread streams nor
+ * with non-blocking streams.  mdgpu_cu_stream_resolve() maps the name to
+ * the stream at every entry point, so the rest of the library sees an
+ * ordinary created stream (`ptds` set).  It cannot be destroyed
+ * (cuStreamDestroy: INVALID_HANDLE, as for the other default streams);
+ * it goes when its thread exits (context.c) or with its context.  Each
+ * (thread, context) pair that uses one holds one of the vGPU's daemon
+ * handles (max_handles) while both live.
  *
  * Stream ids (cuStreamGetId, and the private table cuBLAS reads them
  * through, export.c) are unique in the process and never reused, as in
- * CUDA: each created stream takes one, and each context one for its
- * default stream, which CU_STREAM_PER_THREAD shares since it is the same
- * stream here (CUDA gives the per-thread stream an id of its own).
+ * CUDA: each created stream takes one, each per-thread stream one, and
+ * each context one for its legacy stream.
  *
  * Event records and stream waits are queued without a round trip; queries
  * ask the daemon (CUDA_ERROR_NOT_READY while work is pending);
@@ -62,12 +72,12 @@ CUresult mdgpu_cu_stream_id(CUcontext ctx, CUstream s, uint64_t *id)
 
 uint32_t mdgpu_cu_stream_handle(CUstream s)
 {
-	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+	if (!s || s == CU_STREAM_LEGACY)
 		return 0;
 	return s->handle;
 }
 
-static void mdgpu_cu_stream_drop(CUstream s)
+void mdgpu_cu_stream_drop(CUstream s)
 {
 	mdgpu_cu_capture_stream_gone(s);
 	mdgpu_stream_destroy(mdgpu_cu.g, s->handle);
@@ -113,41 +123,73 @@ CUresult mdgpu_cu_priorities(int *least, int *greatest)
 	return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream,
-					    unsigned int flags, int priority)
+/* Under the lock: a new stream of ctx on a new daemon stream. */
+static CUresult mdgpu_cu_stream_new(CUcontext ctx, unsigned flags,
+				    int priority, CUstream *out)
 {
-	CUcontext ctx;
-	CUstream s;
-	CUresult r;
+	CUstream s = calloc(1, sizeof(*s));
 	int ret;
 
-	if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
-		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter_ctx(&ctx);
-	if (r)
-		return r;
-	s = calloc(1, sizeof(*s));
 	if (!s || mdgpu_cu_set_add(&mdgpu_cu.streams, s)) {
 		free(s);
-		r = CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	ret = mdgpu_stream_create(mdgpu_cu.g,
 				  flags & CU_STREAM_NON_BLOCKING ?
 				  MDGPU_STREAM_F_NON_BLOCKING : 0,
 				  priority, &s->handle);
 	if (ret) {
-		r = mdgpu_cu_error(ret);
 		mdgpu_cu_set_del(&mdgpu_cu.streams, s);
 		free(s);
-		goto out;
+		return mdgpu_cu_error(ret);
 	}
 	s->ctx = ctx;
 	s->flags = flags;
 	s->priority = priority;
 	s->id = mdgpu_cu_stream_next_id();
-	*phStream = s;
-out:
+	*out = s;
+	return CUDA_SUCCESS;
+}
+
+CUresult mdgpu_cu_stream_resolve(CUcontext ctx, CUstream *ps)
+{
+	CUstream s = *ps;
+	CUresult r;
+
+	if (s != CU_STREAM_PER_THREAD)
+		return mdgpu_cu_stream_check(s);
+	if (!ctx)
+		ctx = mdgpu_cu_current();
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	s = mdgpu_cu_ptds_get(ctx);
+	if (!s) {
+		/* As CUDA makes it: blocking, priority 0. */
+		r = mdgpu_cu_stream_new(ctx, 0, 0, &s);
+		if (r)
+			return r;
+		s->ptds = true;
+		if (mdgpu_cu_ptds_set(ctx, s)) {
+			mdgpu_cu_stream_drop(s);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	*ps = s;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream,
+					    unsigned int flags, int priority)
+{
+	CUcontext ctx;
+	CUresult r;
+
+	if (!phStream || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter_ctx(&ctx);
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_new(ctx, flags, priority, phStream);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -157,14 +199,19 @@ CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	return cuStreamCreateWithPriority(phStream, Flags, 0);
 }
 
-/* Queued work of a destroyed stream still runs (daemon and CUDA). */
+/*
+ * Queued work of a destroyed stream still runs (daemon and CUDA).  The
+ * default streams are not destroyed (CUDA: invalid): the names, and a
+ * per-thread stream's own handle (TOOLS_CONTEXT slot 51 gives it out),
+ * are refused.
+ */
 CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 {
 	CUresult r = mdgpu_cu_enter();
 
 	if (r)
 		return r;
-	if (!mdgpu_cu_set_has(&mdgpu_cu.streams, hStream))
+	if (!mdgpu_cu_set_has(&mdgpu_cu.streams, hStream) || hStream->ptds)
 		r = CUDA_ERROR_INVALID_HANDLE;
 	else
 		mdgpu_cu_stream_drop(hStream);
@@ -172,15 +219,16 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 	return r;
 }
 
-/* The default streams need a current context; a created one its own. */
-static CUresult mdgpu_cu_stream_enter(CUstream s)
+/* Resolves *s; the legacy stream needs a current context, a created one
+ * its own. */
+static CUresult mdgpu_cu_stream_enter(CUstream *s)
 {
 	CUresult r = mdgpu_cu_enter();
 
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(s);
-	if (!r && !mdgpu_cu_stream_handle(s) && !mdgpu_cu_current())
+	r = mdgpu_cu_stream_resolve(NULL, s);
+	if (!r && !mdgpu_cu_stream_handle(*s) && !mdgpu_cu_current())
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	if (r)
 		mdgpu_cu_leave();
@@ -189,7 +237,7 @@ static CUresult mdgpu_cu_stream_enter(CUstream s)
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 {
-	CUresult r = mdgpu_cu_stream_enter(hStream);
+	CUresult r = mdgpu_cu_stream_enter(&hStream);
 	int ret;
 
 	if (r)
@@ -206,7 +254,7 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 
 CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 {
-	CUresult r = mdgpu_cu_stream_enter(hStream);
+	CUresult r = mdgpu_cu_stream_enter(&hStream);
 	int pending = 0, ret;
 
 	if (r)
@@ -234,7 +282,7 @@ CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int *flags)
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(hStream);
+	r = mdgpu_cu_stream_resolve(NULL, &hStream);
 	if (!r)
 		*flags = mdgpu_cu_stream_handle(hStream) ? hStream->flags : 0;
 	mdgpu_cu_leave();
@@ -250,7 +298,7 @@ CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
-	r = mdgpu_cu_stream_check(hStream);
+	r = mdgpu_cu_stream_resolve(NULL, &hStream);
 	if (!r)
 		*priority = mdgpu_cu_stream_handle(hStream) ?
 			    hStream->priority : 0;
@@ -264,7 +312,7 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_stream_enter(hStream);
+	r = mdgpu_cu_stream_enter(&hStream);
 	if (r)
 		return r;
 	*pctx = mdgpu_cu_stream_handle(hStream) ? hStream->ctx :
@@ -304,7 +352,7 @@ CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long *streamId)
 
 	if (!streamId)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_stream_enter(hStream);
+	r = mdgpu_cu_stream_enter(&hStream);
 	if (r)
 		return r;
 	r = mdgpu_cu_stream_id(NULL, hStream, &id);
@@ -331,7 +379,7 @@ CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
 
 	if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_stream_enter(hStream);
+	r = mdgpu_cu_stream_enter(&hStream);
 	if (r)
 		return r;
 	r = mdgpu_cu_event_check(hEvent);
@@ -349,13 +397,25 @@ CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
 	return r;
 }
 
-MDGPU_CU_ALIAS(cuStreamSynchronize_ptsz, cuStreamSynchronize);
-MDGPU_CU_ALIAS(cuStreamQuery_ptsz, cuStreamQuery);
-MDGPU_CU_ALIAS(cuStreamGetFlags_ptsz, cuStreamGetFlags);
-MDGPU_CU_ALIAS(cuStreamGetPriority_ptsz, cuStreamGetPriority);
-MDGPU_CU_ALIAS(cuStreamGetCtx_ptsz, cuStreamGetCtx);
-MDGPU_CU_ALIAS(cuStreamGetId_ptsz, cuStreamGetId);
-MDGPU_CU_ALIAS(cuStreamWaitEvent_ptsz, cuStreamWaitEvent);
+MDGPU_CU_PTSZ(cuStreamSynchronize_ptsz, cuStreamSynchronize, (CUstream s),
+	      cuStreamSynchronize(MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuStreamQuery_ptsz, cuStreamQuery, (CUstream s),
+	      cuStreamQuery(MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuStreamGetFlags_ptsz, cuStreamGetFlags,
+	      (CUstream s, unsigned int *flags),
+	      cuStreamGetFlags(MDGPU_CU_PTS(s), flags))
+MDGPU_CU_PTSZ(cuStreamGetPriority_ptsz, cuStreamGetPriority,
+	      (CUstream s, int *priority),
+	      cuStreamGetPriority(MDGPU_CU_PTS(s), priority))
+MDGPU_CU_PTSZ(cuStreamGetCtx_ptsz, cuStreamGetCtx,
+	      (CUstream s, CUcontext *pctx),
+	      cuStreamGetCtx(MDGPU_CU_PTS(s), pctx))
+MDGPU_CU_PTSZ(cuStreamGetId_ptsz, cuStreamGetId,
+	      (CUstream s, unsigned long long *id),
+	      cuStreamGetId(MDGPU_CU_PTS(s), id))
+MDGPU_CU_PTSZ(cuStreamWaitEvent_ptsz, cuStreamWaitEvent,
+	      (CUstream s, CUevent e, unsigned int flags),
+	      cuStreamWaitEvent(MDGPU_CU_PTS(s), e, flags))
 
 CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
@@ -411,7 +471,7 @@ static CUresult mdgpu_cu_record(CUevent hEvent, CUstream hStream,
 		return r;
 	r = mdgpu_cu_event_check(hEvent);
 	if (!r)
-		r = mdgpu_cu_stream_check(hStream);
+		r = mdgpu_cu_stream_resolve(NULL, &hStream);
 	if (!r)
 		r = mdgpu_cu_capture_record(hEvent, hStream, flags, &captured);
 	if (!r && !captured) {
@@ -539,5 +599,8 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
 	return r;
 }
 
-MDGPU_CU_ALIAS(cuEventRecord_ptsz, cuEventRecord);
-MDGPU_CU_ALIAS(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags);
+MDGPU_CU_PTSZ(cuEventRecord_ptsz, cuEventRecord, (CUevent e, CUstream s),
+	      cuEventRecord(e, MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags,
+	      (CUevent e, CUstream s, unsigned int flags),
+	      cuEventRecordWithFlags(e, MDGPU_CU_PTS(s), flags))

@@ -9,7 +9,8 @@
  * Every backend: each refusal path (forged handles, NULL pointers, bad
  * sizes, unsupported attributes, inputs and options), links, loading
  * mode, context limits, lazy library loading (the daemon's commands
- * counted through its admin socket, MDGPU_TEST_ADMIN).
+ * counted through its admin socket, MDGPU_TEST_ADMIN), a thread's
+ * per-thread default stream destroyed in the daemon when it exits.
  * MDGPU_TEST_BACKEND=sim (the default): no code loads, and every call
  * that needs it fails cleanly.  With CUDA_MODULE_LOADING=EAGER only the
  * eager-loading tests run.
@@ -18,9 +19,12 @@
  * a CUkernel, and captured into graphs and replayed, and the numbers
  * checked; on the fake libcuda of CI the kernel is its `scale_add`
  * (p[i] = p[i] * k + i).  A module's and a library's kernels are
- * enumerated (the public calls and TOOLS_MODULE slot 7).
+ * enumerated (the public calls and TOOLS_MODULE slot 7).  With
+ * MDGPU_TEST_CONCURRENCY only the test that per-thread default streams of
+ * different threads run concurrently runs.
  * Prints "N passed, N failed, N skipped".
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1621,6 +1625,184 @@ static void test_cuda_wait_flags(void)
 	OK(cuModuleUnload(m));
 }
 
+/*
+ * A thread's per-thread default stream is one daemon stream, made on its
+ * first use and destroyed when the thread exits: one STREAM_CREATE and
+ * one STREAM_DESTROY, neither failed (every backend).
+ */
+static void *ptds_use_main(void *arg)
+{
+	unsigned long long id = 0;
+
+	if (cuCtxSetCurrent(arg) ||
+	    cuStreamGetId(CU_STREAM_PER_THREAD, &id) || !id)
+		return arg;
+	return NULL;
+}
+
+static void test_ptds_exit(CUcontext ctx)
+{
+	pthread_t t;
+	void *bad = NULL;
+
+	mark();
+	pthread_create(&t, NULL, ptds_use_main, ctx);
+	pthread_join(t, &bad);
+	EXPECT(bad == NULL);
+	EXPECT_COUNTS(2, 0);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* A thread's short command: a memset on its per-thread stream (or on the
+ * legacy stream), an event recorded after it and waited for, and, on the
+ * per-thread stream, a synchronize; ms: how long it took. */
+struct ptds_short {
+	CUcontext ctx;
+	CUdeviceptr d;
+	bool legacy;
+	uint64_t ms;
+	CUresult r;
+};
+
+static void *ptds_short_main(void *arg)
+{
+	struct ptds_short *t = arg;
+	CUstream s = t->legacy ? NULL : CU_STREAM_PER_THREAD;
+	uint64_t t0 = now_ms();
+	CUevent ev = NULL;
+
+	t->r = cuCtxSetCurrent(t->ctx);
+	if (!t->r)
+		t->r = cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
+	if (!t->r)
+		t->r = cuMemsetD32Async(t->d, 7, 16, s);
+	if (!t->r)
+		t->r = cuEventRecord(ev, s);
+	if (!t->r)
+		t->r = cuEventSynchronize(ev);
+	if (!t->r && !t->legacy)
+		t->r = cuStreamSynchronize(s);
+	t->ms = now_ms() - t0;
+	if (ev)
+		cuEventDestroy(ev);
+	return NULL;
+}
+
+/* In another thread: the short command on its per-thread stream, or on
+ * the legacy stream. */
+static struct ptds_short ptds_short_run(CUcontext ctx, CUdeviceptr d,
+					bool legacy)
+{
+	struct ptds_short t = { .ctx = ctx, .d = d, .legacy = legacy };
+	pthread_t th;
+
+	pthread_create(&th, NULL, ptds_short_main, &t);
+	pthread_join(th, NULL);
+	return t;
+}
+
+/* The fake libcuda's scale_add launched through cuLaunchKernel_ptsz
+ * (cuGetProcAddress with the per-thread flag) on NULL: on this thread's
+ * per-thread default stream, which it synchronises. */
+static void test_cuda_ptds(void)
+{
+	CUresult (*launch)(CUfunction, unsigned int, unsigned int,
+			   unsigned int, unsigned int, unsigned int,
+			   unsigned int, unsigned int, CUstream, void **,
+			   void **) = NULL;
+	CUdriverProcAddressQueryResult st;
+	enum { n = 64 };
+	uint32_t h[n], k = 5;
+	uint64_t count = n;
+	void *params[3] = { NULL, &count, &k };
+	CUmodule m;
+	CUfunction f;
+	CUdeviceptr d;
+
+	if (!on_fake) {
+		SKIP("scale_add on the per-thread stream needs the fake "
+		     "libcuda's kernel");
+		return;
+	}
+	OK(cuGetProcAddress("cuLaunchKernel", (void **)&launch, 13000,
+			    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+			    &st));
+	EXPECT(launch && (void *)launch == dlsym(RTLD_DEFAULT,
+						 "cuLaunchKernel_ptsz"));
+	if (!launch)
+		return;
+	OK(cuModuleLoadData(&m, ptx));
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	for (unsigned i = 0; i < n; i++)
+		h[i] = 2 * i + 1;
+	OK(cuMemAlloc(&d, sizeof(h)));
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	params[0] = &d;
+	OK(launch(f, 1, 1, 1, n, 1, 1, 0, NULL, params, NULL));
+	OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+	check_scaled(d, h, n, k, "scale_add on the per-thread stream");
+	OK(cuMemFree(d));
+	OK(cuModuleUnload(m));
+}
+
+/*
+ * Per-thread default streams of different threads run concurrently
+ * (MDGPU_TEST_CONCURRENCY: a daemon whose slices, each ended by draining
+ * every stream of the vGPU, outlast the kernels; the fake libcuda, whose
+ * streams run concurrently).  While this thread's per-thread stream runs
+ * a 1 s kernel, another thread's per-thread stream completes a short
+ * command without waiting for it; another thread's legacy stream waits
+ * for it (it synchronises with blocking streams, per-thread ones too).
+ */
+static void test_cuda_ptds_concurrent(CUcontext ctx)
+{
+	uint64_t ns;
+	void *args[] = { &ns };
+	struct ptds_short b;
+	CUmodule m;
+	CUfunction spin;
+	CUdeviceptr d;
+
+	if (!on_fake) {
+		SKIP("the concurrency test needs the fake libcuda's timed "
+		     "kernel");
+		return;
+	}
+	OK(cuModuleLoadData(&m, spin_ptx));
+	OK(cuModuleGetFunction(&spin, m, "mdgpud_spin_ns"));
+	OK(cuMemAlloc(&d, 64));
+	OK(cuCtxSynchronize());
+
+	ns = 1000000000;
+	OK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_PER_THREAD,
+			  args, NULL));
+	b = ptds_short_run(ctx, d, false);
+	OK(b.r);
+	/* The kernel still runs: b did not wait for it. */
+	EXPECT_RES(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
+	printf("test_code: another thread's per-thread stream: %llu ms "
+	       "beside a 1000 ms kernel\n", (unsigned long long)b.ms);
+	OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+
+	ns = 300000000;
+	OK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_PER_THREAD,
+			  args, NULL));
+	b = ptds_short_run(ctx, d, true);
+	OK(b.r);
+	/* The legacy memset ran after the kernel. */
+	OK(cuStreamQuery(CU_STREAM_PER_THREAD));
+	EXPECT(b.ms >= 200);
+	OK(cuMemFree(d));
+	OK(cuModuleUnload(m));
+}
+
 static void test_cuda_many_kernels(void)
 {
 	enum { N = 40, LONG = 100 };
@@ -2205,6 +2387,7 @@ int main(void)
 	const char *backend = getenv("MDGPU_TEST_BACKEND");
 	const char *loading = getenv("CUDA_MODULE_LOADING");
 	bool eager = loading && !strcmp(loading, "EAGER");
+	bool concurrency = getenv("MDGPU_TEST_CONCURRENCY") != NULL;
 	CUcontext ctx;
 
 	on_cuda = backend && !strcmp(backend, "cuda");
@@ -2225,6 +2408,10 @@ int main(void)
 		test_eager();
 		goto out;
 	}
+	if (concurrency) {
+		test_cuda_ptds_concurrent(ctx);
+		goto out;
+	}
 	test_images();
 	test_forged();
 	test_library_load();
@@ -2235,6 +2422,7 @@ int main(void)
 	test_lazy(ctx);
 	test_capture_refusals();
 	test_tools_module();
+	test_ptds_exit(ctx);
 	if (on_cuda) {
 		test_cuda_module();
 		test_cuda_large_image();
@@ -2244,6 +2432,7 @@ int main(void)
 		test_cuda_enumerate_library();
 		test_cuda_many_kernels();
 		test_cuda_wait_flags();
+		test_cuda_ptds();
 		test_cuda_large_params();
 		if (on_fake)
 			test_cuda_link();
@@ -2252,8 +2441,8 @@ int main(void)
 out:
 	OK(cuDevicePrimaryCtxRelease(0));
 	remove_tmp();
-	printf("test_code (%s%s): %u passed, %u failed, %u skipped\n",
-	       on_cuda ? "cuda" : "sim", eager ? ", EAGER" : "", passed,
-	       failed, skipped);
+	printf("test_code (%s%s%s): %u passed, %u failed, %u skipped\n",
+	       on_cuda ? "cuda" : "sim", eager ? ", EAGER" : "",
+	       concurrency ? ", concurrency" : "", passed, failed, skipped);
 	return failed ? 1 : 0;
 }

@@ -788,7 +788,7 @@ static void test_stream_id(void)
 	OK(cuStreamGetId(NULL, &d));
 	OK(cuStreamGetId(CU_STREAM_LEGACY, &l));
 	OK(cuStreamGetId(CU_STREAM_PER_THREAD, &p));
-	EXPECT(d >= 1 && l == d && p == d);
+	EXPECT(d >= 1 && l == d && p != d);	/* a stream of its own */
 	OK(cuStreamCreate(&a, 0));
 	OK(cuStreamCreate(&b, CU_STREAM_NON_BLOCKING));
 	OK(cuStreamGetId(a, &s1));
@@ -831,6 +831,212 @@ static void test_stream_id(void)
 	OK(cuStreamDestroy(c));
 	OK(cuCtxPopCurrent(&saved));
 	OK(cuDevicePrimaryCtxRelease(0));
+}
+
+/* ---------------------------------------------------------------- */
+/* The per-thread default stream (CU_STREAM_PER_THREAD, _ptsz, _ptds).  */
+
+static CUresult (*ptds_obj_of)(CUcontext, CUstream, void **);
+
+/* What a thread sees of its per-thread stream of ctx. */
+struct ptds_thread {
+	CUcontext ctx;
+	pthread_barrier_t *together;	/* waited on before exiting, if set */
+	CUdeviceptr d;			/* 64 bytes set to 0x5a there, if set */
+	unsigned long long id;
+	void *obj;			/* TOOLS_CONTEXT slot 51's object */
+	CUresult r;			/* the first failure */
+};
+
+static void *ptds_thread_main(void *arg)
+{
+	struct ptds_thread *t = arg;
+
+	t->r = cuCtxSetCurrent(t->ctx);
+	if (!t->r)
+		t->r = cuStreamGetId(CU_STREAM_PER_THREAD, &t->id);
+	if (!t->r && t->d)
+		t->r = cuMemsetD8Async(t->d, 0x5a, 64, CU_STREAM_PER_THREAD);
+	if (!t->r && t->d)
+		t->r = cuStreamSynchronize(CU_STREAM_PER_THREAD);
+	if (!t->r)
+		t->r = ptds_obj_of(t->ctx, CU_STREAM_PER_THREAD, &t->obj);
+	if (t->together)
+		pthread_barrier_wait(t->together);
+	return NULL;
+}
+
+/* The per-thread variant of `name` that cuGetProcAddress gives with the
+ * per-thread flag: the export `sym`, not the legacy variant. */
+static void *ptds_fn(const char *name, const char *sym)
+{
+	CUdriverProcAddressQueryResult st;
+	CUresult r;
+	void *p, *legacy;
+
+	p = lookup(name, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+		   &st, &r);
+	legacy = lookup(name, 13000, 0, &st, &r);
+	EXPECT(p && p == dlsym(RTLD_DEFAULT, sym) && p != legacy);
+	return p == dlsym(RTLD_DEFAULT, sym) ? p : NULL;
+}
+
+/* Each thread's own blocking stream per context, made on first use and
+ * gone with its thread or its context; the legacy stream stays NULL's. */
+static void test_ptds(void)
+{
+	static const CUuuid tctx_id = { {
+		0x21, 0x31, (char)0x8c, 0x60, (char)0x97, 0x14, 0x32, 0x48,
+		(char)0x8c, (char)0xa6, 0x41, (char)0xff, 0x73, 0x24,
+		(char)0xc8, (char)0xf2 } };
+	CUresult (*id_of)(CUcontext, void *, unsigned long long *);
+	CUresult (*get_id)(CUstream, unsigned long long *);
+	CUresult (*memset32)(CUdeviceptr, unsigned int, size_t, CUstream);
+	CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+	CUresult (*htod)(CUdeviceptr, const void *, size_t, CUstream);
+	CUresult (*sync)(CUstream);
+	CUresult (*begin)(CUstream, CUstreamCaptureMode);
+	CUresult (*capturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*end)(CUstream, CUgraph *);
+	CUresult (*launch)(CUgraphExec, CUstream);
+	unsigned long long legacy = 0, mine = 0, v = 0;
+	const void *const *tbl = NULL;
+	struct ptds_thread a, b;
+	CUstreamCaptureStatus cs;
+	pthread_barrier_t together;
+	pthread_t ta, tb;
+	uint32_t in[1024], out[1024];
+	unsigned int flags = 1;
+	CUcontext ctx, got, c2;
+	CUgraphExec x;
+	CUdeviceptr d;
+	CUgraph g;
+	void *obj, *obj2;
+	int prio = 1;
+	size_t n = 0;
+
+	OK(cuGetExportTable((const void **)&tbl, &tctx_id));
+	get_id = ptds_fn("cuStreamGetId", "cuStreamGetId_ptsz");
+	memset32 = ptds_fn("cuMemsetD32Async", "cuMemsetD32Async_ptsz");
+	dtoh = ptds_fn("cuMemcpyDtoH", "cuMemcpyDtoH_v2_ptds");
+	begin = ptds_fn("cuStreamBeginCapture", "cuStreamBeginCapture_v2_ptsz");
+	capturing = ptds_fn("cuStreamIsCapturing", "cuStreamIsCapturing_ptsz");
+	end = ptds_fn("cuStreamEndCapture", "cuStreamEndCapture_ptsz");
+	launch = ptds_fn("cuGraphLaunch", "cuGraphLaunch_ptsz");
+	htod = dlsym(RTLD_DEFAULT, "cuMemcpyHtoDAsync_v2_ptsz");
+	sync = dlsym(RTLD_DEFAULT, "cuStreamSynchronize_ptsz");
+	if (!tbl || !get_id || !memset32 || !dtoh || !begin || !capturing ||
+	    !end || !launch || !htod || !sync) {
+		EXPECT(!"per-thread entry points or TOOLS_CONTEXT missing");
+		return;
+	}
+	ptds_obj_of = (CUresult (*)(CUcontext, CUstream, void **))tbl[51];
+	id_of = (CUresult (*)(CUcontext, void *, unsigned long long *))tbl[39];
+	OK(cuCtxGetCurrent(&ctx));
+
+	/* Plain NULL is the legacy stream; CU_STREAM_PER_THREAD, and NULL
+	 * through a _ptsz entry point, this thread's own. */
+	OK(cuStreamGetId(NULL, &legacy));
+	OK(cuStreamGetId(CU_STREAM_PER_THREAD, &mine));
+	EXPECT(mine != legacy);
+	OK(get_id(NULL, &v));
+	EXPECT(v == mine);
+	OK(get_id(CU_STREAM_LEGACY, &v));
+	EXPECT(v == legacy);
+	OK(cuStreamGetFlags(CU_STREAM_PER_THREAD, &flags));
+	EXPECT(flags == 0);			/* blocking */
+	OK(cuStreamGetPriority(CU_STREAM_PER_THREAD, &prio));
+	EXPECT(prio == 0);
+	OK(cuStreamGetCtx(CU_STREAM_PER_THREAD, &got));
+	EXPECT(got == ctx);
+	OK(ptds_obj_of(ctx, CU_STREAM_PER_THREAD, &obj));
+	EXPECT(obj != CU_STREAM_LEGACY && obj != CU_STREAM_PER_THREAD);
+	OK(id_of(ctx, obj, &v));
+	EXPECT(v == mine);
+	/* Not destroyed, by name or by object. */
+	EXPECT_RES(cuStreamDestroy(CU_STREAM_PER_THREAD),
+		   CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuStreamDestroy((CUstream)obj), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamGetId(CU_STREAM_PER_THREAD, &v));
+	EXPECT(v == mine);
+
+	/* Work through the per-thread symbols lands. */
+	OK(cuMemAlloc(&d, sizeof(in)));
+	OK(memset32(d, 0x01020304, 1024, NULL));
+	memset(out, 0, sizeof(out));
+	OK(dtoh(out, d, sizeof(out)));
+	EXPECT(out[0] == 0x01020304 && out[1023] == 0x01020304);
+	for (unsigned i = 0; i < 1024; i++)
+		in[i] = i * 3;
+	OK(htod(d, in, sizeof(in), NULL));
+	OK(sync(NULL));
+	OK(cuMemcpyDtoH(out, d, sizeof(out)));
+	EXPECT(!memcmp(in, out, sizeof(in)));
+
+	/* Two threads alive at once: each a stream of its own, which goes
+	 * when the thread exits. */
+	pthread_barrier_init(&together, NULL, 2);
+	a = (struct ptds_thread){ .ctx = ctx, .together = &together, .d = d };
+	b = (struct ptds_thread){ .ctx = ctx, .together = &together,
+				  .d = d + 64 };
+	pthread_create(&ta, NULL, ptds_thread_main, &a);
+	pthread_create(&tb, NULL, ptds_thread_main, &b);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	pthread_barrier_destroy(&together);
+	OK(a.r);
+	OK(b.r);
+	EXPECT(a.id != b.id && a.id != mine && b.id != mine &&
+	       a.id != legacy && b.id != legacy);
+	EXPECT(a.obj && b.obj && a.obj != b.obj && a.obj != obj);
+	EXPECT_RES(cuStreamQuery((CUstream)a.obj), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RES(cuStreamQuery((CUstream)b.obj), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuMemcpyDtoH(out, d, 128));
+	EXPECT(out[0] == 0x5a5a5a5a && out[31] == 0x5a5a5a5a);
+	/* Without a current context there is none. */
+	a = (struct ptds_thread){ .ctx = NULL };
+	pthread_create(&ta, NULL, ptds_thread_main, &a);
+	pthread_join(ta, NULL);
+	EXPECT(a.r == CUDA_ERROR_INVALID_CONTEXT);
+
+	/* Capture on the per-thread stream, through the _ptsz symbols; the
+	 * legacy stream is beside a blocking stream's capture, another
+	 * thread's per-thread stream is not. */
+	OK(begin(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(capturing(NULL, &cs));
+	EXPECT(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	EXPECT_RES(cuStreamIsCapturing(NULL, &cs),
+		   CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+	OK(memset32(d, 0xdeadbeef, 1024, NULL));	/* a node */
+	a = (struct ptds_thread){ .ctx = ctx, .d = d + 256 };
+	pthread_create(&ta, NULL, ptds_thread_main, &a);
+	pthread_join(ta, NULL);
+	OK(a.r);
+	OK(end(NULL, &g));
+	OK(cuGraphGetNodes(g, NULL, &n));
+	EXPECT(n == 1);
+	OK(cuMemcpyDtoH(out, d, 512));
+	EXPECT(out[0] == 0x5a5a5a5a && out[64] == 0x5a5a5a5a &&
+	       out[100] == 300);			/* not run yet */
+	OK(cuGraphInstantiate(&x, g, 0));
+	OK(launch(x, NULL));
+	OK(sync(NULL));
+	OK(cuMemcpyDtoH(out, d, sizeof(out)));
+	EXPECT(out[0] == 0xdeadbeef && out[1023] == 0xdeadbeef);
+	OK(cuGraphExecDestroy(x));
+	OK(cuGraphDestroy(g));
+
+	/* Another context: another stream, gone with its context. */
+	OK(cuCtxCreate(&c2, NULL, 0, 0));
+	OK(cuStreamGetId(CU_STREAM_PER_THREAD, &v));
+	EXPECT(v != mine && v != legacy);
+	OK(ptds_obj_of(c2, CU_STREAM_PER_THREAD, &obj2));
+	EXPECT(obj2 != obj);
+	OK(cuCtxDestroy(c2));
+	EXPECT_RES(cuStreamQuery((CUstream)obj2), CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamGetId(CU_STREAM_PER_THREAD, &v));
+	EXPECT(v == mine);
+	OK(cuMemFree(d));
 }
 
 /* ---------------------------------------------------------------- */
@@ -1223,9 +1429,9 @@ static void test_capture_modes(void)
 	EXPECT_RES(cuStreamBeginCapture(CU_STREAM_LEGACY,
 					CU_STREAM_CAPTURE_MODE_GLOBAL),
 		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-	EXPECT_RES(cuStreamBeginCapture(CU_STREAM_PER_THREAD,
-					CU_STREAM_CAPTURE_MODE_GLOBAL),
-		   CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuStreamBeginCapture(CU_STREAM_PER_THREAD,
+				CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(end_capture(CU_STREAM_PER_THREAD));	/* an empty graph */
 	EXPECT_RES(cuStreamBeginCapture(s, (CUstreamCaptureMode)3),
 		   CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuStreamBeginCapture((CUstream)&m,
@@ -1976,6 +2182,7 @@ int main(int argc, char **argv)
 	GROUP(test_memory_streams);
 	GROUP(test_contexts);
 	GROUP(test_streams_events);
+	GROUP(test_ptds);
 	GROUP(test_capture_replay);
 	GROUP(test_capture_events);
 	GROUP(test_capture_modes);
