@@ -340,10 +340,9 @@ CUresult CUDAAPI cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx,
 	return r;
 }
 
-/* Per-thread variant: a per-thread default stream belongs to the
- * calling thread's current context, which is what the legacy variant
- * answers for the default streams too. */
-MDGPU_CU_ALIAS(cuStreamGetCtx_v2_ptsz, cuStreamGetCtx_v2);
+MDGPU_CU_PTSZ(cuStreamGetCtx_v2_ptsz, cuStreamGetCtx_v2,
+	      (CUstream s, CUcontext *pctx, CUgreenCtx *pgreen),
+	      cuStreamGetCtx_v2(MDGPU_CU_PTS(s), pctx, pgreen))
 
 CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long *streamId)
 {
