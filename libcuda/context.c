@@ -474,6 +474,7 @@ CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags)
 
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
+	struct mdgpu_wait w;
 	CUcontext ctx;
 	CUresult r = mdgpu_cu_enter_ctx(&ctx);
 	int ret;
@@ -482,7 +483,8 @@ CUresult CUDAAPI cuCtxSynchronize(void)
 		return r;
 	r = mdgpu_cu_capture_unsafe("cuCtxSynchronize");
 	if (!r) {
-		ret = mdgpu_synchronize(mdgpu_cu.g);
+		ret = mdgpu_cu_wait(&w, mdgpu_wait_begin_sync(mdgpu_cu.g, 0,
+							     &w));
 		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
 	}
 	mdgpu_cu_leave();
@@ -493,6 +495,7 @@ CUresult CUDAAPI cuCtxSynchronize(void)
  * the process share the vGPU, so this waits for all of its work. */
 CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
 {
+	struct mdgpu_wait w;
 	CUresult r = mdgpu_cu_enter();
 	int ret;
 
@@ -502,7 +505,8 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
 	if (!r)
 		r = mdgpu_cu_capture_unsafe("cuCtxSynchronize");
 	if (!r) {
-		ret = mdgpu_synchronize(mdgpu_cu.g);
+		ret = mdgpu_cu_wait(&w, mdgpu_wait_begin_sync(mdgpu_cu.g, 0,
+							     &w));
 		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
 	}
 	mdgpu_cu_leave();

@@ -221,6 +221,27 @@ void mdgpu_cu_leave(void)
 	mdgpu_cu_export_run_pending();
 }
 
+/*
+ * A synchronize waits for the GPU, possibly for seconds: holding the lock
+ * meanwhile would stop every other thread of the program at its next
+ * call, asynchronous launches and calls answered without the daemon
+ * included.  Nothing libcuda owns is touched while the lock is out; what
+ * the wait needs is in w and the handle, whose other users only queue
+ * behind the SYNC in the ring (so their commands still run after it, in
+ * the ring's order).
+ */
+int mdgpu_cu_wait(struct mdgpu_wait *w, int begun)
+{
+	if (begun)
+		return begun;
+	if (mdgpu_wait_concurrent(mdgpu_cu.g)) {
+		pthread_mutex_unlock(&mdgpu_cu.lock);
+		mdgpu_wait_run(mdgpu_cu.g, w);
+		pthread_mutex_lock(&mdgpu_cu.lock);
+	}
+	return mdgpu_wait_end(mdgpu_cu.g, w);
+}
+
 CUresult mdgpu_cu_enter_ctx(CUcontext *ctx)
 {
 	CUresult r = mdgpu_cu_enter();

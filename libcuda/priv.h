@@ -230,6 +230,14 @@ CUresult mdgpu_cu_error(int err);
  */
 CUresult mdgpu_cu_enter(void);
 void mdgpu_cu_leave(void);
+/*
+ * Called with the lock held: finishes the wait w that `begun` (the
+ * result of an mdgpu_wait_begin_*()) started, releasing the lock while
+ * it waits where the transport lets several threads wait at once, so
+ * that other threads' calls go on meanwhile.  Returns with the lock held
+ * again: 0 or the wait's negative errno (mdgpu_cu_error() maps it).
+ */
+int mdgpu_cu_wait(struct mdgpu_wait *w, int begun);
 /* mdgpu_cu_enter, then the calling thread's current context (live). */
 CUresult mdgpu_cu_enter_ctx(CUcontext *ctx);
 /*

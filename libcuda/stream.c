@@ -237,6 +237,7 @@ static CUresult mdgpu_cu_stream_enter(CUstream *s)
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 {
+	struct mdgpu_wait w;
 	CUresult r = mdgpu_cu_stream_enter(&hStream);
 	int ret;
 
@@ -244,8 +245,8 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 		return r;
 	r = mdgpu_cu_capture_sync(hStream);
 	if (!r) {
-		ret = mdgpu_stream_synchronize(mdgpu_cu.g,
-					       mdgpu_cu_stream_handle(hStream));
+		ret = mdgpu_cu_wait(&w, mdgpu_wait_begin_sync(mdgpu_cu.g,
+				mdgpu_cu_stream_handle(hStream), &w));
 		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
 	}
 	mdgpu_cu_leave();
@@ -503,6 +504,7 @@ CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
 
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 {
+	struct mdgpu_wait w;
 	CUresult r = mdgpu_cu_enter();
 	int ret;
 
@@ -512,7 +514,8 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 	if (!r)
 		r = mdgpu_cu_capture_event_use(hEvent);
 	if (!r && hEvent->recorded) {
-		ret = mdgpu_event_synchronize(mdgpu_cu.g, hEvent->event);
+		ret = mdgpu_cu_wait(&w, mdgpu_wait_begin_event(mdgpu_cu.g,
+							hEvent->event, &w));
 		if (ret)
 			r = mdgpu_cu_error(ret);
 	}

@@ -20,8 +20,9 @@
  * checked; on the fake libcuda of CI the kernel is its `scale_add`
  * (p[i] = p[i] * k + i).  A module's and a library's kernels are
  * enumerated (the public calls and TOOLS_MODULE slot 7).  With
- * MDGPU_TEST_CONCURRENCY only the test that per-thread default streams of
- * different threads run concurrently runs.
+ * MDGPU_TEST_CONCURRENCY only the tests that per-thread default streams of
+ * different threads run concurrently, and that a synchronize does not
+ * hold the other threads' calls, run.
  * Prints "N passed, N failed, N skipped".
  */
 #include <dlfcn.h>
@@ -1803,6 +1804,90 @@ static void test_cuda_ptds_concurrent(CUcontext ctx)
 	OK(cuModuleUnload(m));
 }
 
+/*
+ * A synchronize does not hold other threads (libcuda's lock is released
+ * while it waits, mdgpu_cu_wait()).  While a helper thread waits in
+ * cuStreamSynchronize for a 1 s kernel on its stream, this thread's
+ * calls that need no answer from the GPU return at once: a lookup, an
+ * asynchronous launch, an event record.  Its own synchronize then waits
+ * for the kernel too (the ring runs in order), and everything lands.
+ */
+struct waiter {
+	CUcontext ctx;
+	CUstream s;
+	uint64_t start_ms, end_ms;
+	CUresult r;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->r = cuCtxSetCurrent(w->ctx);
+	__atomic_store_n(&w->start_ms, now_ms(), __ATOMIC_RELEASE);
+	if (!w->r)
+		w->r = cuStreamSynchronize(w->s);
+	__atomic_store_n(&w->end_ms, now_ms(), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_cuda_wait_unlocked(CUcontext ctx)
+{
+	uint64_t ns = 1000000000, t0, calls_ms;
+	void *args[] = { &ns };
+	struct waiter w = { .ctx = ctx };
+	CUfunction spin, fill;
+	CUdevice dev;
+	CUmodule m, mf;
+	CUevent ev;
+	CUdeviceptr d;
+	pthread_t th;
+	uint32_t h[64], k = 3;
+	uint64_t count = 64;
+	void *params[3] = { NULL, &count, &k };
+
+	if (!on_fake) {
+		SKIP("the unlocked-wait test needs the fake libcuda's timed "
+		     "kernel");
+		return;
+	}
+	OK(cuModuleLoadData(&m, spin_ptx));
+	OK(cuModuleGetFunction(&spin, m, "mdgpud_spin_ns"));
+	OK(cuModuleLoadData(&mf, ptx));
+	OK(cuModuleGetFunction(&fill, mf, "scale_add"));
+	OK(cuStreamCreate(&w.s, CU_STREAM_NON_BLOCKING));
+	OK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+	OK(cuMemAlloc(&d, sizeof(h)));
+	for (unsigned i = 0; i < 64; i++)
+		h[i] = i;
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	params[0] = &d;
+	OK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, w.s, args, NULL));
+	pthread_create(&th, NULL, waiter_main, &w);
+	while (!__atomic_load_n(&w.start_ms, __ATOMIC_ACQUIRE))
+		sched_yield();
+	usleep(100000);		/* the helper is inside its wait */
+	t0 = now_ms();
+	OK(cuCtxGetDevice(&dev));
+	OK(cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, NULL, params, NULL));
+	OK(cuEventRecord(ev, NULL));
+	calls_ms = now_ms() - t0;
+	/* Returned while the helper still waited for the 1 s kernel. */
+	EXPECT(!__atomic_load_n(&w.end_ms, __ATOMIC_ACQUIRE));
+	printf("test_code: lookup, launch and record beside another thread's "
+	       "synchronize: %llu ms\n", (unsigned long long)calls_ms);
+	OK(cuEventSynchronize(ev));
+	pthread_join(th, NULL);
+	OK(w.r);
+	EXPECT(w.end_ms - w.start_ms >= 800);
+	check_scaled(d, h, 64, k, "scale_add beside a waiting thread");
+	OK(cuMemFree(d));
+	OK(cuEventDestroy(ev));
+	OK(cuStreamDestroy(w.s));
+	OK(cuModuleUnload(mf));
+	OK(cuModuleUnload(m));
+}
+
 static void test_cuda_many_kernels(void)
 {
 	enum { N = 40, LONG = 100 };
@@ -2410,6 +2495,7 @@ int main(void)
 	}
 	if (concurrency) {
 		test_cuda_ptds_concurrent(ctx);
+		test_cuda_wait_unlocked(ctx);
 		goto out;
 	}
 	test_images();
