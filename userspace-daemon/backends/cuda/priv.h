@@ -167,8 +167,16 @@ struct mdgpud_bctx {
 					 * back once it is reaped */
 };
 
-/* spawn.c */
+/*
+ * spawn.c.  reap_wait(): waits at most wait_ms for child pid (pidfd, or
+ * -1) to exit and reaps it (0, *status), else -ETIMEDOUT, not reaped;
+ * reap_later(): a detached thread reaps it (and closes pidfd, gives the
+ * uid of cred back): every wait of the daemon on a child stays bounded.
+ */
 int mdgpud_cuda_pid_exited(int pidfd);
+int mdgpud_cuda_reap_wait(pid_t pid, int pidfd, uint32_t wait_ms, int *status);
+bool mdgpud_cuda_reap_later(pid_t pid, int pidfd,
+			    struct mdgpud_cuda_cred *cred, const char *what);
 int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		     struct mdgpud_backend **out, struct mdgpud_gpu_info *info);
 void mdgpud_cuda_close(struct mdgpud_backend *be);
@@ -217,6 +225,17 @@ void mdgpud_cuda_stream_priorities(struct mdgpud_backend *be,
 				   int32_t *least, int32_t *greatest);
 uint64_t mdgpud_cuda_err_code(const struct mdgpud_bctx *ctx);
 void mdgpud_cuda_err_clear(struct mdgpud_bctx *ctx);
+
+/*
+ * Result word i of an answered slot, loaded once: the worker may be
+ * hostile and rewrite it at any time, so a value is read into a local
+ * once, and only that local is checked and used (never the slot again).
+ */
+static inline uint64_t mdgpud_cuda_result(const struct mdgpud_cuda_rpc_slot *s,
+					  unsigned int i)
+{
+	return *(const volatile uint64_t *)&s->result[i];
+}
 
 /* rpc.c */
 void mdgpud_cuda_worker_msg(const struct mdgpud_cuda_rpc_shm *shm, char *buf,
