@@ -4,7 +4,8 @@
  * vGPU's commands for up to the slice (validate, execute, complete),
  * charge the measured GPU time; spin, then sleep, when idle.  A module
  * load is started and not waited for (the driver's JIT may take seconds):
- * its vGPU is not runnable until the load is done, which each scan polls.
+ * its vGPU is not runnable until the load is done, which each scan polls;
+ * so is a vGPU whose backend context is starting (vgpu.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -66,6 +67,8 @@ static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 		uint32_t tail, pending;
 		bool runnable;
 
+		if (v->starting)
+			mdgpud_vgpu_start_poll(v);
 		if (v->pending.active)
 			mdgpud_dispatch_pending_poll(c, v);
 		tail = v->tops->sq_tail(v->tpriv);
@@ -82,7 +85,7 @@ static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 			v->ring_broken = false;
 			mdgpud_dispatch_observe(v, tail, now);
 		}
-		runnable = pending > 0 && !v->pending.active;
+		runnable = pending > 0 && !mdgpud_vgpu_held(v);
 		if (runnable && mdgpud_dispatch_is_latency(v))
 			c->latency_seen_ns = now;
 		if (runnable != v->runnable)
@@ -130,10 +133,11 @@ static void mdgpud_dispatch_spin_once(bool yield)
 }
 
 /* Work rung and not yet taken (the doorbell as the tenant wrote it),
- * that the vGPU can run now: none while a command of it is pending. */
+ * that the vGPU can run now: none while a command of it is pending or
+ * its context starts. */
 static bool mdgpud_dispatch_has_work(const struct mdgpud_vgpu *v)
 {
-	return !v->pending.active && v->tops->sq_tail(v->tpriv) != v->head;
+	return !mdgpud_vgpu_held(v) && v->tops->sq_tail(v->tpriv) != v->head;
 }
 
 /* A latency-class vGPU other than self has work it can run. */
@@ -846,7 +850,7 @@ static void mdgpud_dispatch_run_group(struct mdgpud_core *c,
 			.v = v, .tail = v->observed_tail, .first = v->head,
 			.budget = v->ns_per_work ? slice_ns / v->ns_per_work :
 				  mdgpud_dispatch_probe_cmds,
-			.done = v->pending.active,
+			.done = mdgpud_vgpu_held(v),
 		};
 	}
 	while (now - t0 < slice_ns && !c->stop_req) {
@@ -876,10 +880,11 @@ static void mdgpud_dispatch_run_group(struct mdgpud_core *c,
 }
 
 /*
- * How often an idle dispatcher looks at pending commands (module loads):
- * a worker's answer wakes no fd, so the dispatcher sleeps at most this
- * long while one is under way.  A JIT takes milliseconds to seconds; the
- * load's answer is seen at most this much late.
+ * How often an idle dispatcher looks at pending commands (module loads)
+ * and starting contexts: a worker's answer (its READY) wakes no fd, so
+ * the dispatcher sleeps at most this long while one is under way.  A JIT
+ * or a start takes milliseconds to seconds; its end is seen at most this
+ * much late.
  */
 #define MDGPUD_DISPATCH_PENDING_POLL_MS	1
 
@@ -899,7 +904,8 @@ static int mdgpud_dispatch_wait_ms(const struct mdgpud_core *c,
 		ms = 1000;
 	else
 		ms = (int)((until_ns - now + 999999) / 1000000);
-	if (c->nr_pending && ms > MDGPUD_DISPATCH_PENDING_POLL_MS)
+	if ((c->nr_pending || c->nr_starting) &&
+	    ms > MDGPUD_DISPATCH_PENDING_POLL_MS)
 		ms = MDGPUD_DISPATCH_PENDING_POLL_MS;
 	return ms;
 }
@@ -967,7 +973,7 @@ int mdgpud_dispatch_run(struct mdgpud_core *c)
 		atomic_thread_fence(memory_order_seq_cst);
 		if (!mdgpud_dispatch_scan(c, mdgpud_now_ns()) && !c->stop_req &&
 		    !c->dump_req)
-			mdgpud_core_poll(c, c->nr_pending ?
+			mdgpud_core_poll(c, c->nr_pending || c->nr_starting ?
 					 MDGPUD_DISPATCH_PENDING_POLL_MS : -1);
 		mdgpud_dispatch_arm(c, false);
 		busy_since = last_poll = mdgpud_now_ns();

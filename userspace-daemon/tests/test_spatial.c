@@ -242,8 +242,9 @@ static uint64_t run_spins(struct tenant *t, int n)
 }
 
 /* The environment of the worker serving vGPU `id` (a child of this
- * process running "mdgpud-worker serve <ordinal> <id> ..."). */
-static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
+ * process running "mdgpud-worker serve <ordinal> <id> ..."), if one runs. */
+static bool worker_environ_once(uint32_t id, char *buf, size_t len,
+				size_t *n)
 {
 	char path[64], cmd[512], want[16];
 	bool found = false;
@@ -282,6 +283,18 @@ static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
 		found = true;
 	}
 	return found;
+}
+
+/* The same, waiting (5 s at most) for the worker: a context's start is
+ * not waited for, so its worker may not have exec'd yet. */
+static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
+{
+	for (int i = 0; i < 50; i++) {
+		if (worker_environ_once(id, buf, len, n))
+			return true;
+		usleep(100000);
+	}
+	return false;
 }
 
 /* The value of `name` in a NUL-separated environment, or NULL. */

@@ -47,9 +47,14 @@
 #define MDGPUD_CUDA_WORKER_NAME		"mdgpud-worker"
 /* open(): how long cuInit and the device queries may take. */
 #define MDGPUD_CUDA_PROBE_TIMEOUT_MS	120000u
-/* ctx_create: how long a worker may take to create its context (the
- * driver is initialised already: open() probed it). */
-#define MDGPUD_CUDA_START_TIMEOUT_MS	30000u
+/*
+ * The bound of a context's start (worker_start_timeout_ms when it is 0):
+ * the worker's cuInit, context creation, builtin PTX and staging area,
+ * until it reports READY.  0.3-1 s on an H100, more under MPS; nobody
+ * waits for a start (ctx_start, spawn.c), so the bound only catches a
+ * start that never ends, and is generous.
+ */
+#define MDGPUD_CUDA_START_TIMEOUT_MS_DEFAULT	30000u
 /*
  * The bound on every wait for a worker (struct mdgpud_backend_cfg's
  * hang_timeout_ms when it is 0): a request not answered this long after
@@ -112,6 +117,7 @@ struct mdgpud_backend {
 	uint32_t worker_spin_ns;
 	uint64_t hang_timeout_ns;	/* bound of a wait for an answer */
 	uint64_t load_timeout_ns;	/* bound of a module load */
+	uint64_t start_timeout_ns;	/* bound of a context's start */
 	uint64_t shutdown_timeout_ns;	/* ctx_destroy: scrub, free, exit */
 	uint32_t stats_enabled;
 	uint64_t poll_ns;		/* worker_poll_us */
@@ -142,6 +148,10 @@ struct mdgpud_bctx {
 	uint32_t tail;		/* requests posted */
 	uint32_t done_seen;	/* last value of shm->done read */
 	int dead;		/* worker gone: every request -ENODEV */
+	/* Its worker has not reported READY yet (spawn.c,
+	 * mdgpud_cuda_ctx_start_poll), due by start_deadline_ns. */
+	bool starting;
+	uint64_t start_deadline_ns;
 	int hung;		/* killed for not answering in time */
 	uint32_t last_cu;	/* CUresult of the last failed answer since
 				 * err_clear, or 0 */
@@ -186,6 +196,9 @@ int mdgpud_cuda_ctx_create_spatial(struct mdgpud_backend *be,
 				   uint32_t vgpu_id, uint32_t sm_percent,
 				   struct mdgpud_bctx **out);
 void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx);
+int mdgpud_cuda_ctx_start(struct mdgpud_backend *be, uint32_t vgpu_id,
+			  uint32_t sm_percent, struct mdgpud_bctx **out);
+int mdgpud_cuda_ctx_start_poll(struct mdgpud_bctx *ctx);
 
 /*
  * mps.c.  find(): the control binary, cfg_path or searched ($PATH,

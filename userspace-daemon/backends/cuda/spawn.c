@@ -193,36 +193,6 @@ static struct mdgpud_cuda_rpc_shm *mdgpud_cuda_shm_new(struct mdgpud_backend *be
 	return shm;
 }
 
-/*
- * Waits until the worker leaves STARTING or exits, at most
- * MDGPUD_CUDA_START_TIMEOUT_MS (then it is killed).  Returns the state.
- */
-static uint32_t mdgpud_cuda_wait_started(struct mdgpud_cuda_rpc_shm *shm,
-					 pid_t pid, int pidfd)
-{
-	struct timespec poll_ts = { 0, MDGPUD_CUDA_LIVENESS_POLL_NS };
-	uint64_t deadline = mdgpud_cuda_now_ns() +
-			    MDGPUD_CUDA_START_TIMEOUT_MS * 1000000ull;
-	uint32_t st;
-
-	while ((st = atomic_load(&shm->state)) == MDGPUD_CUDA_WORKER_STARTING) {
-		if (mdgpud_cuda_pid_exited(pidfd)) {
-			st = atomic_load(&shm->state);
-			return st == MDGPUD_CUDA_WORKER_STARTING ?
-			       MDGPUD_CUDA_WORKER_FAILED : st;
-		}
-		if (mdgpud_cuda_now_ns() >= deadline) {
-			snprintf(shm->msg, sizeof(shm->msg),
-				 "did not start within %u ms",
-				 MDGPUD_CUDA_START_TIMEOUT_MS);
-			kill(pid, SIGKILL);
-			return MDGPUD_CUDA_WORKER_FAILED;
-		}
-		mdgpud_cuda_futex_wait(&shm->state, st, &poll_ts);
-	}
-	return st;
-}
-
 static uint32_t mdgpud_cuda_env_u32(const char *name, uint32_t def)
 {
 	const char *s = getenv(name);
@@ -295,6 +265,9 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	be->load_timeout_ns = (uint64_t)(cfg->module_load_timeout_ms ?
 		cfg->module_load_timeout_ms :
 		MDGPUD_CUDA_LOAD_TIMEOUT_MS_DEFAULT) * 1000000ull;
+	be->start_timeout_ns = (uint64_t)(cfg->worker_start_timeout_ms ?
+		cfg->worker_start_timeout_ms :
+		MDGPUD_CUDA_START_TIMEOUT_MS_DEFAULT) * 1000000ull;
 	/* A worker's shutdown (scrub, free, exit) has the same bound. */
 	be->shutdown_timeout_ns = (uint64_t)mdgpud_cuda_env_u32(
 		"MDGPUD_CUDA_SHUTDOWN_MS",
@@ -572,17 +545,21 @@ out:
 	}
 }
 
-/* A context of vgpu_id, spatial with sm_percent > 0 (its worker an MPS
- * client running as the MPS user). */
-static int mdgpud_cuda_ctx_new(struct mdgpud_backend *be, uint32_t vgpu_id,
-			       uint32_t sm_percent, struct mdgpud_bctx **out)
+/*
+ * A context of vgpu_id, spatial with sm_percent > 0 (its worker an MPS
+ * client running as the MPS user): its worker spawned, not waited for.
+ * The context is starting (ctx->starting) until
+ * mdgpud_cuda_ctx_start_poll() sees the worker READY, by
+ * be->start_timeout_ns from now.
+ */
+static int mdgpud_cuda_ctx_spawn(struct mdgpud_backend *be, uint32_t vgpu_id,
+				 uint32_t sm_percent, struct mdgpud_bctx **out)
 {
 	struct mdgpud_bctx *ctx = calloc(1, sizeof(*ctx));
 	char ordinal[16], vgpu[16], ppid[16];
 	char sandbox_arg[MDGPUD_SANDBOX_ARG_MAX];
 	char *argv[7];
 	int sv[2], fd, ret;
-	uint32_t st;
 
 	if (!ctx)
 		return -ENOMEM;
@@ -637,32 +614,11 @@ static int mdgpud_cuda_ctx_new(struct mdgpud_backend *be, uint32_t vgpu_id,
 		mdgpud_cuda_sandbox_cred_put(&ctx->cred);	/* no worker */
 		goto err_sock;
 	}
-	st = mdgpud_cuda_wait_started(ctx->shm, ctx->pid, ctx->pidfd);
-	if (st != MDGPUD_CUDA_WORKER_READY) {
-		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
-
-		mdgpud_cuda_worker_msg(ctx->shm, msg, sizeof(msg));
-		mdgpud_err("cuda: vgpu %u: worker failed to start: %s", vgpu_id,
-			   msg[0] ? msg : "no reason given");
-		if (ctx->pid > 0)
-			kill(ctx->pid, SIGKILL);
-		ret = -ENODEV;
-		goto err_reap;
-	}
-	/* What the worker really got, from /proc, not from the worker. */
-	ret = mdgpud_cuda_sandbox_check(&be->sandbox, &ctx->cred, vgpu_id,
-					ctx->pid, &ctx->sandbox_active);
-	if (ret) {
-		kill(ctx->pid, SIGKILL);
-		ret = -ENODEV;
-		goto err_reap;
-	}
-	mdgpud_dbg("cuda: vgpu %u: worker %d ready", vgpu_id, (int)ctx->pid);
+	ctx->starting = true;
+	ctx->start_deadline_ns = mdgpud_cuda_now_ns() + be->start_timeout_ns;
 	*out = ctx;
 	return 0;
 
-err_reap:
-	mdgpud_cuda_reap(ctx);
 err_sock:
 	close(ctx->sock);
 err_shm:
@@ -671,6 +627,126 @@ err_shm:
 	munmap(ctx->shm, sizeof(*ctx->shm));
 	free(ctx);
 	return ret;
+}
+
+/*
+ * A start that failed (why: what for the log): the worker is killed
+ * (ctx_destroy reaps it) and the context lost, every op -ENODEV from now
+ * on.  Returns err.
+ */
+static int mdgpud_cuda_start_failed(struct mdgpud_bctx *ctx, int err,
+				    const char *why)
+{
+	char msg[MDGPUD_CUDA_RPC_MSG_MAX];
+
+	mdgpud_cuda_worker_msg(ctx->shm, msg, sizeof(msg));
+	if (why)
+		mdgpud_err("cuda: vgpu %u: worker %d failed to start: %s%s%s",
+			   ctx->vgpu_id, (int)ctx->pid, why,
+			   msg[0] ? "; its last message: " : "", msg);
+	else
+		mdgpud_err("cuda: vgpu %u: worker %d failed to start: %s",
+			   ctx->vgpu_id, (int)ctx->pid,
+			   msg[0] ? msg : "no reason given");
+	if (ctx->pid > 0)
+		kill(ctx->pid, SIGKILL);
+	ctx->starting = false;
+	ctx->dead = 1;
+	return err;
+}
+
+/*
+ * Whether ctx's worker has started, without waiting: -EINPROGRESS while
+ * it starts within its bound; 0 once it reported READY and the sandbox
+ * it got was checked (from /proc, not from the worker); -ETIMEDOUT past
+ * the bound and -ENODEV when it failed, exited or lacks its sandbox (the
+ * context lost, mdgpud_cuda_start_failed).  0 or -ENODEV, as the context
+ * stands, once the start is over.
+ */
+int mdgpud_cuda_ctx_start_poll(struct mdgpud_bctx *ctx)
+{
+	uint32_t st;
+	char why[96];
+
+	if (!ctx->starting)
+		return ctx->dead ? -ENODEV : 0;
+	st = atomic_load(&ctx->shm->state);
+	if (st == MDGPUD_CUDA_WORKER_STARTING) {
+		if (!mdgpud_cuda_pid_exited(ctx->pidfd)) {
+			if (mdgpud_cuda_now_ns() < ctx->start_deadline_ns)
+				return -EINPROGRESS;
+			snprintf(why, sizeof(why), "did not start within %llu "
+				 "ms (worker_start_timeout_ms)",
+				 (unsigned long long)(ctx->be->start_timeout_ns /
+						      1000000));
+			return mdgpud_cuda_start_failed(ctx, -ETIMEDOUT, why);
+		}
+		/* It may have reported just before it exited. */
+		st = atomic_load(&ctx->shm->state);
+	}
+	if (st != MDGPUD_CUDA_WORKER_READY)
+		return mdgpud_cuda_start_failed(ctx, -ENODEV, NULL);
+	if (mdgpud_cuda_sandbox_check(&ctx->be->sandbox, &ctx->cred,
+				      ctx->vgpu_id, ctx->pid,
+				      &ctx->sandbox_active))
+		return mdgpud_cuda_start_failed(ctx, -ENODEV,
+						"sandbox not as configured");
+	ctx->starting = false;
+	mdgpud_dbg("cuda: vgpu %u: worker %d ready", ctx->vgpu_id,
+		   (int)ctx->pid);
+	return 0;
+}
+
+/* spatial: the checks of a spatial context before its worker starts. */
+static int mdgpud_cuda_spatial_ok(struct mdgpud_backend *be, uint32_t vgpu_id,
+				  uint32_t sm_percent)
+{
+	if (sm_percent >= 100)
+		return -EINVAL;
+	if (be->spatial != MDGPUD_SPATIAL_MPS)
+		return -EOPNOTSUPP;
+	if (!be->mps.running) {
+		mdgpud_err("cuda: vgpu %u: spatial (%u%% of the SMs) refused: "
+			   "the MPS control daemon is not running (see the "
+			   "log at start-up)", vgpu_id, sm_percent);
+		return -ENXIO;
+	}
+	return 0;
+}
+
+int mdgpud_cuda_ctx_start(struct mdgpud_backend *be, uint32_t vgpu_id,
+			  uint32_t sm_percent, struct mdgpud_bctx **out)
+{
+	int ret = sm_percent ? mdgpud_cuda_spatial_ok(be, vgpu_id, sm_percent)
+			     : 0;
+
+	return ret ? ret : mdgpud_cuda_ctx_spawn(be, vgpu_id, sm_percent, out);
+}
+
+/*
+ * ctx_start() and a wait for its end (asleep on the state word, polling
+ * the worker's liveness), bounded like the start: the synchronous
+ * ctx_create of library users and tests.  Any failure is -ENODEV.
+ */
+static int mdgpud_cuda_ctx_new(struct mdgpud_backend *be, uint32_t vgpu_id,
+			       uint32_t sm_percent, struct mdgpud_bctx **out)
+{
+	struct timespec poll_ts = { 0, MDGPUD_CUDA_LIVENESS_POLL_NS };
+	struct mdgpud_bctx *ctx;
+	int ret;
+
+	ret = mdgpud_cuda_ctx_spawn(be, vgpu_id, sm_percent, &ctx);
+	if (ret)
+		return ret;
+	while ((ret = mdgpud_cuda_ctx_start_poll(ctx)) == -EINPROGRESS)
+		mdgpud_cuda_futex_wait(&ctx->shm->state,
+				       MDGPUD_CUDA_WORKER_STARTING, &poll_ts);
+	if (ret) {
+		mdgpud_cuda_ctx_destroy(ctx);
+		return -ENODEV;
+	}
+	*out = ctx;
+	return 0;
 }
 
 int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
@@ -683,17 +759,12 @@ int mdgpud_cuda_ctx_create_spatial(struct mdgpud_backend *be,
 				   uint32_t vgpu_id, uint32_t sm_percent,
 				   struct mdgpud_bctx **out)
 {
-	if (!sm_percent || sm_percent >= 100)
+	int ret;
+
+	if (!sm_percent)
 		return -EINVAL;
-	if (be->spatial != MDGPUD_SPATIAL_MPS)
-		return -EOPNOTSUPP;
-	if (!be->mps.running) {
-		mdgpud_err("cuda: vgpu %u: spatial (%u%% of the SMs) refused: "
-			   "the MPS control daemon is not running (see the "
-			   "log at start-up)", vgpu_id, sm_percent);
-		return -ENXIO;
-	}
-	return mdgpud_cuda_ctx_new(be, vgpu_id, sm_percent, out);
+	ret = mdgpud_cuda_spatial_ok(be, vgpu_id, sm_percent);
+	return ret ? ret : mdgpud_cuda_ctx_new(be, vgpu_id, sm_percent, out);
 }
 
 void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
@@ -704,6 +775,16 @@ void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
 	if (!ctx)
 		return;
 	mdgpud_cuda_poll_drop(ctx);
+	/* A start under way is given up: a worker without its context has
+	 * nothing to scrub. */
+	if (ctx->starting) {
+		mdgpud_info("cuda: vgpu %u: worker %d's start given up",
+			    ctx->vgpu_id, (int)ctx->pid);
+		if (ctx->pid > 0)
+			kill(ctx->pid, SIGKILL);
+		ctx->starting = false;
+		ctx->dead = 1;
+	}
 	/* A module load under way: SHUTDOWN would wait for the JIT. */
 	mdgpud_cuda_pend_abort(ctx);
 	/*
