@@ -164,6 +164,16 @@ struct mdgpud_bctx {
 	struct mdgpud_cuda_rpc_slot *pend_slot;
 	uint32_t pend_target;
 	uint64_t pend_deadline_ns;
+	/*
+	 * A request posted whose answer is waited for later, once other
+	 * contexts' requests are posted too (a spatial group's slice_end,
+	 * rpc.c's mdgpud_cuda_post_expect), or NULL: its slot, when it was
+	 * posted and the answer's expected time.  While set, nothing else
+	 * is posted.
+	 */
+	struct mdgpud_cuda_rpc_slot *posted_slot;
+	uint64_t posted_ns;
+	uint64_t posted_expect_ns;
 	/* Big parameter areas (cuda_rpc.h): the next to take, and for each
 	 * the value of `done` that frees it (0: free). */
 	uint32_t big_next;
@@ -266,6 +276,15 @@ int mdgpud_cuda_call_copy(struct mdgpud_bctx *ctx,
 			  struct mdgpud_cuda_rpc_slot *s, uint64_t len);
 int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
 			    struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns);
+/*
+ * call_expect() in two halves: post_expect() posts s and returns;
+ * wait_posted() waits for its answer as call_expect() would, its
+ * deadline counted from the post (*s: the slot, to read results from).
+ */
+void mdgpud_cuda_post_expect(struct mdgpud_bctx *ctx,
+			     struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns);
+int mdgpud_cuda_wait_posted(struct mdgpud_bctx *ctx,
+			    struct mdgpud_cuda_rpc_slot **s);
 void mdgpud_cuda_pend(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s,
 		      uint64_t allow_ns);
 int mdgpud_cuda_pend_poll(struct mdgpud_bctx *ctx,

@@ -347,6 +347,20 @@ struct mdgpud_backend_ops {
 	int (*slice_end)(struct mdgpud_bctx *ctx, uint64_t expect_ns,
 			 uint64_t *gpu_ns);
 	/*
+	 * Optional (NULL: the core calls slice_end() on each in turn).
+	 * slice_end() in two halves, for the members of a spatial group,
+	 * whose work ran side by side: slice_end_post() posts the end of
+	 * ctx's slice (expect_ns as slice_end's) and returns at once, and
+	 * no op of ctx but slice_end_wait() may follow; slice_end_wait()
+	 * waits for that end as slice_end() would, its bound counted from
+	 * the post, not from the call.  The core posts every member's end
+	 * before it waits for any: the members drain at once, and members
+	 * whose work does not drain cost the group's end one hang bound
+	 * together, not one each.
+	 */
+	int (*slice_end_post)(struct mdgpud_bctx *ctx, uint64_t expect_ns);
+	int (*slice_end_wait)(struct mdgpud_bctx *ctx, uint64_t *gpu_ns);
+	/*
 	 * Optional (NULL: no-op).  A hint that work for this context is
 	 * likely to arrive within about within_ns (it is next in line behind
 	 * a slice that is draining): a backend may get ready for it.
