@@ -447,7 +447,9 @@ int mdgpud_cuda_reap_wait(pid_t pid, int pidfd, uint32_t wait_ms, int *status)
 		do
 			n = poll(&p, 1, (int)wait_ms);
 		while (n < 0 && errno == EINTR);
-		if (n == 0)
+		/* Not gone, or the pidfd cannot tell: a waitpid() now could
+		 * block without a bound. */
+		if (n <= 0)
 			return -ETIMEDOUT;
 		while ((n = (int)waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 			;
