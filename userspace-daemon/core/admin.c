@@ -277,6 +277,7 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 			st[i].errors, st[i].bytes_copied, st[i].fb_quota,
 			st[i].fb_used, st[i].fb_requested, st[i].allocations,
 			st[i].wait_p50_ns, st[i].wait_p99_ns,
+			st[i].ctx_starting ? "starting" :
 			st[i].ctx_lost ? "lost" : "ok", st[i].hangs,
 			st[i].ctx_losses, st[i].resets,
 			mdev ? mdgpud_metrics_uuid(st[i].uuid, uuid) : "-");

@@ -32,6 +32,7 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->cuda_fb_reserve_mib = 1024;
 	cfg->hang_timeout_ms = 5000;
 	cfg->module_load_timeout_ms = 60000;
+	cfg->worker_start_timeout_ms = 30000;
 	cfg->worker_sandbox = MDGPUD_SANDBOX_REQUIRED;
 	cfg->worker_uid_base = MDGPUD_WORKER_UID_BASE_AUTO;
 	cfg->worker_uid_count = MDGPUD_WORKER_UID_AUTO_STEP;
@@ -213,6 +214,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("cuda_fb_reserve_mib", 0, 1ULL << 24, cuda_fb_reserve_mib)
 	U("hang_timeout_ms", 100, 600000, hang_timeout_ms)
 	U("module_load_timeout_ms", 100, 3600000, module_load_timeout_ms)
+	U("worker_start_timeout_ms", 100, 600000, worker_start_timeout_ms)
 	U("timeslice_us", MDGPU_TIMESLICE_US_MIN, MDGPU_TIMESLICE_US_MAX,
 	  timeslice_us)
 	/* The scheduler checks its own range at mdgpud_core_create(). */

@@ -224,6 +224,7 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.fb_reserve = cfg->cuda_fb_reserve_mib << 20;
 	bcfg.hang_timeout_ms = cfg->hang_timeout_ms;
 	bcfg.module_load_timeout_ms = cfg->module_load_timeout_ms;
+	bcfg.worker_start_timeout_ms = cfg->worker_start_timeout_ms;
 	bcfg.sm_count = cfg->sim_sm_count;
 	bcfg.sim_realtime = cfg->sim_realtime;
 	bcfg.worker_path = cfg->cuda_worker[0] ? cfg->cuda_worker : NULL;

@@ -85,6 +85,18 @@ struct mdgpud_vgpu {
 	int ctx_err;
 	uint64_t ctx_err_code;		/* bops->err_code of the loss */
 	int aperture_fd;		/* dup of the transport's, or -1 */
+	/*
+	 * The backend context is starting (bops->ctx_start, which nobody
+	 * waits for: a cuda worker's start takes a second or more): until
+	 * bops->ctx_start_poll() says it is usable (each scan of the
+	 * dispatcher asks, mdgpud_vgpu_start_poll), the vGPU takes no
+	 * command and is not runnable; commands rung meanwhile wait in the
+	 * ring.  start_restores: it is a reset's new context for a lost one
+	 * (ctx_err is cleared and RESTORED sent once it is usable).
+	 * Written under core->lock (statistics read it).
+	 */
+	bool starting;
+	bool start_restores;
 
 	/*
 	 * A command the backend runs while the dispatcher goes on (a module
@@ -152,6 +164,7 @@ struct mdgpud_core {
 
 	struct mdgpud_limits *limits;	/* per-uid accounting (limits.c) */
 	uint32_t nr_pending;		/* vGPUs with a pending command */
+	uint32_t nr_starting;		/* vGPUs whose context starts */
 	uint64_t linger_ns;		/* cfg.linger_us */
 	uint64_t latency_queue_ns;	/* cfg.latency_queue_us */
 	uint64_t latency_seen_ns;	/* a latency-class vGPU last had work
@@ -184,6 +197,15 @@ int mdgpud_vgpu_type_quota(const struct mdgpud_core *c,
 			   const struct mdgpud_vtype *t, uint64_t *quota);
 /* vgpu.c: after a backend error of v, see whether its context is lost. */
 void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v);
+/* vgpu.c: v's context is starting: whether it is done (then usable, or
+ * lost), without waiting.  Dispatcher thread. */
+void mdgpud_vgpu_start_poll(struct mdgpud_vgpu *v);
+/* v takes no command now: a command of it is pending, or its context
+ * is starting. */
+static inline bool mdgpud_vgpu_held(const struct mdgpud_vgpu *v)
+{
+	return v->pending.active || v->starting;
+}
 /* vgpu.c: v's context is lost with st (and the backend's code): commands
  * fail with st until a reset; counted, the transport told. */
 void mdgpud_vgpu_mark_lost(struct mdgpud_vgpu *v, int st, uint64_t code);

@@ -4,7 +4,8 @@
  * vGPU's commands for up to the slice (validate, execute, complete),
  * charge the measured GPU time; spin, then sleep, when idle.  A module
  * load is started and not waited for (the driver's JIT may take seconds):
- * its vGPU is not runnable until the load is done, which each scan polls.
+ * its vGPU is not runnable until the load is done, which each scan polls;
+ * so is a vGPU whose backend context is starting (vgpu.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -66,6 +67,8 @@ static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 		uint32_t tail, pending;
 		bool runnable;
 
+		if (v->starting)
+			mdgpud_vgpu_start_poll(v);
 		if (v->pending.active)
 			mdgpud_dispatch_pending_poll(c, v);
 		tail = v->tops->sq_tail(v->tpriv);
@@ -82,7 +85,7 @@ static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 			v->ring_broken = false;
 			mdgpud_dispatch_observe(v, tail, now);
 		}
-		runnable = pending > 0 && !v->pending.active;
+		runnable = pending > 0 && !mdgpud_vgpu_held(v);
 		if (runnable && mdgpud_dispatch_is_latency(v))
 			c->latency_seen_ns = now;
 		if (runnable != v->runnable)
@@ -130,10 +133,11 @@ static void mdgpud_dispatch_spin_once(bool yield)
 }
 
 /* Work rung and not yet taken (the doorbell as the tenant wrote it),
- * that the vGPU can run now: none while a command of it is pending. */
+ * that the vGPU can run now: none while a command of it is pending or
+ * its context starts. */
 static bool mdgpud_dispatch_has_work(const struct mdgpud_vgpu *v)
 {
-	return !v->pending.active && v->tops->sq_tail(v->tpriv) != v->head;
+	return !mdgpud_vgpu_held(v) && v->tops->sq_tail(v->tpriv) != v->head;
 }
 
 /* A latency-class vGPU other than self has work it can run. */
@@ -692,18 +696,25 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
  * and before a command that waits for its earlier work
  * (mdgpud_dispatch_waits_for_gpu).
  * The slice ends at its length, or once no member has had a command for
- * linger_us.  Then slice_end() drains each member; their drains overlap,
- * since the members run at once.  Each member's statistics get its own
- * GPU time; the group is charged the longest of them once: the members
- * used the GPU side by side, not one after the other.
+ * linger_us.  Then every member's drain is posted (slice_end_post) before
+ * any is waited for (slice_end_wait), each bounded from its post: the
+ * drains overlap, since the members run at once, and members whose work
+ * does not drain cost the group's end one hang bound together, not one
+ * each (a backend without the two halves: slice_end() of each in turn).
+ * Each member's statistics get its own GPU time; the group is charged
+ * the longest of them once: the members used the GPU side by side, not
+ * one after the other.
  */
 struct mdgpud_dispatch_member {
 	struct mdgpud_vgpu *v;
 	uint32_t tail, first;		/* tail seen, head at the start */
 	uint64_t work, budget;		/* work commands run, allowed */
 	uint64_t gpu_ns;
+	uint64_t drain_ns;		/* its expected drain when posted */
 	bool begun;			/* slice_begin posted */
 	bool done;			/* takes no more commands */
+	bool posted;			/* slice_end_post done: wait for it */
+	bool ended;			/* its slice's end was tried */
 };
 
 /*
@@ -793,26 +804,63 @@ static bool mdgpud_dispatch_member_step(struct mdgpud_core *c,
 	return true;
 }
 
-/* The end of member m's part of a group slice from t0: its drain, its
- * GPU time (returned) and its statistics. */
-static uint64_t mdgpud_dispatch_member_end(struct mdgpud_core *c,
-					   struct mdgpud_dispatch_member *m,
-					   uint64_t t0)
+/* A member's slice_end (or one of its halves) failed with ret. */
+static void mdgpud_dispatch_member_end_failed(struct mdgpud_vgpu *v, int ret)
 {
+	mdgpud_warn("vgpu %u: slice_end: %s", v->id, strerror(-ret));
+	mdgpud_vgpu_check_ctx(v);
+}
+
+/*
+ * The first half of the end of member m's part of a group slice from
+ * t0: its drain posted, where the backend posts without waiting
+ * (slice_end_post), with the time its work should still take.
+ */
+static void mdgpud_dispatch_member_end_post(struct mdgpud_core *c,
+					    struct mdgpud_dispatch_member *m,
+					    uint64_t t0)
+{
+	const struct mdgpud_backend_ops *b = c->bops;
 	struct mdgpud_vgpu *v = m->v;
 	uint64_t now = mdgpud_now_ns(), busy_until;
 	int ret;
 
 	busy_until = mdgpud_dispatch_busy_until(t0, m->work, v->ns_per_work);
-	if (m->begun && !v->ctx_err) {
+	m->drain_ns = busy_until > now ? busy_until - now : 0;
+	if (!m->begun || v->ctx_err || !b->slice_end_post || !b->slice_end_wait)
+		return;
+	ret = b->slice_end_post(v->bctx, m->drain_ns);
+	if (ret) {
+		m->ended = true;
+		mdgpud_dispatch_member_end_failed(v, ret);
+		return;
+	}
+	m->posted = true;
+}
+
+/* The end of member m's part of a group slice from t0: its drain (waited
+ * for, posted or not yet), its GPU time (returned) and its statistics. */
+static uint64_t mdgpud_dispatch_member_end(struct mdgpud_core *c,
+					   struct mdgpud_dispatch_member *m,
+					   uint64_t t0)
+{
+	struct mdgpud_vgpu *v = m->v;
+	int ret = 0;
+
+	/* A posted end is waited for even if a neighbour's fault marked
+	 * v lost meanwhile: the backend holds it until then. */
+	if (m->posted) {
+		ret = c->bops->slice_end_wait(v->bctx, &m->gpu_ns);
+	} else if (m->begun && !m->ended && !v->ctx_err) {
+		uint64_t now = mdgpud_now_ns(), busy_until =
+			mdgpud_dispatch_busy_until(t0, m->work,
+						   v->ns_per_work);
+
 		ret = c->bops->slice_end(v->bctx, busy_until > now ?
 					 busy_until - now : 0, &m->gpu_ns);
-		if (ret) {
-			mdgpud_warn("vgpu %u: slice_end: %s", v->id,
-				    strerror(-ret));
-			mdgpud_vgpu_check_ctx(v);
-		}
 	}
+	if (ret)
+		mdgpud_dispatch_member_end_failed(v, ret);
 	if (v->ctx_err && m->begun && !m->gpu_ns)
 		m->gpu_ns = mdgpud_now_ns() - t0;
 	if (m->work) {
@@ -846,7 +894,7 @@ static void mdgpud_dispatch_run_group(struct mdgpud_core *c,
 			.v = v, .tail = v->observed_tail, .first = v->head,
 			.budget = v->ns_per_work ? slice_ns / v->ns_per_work :
 				  mdgpud_dispatch_probe_cmds,
-			.done = v->pending.active,
+			.done = mdgpud_vgpu_held(v),
 		};
 	}
 	while (now - t0 < slice_ns && !c->stop_req) {
@@ -866,6 +914,9 @@ static void mdgpud_dispatch_run_group(struct mdgpud_core *c,
 		mdgpud_dispatch_spin_once(now - last >=
 					  mdgpud_dispatch_yield_after_ns);
 	}
+	/* Every drain posted first: their bounds run together. */
+	for (uint32_t i = 0; i < n; i++)
+		mdgpud_dispatch_member_end_post(c, &m[i], t0);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t ns = mdgpud_dispatch_member_end(c, &m[i], t0);
 
@@ -876,10 +927,11 @@ static void mdgpud_dispatch_run_group(struct mdgpud_core *c,
 }
 
 /*
- * How often an idle dispatcher looks at pending commands (module loads):
- * a worker's answer wakes no fd, so the dispatcher sleeps at most this
- * long while one is under way.  A JIT takes milliseconds to seconds; the
- * load's answer is seen at most this much late.
+ * How often an idle dispatcher looks at pending commands (module loads)
+ * and starting contexts: a worker's answer (its READY) wakes no fd, so
+ * the dispatcher sleeps at most this long while one is under way.  A JIT
+ * or a start takes milliseconds to seconds; its end is seen at most this
+ * much late.
  */
 #define MDGPUD_DISPATCH_PENDING_POLL_MS	1
 
@@ -899,7 +951,8 @@ static int mdgpud_dispatch_wait_ms(const struct mdgpud_core *c,
 		ms = 1000;
 	else
 		ms = (int)((until_ns - now + 999999) / 1000000);
-	if (c->nr_pending && ms > MDGPUD_DISPATCH_PENDING_POLL_MS)
+	if ((c->nr_pending || c->nr_starting) &&
+	    ms > MDGPUD_DISPATCH_PENDING_POLL_MS)
 		ms = MDGPUD_DISPATCH_PENDING_POLL_MS;
 	return ms;
 }
@@ -967,7 +1020,7 @@ int mdgpud_dispatch_run(struct mdgpud_core *c)
 		atomic_thread_fence(memory_order_seq_cst);
 		if (!mdgpud_dispatch_scan(c, mdgpud_now_ns()) && !c->stop_req &&
 		    !c->dump_req)
-			mdgpud_core_poll(c, c->nr_pending ?
+			mdgpud_core_poll(c, c->nr_pending || c->nr_starting ?
 					 MDGPUD_DISPATCH_PENDING_POLL_MS : -1);
 		mdgpud_dispatch_arm(c, false);
 		busy_since = last_poll = mdgpud_now_ns();

@@ -91,17 +91,50 @@ static bool mdgpud_vgpu_fits(struct mdgpud_core *c, uint64_t quota)
 }
 
 /*
- * A backend context for v with what it needs from the start: the
+ * What v's new backend context ctx needs before its first command: the
  * transport's aperture mapped into it (zero-copy) and, on IOVA
- * transports, the DMA bounce buffer.  v->vctx.aperture, aperture_size and
- * v->aperture_fd say what to map.
+ * transports, the DMA bounce buffer (*bounce_out, or NULL).
+ * v->vctx.aperture, aperture_size and v->aperture_fd say what to map.
+ */
+static int mdgpud_vgpu_ctx_attach(struct mdgpud_vgpu *v,
+				  struct mdgpud_bctx *ctx, void **bounce_out)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	int ret;
+
+	*bounce_out = NULL;
+	if (v->aperture_fd >= 0) {
+		ret = b->map_shared(ctx, v->aperture_fd, 0, v->vctx.aperture,
+				    v->vctx.aperture_size);
+		if (ret)
+			return ret;
+	}
+	if (v->bounce_size) {
+		*bounce_out = b->host_alloc(ctx, v->bounce_size);
+		if (!*bounce_out)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Logs why a spatial vGPU got no context (ret from the backend). */
+static void mdgpud_vgpu_spatial_refused(struct mdgpud_vgpu *v, int ret)
+{
+	mdgpud_err("vgpu %u: type %s is spatial (%u%% of the SMs) and the "
+		   "backend cannot run it side by side: %s", v->id,
+		   v->type->name, v->sm_share,
+		   ret == -ENXIO ? "MPS is not running" : strerror(-ret));
+}
+
+/*
+ * A backend context for v, waited for (a backend without ctx_start),
+ * with what it needs from the start (mdgpud_vgpu_ctx_attach).
  */
 static int mdgpud_vgpu_ctx_open(struct mdgpud_vgpu *v,
 				struct mdgpud_bctx **ctx_out, void **bounce_out)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
 	struct mdgpud_bctx *ctx;
-	void *bounce = NULL;
 	int ret;
 
 	if (v->sm_share) {
@@ -111,36 +144,103 @@ static int mdgpud_vgpu_ctx_open(struct mdgpud_vgpu *v,
 		      b->ctx_create_spatial(v->core->be, v->id, v->sm_share,
 					    &ctx) : -EOPNOTSUPP;
 		if (ret)
-			mdgpud_err("vgpu %u: type %s is spatial (%u%% of the "
-				   "SMs) and the backend cannot run it side by "
-				   "side: %s", v->id, v->type->name,
-				   v->sm_share, ret == -ENXIO ?
-				   "MPS is not running" : strerror(-ret));
+			mdgpud_vgpu_spatial_refused(v, ret);
 	} else {
 		ret = b->ctx_create(v->core->be, v->id, &ctx);
 	}
 	if (ret)
 		return ret;
-	if (v->aperture_fd >= 0) {
-		ret = b->map_shared(ctx, v->aperture_fd, 0, v->vctx.aperture,
-				    v->vctx.aperture_size);
-		if (ret)
-			goto err_ctx;
-	}
-	if (v->bounce_size) {
-		bounce = b->host_alloc(ctx, v->bounce_size);
-		if (!bounce) {
-			ret = -ENOMEM;
-			goto err_ctx;
-		}
+	ret = mdgpud_vgpu_ctx_attach(v, ctx, bounce_out);
+	if (ret) {
+		b->ctx_destroy(ctx);
+		return ret;
 	}
 	*ctx_out = ctx;
-	*bounce_out = bounce;
 	return 0;
+}
 
-err_ctx:
-	b->ctx_destroy(ctx);
+static void mdgpud_vgpu_event(struct mdgpud_vgpu *v, uint32_t event);
+
+/* v's context starts (true) or no longer does; the dispatcher polls
+ * while any does. */
+static void mdgpud_vgpu_set_starting(struct mdgpud_vgpu *v, bool starting)
+{
+	struct mdgpud_core *c = v->core;
+
+	if (v->starting == starting)
+		return;
+	if (starting)
+		c->nr_starting++;
+	else
+		c->nr_starting--;
+	pthread_mutex_lock(&c->lock);
+	v->starting = starting;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * A new backend context for v, in *ctx_out: started and not waited for
+ * when the backend has ctx_start (*started true; mdgpud_vgpu_start_poll
+ * completes it), else created and attached here (*bounce_out).  Fails
+ * only with what the backend could tell at once; v is not changed.
+ */
+static int mdgpud_vgpu_ctx_begin(struct mdgpud_vgpu *v,
+				 struct mdgpud_bctx **ctx_out,
+				 void **bounce_out, bool *started)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	int ret;
+
+	*started = false;
+	*bounce_out = NULL;
+	if (!b->ctx_start || !b->ctx_start_poll)
+		return mdgpud_vgpu_ctx_open(v, ctx_out, bounce_out);
+	ret = b->ctx_start(v->core->be, v->id, v->sm_share, ctx_out);
+	if (ret && v->sm_share)
+		mdgpud_vgpu_spatial_refused(v, ret);
+	*started = !ret;
 	return ret;
+}
+
+/*
+ * v's context was starting (v->starting): done, it is attached and v may
+ * run (after a reset: the loss is over, RESTORED); failed, v's context is
+ * lost (-ENODEV: counted, LOST) until a reset starts another, or, for a
+ * reset's, stays lost.  Called by every scan of the dispatcher.
+ */
+void mdgpud_vgpu_start_poll(struct mdgpud_vgpu *v)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	bool restores = v->start_restores;
+	int ret = b->ctx_start_poll(v->bctx);
+
+	if (ret == -EINPROGRESS)
+		return;
+	mdgpud_vgpu_set_starting(v, false);
+	v->start_restores = false;
+	if (!ret)
+		ret = mdgpud_vgpu_ctx_attach(v, v->bctx, &v->bounce);
+	if (ret) {
+		mdgpud_err("vgpu %u: %s: %s", v->id, restores ?
+			   "reset: no new GPU context" :
+			   "its GPU context did not start",
+			   ret == -ETIMEDOUT ? "not ready within "
+			   "worker_start_timeout_ms" : strerror(-ret));
+		/* The context the reset replaced was counted lost. */
+		if (!restores)
+			mdgpud_vgpu_mark_lost(v, -ENODEV, 0);
+		return;
+	}
+	if (!restores) {
+		mdgpud_dbg("vgpu %u: GPU context ready", v->id);
+		return;
+	}
+	pthread_mutex_lock(&v->core->lock);
+	v->ctx_err = 0;
+	v->ctx_err_code = 0;
+	pthread_mutex_unlock(&v->core->lock);
+	mdgpud_info("vgpu %u: reset: new GPU context", v->id);
+	mdgpud_vgpu_event(v, MDGPU_VGPU_EVENT_RESTORED);
 }
 
 int mdgpud_vgpu_create(struct mdgpud_core *c,
@@ -150,6 +250,7 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	const struct mdgpud_vtype *t;
 	struct mdgpud_vgpu *v;
 	uint64_t quota, ap;
+	bool started;
 	int ret;
 
 	t = p->type_name ? mdgpud_vtype_by_name(p->type_name) :
@@ -223,9 +324,10 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	if (p->tops->dma)
 		v->bounce_size = (size_t)c->cfg.dma_bounce_kib << 10;
 	v->sm_share = mdgpud_spatial_share(c, t);
-	ret = mdgpud_vgpu_ctx_open(v, &v->bctx, &v->bounce);
+	ret = mdgpud_vgpu_ctx_begin(v, &v->bctx, &v->bounce, &started);
 	if (ret)
 		goto err_fd;
+	mdgpud_vgpu_set_starting(v, started);
 	v->entity.id = v->id;
 	v->entity.weight = p->weight ? p->weight : t->default_weight;
 	v->entity.cap_pct = p->cap_pct ? p->cap_pct : MDGPU_CAP_MAX;
@@ -246,6 +348,7 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 	return 0;
 
 err_bounce:
+	mdgpud_vgpu_set_starting(v, false);
 	if (v->bounce)
 		c->bops->host_free(v->bctx, v->bounce, v->bounce_size);
 	c->bops->ctx_destroy(v->bctx);
@@ -290,7 +393,9 @@ static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 		v->pending.active = false;
 		v->core->nr_pending--;
 	}
-	live = !v->ctx_err && (!b->ctx_status || !b->ctx_status(v->bctx));
+	/* A context that is still starting holds nothing yet. */
+	live = !v->starting && !v->ctx_err &&
+	       (!b->ctx_status || !b->ctx_status(v->bctx));
 
 	mdgpud_vgpu_release_streams(v, live);
 	while (!mdgpud_handles_next(v->handles, MDGPUD_H_EVENT, &cur, &h,
@@ -352,6 +457,8 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
+	/* A start under way is given up by ctx_destroy. */
+	mdgpud_vgpu_set_starting(v, false);
 	if (v->bounce)
 		c->bops->host_free(v->bctx, v->bounce, v->bounce_size);
 	c->bops->ctx_destroy(v->bctx);
@@ -383,7 +490,7 @@ void mdgpud_vgpu_check_ctx(struct mdgpud_vgpu *v)
 	const struct mdgpud_backend_ops *b = v->core->bops;
 	int st;
 
-	if (v->ctx_err || !b->ctx_status)
+	if (v->ctx_err || v->starting || !b->ctx_status)
 		return;
 	st = b->ctx_status(v->bctx);
 	if (!st)
@@ -412,17 +519,22 @@ void mdgpud_vgpu_mark_lost(struct mdgpud_vgpu *v, int st, uint64_t code)
 
 /*
  * Reset of a vGPU whose context was lost: a new context takes its place
- * (the old one is destroyed, within the backend's bounds).  If the new
- * one cannot be had, the vGPU stays lost and a later reset tries again.
+ * (the old one is destroyed, within the backend's bounds).  Where the
+ * backend starts contexts without waiting (ctx_start), the new one is
+ * started here and the vGPU waits for it outside the scheduler
+ * (mdgpud_vgpu_start_poll: RESTORED once it is usable), so that no other
+ * tenant waits for a worker's start.  If the new one cannot be had, the
+ * vGPU stays lost and a later reset tries again.
  */
 static void mdgpud_vgpu_ctx_restore(struct mdgpud_vgpu *v)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
 	struct mdgpud_bctx *ctx;
+	bool started;
 	void *bounce;
 	int ret;
 
-	ret = mdgpud_vgpu_ctx_open(v, &ctx, &bounce);
+	ret = mdgpud_vgpu_ctx_begin(v, &ctx, &bounce, &started);
 	if (ret) {
 		mdgpud_err("vgpu %u: reset: no new GPU context: %s", v->id,
 			   strerror(-ret));
@@ -431,6 +543,11 @@ static void mdgpud_vgpu_ctx_restore(struct mdgpud_vgpu *v)
 	b->ctx_destroy(v->bctx);
 	v->bctx = ctx;
 	v->bounce = bounce;
+	if (started) {
+		v->start_restores = true;
+		mdgpud_vgpu_set_starting(v, true);
+		return;
+	}
 	pthread_mutex_lock(&v->core->lock);
 	v->ctx_err = 0;
 	v->ctx_err_code = 0;
@@ -453,9 +570,10 @@ void mdgpud_vgpu_reset(struct mdgpud_vgpu *v)
 	struct mdgpud_core *c = v->core;
 	uint64_t freed = mdgpud_vgpu_release(v);
 
-	/* The release itself may find the context hung (its sync). */
+	/* The release itself may find the context hung (its sync).  A new
+	 * context already starting is not started again. */
 	mdgpud_vgpu_check_ctx(v);
-	if (v->ctx_err)
+	if (v->ctx_err && !v->starting)
 		mdgpud_vgpu_ctx_restore(v);
 	if (v->runnable)
 		mdgpud_spatial_set_runnable(v, false, mdgpud_now_ns());

@@ -128,6 +128,16 @@ static void test_values(void **state)
 	assert_int_equal(mdgpud_config_set(&c, "module_load_timeout_ms",
 					   "3600000", err, sizeof(err)), 0);
 	assert_int_equal(c.module_load_timeout_ms, 3600000);
+	/* The worker start bound: 30 s by default, 100 ms .. 10 min. */
+	assert_int_equal(c.worker_start_timeout_ms, 30000);
+	assert_int_equal(mdgpud_config_set(&c, "worker_start_timeout_ms", "99",
+					   err, sizeof(err)), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_start_timeout_ms",
+					   "600001", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "worker_start_timeout_ms",
+					   "600000", err, sizeof(err)), 0);
+	assert_int_equal(c.worker_start_timeout_ms, 600000);
 	/* Idle polling: auto follows the machine's CPUs; numbers in range. */
 	{
 		bool many = sysconf(_SC_NPROCESSORS_ONLN) >=

@@ -22,7 +22,20 @@
  *   the bound succeeds while B's commands wait no longer than they would
  *   without it; a JIT past the load bound (LOAD_MS) fails -ETIMEDOUT at
  *   that bound and A is failed as after a hang until a reset; a reset
- *   and a stop with a load under way do not wait for it.
+ *   and a stop with a load under way do not wait for it;
+ *   a vGPU created while the others run, whose worker never reports READY
+ *   (the fake's context creation sleeping, MDGPUD_FAKE_CUDA_START_MS),
+ *   is created at once, its commands wait and then fail -ENODEV at the
+ *   start bound (START_MS), while B's commands wait no longer than they
+ *   would without it; a slow start within the bound runs its commands
+ *   after it; a reset whose new context does not start does not hold B
+ *   either;
+ *   a reset that arrives while A's endless kernel holds the dispatcher
+ *   is done within the hang bound, and A gets a new context;
+ *   the real mdgpud binary (MDGPUD_BIN) on the fake libcuda: its admin
+ *   socket lists a tenant's hang (hangs=1, context=lost), and SIGTERM
+ *   while another tenant's endless kernel holds the dispatcher ends the
+ *   process within the hang bound plus a margin.
  *
  * The same binary runs on the GPU machine against the real driver with
  * MDGPUD_TEST_REAL_CUDA=1 (tests/gpu/run-on-gpu.sh), where "forever" is
@@ -39,7 +52,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -70,10 +89,30 @@
  * for loads.
  */
 #define B_WAIT_LOAD_MAX_NS	(500 * 1000000ull)
+/*
+ * The worker start bound (worker_start_timeout_ms) of test_start_contained,
+ * and what the fake's context creation takes there, by vGPU id: vGPU 3's
+ * never ends (it is killed at START_MS), vGPU 4's ends within the bound.
+ */
+#define START_MS	3000
+#define SLOW_START_MS	1500
+#define START_DELAYS	"3:600000,4:1500"
+/* The aperture of a "quarter" (mdev-types/mdgpu-types.def). */
+#define APERTURE_CD	(16 * MIB)
+/* Slack of a bound's assertions on a loaded 2-core CI machine. */
+#define MARGIN_S	2.5
 
 static const char forever_ptx[] =
 	".version 8.0\n.target sm_90\n.address_size 64\n"
 	".visible .entry forever()\n{\nLOOP:\n\tbra LOOP;\n}\n";
+
+/* What the control eventfd's callback does, in the dispatcher thread. */
+enum ctl_action {
+	CTL_NONE,
+	CTL_CREATE,		/* a vGPU on fake ring ctl_f */
+	CTL_RESET,		/* ctl_v's device reset */
+	CTL_DESTROY,		/* ctl_v destroyed (its fd stays watched) */
+};
 
 struct env {
 	struct mdgpud_core *core;
@@ -84,6 +123,27 @@ struct env {
 	bool running;			/* the dispatcher thread */
 	bool attached;			/* vGPUs a and b exist */
 	char path[96];
+	/*
+	 * Lifecycle calls made as a transport makes them: in a watched fd's
+	 * callback, in the dispatcher thread, while it runs the others
+	 * (ctl_request).  ctl_done counts the calls made; ctl_secs is how
+	 * long the last one held the dispatcher, ctl_ret its result.
+	 */
+	int ctl_efd;
+	enum ctl_action ctl_action;
+	struct fake *ctl_f;
+	struct mdgpud_vgpu **ctl_v;
+	int ctl_ret;
+	double ctl_secs;
+	uint32_t ctl_done;
+	/* Tenants created while the dispatcher runs (CTL_CREATE). */
+	struct fake c, d;
+	uint8_t *ap_c, *ap_d;
+	struct mdgpud_vgpu *vc, *vd;
+	/* Tenant B's thread of a test that lets teardown stop it (a failed
+	 * assertion leaves the test while it runs). */
+	struct tenant_b *tb;
+	pthread_t tb_tid;
 };
 
 /* Tenant B's loop, on its own thread (no cmocka asserts there). */
@@ -255,14 +315,83 @@ static void launch(struct env *e, uint32_t fn)
 
 static struct mdgpud_vgpu_stats stats_of(struct env *e, struct mdgpud_vgpu *v)
 {
-	struct mdgpud_vgpu_stats s[4];
-	size_t n = mdgpud_core_stats(e->core, s, 4);
+	struct mdgpud_vgpu_stats s[8];
+	size_t n = mdgpud_core_stats(e->core, s, 8);
 
 	for (size_t i = 0; i < n; i++)
 		if (s[i].vgpu_id == mdgpud_vgpu_id(v))
 			return s[i];
 	fail_msg("vgpu %u not in the statistics", mdgpud_vgpu_id(v));
 	return s[0];
+}
+
+/* What the kernel does on a device reset: the ring zeroed. */
+static void ring_reset(struct fake *f)
+{
+	memset(f->ring, 0, sizeof(f->ring));
+	f->tail = f->head = 0;
+	f->fence = 0;
+}
+
+/* The control eventfd's callback: the requested lifecycle call. */
+static void ctl_event(void *data, uint32_t events)
+{
+	struct env *e = data;
+	uint64_t v, t0 = now_ns();
+
+	(void)events;
+	while (read(e->ctl_efd, &v, sizeof(v)) == sizeof(v))
+		;
+	switch (e->ctl_action) {
+	case CTL_CREATE:
+		e->ctl_f->guest = calloc(1, GUEST_SIZE);
+		/* A quarter (768 MiB of the fake's 3 GiB): beside A's and
+		 * B's 1 GiB. */
+		e->ctl_ret = fake_attach_type(e->core, e->ctl_f, "quarter",
+					      e->ctl_f == &e->c ? e->ap_c :
+					      e->ap_d, APERTURE_CD, -1,
+					      e->ctl_v);
+		break;
+	case CTL_RESET:
+		ring_reset(e->ctl_f);
+		mdgpud_vgpu_reset(*e->ctl_v);
+		e->ctl_ret = 0;
+		break;
+	case CTL_DESTROY:
+		mdgpud_vgpu_destroy(*e->ctl_v);
+		*e->ctl_v = NULL;
+		e->ctl_ret = 0;
+		break;
+	case CTL_NONE:
+		return;
+	}
+	e->ctl_action = CTL_NONE;
+	e->ctl_secs = (double)(now_ns() - t0) * 1e-9;
+	__atomic_add_fetch(&e->ctl_done, 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Has the dispatcher make a lifecycle call (ctl_event) while it runs;
+ * returns at once: ctl_wait() waits for it.
+ */
+static void ctl_request(struct env *e, enum ctl_action what, struct fake *f,
+			struct mdgpud_vgpu **v)
+{
+	uint64_t one = 1;
+
+	e->ctl_f = f;
+	e->ctl_v = v;
+	__atomic_store_n(&e->ctl_action, what, __ATOMIC_SEQ_CST);
+	assert_int_equal(write(e->ctl_efd, &one, sizeof(one)), 8);
+}
+
+/* Waits (20 s at most) until `n` lifecycle calls were made. */
+static void ctl_wait(struct env *e, uint32_t n)
+{
+	for (int i = 0; i < 20000 &&
+	     __atomic_load_n(&e->ctl_done, __ATOMIC_SEQ_CST) < n; i++)
+		usleep(1000);
+	assert_int_equal(__atomic_load_n(&e->ctl_done, __ATOMIC_SEQ_CST), n);
 }
 
 static int setup_env(void **state, bool attach)
@@ -282,6 +411,11 @@ static int setup_env(void **state, bool attach)
 	cfg.ctx_overhead_mib = 0;
 	cfg.hang_timeout_ms = HANG_MS;
 	cfg.module_load_timeout_ms = LOAD_MS;
+	cfg.worker_start_timeout_ms = START_MS;
+	/* Read by the workers of test_start_contained's vGPUs 3 and 4; the
+	 * other tests have no vGPU of those ids. */
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_START_MS", START_DELAYS, 1),
+			 0);
 	fake_use_built_worker(&cfg);
 	if (mdgpud_core_create(&cfg, &e->core)) {
 		if (getenv("MDGPUD_TEST_REAL_CUDA"))
@@ -294,6 +428,13 @@ static int setup_env(void **state, bool attach)
 		e->va = fake_attach(e->core, &e->a, &e->ap_a);
 		e->vb = fake_attach(e->core, &e->b, &e->ap_b);
 		e->attached = true;
+		e->ap_c = calloc(1, APERTURE_CD);
+		e->ap_d = calloc(1, APERTURE_CD);
+		e->c.efd = e->d.efd = -1;
+		e->ctl_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		assert_true(e->ctl_efd >= 0);
+		assert_int_equal(mdgpud_core_watch(e->core, e->ctl_efd,
+						   ctl_event, e), 0);
 	}
 	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
 	e->running = true;
@@ -324,15 +465,27 @@ static double stop_dispatcher(struct env *e)
 	return (double)(now_ns() - t0) * 1e-9;
 }
 
+/*
+ * Waits (10 s at most) until f was told `event` n times: a reset's new
+ * context is started, not waited for, so RESTORED comes once its worker
+ * is ready, after the reset returned.
+ */
+static void wait_event(struct fake *f, uint32_t event, uint32_t n)
+{
+	for (int i = 0; i < 10000 &&
+	     __atomic_load_n(&f->events[event], __ATOMIC_SEQ_CST) < n; i++)
+		usleep(1000);
+	assert_int_equal(__atomic_load_n(&f->events[event], __ATOMIC_SEQ_CST),
+			 n);
+}
+
 /* What the kernel does on a device reset, then the daemon's reset. */
 static void reset_a(struct env *e)
 {
 	double s = stop_dispatcher(e);
 
 	assert_true(s < 1.0);
-	memset(e->a.ring, 0, sizeof(e->a.ring));
-	e->a.tail = e->a.head = 0;
-	e->a.fence = 0;
+	ring_reset(&e->a);
 	mdgpud_vgpu_reset(e->va);
 	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
 	e->running = true;
@@ -403,7 +556,7 @@ static void test_hang_contained(void **state)
 
 	/* A reset gives A a new context. */
 	reset_a(e);
-	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_RESTORED], 1);
+	wait_event(&e->a, MDGPU_VGPU_EVENT_RESTORED, 1);
 	assert_int_equal(stats_of(e, e->va).ctx_lost, 0);
 	dev = alloc(&e->a, 1u << 20);
 	assert_int_equal(fill_check(&e->a, dev, 4096, 3, NULL), 0);
@@ -553,7 +706,7 @@ static void test_load_contained(void **state)
 
 	/* A reset gives A a new context. */
 	reset_a(e);
-	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_RESTORED], 1);
+	wait_event(&e->a, MDGPU_VGPU_EVENT_RESTORED, 1);
 	dev = alloc(&e->a, 1u << 20);
 	assert_int_equal(fill_check(&e->a, dev, 4096, 3, NULL), 0);
 
@@ -568,7 +721,7 @@ static void test_load_contained(void **state)
 	fprintf(stderr, "reset of A with its load under way: %.3f s\n", secs);
 	assert_true(secs < 1.5);
 	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_LOST], 1);
-	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_RESTORED], 2);
+	wait_event(&e->a, MDGPU_VGPU_EVENT_RESTORED, 2);
 	dev = alloc(&e->a, 1u << 20);
 	assert_int_equal(fill_check(&e->a, dev, 4096, 4, NULL), 0);
 	assert_int_equal(fill_check(&e->b, tb.dev, 4096, 5, NULL), 0);
@@ -587,11 +740,217 @@ static void test_load_contained(void **state)
 	assert_true(secs < 1.5);
 }
 
+/*
+ * Submits c on f's ring and waits for its completion like submit(), but
+ * up to wait_s seconds; returns how long it took, *cpl filled.
+ */
+static double call_timed(struct fake *f, const struct mdgpu_cmd *c,
+			 struct mdgpu_cpl *cpl, double wait_s)
+{
+	int64_t posted = post(f, c);
+	uint32_t n = (uint32_t)posted;
+	uint64_t t0 = now_ns(), deadline = t0 + (uint64_t)(wait_s * 1e9);
+
+	assert_true(posted >= 0);
+	while (__atomic_load_n(&f->head, __ATOMIC_ACQUIRE) != n + 1) {
+		assert_true(now_ns() < deadline);
+		usleep(200);
+	}
+	memcpy(cpl, f->ring + MDGPU_RING_CQ_OFFSET(ENTRIES) +
+	       (n % ENTRIES) * MDGPU_CPL_SIZE, sizeof(*cpl));
+	assert_int_equal(cpl->seq, n);
+	return (double)(now_ns() - t0) * 1e-9;
+}
+
+/*
+ * Tenant B's loop (tenant_b_main) on its own thread, on 1 MiB of its own;
+ * b_stop() or teardown stops it, so that a failed assertion never leaves
+ * it running on a freed env.
+ */
+static struct tenant_b *b_start(struct env *e)
+{
+	struct tenant_b *tb = calloc(1, sizeof(*tb));
+
+	assert_non_null(tb);
+	tb->e = e;
+	e->tb = tb;
+	tb->dev = alloc(&e->b, 1u << 20);
+	assert_int_equal(pthread_create(&e->tb_tid, NULL, tenant_b_main, tb),
+			 0);
+	usleep(100000);
+	return tb;
+}
+
+static void b_stop(struct env *e)
+{
+	if (!e->tb || e->tb->stop)
+		return;
+	e->tb->stop = 1;
+	pthread_join(e->tb_tid, NULL);
+}
+
+/* B's figures from now on: its rounds so far (returned), its longest
+ * wait reset. */
+static uint64_t b_mark(struct tenant_b *tb)
+{
+	__atomic_store_n(&tb->max_wait_ns, 0, __ATOMIC_RELAXED);
+	return __atomic_load_n(&tb->rounds, __ATOMIC_RELAXED);
+}
+
+/*
+ * A worker's start is not waited for.  Tenant C, created while B works,
+ * gets a worker whose context creation never ends: its creation returns
+ * at once (the context "starting" in the statistics), C's first command
+ * waits for the start and fails -ENODEV at the start bound (the context
+ * lost, counted, LOST), and B's commands wait no longer than B's own
+ * round trips meanwhile.  A reset of C starts another such worker and
+ * returns at once; C's destruction during that start gives it up at
+ * once.  Tenant D's start takes SLOW_START_MS, within the bound: D's
+ * first command runs after it.  With the dispatcher waiting in the start
+ * instead, B waited the whole start for a command.
+ */
+static void test_start_contained(void **state)
+{
+	struct env *e = *state;
+	struct tenant_b *tb;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_MEM_ALLOC);
+	struct mdgpud_vgpu_stats sc;
+	struct mdgpu_cpl cpl;
+	uint64_t rounds0, dev;
+	double secs;
+
+	if (getenv("MDGPUD_TEST_REAL_CUDA")) {
+		printf("SKIPPED: the slow start is the fake libcuda's\n");
+		skip();
+	}
+	c.alloc.size = 1u << 20;
+	tb = b_start(e);
+
+	/* C: created at once, its first command fails at the bound. */
+	rounds0 = b_mark(tb);
+	ctl_request(e, CTL_CREATE, &e->c, &e->vc);
+	ctl_wait(e, 1);
+	assert_int_equal(e->ctl_ret, 0);
+	assert_int_equal(mdgpud_vgpu_id(e->vc), 3);
+	fprintf(stderr, "creating tenant C (a worker that never starts): "
+		"%.3f s in the dispatcher\n", e->ctl_secs);
+	assert_true(e->ctl_secs < 0.5);
+	assert_int_equal(stats_of(e, e->vc).ctx_starting, 1);
+	secs = call_timed(&e->c, &c, &cpl, START_MS * 1e-3 + 10);
+	fprintf(stderr, "tenant C's first command: %d after %.3f s (start "
+		"bound %u ms); tenant B meanwhile: %lu rounds, longest wait "
+		"%.3f ms\n", cpl.status, secs, START_MS,
+		(unsigned long)(tb->rounds - rounds0),
+		(double)tb->max_wait_ns * 1e-6);
+	assert_int_equal(cpl.status, -ENODEV);
+	assert_true(secs >= START_MS * 1e-3 - 0.5);
+	assert_true(secs < START_MS * 1e-3 + MARGIN_S);
+	assert_true(tb->rounds - rounds0 >= 20);
+	assert_true(tb->max_wait_ns < B_WAIT_LOAD_MAX_NS);
+	sc = stats_of(e, e->vc);
+	assert_int_equal(sc.ctx_starting, 0);
+	assert_int_equal(sc.ctx_lost, 1);
+	assert_int_equal(sc.ctx_losses, 1);
+	assert_int_equal(sc.hangs, 0);
+	assert_int_equal(e->c.events[MDGPU_VGPU_EVENT_LOST], 1);
+	assert_int_equal(call(&e->c, &c).status, -ENODEV);
+
+	/* A reset of C starts a new worker, which does not start either:
+	 * the reset returns at once, and so does C's destruction while
+	 * that start is under way. */
+	rounds0 = b_mark(tb);
+	ctl_request(e, CTL_RESET, &e->c, &e->vc);
+	ctl_wait(e, 2);
+	fprintf(stderr, "reset of C (its new worker never starts): %.3f s in "
+		"the dispatcher\n", e->ctl_secs);
+	assert_true(e->ctl_secs < 0.5);
+	usleep(300000);
+	assert_int_equal(stats_of(e, e->vc).ctx_starting, 1);
+	ctl_request(e, CTL_DESTROY, &e->c, &e->vc);
+	ctl_wait(e, 3);
+	fprintf(stderr, "destroying C during that start: %.3f s in the "
+		"dispatcher; tenant B meanwhile: %lu rounds, longest wait "
+		"%.3f ms\n", e->ctl_secs, (unsigned long)(tb->rounds - rounds0),
+		(double)tb->max_wait_ns * 1e-6);
+	assert_true(e->ctl_secs < 1.5);
+	assert_null(e->vc);
+	assert_int_equal(e->c.events[MDGPU_VGPU_EVENT_RESTORED], 0);
+	assert_true(tb->max_wait_ns < 1500 * 1000000ull);
+
+	/* D: a slow start within the bound; its command runs after it. */
+	rounds0 = b_mark(tb);
+	ctl_request(e, CTL_CREATE, &e->d, &e->vd);
+	ctl_wait(e, 4);
+	assert_int_equal(e->ctl_ret, 0);
+	assert_int_equal(mdgpud_vgpu_id(e->vd), 4);
+	assert_true(e->ctl_secs < 0.5);
+	secs = call_timed(&e->d, &c, &cpl, SLOW_START_MS * 1e-3 + 10);
+	fprintf(stderr, "tenant D's first command after a %u ms start: %d "
+		"after %.3f s; tenant B meanwhile: %lu rounds, longest wait "
+		"%.3f ms\n", SLOW_START_MS, cpl.status, secs,
+		(unsigned long)(tb->rounds - rounds0),
+		(double)tb->max_wait_ns * 1e-6);
+	assert_int_equal(cpl.status, 0);
+	assert_true(secs >= SLOW_START_MS * 1e-3 - 0.5);
+	assert_true(tb->max_wait_ns < B_WAIT_LOAD_MAX_NS);
+	dev = alloc(&e->d, 1u << 20);
+	assert_int_equal(fill_check(&e->d, dev, 4096, 7, NULL), 0);
+	assert_int_equal(stats_of(e, e->vd).ctx_lost, 0);
+	b_stop(e);
+	assert_int_equal(tb->bad, 0);
+}
+
+/*
+ * A reset that arrives (as the kernel transport's does: in a watched
+ * fd's callback) while A's endless kernel holds the dispatcher in A's
+ * slice: it is done once the slice ends at the hang bound, not later; A
+ * gets a new context and works; B, working all along, waits for no
+ * command longer than the bound plus a margin.
+ */
+static void test_reset_during_hang(void **state)
+{
+	struct env *e = *state;
+	struct mdgpu_cmd c = cmd(MDGPU_OP_SYNC);
+	struct tenant_b *tb;
+	uint64_t t0, dev;
+	double secs;
+	uint32_t fn;
+
+	fn = load_forever(e);
+	tb = b_start(e);
+	launch(e, fn);
+	assert_true(post(&e->a, &c) >= 0);	/* A's slice drains: hangs */
+	usleep(200000);
+	t0 = now_ns();
+	ctl_request(e, CTL_RESET, &e->a, &e->va);
+	ctl_wait(e, 1);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "reset of A during its hang: done %.3f s after it "
+		"arrived (%.3f s in the reset itself; bound %u ms)\n", secs,
+		e->ctl_secs, HANG_MS);
+	assert_true(secs < HANG_MS * 1e-3 + MARGIN_S);
+	assert_true(e->ctl_secs < 1.5);
+	wait_event(&e->a, MDGPU_VGPU_EVENT_RESTORED, 1);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_HANG], 1);
+	assert_int_equal(stats_of(e, e->va).hangs, 1);
+	assert_int_equal(stats_of(e, e->va).ctx_lost, 0);
+	dev = alloc(&e->a, 1u << 20);
+	assert_int_equal(fill_check(&e->a, dev, 4096, 8, NULL), 0);
+	b_stop(e);
+	fprintf(stderr, "tenant B: %lu rounds, %lu bad, longest wait %.3f s\n",
+		(unsigned long)tb->rounds, (unsigned long)tb->bad,
+		(double)tb->max_wait_ns * 1e-9);
+	assert_int_equal(tb->bad, 0);
+	assert_true(tb->max_wait_ns < B_WAIT_MAX_NS);
+}
+
 static int teardown(void **state)
 {
 	struct env *e = *state;
 	struct fake *f[2] = { &e->a, &e->b };
 
+	b_stop(e);
+	free(e->tb);
 	if (e->running)
 		stop_dispatcher(e);
 	if (e->core)
@@ -601,8 +960,20 @@ static int teardown(void **state)
 		close(f[i]->efd);
 		free(f[i]->guest);
 	}
+	f[0] = &e->c;
+	f[1] = &e->d;
+	for (int i = 0; i < 2 && e->attached; i++) {
+		if (f[i]->efd >= 0)
+			close(f[i]->efd);
+		free(f[i]->guest);
+	}
+	if (e->attached)
+		close(e->ctl_efd);
+	unsetenv("MDGPUD_FAKE_CUDA_START_MS");
 	free(e->ap_a);
 	free(e->ap_b);
+	free(e->ap_c);
+	free(e->ap_d);
 	free(e);
 	return 0;
 }
@@ -642,6 +1013,131 @@ static void test_hang_socket(void **state)
 	mdgpu_close(g);
 }
 
+/* One admin request on a fresh connection; the answer into buf. */
+static void admin_request(const char *path, const char *line, char *buf,
+			  size_t len)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n = 0;
+	ssize_t r;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_true(strlen(path) < sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	shutdown(fd, SHUT_WR);
+	while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = 0;
+	close(fd);
+}
+
+static bool wait_path(const char *path)
+{
+	struct stat st;
+
+	for (int i = 0; i < 1000; i++) {
+		if (!stat(path, &st) && S_ISSOCK(st.st_mode))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * The real mdgpud binary (MDGPUD_BIN; make check-daemon sets it) on the
+ * cuda backend over the fake libcuda, hang bound HANG_MS.  A socket
+ * tenant's endless kernel: its SYNC fails -ETIMEDOUT, and the admin
+ * socket's list shows the hang (hangs=1, context=lost).  Another tenant's
+ * endless kernel then holds the dispatcher in its slice, and SIGTERM
+ * ends the process (status 0) within the bound plus a margin.
+ */
+static void test_sigterm_bin(void **state)
+{
+	const char *bin = getenv("MDGPUD_BIN");
+	const uint32_t one[3] = { 1, 1, 1 };
+	struct mdgpu_open_opts o = { .type = "1g" };
+	char dir[64], sock[96], admin[112], log[96], answer[4096];
+	char o_sock[128], o_worker[300], o_hang[64];
+	struct mdgpud_config cfg;
+	struct mdgpu *g, *h;
+	uint32_t mod, fn;
+	uint64_t t0;
+	double secs;
+	int status;
+	pid_t pid, w;
+
+	(void)state;
+	if (!bin || getenv("MDGPUD_TEST_REAL_CUDA")) {
+		printf("SKIPPED: needs MDGPUD_BIN (make check-daemon) and the "
+		       "fake libcuda\n");
+		skip();
+	}
+	mdgpud_config_defaults(&cfg);
+	fake_use_built_worker(&cfg);	/* the worker; LD_LIBRARY_PATH */
+	snprintf(dir, sizeof(dir), "/tmp/mdgpud-hangbin-%d", (int)getpid());
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(sock, sizeof(sock), "%s/mdgpud.sock", dir);
+	snprintf(admin, sizeof(admin), "%s/mdgpud-admin.sock", dir);
+	snprintf(log, sizeof(log), "%s/log", dir);
+	snprintf(o_sock, sizeof(o_sock), "socket_path=%s", sock);
+	snprintf(o_worker, sizeof(o_worker), "cuda_worker=%s", cfg.cuda_worker);
+	snprintf(o_hang, sizeof(o_hang), "hang_timeout_ms=%u", HANG_MS);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0)
+			dup2(fd, STDERR_FILENO);
+		execl(bin, "mdgpud", "-c", "/dev/null", "-o", o_sock, "-o",
+		      "backend=cuda", "-o", o_worker, "-o", o_hang, "-o",
+		      "cuda_fb_reserve_mib=1", "-o", "ctx_overhead_mib=0",
+		      (char *)NULL);
+		_exit(127);
+	}
+	assert_true(wait_path(sock));
+	assert_true(wait_path(admin));
+
+	/* A hang: -ETIMEDOUT, listed by the admin socket. */
+	o.path = sock;
+	assert_int_equal(mdgpu_open(&o, &g), 0);
+	assert_int_equal(mdgpu_module_load(g, MDGPU_MODULE_PTX, forever_ptx,
+					   sizeof(forever_ptx), &mod), 0);
+	assert_int_equal(mdgpu_func_get(g, mod, "forever", &fn), 0);
+	assert_int_equal(mdgpu_launch(g, fn, one, one, 0, NULL, 0), 0);
+	assert_int_equal(mdgpu_synchronize(g), -ETIMEDOUT);
+	admin_request(admin, "list\n", answer, sizeof(answer));
+	fprintf(stderr, "admin list after the hang: %s", answer);
+	assert_non_null(strstr(answer, " context=lost hangs=1 "));
+
+	/* Another tenant's endless kernel holds the dispatcher: SIGTERM. */
+	assert_int_equal(mdgpu_open(&o, &h), 0);
+	assert_int_equal(mdgpu_module_load(h, MDGPU_MODULE_PTX, forever_ptx,
+					   sizeof(forever_ptx), &mod), 0);
+	assert_int_equal(mdgpu_func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(mdgpu_launch(h, fn, one, one, 0, NULL, 0), 0);
+	usleep(200000);
+	t0 = now_ns();
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	do
+		w = waitpid(pid, &status, 0);
+	while (w < 0 && errno == EINTR);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "mdgpud after SIGTERM with a tenant hung: exited %d "
+		"after %.3f s (bound %u ms)\n", WIFEXITED(status) ?
+		WEXITSTATUS(status) : -1, secs, HANG_MS);
+	assert_int_equal(w, pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(secs < HANG_MS * 1e-3 + MARGIN_S);
+	mdgpu_close(h);
+	mdgpu_close(g);
+	unlink(log);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -651,6 +1147,11 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_load_contained, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_start_contained, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reset_during_hang, setup,
+						teardown),
+		cmocka_unit_test(test_sigterm_bin),
 	};
 
 	return cmocka_run_group_tests_name("core_hang", tests, NULL, NULL);

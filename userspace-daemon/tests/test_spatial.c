@@ -18,6 +18,9 @@
  *   at least 1.6 times.  Each member's statistics carry its own GPU time.
  * - fault domain: a spatial vGPU's context lost to a GPU fault marks its
  *   spatial neighbour lost (-EIO) too; a time-sliced vGPU runs on.
+ * - hung together: two spatial vGPUs whose kernels never end (the fake's
+ *   "forever") in one group slice: the group's end finds both hung within
+ *   about one hang bound (HANG_MS), not one bound per member.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +48,10 @@
 
 #define SPINS		5
 #define SPIN_NS		20000000ULL	/* 20 ms */
+/* hang_timeout_ms of test_hung_together, and the slack of its bound on
+ * a loaded 2-core CI machine: two bounds one after the other (4 s) fail. */
+#define HANG_MS		2000
+#define HANG_SLACK_S	1.5
 
 struct tenant {
 	struct fake f;
@@ -88,8 +95,9 @@ static uint64_t now_ns(void)
 }
 
 /* A core on the fake driver, spatial = mps with the fake control script
- * (or `control` when not NULL); not running yet. */
-static struct senv *senv_new(const char *control)
+ * (or `control` when not NULL), hang_timeout_ms hang_ms (0: the
+ * default); not running yet. */
+static struct senv *senv_new_hang(const char *control, uint32_t hang_ms)
 {
 	static int seq;
 	struct senv *e = calloc(1, sizeof(*e));
@@ -120,8 +128,15 @@ static struct senv *senv_new(const char *control)
 	cfg.spatial = MDGPUD_SPATIAL_MPS;
 	strcpy(cfg.mps_control, control ? control : e->script);
 	strcpy(cfg.mps_dir, e->mps);
+	if (hang_ms)
+		cfg.hang_timeout_ms = hang_ms;
 	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
 	return e;
+}
+
+static struct senv *senv_new(const char *control)
+{
+	return senv_new_hang(control, 0);
 }
 
 static void senv_start(struct senv *e)
@@ -242,8 +257,9 @@ static uint64_t run_spins(struct tenant *t, int n)
 }
 
 /* The environment of the worker serving vGPU `id` (a child of this
- * process running "mdgpud-worker serve <ordinal> <id> ..."). */
-static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
+ * process running "mdgpud-worker serve <ordinal> <id> ..."), if one runs. */
+static bool worker_environ_once(uint32_t id, char *buf, size_t len,
+				size_t *n)
 {
 	char path[64], cmd[512], want[16];
 	bool found = false;
@@ -282,6 +298,18 @@ static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
 		found = true;
 	}
 	return found;
+}
+
+/* The same, waiting (5 s at most) for the worker: a context's start is
+ * not waited for, so its worker may not have exec'd yet. */
+static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
+{
+	for (int i = 0; i < 50; i++) {
+		if (worker_environ_once(id, buf, len, n))
+			return true;
+		usleep(100000);
+	}
+	return false;
 }
 
 /* The value of `name` in a NUL-separated environment, or NULL. */
@@ -436,6 +464,108 @@ static void test_side_by_side(void **state)
 	assert_true(sliced * 10 >= alone * 16);	/* >= 1.6x */
 }
 
+/* The completion of t's last command, once it is done (20 s at most). */
+static struct mdgpu_cpl tcall(struct tenant *t, const struct mdgpu_cmd *c)
+{
+	struct mdgpu_cpl cpl;
+
+	submit_cmd(t, c);
+	wait_done(t);
+	memcpy(&cpl, t->f.ring + MDGPU_RING_CQ_OFFSET(ENTRIES) +
+	       ((t->f.head - 1) % ENTRIES) * MDGPU_CPL_SIZE, sizeof(cpl));
+	return cpl;
+}
+
+/* The fake's kernel that never ends, loaded on t: its function handle. */
+static uint32_t load_forever(struct tenant *t)
+{
+	static const char ptx[] =
+		".version 8.0\n.target sm_90\n.address_size 64\n"
+		".visible .entry forever()\n{\nLOOP:\n\tbra LOOP;\n}\n";
+	struct mdgpu_cmd c;
+	struct mdgpu_cpl cpl;
+
+	memcpy(t->aperture, ptx, sizeof(ptx));
+	memcpy(t->aperture + 4096, "forever", 7);
+	memset(&c, 0, sizeof(c));
+	c.opcode = MDGPU_OP_MODULE_LOAD;
+	c.module_load.len = sizeof(ptx);
+	c.module_load.space = MDGPU_SPACE_APERTURE;
+	c.module_load.kind = MDGPU_MODULE_PTX;
+	cpl = tcall(t, &c);
+	assert_int_equal(cpl.status, 0);
+	memset(&c, 0, sizeof(c));
+	c.opcode = MDGPU_OP_FUNC_GET;
+	c.func_get.module = (uint32_t)cpl.result;
+	c.func_get.name_addr = 4096;
+	c.func_get.name_len = 7;
+	c.func_get.name_space = MDGPU_SPACE_APERTURE;
+	cpl = tcall(t, &c);
+	assert_int_equal(cpl.status, 0);
+	return (uint32_t)cpl.result;
+}
+
+static uint64_t hangs_of(struct senv *e, const struct tenant *t)
+{
+	struct mdgpud_vgpu_stats s[8];
+	size_t n = mdgpud_core_stats(e->core, s, 8);
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i].vgpu_id == mdgpud_vgpu_id(t->v))
+			return s[i].hangs;
+	fail_msg("vgpu not in the stats");
+	return 0;
+}
+
+/*
+ * Two spatial members launch an endless kernel each and synchronize, all
+ * in one group slice (queued while the dispatcher is stopped): the
+ * group's end drains both at once, their bounds run together, and both
+ * SYNCs fail -ETIMEDOUT about one bound after the start, not two.
+ */
+static void test_hung_together(void **state)
+{
+	struct tenant t[2];
+	struct mdgpu_cmd c;
+	struct senv *e;
+	uint64_t t0;
+	uint32_t fn[2];
+	double secs;
+
+	(void)state;
+	e = senv_new_hang(NULL, HANG_MS);
+	assert_int_equal(attach(e, &t[0], "quarter"), 0);
+	assert_int_equal(attach(e, &t[1], "quarter"), 0);
+	senv_start(e);
+	for (int i = 0; i < 2; i++)
+		fn[i] = load_forever(&t[i]);
+	senv_halt(e);
+	for (int i = 0; i < 2; i++) {
+		memset(&c, 0, sizeof(c));
+		c.opcode = MDGPU_OP_LAUNCH;
+		c.launch.func = fn[i];
+		for (int k = 0; k < 3; k++)
+			c.launch.grid[k] = c.launch.block[k] = 1;
+		submit_cmd(&t[i], &c);
+		submit_sync(&t[i]);
+	}
+	t0 = now_ns();
+	senv_start(e);
+	for (int i = 0; i < 2; i++)
+		wait_done(&t[i]);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	print_message("two spatial members hung: both SYNCs %d %d after "
+		      "%.3f s (hang bound %u ms)\n", last_status(&t[0]),
+		      last_status(&t[1]), secs, HANG_MS);
+	assert_int_equal(last_status(&t[0]), -ETIMEDOUT);
+	assert_int_equal(last_status(&t[1]), -ETIMEDOUT);
+	assert_int_equal(hangs_of(e, &t[0]), 1);
+	assert_int_equal(hangs_of(e, &t[1]), 1);
+	assert_true(secs >= HANG_MS * 1e-3);
+	assert_true(secs < HANG_MS * 1e-3 + HANG_SLACK_S);
+	senv_free(e, t, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_worker_env),
 		cmocka_unit_test(test_refused_without_mps),
 		cmocka_unit_test(test_side_by_side),
+		cmocka_unit_test(test_hung_together),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

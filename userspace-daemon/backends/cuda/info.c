@@ -57,7 +57,7 @@ int mdgpud_cuda_func_info(struct mdgpud_bctx *ctx, uint64_t func,
 	ret = mdgpud_cuda_call(ctx, s);
 	if (ret)
 		return ret;
-	nr = s->result[0];
+	nr = mdgpud_cuda_result(s, 0);
 	if (nr > max_params)
 		return -EIO;
 	memcpy(out, ctx->shm->staging,
@@ -133,9 +133,10 @@ int mdgpud_cuda_module_funcs(struct mdgpud_bctx *ctx, uint64_t module,
 	ret = mdgpud_cuda_call(ctx, s);
 	if (ret)
 		return ret;
-	full = s->result[0];
-	n = (uint32_t)s->result[1];
-	w = s->result[1] >> 32;
+	full = mdgpud_cuda_result(s, 0);
+	w = mdgpud_cuda_result(s, 1);	/* kernels | bytes written << 32 */
+	n = (uint32_t)w;
+	w >>= 32;
 	if (w > len || w > full)
 		return -EIO;
 	memcpy(buf, ctx->shm->staging, w);
@@ -216,8 +217,8 @@ int mdgpud_cuda_host_devptr(struct mdgpud_bctx *ctx, const void *ptr,
 	ret = mdgpud_cuda_call(ctx, s);
 	if (ret)
 		return ret;
-	base = s->result[0];
-	len = s->result[1];
+	base = mdgpud_cuda_result(s, 0);
+	len = mdgpud_cuda_result(s, 1);
 	/* Mapped in full or not at all; anything else is not trusted. */
 	if (!base || len != r->size || base > UINT64_MAX - len)
 		return 0;

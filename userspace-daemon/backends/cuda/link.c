@@ -41,8 +41,8 @@ int mdgpud_cuda_module_link(struct mdgpud_bctx *ctx, const void *bundle,
 	ret = mdgpud_cuda_pend_wait(ctx, &s);
 	if (ret && ret != -EINVAL)
 		return ret;
-	full = *(volatile uint64_t *)&s->result[0];
-	w = *(volatile uint64_t *)&s->result[1];
+	full = mdgpud_cuda_result(s, 0);
+	w = mdgpud_cuda_result(s, 1);
 	if (w > cap || w > full || full > MDGPU_LINK_OUT_MAX) {
 		mdgpud_warn("cuda: vgpu %u: module link: the worker answered "
 			    "%llu bytes of %llu into %u", ctx->vgpu_id,

@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +88,6 @@ static int mdgpud_mps_run(const struct mdgpud_cuda_mps *m, const char *arg,
 	char *argv[3] = { (char *)m->control, (char *)arg, NULL };
 	char *envp[4] = { pipe_env, log_env, (char *)"PATH=/usr/bin:/bin",
 			  NULL };
-	struct pollfd p = { .events = POLLIN };
 	int in[2], status = 0, n, pidfd;
 	pid_t pid;
 
@@ -123,24 +121,28 @@ static int mdgpud_mps_run(const struct mdgpud_cuda_mps *m, const char *arg,
 		mdgpud_warn("cuda: mps: writing to %s: %s", m->control,
 			    strerror(errno));
 	close(in[1]);
-	/* A pidfd, not a blocking waitpid(): the wait is bounded. */
+	/*
+	 * Bounded (mdgpud_cuda_reap_wait: the pidfd, or waitpid polled
+	 * without one): a control program that does not finish is killed,
+	 * and one still not gone after the reap bound is reaped by a
+	 * thread, so that neither open() nor close() waits on it.
+	 */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	p.fd = pidfd;
-	do
-		n = pidfd >= 0 ? poll(&p, 1, MDGPUD_CUDA_MPS_TIMEOUT_MS) : 1;
-	while (n < 0 && errno == EINTR);
-	if (n == 0) {
-		mdgpud_err("cuda: mps: %s %s did not finish in %u ms, killed",
-			   m->control, arg ? arg : "", MDGPUD_CUDA_MPS_TIMEOUT_MS);
-		kill(pid, SIGKILL);
+	if (!mdgpud_cuda_reap_wait(pid, pidfd, MDGPUD_CUDA_MPS_TIMEOUT_MS,
+				   &status)) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (pidfd >= 0)
+	mdgpud_err("cuda: mps: %s %s did not finish in %u ms, killed",
+		   m->control, arg ? arg : "", MDGPUD_CUDA_MPS_TIMEOUT_MS);
+	kill(pid, SIGKILL);
+	if (mdgpud_cuda_reap_wait(pid, pidfd, MDGPUD_CUDA_REAP_WAIT_MS, NULL))
+		mdgpud_cuda_reap_later(pid, pidfd, NULL,
+				       "nvidia-cuda-mps-control");
+	else if (pidfd >= 0)
 		close(pidfd);
-	if (n == 0)
-		return -ETIMEDOUT;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return -ETIMEDOUT;
 }
 
 /* Whether the control socket exists (the daemon answers there). */

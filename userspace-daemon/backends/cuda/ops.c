@@ -679,14 +679,42 @@ void mdgpud_cuda_poll_drop(struct mdgpud_bctx *ctx)
  * posted, the worker gets a poll grant from the expected end of that drain
  * on: a tenant that ran a slice is the one most likely to come back soon.
  */
-static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
-				 uint64_t *gpu_ns)
+static int mdgpud_cuda_slice_end_post(struct mdgpud_bctx *ctx,
+				      uint64_t expect_ns)
 {
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
 	if (ctx->be->poll_ns)
 		mdgpud_cuda_poll_grant(ctx, mdgpud_cuda_now_ns() + expect_ns +
 				       ctx->be->poll_ns);
-	return mdgpud_cuda_simple_expect(ctx, MDGPUD_CUDA_RPC_SLICE_END,
-					 expect_ns, 0, expect_ns, gpu_ns);
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_SLICE_END, &ret);
+	if (!s)
+		return ret;
+	s->arg[0] = expect_ns;
+	s->arg[1] = 0;
+	mdgpud_cuda_post_expect(ctx, s, expect_ns);
+	return 0;
+}
+
+/* The answer to slice_end_post(), bounded from its post: *gpu_ns. */
+static int mdgpud_cuda_slice_end_wait(struct mdgpud_bctx *ctx,
+				      uint64_t *gpu_ns)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret = mdgpud_cuda_wait_posted(ctx, &s);
+
+	if (!ret && gpu_ns)
+		*gpu_ns = mdgpud_cuda_result(s, 0);
+	return ret;
+}
+
+static int mdgpud_cuda_slice_end(struct mdgpud_bctx *ctx, uint64_t expect_ns,
+				 uint64_t *gpu_ns)
+{
+	int ret = mdgpud_cuda_slice_end_post(ctx, expect_ns);
+
+	return ret ? ret : mdgpud_cuda_slice_end_wait(ctx, gpu_ns);
 }
 
 /*
@@ -727,6 +755,8 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.close = mdgpud_cuda_close,
 	.ctx_create = mdgpud_cuda_ctx_create,
 	.ctx_create_spatial = mdgpud_cuda_ctx_create_spatial,
+	.ctx_start = mdgpud_cuda_ctx_start,
+	.ctx_start_poll = mdgpud_cuda_ctx_start_poll,
 	.ctx_destroy = mdgpud_cuda_ctx_destroy,
 	.ctx_status = mdgpud_cuda_ctx_status,
 	.host_alloc = mdgpud_cuda_host_alloc,
@@ -755,6 +785,8 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.sync = mdgpud_cuda_sync,
 	.slice_begin = mdgpud_cuda_slice_begin,
 	.slice_end = mdgpud_cuda_slice_end,
+	.slice_end_post = mdgpud_cuda_slice_end_post,
+	.slice_end_wait = mdgpud_cuda_slice_end_wait,
 	.expect_work = mdgpud_cuda_expect_work,
 	.func_info = mdgpud_cuda_func_info,
 	.func_set_attr = mdgpud_cuda_func_set_attr,

@@ -47,9 +47,14 @@
 #define MDGPUD_CUDA_WORKER_NAME		"mdgpud-worker"
 /* open(): how long cuInit and the device queries may take. */
 #define MDGPUD_CUDA_PROBE_TIMEOUT_MS	120000u
-/* ctx_create: how long a worker may take to create its context (the
- * driver is initialised already: open() probed it). */
-#define MDGPUD_CUDA_START_TIMEOUT_MS	30000u
+/*
+ * The bound of a context's start (worker_start_timeout_ms when it is 0):
+ * the worker's cuInit, context creation, builtin PTX and staging area,
+ * until it reports READY.  0.3-1 s on an H100, more under MPS; nobody
+ * waits for a start (ctx_start, spawn.c), so the bound only catches a
+ * start that never ends, and is generous.
+ */
+#define MDGPUD_CUDA_START_TIMEOUT_MS_DEFAULT	30000u
 /*
  * The bound on every wait for a worker (struct mdgpud_backend_cfg's
  * hang_timeout_ms when it is 0): a request not answered this long after
@@ -112,6 +117,7 @@ struct mdgpud_backend {
 	uint32_t worker_spin_ns;
 	uint64_t hang_timeout_ns;	/* bound of a wait for an answer */
 	uint64_t load_timeout_ns;	/* bound of a module load */
+	uint64_t start_timeout_ns;	/* bound of a context's start */
 	uint64_t shutdown_timeout_ns;	/* ctx_destroy: scrub, free, exit */
 	uint32_t stats_enabled;
 	uint64_t poll_ns;		/* worker_poll_us */
@@ -142,6 +148,10 @@ struct mdgpud_bctx {
 	uint32_t tail;		/* requests posted */
 	uint32_t done_seen;	/* last value of shm->done read */
 	int dead;		/* worker gone: every request -ENODEV */
+	/* Its worker has not reported READY yet (spawn.c,
+	 * mdgpud_cuda_ctx_start_poll), due by start_deadline_ns. */
+	bool starting;
+	uint64_t start_deadline_ns;
 	int hung;		/* killed for not answering in time */
 	uint32_t last_cu;	/* CUresult of the last failed answer since
 				 * err_clear, or 0 */
@@ -154,6 +164,16 @@ struct mdgpud_bctx {
 	struct mdgpud_cuda_rpc_slot *pend_slot;
 	uint32_t pend_target;
 	uint64_t pend_deadline_ns;
+	/*
+	 * A request posted whose answer is waited for later, once other
+	 * contexts' requests are posted too (a spatial group's slice_end,
+	 * rpc.c's mdgpud_cuda_post_expect), or NULL: its slot, when it was
+	 * posted and the answer's expected time.  While set, nothing else
+	 * is posted.
+	 */
+	struct mdgpud_cuda_rpc_slot *posted_slot;
+	uint64_t posted_ns;
+	uint64_t posted_expect_ns;
 	/* Big parameter areas (cuda_rpc.h): the next to take, and for each
 	 * the value of `done` that frees it (0: free). */
 	uint32_t big_next;
@@ -167,8 +187,16 @@ struct mdgpud_bctx {
 					 * back once it is reaped */
 };
 
-/* spawn.c */
+/*
+ * spawn.c.  reap_wait(): waits at most wait_ms for child pid (pidfd, or
+ * -1) to exit and reaps it (0, *status), else -ETIMEDOUT, not reaped;
+ * reap_later(): a detached thread reaps it (and closes pidfd, gives the
+ * uid of cred back): every wait of the daemon on a child stays bounded.
+ */
 int mdgpud_cuda_pid_exited(int pidfd);
+int mdgpud_cuda_reap_wait(pid_t pid, int pidfd, uint32_t wait_ms, int *status);
+bool mdgpud_cuda_reap_later(pid_t pid, int pidfd,
+			    struct mdgpud_cuda_cred *cred, const char *what);
 int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		     struct mdgpud_backend **out, struct mdgpud_gpu_info *info);
 void mdgpud_cuda_close(struct mdgpud_backend *be);
@@ -178,6 +206,9 @@ int mdgpud_cuda_ctx_create_spatial(struct mdgpud_backend *be,
 				   uint32_t vgpu_id, uint32_t sm_percent,
 				   struct mdgpud_bctx **out);
 void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx);
+int mdgpud_cuda_ctx_start(struct mdgpud_backend *be, uint32_t vgpu_id,
+			  uint32_t sm_percent, struct mdgpud_bctx **out);
+int mdgpud_cuda_ctx_start_poll(struct mdgpud_bctx *ctx);
 
 /*
  * mps.c.  find(): the control binary, cfg_path or searched ($PATH,
@@ -218,6 +249,17 @@ void mdgpud_cuda_stream_priorities(struct mdgpud_backend *be,
 uint64_t mdgpud_cuda_err_code(const struct mdgpud_bctx *ctx);
 void mdgpud_cuda_err_clear(struct mdgpud_bctx *ctx);
 
+/*
+ * Result word i of an answered slot, loaded once: the worker may be
+ * hostile and rewrite it at any time, so a value is read into a local
+ * once, and only that local is checked and used (never the slot again).
+ */
+static inline uint64_t mdgpud_cuda_result(const struct mdgpud_cuda_rpc_slot *s,
+					  unsigned int i)
+{
+	return *(const volatile uint64_t *)&s->result[i];
+}
+
 /* rpc.c */
 void mdgpud_cuda_worker_msg(const struct mdgpud_cuda_rpc_shm *shm, char *buf,
 			    size_t len);
@@ -234,6 +276,15 @@ int mdgpud_cuda_call_copy(struct mdgpud_bctx *ctx,
 			  struct mdgpud_cuda_rpc_slot *s, uint64_t len);
 int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
 			    struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns);
+/*
+ * call_expect() in two halves: post_expect() posts s and returns;
+ * wait_posted() waits for its answer as call_expect() would, its
+ * deadline counted from the post (*s: the slot, to read results from).
+ */
+void mdgpud_cuda_post_expect(struct mdgpud_bctx *ctx,
+			     struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns);
+int mdgpud_cuda_wait_posted(struct mdgpud_bctx *ctx,
+			    struct mdgpud_cuda_rpc_slot **s);
 void mdgpud_cuda_pend(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s,
 		      uint64_t allow_ns);
 int mdgpud_cuda_pend_poll(struct mdgpud_bctx *ctx,

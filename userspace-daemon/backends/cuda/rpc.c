@@ -172,16 +172,22 @@ int mdgpud_cuda_wait_until(struct mdgpud_bctx *ctx, uint32_t target,
 	return ret > 0 ? -ETIMEDOUT : ret;
 }
 
+/* from_ns + allow_ns + bound_ns, saturating. */
+static uint64_t mdgpud_cuda_deadline_from(uint64_t from_ns, uint64_t allow_ns,
+					  uint64_t bound_ns)
+{
+	if (allow_ns > UINT64_MAX - bound_ns ||
+	    from_ns > UINT64_MAX - bound_ns - allow_ns)
+		return UINT64_MAX;
+	return from_ns + allow_ns + bound_ns;
+}
+
 /* now + allow_ns + bound_ns, saturating. */
 static uint64_t mdgpud_cuda_deadline_after(uint64_t allow_ns,
 					   uint64_t bound_ns)
 {
-	uint64_t now = mdgpud_cuda_now_ns();
-
-	if (allow_ns > UINT64_MAX - bound_ns ||
-	    now > UINT64_MAX - bound_ns - allow_ns)
-		return UINT64_MAX;
-	return now + allow_ns + bound_ns;
+	return mdgpud_cuda_deadline_from(mdgpud_cuda_now_ns(), allow_ns,
+					 bound_ns);
 }
 
 /* now + allow_ns + the hang bound, saturating. */
@@ -236,8 +242,9 @@ struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 		return NULL;
 	}
 	/* A request behind a module load would wait for the JIT, with the
-	 * wrong bound: the caller collects the load first. */
-	if (ctx->pend_slot) {
+	 * wrong bound: the caller collects the load first; so it does an
+	 * answer posted and not yet waited for. */
+	if (ctx->pend_slot || ctx->posted_slot) {
 		*err = -EBUSY;
 		return NULL;
 	}
@@ -298,22 +305,30 @@ static int mdgpud_cuda_collect(struct mdgpud_bctx *ctx,
 }
 
 /*
- * Waits for the answer to the request just posted from `s`: spinning for
- * spin_ns, then asleep until allow_ns (the time the request may
- * legitimately take) plus the hang bound, then the worker is hung.
+ * Waits for the answer to the request last posted, from `s`: spinning
+ * for spin_ns, then asleep until deadline_ns, then the worker is hung.
  */
-static int mdgpud_cuda_answer(struct mdgpud_bctx *ctx,
-			      struct mdgpud_cuda_rpc_slot *s, uint64_t spin_ns,
-			      uint64_t allow_ns)
+static int mdgpud_cuda_answer_by(struct mdgpud_bctx *ctx,
+				 struct mdgpud_cuda_rpc_slot *s,
+				 uint64_t spin_ns, uint64_t deadline_ns)
 {
-	int ret = mdgpud_cuda_wait_until(ctx, ctx->tail, spin_ns,
-					 mdgpud_cuda_deadline(ctx, allow_ns));
+	int ret = mdgpud_cuda_wait_until(ctx, ctx->tail, spin_ns, deadline_ns);
 
 	if (ret == -ETIMEDOUT)
 		return mdgpud_cuda_hung(ctx);
 	if (ret)
 		return ret;
 	return mdgpud_cuda_collect(ctx, s);
+}
+
+/* The same, until allow_ns from now (the time the request may
+ * legitimately take) plus the hang bound. */
+static int mdgpud_cuda_answer(struct mdgpud_bctx *ctx,
+			      struct mdgpud_cuda_rpc_slot *s, uint64_t spin_ns,
+			      uint64_t allow_ns)
+{
+	return mdgpud_cuda_answer_by(ctx, s, spin_ns,
+				     mdgpud_cuda_deadline(ctx, allow_ns));
 }
 
 /* Posts the request in `s` and waits for its answer, due at once. */
@@ -350,25 +365,64 @@ int mdgpud_cuda_call_copy(struct mdgpud_bctx *ctx,
  * and a long wait does not burn a CPU.  The hang bound starts after the
  * expected time.
  */
-int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
-			    struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns)
+/*
+ * The wait of mdgpud_cuda_call_expect() for the answer to the request
+ * last posted, from `s`, at since_ns, expected expect_ns (clamped) later:
+ * asleep until the margin before the expected time, then spinning
+ * across it; the hang bound runs from the expected time (2 margins
+ * after the sleep's end), so that a wait started late, after other
+ * contexts' (a spatial group's end), ends when it would have ended
+ * started at once.
+ */
+static int mdgpud_cuda_wait_expect(struct mdgpud_bctx *ctx,
+				   struct mdgpud_cuda_rpc_slot *s,
+				   uint64_t since_ns, uint64_t expect_ns)
 {
-	uint64_t spin_ns = ctx->be->sup_spin_ns;
+	uint64_t spin_ns = ctx->be->sup_spin_ns, due_ns = since_ns;
 
 	if (expect_ns > MDGPUD_CUDA_EXPECT_MAX_NS)
 		expect_ns = MDGPUD_CUDA_EXPECT_MAX_NS;
-	mdgpud_cuda_post(ctx);
 	if (expect_ns > MDGPUD_CUDA_EXPECT_MARGIN_NS) {
-		int ret = mdgpud_cuda_sleep(ctx, ctx->tail,
-					    mdgpud_cuda_now_ns() + expect_ns -
-					    MDGPUD_CUDA_EXPECT_MARGIN_NS);
+		int ret;
 
+		due_ns = since_ns + expect_ns - MDGPUD_CUDA_EXPECT_MARGIN_NS;
+		ret = mdgpud_cuda_sleep(ctx, ctx->tail, due_ns);
 		if (ret < 0)
 			return ret;
 		spin_ns += 2 * MDGPUD_CUDA_EXPECT_MARGIN_NS;
 	}
-	return mdgpud_cuda_answer(ctx, s, spin_ns,
-				  2 * MDGPUD_CUDA_EXPECT_MARGIN_NS);
+	return mdgpud_cuda_answer_by(ctx, s, spin_ns,
+				     mdgpud_cuda_deadline_from(due_ns,
+					2 * MDGPUD_CUDA_EXPECT_MARGIN_NS,
+					ctx->be->hang_timeout_ns));
+}
+
+int mdgpud_cuda_call_expect(struct mdgpud_bctx *ctx,
+			    struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns)
+{
+	mdgpud_cuda_post(ctx);
+	return mdgpud_cuda_wait_expect(ctx, s, mdgpud_cuda_now_ns(),
+				       expect_ns);
+}
+
+void mdgpud_cuda_post_expect(struct mdgpud_bctx *ctx,
+			     struct mdgpud_cuda_rpc_slot *s, uint64_t expect_ns)
+{
+	mdgpud_cuda_post(ctx);
+	ctx->posted_slot = s;
+	ctx->posted_ns = mdgpud_cuda_now_ns();
+	ctx->posted_expect_ns = expect_ns;
+}
+
+int mdgpud_cuda_wait_posted(struct mdgpud_bctx *ctx,
+			    struct mdgpud_cuda_rpc_slot **s)
+{
+	*s = ctx->posted_slot;
+	if (!*s)
+		return -EINVAL;
+	ctx->posted_slot = NULL;
+	return mdgpud_cuda_wait_expect(ctx, *s, ctx->posted_ns,
+				       ctx->posted_expect_ns);
 }
 
 /*

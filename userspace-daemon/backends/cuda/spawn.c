@@ -146,8 +146,13 @@ static int mdgpud_cuda_spawn(struct mdgpud_backend *be, char *const argv[],
 	if (pidfd < 0) {
 		int err = -errno;
 
+		/* Not started: killed, and reaped within the usual bound
+		 * (no pidfd: waitpid is polled). */
 		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		if (mdgpud_cuda_reap_wait(pid, -1, MDGPUD_CUDA_REAP_WAIT_MS,
+					  NULL))
+			mdgpud_cuda_reap_later(pid, -1, NULL,
+					       "worker without a pidfd");
 		return err;
 	}
 	*pid_out = pid;
@@ -186,36 +191,6 @@ static struct mdgpud_cuda_rpc_shm *mdgpud_cuda_shm_new(struct mdgpud_backend *be
 	shm->stats_enabled = be->stats_enabled;
 	*fd_out = fd;
 	return shm;
-}
-
-/*
- * Waits until the worker leaves STARTING or exits, at most
- * MDGPUD_CUDA_START_TIMEOUT_MS (then it is killed).  Returns the state.
- */
-static uint32_t mdgpud_cuda_wait_started(struct mdgpud_cuda_rpc_shm *shm,
-					 pid_t pid, int pidfd)
-{
-	struct timespec poll_ts = { 0, MDGPUD_CUDA_LIVENESS_POLL_NS };
-	uint64_t deadline = mdgpud_cuda_now_ns() +
-			    MDGPUD_CUDA_START_TIMEOUT_MS * 1000000ull;
-	uint32_t st;
-
-	while ((st = atomic_load(&shm->state)) == MDGPUD_CUDA_WORKER_STARTING) {
-		if (mdgpud_cuda_pid_exited(pidfd)) {
-			st = atomic_load(&shm->state);
-			return st == MDGPUD_CUDA_WORKER_STARTING ?
-			       MDGPUD_CUDA_WORKER_FAILED : st;
-		}
-		if (mdgpud_cuda_now_ns() >= deadline) {
-			snprintf(shm->msg, sizeof(shm->msg),
-				 "did not start within %u ms",
-				 MDGPUD_CUDA_START_TIMEOUT_MS);
-			kill(pid, SIGKILL);
-			return MDGPUD_CUDA_WORKER_FAILED;
-		}
-		mdgpud_cuda_futex_wait(&shm->state, st, &poll_ts);
-	}
-	return st;
 }
 
 static uint32_t mdgpud_cuda_env_u32(const char *name, uint32_t def)
@@ -264,6 +239,7 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 {
 	struct mdgpud_backend *be = calloc(1, sizeof(*be));
 	struct mdgpud_cuda_rpc_shm *shm;
+	struct mdgpud_cuda_rpc_info probe;
 	struct mdgpud_cuda_cred cred;
 	char ordinal[16], sandbox_arg[MDGPUD_SANDBOX_ARG_MAX];
 	char *argv[5];
@@ -289,6 +265,9 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	be->load_timeout_ns = (uint64_t)(cfg->module_load_timeout_ms ?
 		cfg->module_load_timeout_ms :
 		MDGPUD_CUDA_LOAD_TIMEOUT_MS_DEFAULT) * 1000000ull;
+	be->start_timeout_ns = (uint64_t)(cfg->worker_start_timeout_ms ?
+		cfg->worker_start_timeout_ms :
+		MDGPUD_CUDA_START_TIMEOUT_MS_DEFAULT) * 1000000ull;
 	/* A worker's shutdown (scrub, free, exit) has the same bound. */
 	be->shutdown_timeout_ns = (uint64_t)mdgpud_cuda_env_u32(
 		"MDGPUD_CUDA_SHUTDOWN_MS",
@@ -340,26 +319,27 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 	}
 	/*
 	 * Wait on the pidfd, not waitpid(): a SIGCHLD handler elsewhere in the
-	 * daemon may reap the child first.  A probe that hangs is killed.
+	 * daemon may reap the child first.  A probe that hangs is killed, and
+	 * if it is still not gone after the reap bound (the driver tearing
+	 * down), a thread reaps it: open() fails without waiting for it.
 	 */
-	{
-		struct pollfd p = { .fd = pidfd, .events = POLLIN };
-		int n;
-
-		do
-			n = poll(&p, 1, MDGPUD_CUDA_PROBE_TIMEOUT_MS);
-		while (n < 0 && errno == EINTR);
-		if (n == 0) {
-			snprintf(shm->msg, sizeof(shm->msg),
-				 "probe did not finish in %u ms",
-				 MDGPUD_CUDA_PROBE_TIMEOUT_MS);
-			kill(pid, SIGKILL);
+	if (mdgpud_cuda_reap_wait(pid, pidfd, MDGPUD_CUDA_PROBE_TIMEOUT_MS,
+				  NULL)) {
+		snprintf(shm->msg, sizeof(shm->msg),
+			 "probe did not finish in %u ms",
+			 MDGPUD_CUDA_PROBE_TIMEOUT_MS);
+		kill(pid, SIGKILL);
+		if (mdgpud_cuda_reap_wait(pid, pidfd, MDGPUD_CUDA_REAP_WAIT_MS,
+					  NULL)) {
+			/* Reaped in the background: uid and pidfd go there. */
+			mdgpud_cuda_reap_later(pid, pidfd, &cred,
+					       "probe worker");
+			pidfd = -1;
 		}
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
 	}
-	close(pidfd);
-	mdgpud_cuda_sandbox_cred_put(&cred);	/* reaped */
+	if (pidfd >= 0)
+		close(pidfd);
+	mdgpud_cuda_sandbox_cred_put(&cred);	/* reaped, or the reaper's */
 	st = atomic_load(&shm->state);
 	if (st != MDGPUD_CUDA_WORKER_PROBED) {
 		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
@@ -371,29 +351,34 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		goto err_shm;
 	}
 
+	/*
+	 * The probe's answer, copied once out of memory the worker could
+	 * write (a child it forked may still hold the memfd): every value
+	 * below is checked and used from the copy only.
+	 */
+	memcpy(&probe, (const void *)&shm->info, sizeof(probe));
+	munmap(shm, sizeof(*shm));
 	memset(&be->info, 0, sizeof(be->info));
-	memcpy(be->info.name, shm->info.name, sizeof(be->info.name) - 1);
-	memcpy(be->info.bus_id, shm->info.bus_id, sizeof(be->info.bus_id) - 1);
-	be->info.sm_count = shm->info.sm_count;
+	memcpy(be->info.name, probe.name, sizeof(be->info.name) - 1);
+	memcpy(be->info.bus_id, probe.bus_id, sizeof(be->info.bus_id) - 1);
+	be->info.sm_count = probe.sm_count;
 	be->info.kind = MDGPU_BACKEND_CUDA;
-	mdgpud_cuda_info_from_probe(&be->info.dev, &shm->info);
-	mdgpud_cuda_prio_range(be, shm->info.prio_least,
-			       shm->info.prio_greatest);
+	mdgpud_cuda_info_from_probe(&be->info.dev, &probe);
+	mdgpud_cuda_prio_range(be, probe.prio_least, probe.prio_greatest);
 	reserve = cfg->fb_reserve ? cfg->fb_reserve
 				  : MDGPUD_CUDA_FB_RESERVE_DEFAULT;
 	if (cfg->fb_size)
 		be->info.fb_size = cfg->fb_size;
 	else
-		be->info.fb_size = shm->info.mem_free_bytes > reserve ?
-				   shm->info.mem_free_bytes - reserve : 0;
-	if (be->info.fb_size > shm->info.mem_total_bytes)
-		be->info.fb_size = shm->info.mem_total_bytes;
+		be->info.fb_size = probe.mem_free_bytes > reserve ?
+				   probe.mem_free_bytes - reserve : 0;
+	if (be->info.fb_size > probe.mem_total_bytes)
+		be->info.fb_size = probe.mem_total_bytes;
 	mdgpud_info("cuda: %s (%s), %u SMs, driver %d, %" PRIu64
 		    " MiB free of %" PRIu64 " MiB, partitioning %" PRIu64
 		    " MiB", be->info.name, be->info.bus_id, be->info.sm_count,
-		    shm->info.driver_version, shm->info.mem_free_bytes >> 20,
-		    shm->info.mem_total_bytes >> 20, be->info.fb_size >> 20);
-	munmap(shm, sizeof(*shm));
+		    probe.driver_version, probe.mem_free_bytes >> 20,
+		    probe.mem_total_bytes >> 20, be->info.fb_size >> 20);
 	be->spatial = cfg->spatial;
 	if (be->spatial == MDGPUD_SPATIAL_MPS)
 		mdgpud_cuda_spatial_open(be, cfg);
@@ -423,7 +408,7 @@ void mdgpud_cuda_close(struct mdgpud_backend *be)
 
 struct mdgpud_cuda_zombie {
 	pid_t pid;
-	int pidfd;
+	int pidfd;			/* or -1 */
 	struct mdgpud_cuda_cred cred;	/* its pool held by the thread */
 };
 
@@ -434,12 +419,100 @@ static void *mdgpud_cuda_reaper(void *arg)
 
 	while (waitpid(z->pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	close(z->pidfd);
+	if (z->pidfd >= 0)
+		close(z->pidfd);
 	/* Reaped: its uid may go to another worker. */
 	mdgpud_cuda_sandbox_cred_put(&z->cred);
 	mdgpud_cuda_ids_close(pool);
 	free(z);
 	return NULL;
+}
+
+/*
+ * Waits at most wait_ms for child pid to exit and reaps it: 0 (its wait
+ * status in *status when not NULL), or -ETIMEDOUT while it still runs
+ * (not reaped).  The wait is on the pidfd, not a blocking waitpid(), so
+ * that it is bounded; without a pidfd (-1: pidfd_open failed) waitpid()
+ * is polled with WNOHANG every 10 ms.  A child some other waiter reaped
+ * first (ECHILD) counts as reaped, status 0.
+ */
+int mdgpud_cuda_reap_wait(pid_t pid, int pidfd, uint32_t wait_ms, int *status)
+{
+	const struct timespec nap = { 0, 10000000 };	/* 10 ms */
+	int st = 0, n;
+
+	if (pidfd >= 0) {
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+		do
+			n = poll(&p, 1, (int)wait_ms);
+		while (n < 0 && errno == EINTR);
+		/* Not gone, or the pidfd cannot tell: a waitpid() now could
+		 * block without a bound. */
+		if (n <= 0)
+			return -ETIMEDOUT;
+		while ((n = (int)waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+			;
+	} else {
+		uint64_t end = mdgpud_cuda_now_ns() + wait_ms * 1000000ull;
+
+		while ((n = (int)waitpid(pid, &st, WNOHANG)) == 0 ||
+		       (n < 0 && errno == EINTR)) {
+			if (mdgpud_cuda_now_ns() >= end)
+				return -ETIMEDOUT;
+			nanosleep(&nap, NULL);
+		}
+	}
+	if (status)
+		*status = n > 0 ? st : 0;
+	return 0;
+}
+
+/*
+ * A child that was killed or told to exit and is still not gone
+ * (mdgpud_cuda_reap_wait timed out): a detached thread reaps it, then
+ * closes its pidfd (-1: none) and gives its uid back (cred, or NULL).
+ * Returns true if the thread took it over.  Without a thread the child
+ * is left unreaped and its uid stays taken: a zombie the kernel keeps
+ * until the daemon exits beats a dispatcher blocked on the driver.
+ * `what` names it in the log.  The caller no longer owns pidfd and cred
+ * either way.
+ */
+bool mdgpud_cuda_reap_later(pid_t pid, int pidfd,
+			    struct mdgpud_cuda_cred *cred, const char *what)
+{
+	struct mdgpud_cuda_zombie *z = malloc(sizeof(*z));
+	pthread_attr_t attr;
+	pthread_t t;
+	int n;
+
+	if (z && !pthread_attr_init(&attr)) {
+		z->pid = pid;
+		z->pidfd = pidfd;
+		z->cred = cred ? *cred : (struct mdgpud_cuda_cred){ 0 };
+		if (z->cred.pool)	/* the backend may close first */
+			mdgpud_cuda_ids_hold(z->cred.pool);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		n = pthread_create(&t, &attr, mdgpud_cuda_reaper, z);
+		pthread_attr_destroy(&attr);
+		if (!n) {
+			mdgpud_info("cuda: %s %d still exiting, reaped in the "
+				    "background", what, (int)pid);
+			if (cred)
+				cred->pool = NULL;
+			return true;
+		}
+		mdgpud_cuda_ids_close(z->cred.pool);
+	}
+	free(z);
+	mdgpud_warn("cuda: %s %d still exiting, left unreaped%s", what,
+		    (int)pid, cred && cred->pool ?
+		    " (its uid is not given out again)" : "");
+	if (cred)
+		cred->pool = NULL;
+	if (pidfd >= 0)
+		close(pidfd);
+	return false;
 }
 
 /*
@@ -454,51 +527,18 @@ static void *mdgpud_cuda_reaper(void *arg)
  */
 static void mdgpud_cuda_reap(struct mdgpud_bctx *ctx)
 {
-	struct pollfd p = { .fd = ctx->pidfd, .events = POLLIN };
-	struct mdgpud_cuda_zombie *z;
-	pthread_attr_t attr;
-	pthread_t t;
-	int n;
+	char what[48];
 
 	if (ctx->pid <= 0)
 		goto out;
-	do
-		n = poll(&p, 1, MDGPUD_CUDA_REAP_WAIT_MS);
-	while (n < 0 && errno == EINTR);
-	if (n > 0) {
-		while (waitpid(ctx->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (!mdgpud_cuda_reap_wait(ctx->pid, ctx->pidfd,
+				   MDGPUD_CUDA_REAP_WAIT_MS, NULL)) {
 		mdgpud_cuda_sandbox_cred_put(&ctx->cred);
 		goto out;
 	}
-	z = malloc(sizeof(*z));
-	if (z && !pthread_attr_init(&attr)) {
-		z->pid = ctx->pid;
-		z->pidfd = ctx->pidfd;
-		z->cred = ctx->cred;
-		if (z->cred.pool)	/* the backend may close first */
-			mdgpud_cuda_ids_hold(z->cred.pool);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		n = pthread_create(&t, &attr, mdgpud_cuda_reaper, z);
-		pthread_attr_destroy(&attr);
-		if (!n) {
-			mdgpud_info("cuda: vgpu %u: worker %d still exiting, "
-				    "reaped in the background", ctx->vgpu_id,
-				    (int)ctx->pid);
-			ctx->cred.pool = NULL;
-			ctx->pid = -1;
-			ctx->pidfd = -1;
-			return;
-		}
-		mdgpud_cuda_ids_close(z->cred.pool);
-	}
-	free(z);
-	/* No thread: a zombie the kernel keeps until the daemon exits
-	 * beats a dispatcher blocked on the driver.  Its uid stays taken. */
-	mdgpud_warn("cuda: vgpu %u: worker %d still exiting, left unreaped "
-		    "(uid %u not given out again)", ctx->vgpu_id,
-		    (int)ctx->pid, (unsigned)ctx->cred.uid);
-	ctx->cred.pool = NULL;
+	snprintf(what, sizeof(what), "vgpu %u: worker", ctx->vgpu_id);
+	mdgpud_cuda_reap_later(ctx->pid, ctx->pidfd, &ctx->cred, what);
+	ctx->pidfd = -1;	/* the reaper's now, or closed */
 out:
 	ctx->pid = -1;
 	if (ctx->pidfd >= 0) {
@@ -507,17 +547,21 @@ out:
 	}
 }
 
-/* A context of vgpu_id, spatial with sm_percent > 0 (its worker an MPS
- * client running as the MPS user). */
-static int mdgpud_cuda_ctx_new(struct mdgpud_backend *be, uint32_t vgpu_id,
-			       uint32_t sm_percent, struct mdgpud_bctx **out)
+/*
+ * A context of vgpu_id, spatial with sm_percent > 0 (its worker an MPS
+ * client running as the MPS user): its worker spawned, not waited for.
+ * The context is starting (ctx->starting) until
+ * mdgpud_cuda_ctx_start_poll() sees the worker READY, by
+ * be->start_timeout_ns from now.
+ */
+static int mdgpud_cuda_ctx_spawn(struct mdgpud_backend *be, uint32_t vgpu_id,
+				 uint32_t sm_percent, struct mdgpud_bctx **out)
 {
 	struct mdgpud_bctx *ctx = calloc(1, sizeof(*ctx));
 	char ordinal[16], vgpu[16], ppid[16];
 	char sandbox_arg[MDGPUD_SANDBOX_ARG_MAX];
 	char *argv[7];
 	int sv[2], fd, ret;
-	uint32_t st;
 
 	if (!ctx)
 		return -ENOMEM;
@@ -572,32 +616,11 @@ static int mdgpud_cuda_ctx_new(struct mdgpud_backend *be, uint32_t vgpu_id,
 		mdgpud_cuda_sandbox_cred_put(&ctx->cred);	/* no worker */
 		goto err_sock;
 	}
-	st = mdgpud_cuda_wait_started(ctx->shm, ctx->pid, ctx->pidfd);
-	if (st != MDGPUD_CUDA_WORKER_READY) {
-		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
-
-		mdgpud_cuda_worker_msg(ctx->shm, msg, sizeof(msg));
-		mdgpud_err("cuda: vgpu %u: worker failed to start: %s", vgpu_id,
-			   msg[0] ? msg : "no reason given");
-		if (ctx->pid > 0)
-			kill(ctx->pid, SIGKILL);
-		ret = -ENODEV;
-		goto err_reap;
-	}
-	/* What the worker really got, from /proc, not from the worker. */
-	ret = mdgpud_cuda_sandbox_check(&be->sandbox, &ctx->cred, vgpu_id,
-					ctx->pid, &ctx->sandbox_active);
-	if (ret) {
-		kill(ctx->pid, SIGKILL);
-		ret = -ENODEV;
-		goto err_reap;
-	}
-	mdgpud_dbg("cuda: vgpu %u: worker %d ready", vgpu_id, (int)ctx->pid);
+	ctx->starting = true;
+	ctx->start_deadline_ns = mdgpud_cuda_now_ns() + be->start_timeout_ns;
 	*out = ctx;
 	return 0;
 
-err_reap:
-	mdgpud_cuda_reap(ctx);
 err_sock:
 	close(ctx->sock);
 err_shm:
@@ -606,6 +629,126 @@ err_shm:
 	munmap(ctx->shm, sizeof(*ctx->shm));
 	free(ctx);
 	return ret;
+}
+
+/*
+ * A start that failed (why: what for the log): the worker is killed
+ * (ctx_destroy reaps it) and the context lost, every op -ENODEV from now
+ * on.  Returns err.
+ */
+static int mdgpud_cuda_start_failed(struct mdgpud_bctx *ctx, int err,
+				    const char *why)
+{
+	char msg[MDGPUD_CUDA_RPC_MSG_MAX];
+
+	mdgpud_cuda_worker_msg(ctx->shm, msg, sizeof(msg));
+	if (why)
+		mdgpud_err("cuda: vgpu %u: worker %d failed to start: %s%s%s",
+			   ctx->vgpu_id, (int)ctx->pid, why,
+			   msg[0] ? "; its last message: " : "", msg);
+	else
+		mdgpud_err("cuda: vgpu %u: worker %d failed to start: %s",
+			   ctx->vgpu_id, (int)ctx->pid,
+			   msg[0] ? msg : "no reason given");
+	if (ctx->pid > 0)
+		kill(ctx->pid, SIGKILL);
+	ctx->starting = false;
+	ctx->dead = 1;
+	return err;
+}
+
+/*
+ * Whether ctx's worker has started, without waiting: -EINPROGRESS while
+ * it starts within its bound; 0 once it reported READY and the sandbox
+ * it got was checked (from /proc, not from the worker); -ETIMEDOUT past
+ * the bound and -ENODEV when it failed, exited or lacks its sandbox (the
+ * context lost, mdgpud_cuda_start_failed).  0 or -ENODEV, as the context
+ * stands, once the start is over.
+ */
+int mdgpud_cuda_ctx_start_poll(struct mdgpud_bctx *ctx)
+{
+	uint32_t st;
+	char why[96];
+
+	if (!ctx->starting)
+		return ctx->dead ? -ENODEV : 0;
+	st = atomic_load(&ctx->shm->state);
+	if (st == MDGPUD_CUDA_WORKER_STARTING) {
+		if (!mdgpud_cuda_pid_exited(ctx->pidfd)) {
+			if (mdgpud_cuda_now_ns() < ctx->start_deadline_ns)
+				return -EINPROGRESS;
+			snprintf(why, sizeof(why), "did not start within %llu "
+				 "ms (worker_start_timeout_ms)",
+				 (unsigned long long)(ctx->be->start_timeout_ns /
+						      1000000));
+			return mdgpud_cuda_start_failed(ctx, -ETIMEDOUT, why);
+		}
+		/* It may have reported just before it exited. */
+		st = atomic_load(&ctx->shm->state);
+	}
+	if (st != MDGPUD_CUDA_WORKER_READY)
+		return mdgpud_cuda_start_failed(ctx, -ENODEV, NULL);
+	if (mdgpud_cuda_sandbox_check(&ctx->be->sandbox, &ctx->cred,
+				      ctx->vgpu_id, ctx->pid,
+				      &ctx->sandbox_active))
+		return mdgpud_cuda_start_failed(ctx, -ENODEV,
+						"sandbox not as configured");
+	ctx->starting = false;
+	mdgpud_dbg("cuda: vgpu %u: worker %d ready", ctx->vgpu_id,
+		   (int)ctx->pid);
+	return 0;
+}
+
+/* spatial: the checks of a spatial context before its worker starts. */
+static int mdgpud_cuda_spatial_ok(struct mdgpud_backend *be, uint32_t vgpu_id,
+				  uint32_t sm_percent)
+{
+	if (sm_percent >= 100)
+		return -EINVAL;
+	if (be->spatial != MDGPUD_SPATIAL_MPS)
+		return -EOPNOTSUPP;
+	if (!be->mps.running) {
+		mdgpud_err("cuda: vgpu %u: spatial (%u%% of the SMs) refused: "
+			   "the MPS control daemon is not running (see the "
+			   "log at start-up)", vgpu_id, sm_percent);
+		return -ENXIO;
+	}
+	return 0;
+}
+
+int mdgpud_cuda_ctx_start(struct mdgpud_backend *be, uint32_t vgpu_id,
+			  uint32_t sm_percent, struct mdgpud_bctx **out)
+{
+	int ret = sm_percent ? mdgpud_cuda_spatial_ok(be, vgpu_id, sm_percent)
+			     : 0;
+
+	return ret ? ret : mdgpud_cuda_ctx_spawn(be, vgpu_id, sm_percent, out);
+}
+
+/*
+ * ctx_start() and a wait for its end (asleep on the state word, polling
+ * the worker's liveness), bounded like the start: the synchronous
+ * ctx_create of library users and tests.  Any failure is -ENODEV.
+ */
+static int mdgpud_cuda_ctx_new(struct mdgpud_backend *be, uint32_t vgpu_id,
+			       uint32_t sm_percent, struct mdgpud_bctx **out)
+{
+	struct timespec poll_ts = { 0, MDGPUD_CUDA_LIVENESS_POLL_NS };
+	struct mdgpud_bctx *ctx;
+	int ret;
+
+	ret = mdgpud_cuda_ctx_spawn(be, vgpu_id, sm_percent, &ctx);
+	if (ret)
+		return ret;
+	while ((ret = mdgpud_cuda_ctx_start_poll(ctx)) == -EINPROGRESS)
+		mdgpud_cuda_futex_wait(&ctx->shm->state,
+				       MDGPUD_CUDA_WORKER_STARTING, &poll_ts);
+	if (ret) {
+		mdgpud_cuda_ctx_destroy(ctx);
+		return -ENODEV;
+	}
+	*out = ctx;
+	return 0;
 }
 
 int mdgpud_cuda_ctx_create(struct mdgpud_backend *be, uint32_t vgpu_id,
@@ -618,17 +761,12 @@ int mdgpud_cuda_ctx_create_spatial(struct mdgpud_backend *be,
 				   uint32_t vgpu_id, uint32_t sm_percent,
 				   struct mdgpud_bctx **out)
 {
-	if (!sm_percent || sm_percent >= 100)
+	int ret;
+
+	if (!sm_percent)
 		return -EINVAL;
-	if (be->spatial != MDGPUD_SPATIAL_MPS)
-		return -EOPNOTSUPP;
-	if (!be->mps.running) {
-		mdgpud_err("cuda: vgpu %u: spatial (%u%% of the SMs) refused: "
-			   "the MPS control daemon is not running (see the "
-			   "log at start-up)", vgpu_id, sm_percent);
-		return -ENXIO;
-	}
-	return mdgpud_cuda_ctx_new(be, vgpu_id, sm_percent, out);
+	ret = mdgpud_cuda_spatial_ok(be, vgpu_id, sm_percent);
+	return ret ? ret : mdgpud_cuda_ctx_new(be, vgpu_id, sm_percent, out);
 }
 
 void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
@@ -639,6 +777,16 @@ void mdgpud_cuda_ctx_destroy(struct mdgpud_bctx *ctx)
 	if (!ctx)
 		return;
 	mdgpud_cuda_poll_drop(ctx);
+	/* A start under way is given up: a worker without its context has
+	 * nothing to scrub. */
+	if (ctx->starting) {
+		mdgpud_info("cuda: vgpu %u: worker %d's start given up",
+			    ctx->vgpu_id, (int)ctx->pid);
+		if (ctx->pid > 0)
+			kill(ctx->pid, SIGKILL);
+		ctx->starting = false;
+		ctx->dead = 1;
+	}
 	/* A module load under way: SHUTDOWN would wait for the JIT. */
 	mdgpud_cuda_pend_abort(ctx);
 	/*

@@ -70,6 +70,10 @@ struct mdgpud_backend_cfg {
 					  * (the driver's JIT), which has
 					  * its own: past it the context is
 					  * lost (0: 60000) */
+	uint32_t worker_start_timeout_ms; /* cuda: bound of a context's
+					   * start (its worker's READY):
+					   * past it the start fails
+					   * (0: 30000) */
 	/*
 	 * cuda: the workers' sandbox (Documentation/daemon.md, "Worker
 	 * sandbox").  0 (MDGPUD_SANDBOX_OFF) leaves workers as the daemon
@@ -194,6 +198,25 @@ struct mdgpud_backend_ops {
 	int (*ctx_create_spatial)(struct mdgpud_backend *be, uint32_t vgpu_id,
 				  uint32_t sm_percent,
 				  struct mdgpud_bctx **out);
+	/*
+	 * Optional (NULL: the core waits in ctx_create/ctx_create_spatial).
+	 * A context's start, which the caller does not wait for: a cuda
+	 * worker's cuInit and context creation take a second or more, which
+	 * the dispatcher spends on the other vGPUs.  ctx_start() takes what
+	 * ctx_create() takes (sm_percent 0) or ctx_create_spatial() takes
+	 * (1..99), fails at once as those would where it can tell at once
+	 * (no uid, no MPS), and otherwise returns 0 with *out starting.
+	 * ctx_start_poll() never waits: -EINPROGRESS while the context
+	 * starts, then 0 once it is usable, or -ETIMEDOUT when it did not
+	 * start within the backend's bound (worker_start_timeout_ms) and
+	 * -ENODEV when it failed otherwise; a failed context stays lost
+	 * (ctx_status -ENODEV) until ctx_destroy().  While it starts the
+	 * context takes no op but ctx_start_poll(), ctx_status() (0) and
+	 * ctx_destroy(), which gives the start up at once.
+	 */
+	int (*ctx_start)(struct mdgpud_backend *be, uint32_t vgpu_id,
+			 uint32_t sm_percent, struct mdgpud_bctx **out);
+	int (*ctx_start_poll)(struct mdgpud_bctx *ctx);
 	/*
 	 * 0 while the context is usable; -ETIMEDOUT once it was destroyed
 	 * for work that did not drain within the hang bound; -EIO once a
@@ -323,6 +346,20 @@ struct mdgpud_backend_ops {
 	int (*slice_begin)(struct mdgpud_bctx *ctx);
 	int (*slice_end)(struct mdgpud_bctx *ctx, uint64_t expect_ns,
 			 uint64_t *gpu_ns);
+	/*
+	 * Optional (NULL: the core calls slice_end() on each in turn).
+	 * slice_end() in two halves, for the members of a spatial group,
+	 * whose work ran side by side: slice_end_post() posts the end of
+	 * ctx's slice (expect_ns as slice_end's) and returns at once, and
+	 * no op of ctx but slice_end_wait() may follow; slice_end_wait()
+	 * waits for that end as slice_end() would, its bound counted from
+	 * the post, not from the call.  The core posts every member's end
+	 * before it waits for any: the members drain at once, and members
+	 * whose work does not drain cost the group's end one hang bound
+	 * together, not one each.
+	 */
+	int (*slice_end_post)(struct mdgpud_bctx *ctx, uint64_t expect_ns);
+	int (*slice_end_wait)(struct mdgpud_bctx *ctx, uint64_t *gpu_ns);
 	/*
 	 * Optional (NULL: no-op).  A hint that work for this context is
 	 * likely to arrive within about within_ns (it is next in line behind

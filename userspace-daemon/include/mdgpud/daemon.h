@@ -64,6 +64,9 @@ struct mdgpud_config {
 					 * on GPU work past its expected end */
 	uint32_t module_load_timeout_ms; /* module_load_timeout_ms: bound of
 					  * a module load (the driver's JIT) */
+	uint32_t worker_start_timeout_ms; /* worker_start_timeout_ms: bound
+					   * of a vGPU context's start (its
+					   * worker's cuInit, context) */
 	char cuda_worker[256];		/* cuda_worker, "" = auto */
 	/* cuda workers' sandbox (Documentation/daemon.md, "Worker sandbox") */
 	int worker_sandbox;		/* worker_sandbox = required |
@@ -211,6 +214,8 @@ struct mdgpud_vgpu_stats {
 	uint64_t hangs;			/* contexts lost to the hang bound */
 	uint64_t ctx_losses;		/* contexts lost otherwise */
 	uint32_t ctx_lost;		/* 1 until a reset restores it */
+	uint32_t ctx_starting;		/* 1 while its context starts (at
+					 * creation, or a reset's new one) */
 	uint64_t wait_p50_ns;		/* queue wait, doorbell -> start */
 	uint64_t wait_p99_ns;
 	uint64_t fb_quota;

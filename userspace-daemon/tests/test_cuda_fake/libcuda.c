@@ -21,6 +21,12 @@
  * the kernels).  cuInit fails with NO_DEVICE when MDGPUD_FAKE_CUDA_NODEV
  * is set.
  *
+ * A slow or hung context start: MDGPUD_FAKE_CUDA_START_MS=ID:MS[,ID:MS...]
+ * makes the worker serving vGPU ID ("mdgpud-worker serve ORDINAL ID ...")
+ * sleep MS ms in cuDevicePrimaryCtxRetain, before it can report READY;
+ * the probe worker never sleeps.  Read from the worker's environment,
+ * which the daemon fixes when its backend opens.
+ *
  * A worker gone wrong, for the supervisor's bounds (read by the worker at
  * each cuMemAlloc of 4 KiB or more, which its own start-up never makes, so
  * a test sets it around the creation of the one context it concerns):
@@ -415,10 +421,59 @@ FAKE_EXPORT mdgpud_cu_result cuDeviceGetPCIBusId(char *id, int len,
 	return 0;
 }
 
+/* The vGPU this worker serves (argv[3] of "serve"), or 0 (the probe). */
+static unsigned long fake_worker_vgpu(void)
+{
+	char cmd[512];
+	const char *a = cmd;
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(cmd, 1, sizeof(cmd) - 1, f);
+	fclose(f);
+	cmd[n] = 0;
+	for (int i = 0; i < 3 && a < cmd + n; i++) {
+		if (i == 1 && strcmp(a, "serve"))
+			return 0;
+		a += strlen(a) + 1;
+	}
+	return a < cmd + n ? strtoul(a, NULL, 10) : 0;
+}
+
+/* MDGPUD_FAKE_CUDA_START_MS's sleep for this worker (file comment). */
+static void fake_start_delay(void)
+{
+	const char *s = getenv("MDGPUD_FAKE_CUDA_START_MS");
+	unsigned long id, want, ms;
+	struct timespec ts;
+	char *end;
+
+	if (!s || !*s)
+		return;
+	id = fake_worker_vgpu();
+	while (id && *s) {
+		want = strtoul(s, &end, 10);
+		if (*end != ':')
+			return;
+		ms = strtoul(end + 1, &end, 10);
+		if (want == id) {
+			ts.tv_sec = (time_t)(ms / 1000);
+			ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+			return;
+		}
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
 FAKE_EXPORT mdgpud_cu_result cuDevicePrimaryCtxRetain(mdgpud_cu_context *c,
 						      mdgpud_cu_device d)
 {
 	(void)d;
+	fake_start_delay();
 	*c = &fake_ctx;
 	return 0;
 }
