@@ -1755,8 +1755,9 @@ static void test_cuda_ptds(void)
 
 /*
  * Per-thread default streams of different threads run concurrently
- * (MDGPU_TEST_CONCURRENCY: a daemon whose slices, each ended by draining
- * every stream of the vGPU, outlast the kernels; the fake libcuda, whose
+ * (MDGPU_TEST_CONCURRENCY: the daemon's only vGPU, whose slice lasts
+ * while its streams have work, so that no slice end drains the long
+ * kernel before the other thread's command runs; the fake libcuda, whose
  * streams run concurrently).  While this thread's per-thread stream runs
  * a 1 s kernel, another thread's per-thread stream completes a short
  * command without waiting for it; another thread's legacy stream waits

@@ -201,6 +201,38 @@ static bool mdgpud_dispatch_owed(struct mdgpud_core *c,
 }
 
 /*
+ * The longest a slice of the daemon's only vGPU is extended
+ * (mdgpud_dispatch_extend, and its linger while its work runs): the vGPU's statistics (GPU time, utilisation)
+ * and the scheduler's charge are brought up to date when a slice ends, so
+ * this bounds how stale they get; one drain per this much work costs a
+ * lone tenant about 0.1% of its throughput.
+ */
+#define MDGPUD_DISPATCH_EXTEND_MAX_NS	100000000ULL	/* 100 ms */
+
+static bool mdgpud_dispatch_ready(const struct mdgpud_sched_entity *e,
+				  void *arg);
+
+/* How often the only vGPU's linger asks whether its streams still have
+ * work (an RPC to its worker of about 10 us). */
+static const uint64_t mdgpud_dispatch_lone_check_ns = 1000000;
+
+/* The only vGPU may keep its slice: the scheduler would extend it, it is
+ * within MDGPUD_DISPATCH_EXTEND_MAX_NS of t0, and work it queued still
+ * runs (mdgpud_dispatch_linger). */
+static bool mdgpud_dispatch_lone_busy(struct mdgpud_core *c,
+				      struct mdgpud_vgpu *v, uint64_t t0,
+				      uint64_t now)
+{
+	uint32_t busy = 0;
+
+	if (now - t0 >= MDGPUD_DISPATCH_EXTEND_MAX_NS || v->ctx_err ||
+	    !mdgpud_sched_may_extend(c->sched, &v->entity, now,
+				     mdgpud_dispatch_ready, NULL))
+		return false;
+	return !c->bops->busy(v->bctx, &busy) && busy;
+}
+
+/*
  * The running vGPU's queue is empty.  Ending the slice now would make the
  * backend wait for the GPU (slice_end), which turns a stream of
  * asynchronous launches into synchronous ones.  So keep the slice open for
@@ -223,8 +255,15 @@ static bool mdgpud_dispatch_owed(struct mdgpud_core *c,
  * mdgpud_dispatch_owed_linger_ns past busy_until although others wait; a
  * paced slice ends as soon as a latency-class vGPU has work.
  * busy_until is an estimate, far off for a backend whose GPU time is not
- * wall time (sim): the slice bound holds either way.  Returns the tail to
- * run up to.
+ * wall time (sim), and for a kernel far longer than the vGPU's average.
+ * So the only vGPU, past that estimate, asks the backend whether any of
+ * its streams still has work (bops->busy, every
+ * mdgpud_dispatch_lone_check_ns) and keeps its slice while one does, up
+ * to MDGPUD_DISPATCH_EXTEND_MAX_NS from t0 and while the scheduler would
+ * extend it: ending it would drain every stream, and the other streams'
+ * commands rung meanwhile (another thread's, a copy beside a long kernel)
+ * would wait for the longest kernel instead of running beside it.  The
+ * slice bound holds either way.  Returns the tail to run up to.
  */
 static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 				       struct mdgpud_vgpu *v, uint64_t t0,
@@ -234,6 +273,7 @@ static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 	uint64_t end = *now + c->linger_ns, spin_end = end;
 	uint64_t yield_from = *now + mdgpud_dispatch_yield_after_ns;
 	bool owed = mdgpud_dispatch_owed(c, v, t0, busy_until);
+	bool lone = c->nr_vgpus == 1 && c->bops->busy;
 	uint32_t t;
 
 	if (c->nr_vgpus == 1 && busy_until > end)
@@ -244,8 +284,13 @@ static uint32_t mdgpud_dispatch_linger(struct mdgpud_core *c,
 		end = t0 + slice_ns;
 	for (;;) {
 		t = v->tops->sq_tail(v->tpriv);
-		if (t != v->head || *now >= end || c->stop_req)
+		if (t != v->head || c->stop_req)
 			break;
+		if (*now >= end) {
+			if (!lone || !mdgpud_dispatch_lone_busy(c, v, t0, *now))
+				break;
+			end = *now + mdgpud_dispatch_lone_check_ns;
+		}
 		if (*now >= busy_until && !owed &&
 		    mdgpud_dispatch_others_pending(c, v))
 			break;
@@ -513,15 +558,6 @@ static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
 	return vc->opcode == MDGPU_OP_QUERY &&
 	       vc->query.what == MDGPU_QUERY_GPU_TIME;
 }
-
-/*
- * The longest a slice of the daemon's only vGPU is extended
- * (mdgpud_dispatch_extend): the vGPU's statistics (GPU time, utilisation)
- * and the scheduler's charge are brought up to date when a slice ends, so
- * this bounds how stale they get; one drain per this much work costs a
- * lone tenant about 0.1% of its throughput.
- */
-#define MDGPUD_DISPATCH_EXTEND_MAX_NS	100000000ULL	/* 100 ms */
 
 /*
  * The slice of v reached its length (*slice_ns from t0) or its budget of

@@ -67,7 +67,7 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		10
+#define MDGPUD_CUDA_RPC_VERSION		11
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -213,6 +213,8 @@ enum mdgpud_cuda_rpc_op {
 					 * header alone; r0 its size, r1
 					 * bytes written (also when the
 					 * driver refused the link: -EINVAL) */
+	/* Whether any stream still has work (worker/stream.c). */
+	MDGPUD_CUDA_RPC_BUSY,		/* -> r0 1: work queued on a stream */
 	MDGPUD_CUDA_RPC_OP_COUNT
 };
 

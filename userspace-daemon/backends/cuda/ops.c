@@ -802,6 +802,7 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.stream_query = mdgpud_cuda_stream_query,
 	.event_query = mdgpud_cuda_event_query,
 	.event_sync = mdgpud_cuda_event_sync,
+	.busy = mdgpud_cuda_busy,
 	.stream_priorities = mdgpud_cuda_stream_priorities,
 	.err_code = mdgpud_cuda_err_code,
 	.err_clear = mdgpud_cuda_err_clear,

@@ -244,6 +244,7 @@ int mdgpud_cuda_stream_query(struct mdgpud_bctx *ctx, uint64_t stream,
 int mdgpud_cuda_event_query(struct mdgpud_bctx *ctx, uint64_t event,
 			    uint32_t *pending);
 int mdgpud_cuda_event_sync(struct mdgpud_bctx *ctx, uint64_t event);
+int mdgpud_cuda_busy(struct mdgpud_bctx *ctx, uint32_t *busy);
 void mdgpud_cuda_stream_priorities(struct mdgpud_backend *be,
 				   int32_t *least, int32_t *greatest);
 uint64_t mdgpud_cuda_err_code(const struct mdgpud_bctx *ctx);

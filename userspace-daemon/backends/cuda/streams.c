@@ -116,6 +116,11 @@ int mdgpud_cuda_event_sync(struct mdgpud_bctx *ctx, uint64_t event)
 					0, NULL);
 }
 
+int mdgpud_cuda_busy(struct mdgpud_bctx *ctx, uint32_t *busy)
+{
+	return mdgpud_cuda_streams_query(ctx, MDGPUD_CUDA_RPC_BUSY, 0, busy);
+}
+
 /* The backend ops err_code and err_clear (include/mdgpud/backend.h). */
 uint64_t mdgpud_cuda_err_code(const struct mdgpud_bctx *ctx)
 {

@@ -440,6 +440,14 @@ struct mdgpud_backend_ops {
 	int (*event_query)(struct mdgpud_bctx *ctx, uint64_t event,
 			   uint32_t *pending);
 	int (*event_sync)(struct mdgpud_bctx *ctx, uint64_t event);
+	/*
+	 * Optional: *busy 1 while any of the vGPU's streams still has work
+	 * queued on the GPU, 0 once all is done; nothing is waited for.
+	 * The dispatcher's only vGPU keeps its slice while it is 1
+	 * (core/dispatch.c, mdgpud_dispatch_linger).  NULL: a backend whose
+	 * work is done when its call returns (sim).
+	 */
+	int (*busy)(struct mdgpud_bctx *ctx, uint32_t *busy);
 	/* The device's priority range: numerically least (lowest priority)
 	 * and greatest (highest; CUDA's are <= least). */
 	void (*stream_priorities)(struct mdgpud_backend *be, int32_t *least,

@@ -549,6 +549,12 @@ static int mdgpud_worker_op_stream_wait_event(struct mdgpud_worker *w,
 				 "cuStreamWaitEvent");
 }
 
+static int mdgpud_worker_op_busy(struct mdgpud_worker *w,
+				 struct mdgpud_cuda_rpc_slot *s)
+{
+	return mdgpud_worker_busy(w, &s->result[0]);
+}
+
 static int mdgpud_worker_op_stream_query(struct mdgpud_worker *w,
 					 struct mdgpud_cuda_rpc_slot *s)
 {
@@ -650,6 +656,7 @@ static const struct mdgpud_worker_op mdgpud_worker_ops[] = {
 	[MDGPUD_CUDA_RPC_MODULE_FUNCS] = { mdgpud_worker_op_module_funcs },
 	/* ABI 1.7: link.c */
 	[MDGPUD_CUDA_RPC_MODULE_LINK] = { mdgpud_worker_op_module_link },
+	[MDGPUD_CUDA_RPC_BUSY] = { mdgpud_worker_op_busy },
 };
 
 _Static_assert(sizeof(mdgpud_worker_ops) / sizeof(mdgpud_worker_ops[0]) ==

@@ -247,6 +247,29 @@ int mdgpud_worker_stream_sync(struct mdgpud_worker *w, uint64_t handle)
 	return lat ? lat : ret;
 }
 
+/*
+ * BUSY: *busy 1 while any stream of the vGPU, or the worker's own, has
+ * work queued.  Only a look: nothing is waited for, and an error a query
+ * returns is left for the SYNC or drain that will report it.
+ */
+int mdgpud_worker_busy(struct mdgpud_worker *w, uint64_t *busy)
+{
+	uint32_t cursor = 0;
+	void *obj;
+
+	*busy = w->cu.stream_query(w->stream0.cu) ==
+		MDGPUD_CUDA_ERROR_NOT_READY ||
+		w->cu.stream_query(w->stream) == MDGPUD_CUDA_ERROR_NOT_READY;
+	while (!*busy && !mdgpud_worker_handles_next(&w->streams, &cursor,
+						     &obj)) {
+		struct mdgpud_worker_stream *st = obj;
+
+		*busy = w->cu.stream_query(st->cu) ==
+			MDGPUD_CUDA_ERROR_NOT_READY;
+	}
+	return 0;
+}
+
 /* STREAM_QUERY: *pending 1 while work is queued; a latched error first. */
 int mdgpud_worker_stream_query(struct mdgpud_worker *w, uint64_t handle,
 			       uint64_t *pending)

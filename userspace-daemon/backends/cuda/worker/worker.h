@@ -153,6 +153,7 @@ mdgpud_cu_result mdgpud_worker_stream_after(struct mdgpud_worker *w,
 					    mdgpud_cu_event ev);
 void mdgpud_worker_stream_latch(struct mdgpud_worker *w, int err);
 int mdgpud_worker_stream_sync(struct mdgpud_worker *w, uint64_t handle);
+int mdgpud_worker_busy(struct mdgpud_worker *w, uint64_t *busy);
 int mdgpud_worker_stream_query(struct mdgpud_worker *w, uint64_t handle,
 			       uint64_t *pending);
 
