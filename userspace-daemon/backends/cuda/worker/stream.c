@@ -284,6 +284,21 @@ int mdgpud_worker_stream_query(struct mdgpud_worker *w, uint64_t handle,
 	if (lat)
 		return lat;
 	res = w->cu.stream_query(st->cu);
+	/*
+	 * A slice's start makes every stream wait for its start event
+	 * (slice_begin): until the GPU has passed that event, an idle
+	 * stream reads NOT_READY, which says nothing of the client's work
+	 * (seen on the H200 when the query was a slice's first command
+	 * while another vGPU's context held the GPU).  Wait for the start
+	 * event, which nothing but the previous slice's drain precedes,
+	 * and ask again.
+	 */
+	if (res == MDGPUD_CUDA_ERROR_NOT_READY && w->slice_open &&
+	    w->cu.event_query(w->slice_ev[0]) == MDGPUD_CUDA_ERROR_NOT_READY) {
+		res = w->cu.event_synchronize(w->slice_ev[0]);
+		if (!res)
+			res = w->cu.stream_query(st->cu);
+	}
 	*pending = res == MDGPUD_CUDA_ERROR_NOT_READY;
 	if (*pending)
 		return 0;
