@@ -125,40 +125,59 @@ CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(
 	return r;
 }
 
+/* The launch's block, grid and dynamic shared memory into q. */
+static CUresult mdgpu_cu_occ_dims(const CUlaunchConfig *config,
+				  struct mdgpu_cmd_occupancy *q)
+{
+	uint64_t threads = (uint64_t)config->blockDimX * config->blockDimY *
+			   config->blockDimZ;
+
+	if (!threads || threads > MDGPU_BLOCK_THREADS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	q->block_threads = (uint32_t)threads;
+	q->dyn_smem = config->sharedMemBytes;
+	q->grid[0] = config->gridDimX;
+	q->grid[1] = config->gridDimY;
+	q->grid[2] = config->gridDimZ;
+	return CUDA_SUCCESS;
+}
+
+/* A cluster question q for a launch on `stream`, answered by the host
+ * driver into *out. */
+static CUresult mdgpu_cu_occ_ask(CUfunction func, CUstream stream,
+				 struct mdgpu_cmd_occupancy *q, int *out)
+{
+	uint64_t v = 0;
+	CUresult r = mdgpu_cu_enter();
+
+	if (r)
+		return r;
+	r = mdgpu_cu_stream_check(stream);
+	if (!r)
+		r = mdgpu_cu_occ(func, q, &v);
+	if (!r)
+		r = mdgpu_cu_occ_int(v, out);
+	mdgpu_cu_leave();
+	return r;
+}
+
 CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters,
 					      CUfunction func,
 					      const CUlaunchConfig *config)
 {
 	struct mdgpu_cmd_occupancy q = { .what = MDGPU_OCC_ACTIVE_CLUSTERS };
 	uint32_t flags = 0;
-	uint64_t v = 0, threads;
 	CUresult r;
 
 	if (!numClusters || !config)
 		return CUDA_ERROR_INVALID_VALUE;
-	threads = (uint64_t)config->blockDimX * config->blockDimY *
-		  config->blockDimZ;
-	if (!threads || threads > MDGPU_BLOCK_THREADS_MAX)
-		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_launch_attrs(config->attrs, config->numAttrs, &flags,
-				  &q.cluster);
+	r = mdgpu_cu_occ_dims(config, &q);
+	if (!r)
+		r = mdgpu_cu_launch_attrs(config->attrs, config->numAttrs,
+					  &flags, &q.cluster);
 	if (r)
 		return r;
-	q.block_threads = (uint32_t)threads;
-	q.dyn_smem = config->sharedMemBytes;
-	q.grid[0] = config->gridDimX;
-	q.grid[1] = config->gridDimY;
-	q.grid[2] = config->gridDimZ;
-	r = mdgpu_cu_enter();
-	if (r)
-		return r;
-	r = mdgpu_cu_stream_check(config->hStream);
-	if (!r)
-		r = mdgpu_cu_occ(func, &q, &v);
-	if (!r)
-		r = mdgpu_cu_occ_int(v, numClusters);
-	mdgpu_cu_leave();
-	return r;
+	return mdgpu_cu_occ_ask(func, config->hStream, &q, numClusters);
 }
 
 /*
@@ -173,16 +192,14 @@ CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(
 {
 	struct mdgpu_cmd_occupancy q = { .what = MDGPU_OCC_CLUSTER_SIZE };
 	uint32_t flags = 0, cluster = 0;
-	uint64_t v = 0, threads;
 	CUresult r;
 
 	if (!clusterSize || !config ||
 	    (config->numAttrs && !config->attrs))
 		return CUDA_ERROR_INVALID_VALUE;
-	threads = (uint64_t)config->blockDimX * config->blockDimY *
-		  config->blockDimZ;
-	if (!threads || threads > MDGPU_BLOCK_THREADS_MAX)
-		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_occ_dims(config, &q);
+	if (r)
+		return r;
 	for (unsigned int i = 0; i < config->numAttrs; i++) {
 		if (config->attrs[i].id ==
 		    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
@@ -192,21 +209,7 @@ CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(
 		if (r)
 			return r;
 	}
-	q.block_threads = (uint32_t)threads;
-	q.dyn_smem = config->sharedMemBytes;
-	q.grid[0] = config->gridDimX;
-	q.grid[1] = config->gridDimY;
-	q.grid[2] = config->gridDimZ;
-	r = mdgpu_cu_enter();
-	if (r)
-		return r;
-	r = mdgpu_cu_stream_check(config->hStream);
-	if (!r)
-		r = mdgpu_cu_occ(func, &q, &v);
-	if (!r)
-		r = mdgpu_cu_occ_int(v, clusterSize);
-	mdgpu_cu_leave();
-	return r;
+	return mdgpu_cu_occ_ask(func, config->hStream, &q, clusterSize);
 }
 
 /* A device attribute the block-size search needs; > 0 or an error. */

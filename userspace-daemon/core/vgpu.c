@@ -202,6 +202,17 @@ static int mdgpud_vgpu_ctx_begin(struct mdgpud_vgpu *v,
 	return ret;
 }
 
+/* A reset's new context is in place: the loss is over. */
+static void mdgpud_vgpu_restored(struct mdgpud_vgpu *v)
+{
+	pthread_mutex_lock(&v->core->lock);
+	v->ctx_err = 0;
+	v->ctx_err_code = 0;
+	pthread_mutex_unlock(&v->core->lock);
+	mdgpud_info("vgpu %u: reset: new GPU context", v->id);
+	mdgpud_vgpu_event(v, MDGPU_VGPU_EVENT_RESTORED);
+}
+
 /*
  * v's context was starting (v->starting): done, it is attached and v may
  * run (after a reset: the loss is over, RESTORED); failed, v's context is
@@ -235,12 +246,7 @@ void mdgpud_vgpu_start_poll(struct mdgpud_vgpu *v)
 		mdgpud_dbg("vgpu %u: GPU context ready", v->id);
 		return;
 	}
-	pthread_mutex_lock(&v->core->lock);
-	v->ctx_err = 0;
-	v->ctx_err_code = 0;
-	pthread_mutex_unlock(&v->core->lock);
-	mdgpud_info("vgpu %u: reset: new GPU context", v->id);
-	mdgpud_vgpu_event(v, MDGPU_VGPU_EVENT_RESTORED);
+	mdgpud_vgpu_restored(v);
 }
 
 int mdgpud_vgpu_create(struct mdgpud_core *c,
@@ -548,12 +554,7 @@ static void mdgpud_vgpu_ctx_restore(struct mdgpud_vgpu *v)
 		mdgpud_vgpu_set_starting(v, true);
 		return;
 	}
-	pthread_mutex_lock(&v->core->lock);
-	v->ctx_err = 0;
-	v->ctx_err_code = 0;
-	pthread_mutex_unlock(&v->core->lock);
-	mdgpud_info("vgpu %u: reset: new GPU context", v->id);
-	mdgpud_vgpu_event(v, MDGPU_VGPU_EVENT_RESTORED);
+	mdgpud_vgpu_restored(v);
 }
 
 /*
