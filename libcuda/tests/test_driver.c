@@ -17,21 +17,35 @@
  *                            runs; the one difference is the device name,
  *                            which carries no type (only a socket client
  *                            asks for one by name, MDGPU_TYPE).
+ *   test_driver --vfio       an mdgpu-1g mdev on sim opened over the vfio
+ *                            transport (MDGPU_VFIO=<UUID>, the e2e guest),
+ *                            with libcuda's default zero-copy area
+ *                            (MDGPU_HOST_MIB unset): every group runs, as
+ *                            --guest, and two expectations are the vfio
+ *                            transport's: the device's UUID is the mdev's
+ *                            (where the others check a version-4 UUID),
+ *                            and the zero-copy area is IOVA-mapped memory
+ *                            of its own, not the aperture's tail
+ *                            (vfio_host_area()).
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cuda.h>
 
 static unsigned passed, failed;
 /* The type in the device name: what MDGPU_TYPE asked for on the socket
- * transport, none on a vGPU opened by path (--guest). */
+ * transport, none on a vGPU opened by path (--guest, --vfio). */
 static const char *name_type = " 1g";
+/* --vfio: the mdev UUID cuInit opened (MDGPU_VFIO), else NULL. */
+static const char *vfio_uuid;
 
 #define EXPECT(cond) do {						\
 	if (cond) {							\
@@ -104,6 +118,24 @@ static void test_before_init(void)
 	OK(cuInit(0));
 }
 
+/* u is the UUID the string s (8-4-4-4-12 hex digits) spells. */
+static bool uuid_is(const CUuuid *u, const char *s)
+{
+	char t[37];
+
+	snprintf(t, sizeof(t), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x",
+		 (unsigned char)u->bytes[0], (unsigned char)u->bytes[1],
+		 (unsigned char)u->bytes[2], (unsigned char)u->bytes[3],
+		 (unsigned char)u->bytes[4], (unsigned char)u->bytes[5],
+		 (unsigned char)u->bytes[6], (unsigned char)u->bytes[7],
+		 (unsigned char)u->bytes[8], (unsigned char)u->bytes[9],
+		 (unsigned char)u->bytes[10], (unsigned char)u->bytes[11],
+		 (unsigned char)u->bytes[12], (unsigned char)u->bytes[13],
+		 (unsigned char)u->bytes[14], (unsigned char)u->bytes[15]);
+	return !strcasecmp(t, s);
+}
+
 static void test_device(void)
 {
 	CUdevice d = -1;
@@ -126,10 +158,14 @@ static void test_device(void)
 	EXPECT_RES(cuDeviceGetName(name, 0, 0), CUDA_ERROR_INVALID_VALUE);
 	OK(cuDeviceTotalMem(&total, 0));
 	EXPECT(total == 1024 * mib);
-	/* The daemon's random version-4 UUID of this vGPU. */
+	/* The daemon's random version-4 UUID of a socket vGPU; an mdev's
+	 * own UUID over the vfio transport. */
 	OK(cuDeviceGetUuid(&u, 0));
-	EXPECT(((unsigned char)u.bytes[6] >> 4) == 4 &&
-	       ((unsigned char)u.bytes[8] >> 6) == 2);
+	if (vfio_uuid)
+		EXPECT(uuid_is(&u, vfio_uuid));
+	else
+		EXPECT(((unsigned char)u.bytes[6] >> 4) == 4 &&
+		       ((unsigned char)u.bytes[8] >> 6) == 2);
 	OK(cuDeviceGetAttribute(&sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
 				0));
 	EXPECT(sm == 132);
@@ -277,6 +313,55 @@ static void test_quota(void)
 	EXPECT(fr2 == fr);
 }
 
+/*
+ * --vfio: libcuda's default zero-copy area (64 MiB) is anonymous memory
+ * the transport maps for DMA (VFIO_IOMMU_MAP_DMA), not the aperture's
+ * tail as on the guest and socket transports, so all of it is granted
+ * in one piece though the vGPU's aperture is smaller (8 MiB on
+ * mdgpu-1g), and a page more is refused.  Copies from and to it are
+ * single commands by IOVA that mdgpud serves through MDGPU_CTL_DMA: a
+ * pattern taken from the area's last 16 MiB to the device comes back
+ * into its first 16 MiB, synchronously and on a stream.  Kernels cannot
+ * reach the area (no device pointer, NOT_SUPPORTED, on every backend).
+ */
+static void vfio_host_area(void)
+{
+	const size_t area = 64 * mib, n = 16 * mib;
+	unsigned char *a = NULL, *hi;
+	CUdeviceptr d = 0, dp;
+	CUstream s;
+	void *x;
+	size_t i;
+
+	OK(cuMemHostAlloc((void **)&a, area, 0));
+	if (!a)
+		return;
+	EXPECT_RES(cuMemAllocHost(&x, 4096), CUDA_ERROR_OUT_OF_MEMORY);
+	EXPECT_RES(cuMemHostGetDevicePointer(&dp, a, 0),
+		   CUDA_ERROR_NOT_SUPPORTED);
+	hi = a + area - n;
+	for (i = 0; i < n; i += 4096)
+		memset(hi + i, (int)(i / 4096 * 13 + 1), 4096);
+	memset(a, 0, n);
+	OK(cuMemAlloc(&d, n));
+	OK(cuMemcpyHtoD(d, hi, n));
+	OK(cuMemcpyDtoH(a, d, n));
+	EXPECT(!memcmp(a, hi, n));
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuMemsetD8Async(d + 4096, 0xc3, 8192, s));
+	OK(cuMemcpyDtoHAsync(a + n, d, 4 * 4096, s));
+	OK(cuStreamSynchronize(s));
+	EXPECT(!memcmp(a + n, hi, 4096) && a[n + 4096] == 0xc3 &&
+	       a[n + 3 * 4096 - 1] == 0xc3 &&
+	       !memcmp(a + n + 3 * 4096, hi + 3 * 4096, 4096));
+	OK(cuStreamDestroy(s));
+	OK(cuMemFree(d));
+	OK(cuMemFreeHost(a));
+	/* All of it again once freed. */
+	OK(cuMemHostAlloc((void **)&a, area, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cuMemFreeHost(a));
+}
+
 static void test_host_memory(void)
 {
 	unsigned char *p = NULL, *q = NULL, back[256];
@@ -303,6 +388,8 @@ static void test_host_memory(void)
 	OK(cuMemFreeHost(NULL));
 	OK(cuMemFreeHost(q));
 	OK(cuMemFree(d));
+	if (vfio_uuid)
+		vfio_host_area();
 }
 
 /* ABI 1.2 memory paths: async copies on streams, unified cuMemcpy, 2D
@@ -2167,10 +2254,18 @@ int main(int argc, char **argv)
 		       passed, failed);
 		return failed ? 1 : 0;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--guest"))
+	if (argc > 1 && !strcmp(argv[1], "--guest")) {
 		name_type = "";
-	else if (argc > 1) {
-		fprintf(stderr, "usage: test_driver [--no-daemon|--guest]\n");
+	} else if (argc > 1 && !strcmp(argv[1], "--vfio") &&
+		   getenv("MDGPU_VFIO") && !getenv("MDGPU_HOST_MIB")) {
+		name_type = "";
+		/* A UUID, or a sysfs path that ends in one. */
+		vfio_uuid = strrchr(getenv("MDGPU_VFIO"), '/');
+		vfio_uuid = vfio_uuid ? vfio_uuid + 1 : getenv("MDGPU_VFIO");
+	} else if (argc > 1) {
+		fprintf(stderr, "usage: test_driver [--no-daemon|--guest]\n"
+			"       MDGPU_VFIO=<mdev UUID> test_driver --vfio "
+			"(MDGPU_HOST_MIB unset)\n");
 		return 2;
 	}
 	GROUP(test_before_init);

@@ -22,8 +22,9 @@
 #
 # Static binaries for the guest, built with the common flags (no
 # sanitizers: the guest has no ASAN runtime): mdgpud and the client.
-# The nested suite's inner guest also runs libcuda.so.1 with test_driver
-# and, when nvcc is here, rt_basic (libcuda.mk's; glibc comes along).
+# The e2e guest also runs libcuda.so.1 with test_driver over the vfio
+# transport, the nested suite's inner guest over the guest transport
+# with, when nvcc is here, rt_basic (libcuda.mk's; glibc comes along).
 
 E2E_DIR := $(TOP)/tests/e2e
 E2E_BUILD := $(BUILD)/e2e
@@ -31,7 +32,8 @@ E2E_KVERS ?= 6.1 6.12
 E2E_BINS := $(E2E_BUILD)/mdgpud $(E2E_BUILD)/mdgpu-e2e-client
 
 E2E_RT := $(if $(NVCC),$(C_OUT)/tests/rt_basic)
-E2E_CUDA := $(C_OUT)/libcuda.so.1 $(C_OUT)/tests/test_driver $(E2E_RT)
+E2E_DRIVER := $(C_OUT)/libcuda.so.1 $(C_OUT)/tests/test_driver
+E2E_CUDA := $(E2E_DRIVER) $(E2E_RT)
 
 .PHONY: check-e2e check-e2e-all e2e-bins demo check-e2e-nested \
 	check-e2e-nested-all
@@ -54,7 +56,7 @@ $(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a \
 	$(CC) $(CFLAGS_COMMON) -I$(L_DIR)/include -pthread -static $< \
 		$(BUILD)/libmdgpu.a -o $@
 
-check-e2e: e2e-bins
+check-e2e: e2e-bins $(E2E_DRIVER)
 	@test -n "$(KVER)" || { echo "usage: make check-e2e KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
 	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
@@ -62,7 +64,7 @@ check-e2e: e2e-bins
 	$(E2E_DIR)/run-e2e.sh $$rel
 
 # Both kernels run even if the first fails; the target fails if either did.
-check-e2e-all: e2e-bins
+check-e2e-all: e2e-bins $(E2E_DRIVER)
 	@rc=0; for k in $(E2E_KVERS); do \
 		$(MAKE) --no-print-directory check-e2e KVER=$$k || rc=1; \
 	done; exit $$rc

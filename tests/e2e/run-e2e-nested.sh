@@ -14,8 +14,9 @@
 # mdgpud in the place of its test responder and mdgpu-e2e-client in the
 # place of its client (installed as /bin/mdgpud and /bin/mdgpu-client),
 # and for the inner image mdgpu's libcuda.so.1 (where the mdgpu-libcuda
-# package puts it), libcuda/tests/rt-check.sh, test_driver and, when it
-# was built (nvcc present), rt_basic with glibc and the dynamic loader.
+# package puts it), libcuda/tests/rt-check.sh and driver-check.sh,
+# test_driver and, when it was built (nvcc present), rt_basic with glibc
+# and the dynamic loader.
 # Two cpio archives are then appended, later entries replacing earlier
 # ones: to the inner image, tests/e2e/nested-inner-init as /init; to the
 # outer image, tests/e2e/nested-outer-init as /init and the new inner
@@ -104,6 +105,7 @@ mkdir -p "$work"
 	"$libcuda=/usr/lib/x86_64-linux-gnu/mdgpu/libcuda.so.1" \
 	"$test_driver=/bin/test_driver" \
 	"$top/libcuda/tests/rt-check.sh=/bin/rt-check.sh" \
+	"$top/libcuda/tests/driver-check.sh=/bin/driver-check.sh" \
 	${rt_basic:+"$rt_basic=/bin/rt_basic"} ${driver_inner[@]+"${driver_inner[@]}"}
 mkdir -p "$stage/inner" "$stage/outer/nested" "$stage/outer/bin"
 cp "$here/nested-inner-init" "$stage/inner/init"

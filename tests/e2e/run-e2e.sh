@@ -4,9 +4,12 @@
 # The end-to-end guest (Documentation/e2e.md): boot Debian's kernel RELEASE
 # in QEMU TCG with the tests/vm initramfs (tests/vm/mkinitramfs.sh: busybox,
 # the vfio stack, mdgpu.ko, mdevctl) plus the static mdgpud, the VFIO
-# client mdgpu-e2e-client and qemu-scripts/mdgpu-vgpu, with
-# tests/e2e/init as /init and tests/e2e/demo-run.sh as
-# /bin/mdgpu-e2e-demo (appended cpio: a later entry replaces /init).
+# client mdgpu-e2e-client and qemu-scripts/mdgpu-vgpu, mdgpu's
+# libcuda.so.1 (where the mdgpu-libcuda package puts it) with the
+# driver-API program test_driver, glibc and the dynamic loader, and
+# libcuda/tests/driver-check.sh, with tests/e2e/init as /init and
+# tests/e2e/demo-run.sh as /bin/mdgpu-e2e-demo (appended cpio: a later
+# entry replaces /init).
 #
 # test (default): prints the guest's PASS/FAIL lines and, last,
 # "N passed, N failed"; exit status non-zero if a check failed, the guest
@@ -50,7 +53,10 @@ keep() {
 trap keep EXIT
 "$vm/mkinitramfs.sh" "$rel" "$kroot" "$initrd" "$ko" \
 	"$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client" \
-	"$top/qemu-scripts/mdgpu-vgpu"
+	"$top/qemu-scripts/mdgpu-vgpu" \
+	"$BUILD/libcuda/libcuda.so.1=/usr/lib/x86_64-linux-gnu/mdgpu/libcuda.so.1" \
+	"$BUILD/libcuda/tests/test_driver=/bin/test_driver" \
+	"$top/libcuda/tests/driver-check.sh=/bin/driver-check.sh"
 mkdir -p "$stage/bin"
 cp "$here/init" "$stage/init"
 cp "$here/demo-run.sh" "$stage/bin/mdgpu-e2e-demo"

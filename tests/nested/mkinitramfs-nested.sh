@@ -6,8 +6,8 @@
 #   inner.cpio  busybox, GUEST_KO (mdgpu-guest.ko), CLIENT, inner-init as /init,
 #               and each FILE at PATH (absolute, in the inner image) with
 #               the shared libraries and dynamic loader ldd names for it
-#               (tests/e2e/run-e2e-nested.sh adds libcuda.so.1 and
-#               driver-API programs this way);
+#               (tests/vm/pack-files.sh; tests/e2e/run-e2e-nested.sh adds
+#               libcuda.so.1 and driver-API programs this way);
 #   outer.cpio  tests/vm/mkinitramfs.sh's image (busybox, vfio,
 #               vfio_iommu_type1, mdev and their dependencies, MDGPU_KO,
 #               RESPONDER in /bin) followed by a second cpio archive that adds
@@ -23,6 +23,8 @@ rel=$1 kroot=$2 outdir=$3 ko=$4 gko=$5 responder=$6 client=$7
 shift 7
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/vm/pack-files.sh
+. "$top/tests/vm/pack-files.sh"
 qemu=/usr/bin/qemu-system-x86_64
 qemu_mods=/usr/lib/x86_64-linux-gnu/qemu
 
@@ -32,15 +34,6 @@ mkcpio() {	# DIR OUT
 	(cd "$1" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$2.tmp"
 	mv "$2.tmp" "$2"
 }
-copy_libs() {	# ROOT FILE...: the shared libraries ldd names, at their paths
-	local root=$1 f lib
-	shift
-	# A static program names none (ldd says "not a dynamic executable").
-	for lib in $(for f; do ldd "$f" 2>/dev/null; done | grep -o '/[^ ]*' | sort -u); do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
-}
 
 # Inner guest.
 in=$stage/inner
@@ -49,14 +42,7 @@ cp /bin/busybox "$in/bin/busybox"
 cp "$here/inner-init" "$in/init"
 cp "$client" "$in/bin/mdgpu-client"
 cp "$gko" "$in/lib/modules/mdgpu-guest.ko"
-elf=()
-for fp; do
-	mkdir -p "$in$(dirname "${fp#*=}")"
-	cp -L "${fp%%=*}" "$in${fp#*=}"
-	# ldd only for ELF files (scripts need no libraries).
-	[ "$(head -c 4 "${fp%%=*}" | tail -c 3)" != ELF ] || elf+=("${fp%%=*}")
-done
-[ ${#elf[@]} -eq 0 ] || copy_libs "$in" "${elf[@]}"
+[ $# -eq 0 ] || pack_files "$in" "$@"
 mkcpio "$in" "$outdir/inner.cpio"
 
 # Outer guest: the VM suite's image, then the overlay.
@@ -70,7 +56,7 @@ cp "$here/run-inner" "$ov/bin/run-inner"
 cp "$here/outer-responder" "$ov/bin/outer-responder"
 cp "$qemu" "$ov$qemu"
 cp "$qemu_mods/accel-tcg-x86_64.so" "$ov$qemu_mods/"
-copy_libs "$ov" "$qemu" "$qemu_mods/accel-tcg-x86_64.so"
+pack_libs "$ov" "$qemu" "$qemu_mods/accel-tcg-x86_64.so"
 cp -rL /usr/share/qemu "$ov/usr/share/qemu"
 cp -rL /usr/share/seabios "$ov/usr/share/seabios"
 cp -rL /usr/lib/ipxe/qemu "$ov/usr/lib/ipxe/qemu"

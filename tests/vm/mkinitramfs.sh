@@ -10,7 +10,10 @@
 #     in /lib/modules/load.list;
 #   - MDGPU_KO as /lib/modules/mdgpu.ko (skipped if the file does not exist:
 #     the suite then reports the module tests as failed);
-#   - each BIN into /bin (static test programs);
+#   - each BIN into /bin (static test programs); a BIN written FILE=PATH
+#     goes to PATH instead, with the shared libraries and dynamic loader
+#     ldd names for it (tests/vm/pack-files.sh: tests/e2e/run-e2e.sh
+#     carries mdgpu's libcuda.so.1 and a driver-API program this way);
 #   - mdevctl with the shared libraries ldd names and its scripts.d dirs;
 #   - tests/vm/init as /init, tests/vm/kmemleak as /bin/mdgpu-kmemleak;
 #   - with VM_INNER_KERNEL and VM_INNER_BIN set (check-vm-qemu): QEMU itself
@@ -22,6 +25,8 @@ rel=$1 kroot=$2 out=$3 ko=$4
 shift 4
 here=$(cd "$(dirname "$0")" && pwd)
 moddir=$kroot/lib/modules/$rel
+# shellcheck source=tests/vm/pack-files.sh
+. "$here/pack-files.sh"
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-initramfs.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
@@ -33,11 +38,10 @@ cp "$here/init" "$stage/init"
 cp "$here/kmemleak" "$stage/bin/mdgpu-kmemleak"
 chmod 755 "$stage/init" "$stage/bin/mdgpu-kmemleak"
 for b in "$@"; do
-	if [ -f "$b" ]; then
-		cp "$b" "$stage/bin/"
-	else
-		echo "vm: $b not built; its tests will fail" >&2
-	fi
+	case $b in
+	*=*) pack_files "$stage" "$b" ;;
+	*) pack_files "$stage" "$b=/bin/${b##*/}" ;;
+	esac
 done
 
 # Kernel modules, dependencies first.
@@ -83,17 +87,7 @@ for p in "${order[@]}"; do
 	echo "${base%.ko*}.ko" >>"$stage/lib/modules/load.list"
 done
 
-# A dynamic binary and the shared libraries ldd names, at their paths.
-add_bin() {
-	local lib
-	mkdir -p "$stage$(dirname "$1")"
-	cp "$1" "$stage$1"
-	for lib in $(ldd "$1" | grep -o '/[^ ]*'); do
-		mkdir -p "$stage$(dirname "$lib")"
-		cp -L "$lib" "$stage$lib"
-	done
-}
-add_bin /usr/bin/mdevctl
+pack_files "$stage" /usr/bin/mdevctl=/usr/bin/mdevctl
 ln -sf /usr/bin/mdevctl "$stage/bin/mdevctl"
 
 if [ -n "${VM_INNER_KERNEL:-}" ]; then
@@ -105,7 +99,7 @@ if [ -n "${VM_INNER_KERNEL:-}" ]; then
 		>"$stage/inner/initramfs.cpio"
 	rm -rf "$inner"
 	cp "$VM_INNER_KERNEL" "$stage/inner/vmlinuz"
-	add_bin /usr/bin/qemu-system-x86_64
+	pack_files "$stage" /usr/bin/qemu-system-x86_64=/usr/bin/qemu-system-x86_64
 	qmod=/usr/lib/x86_64-linux-gnu/qemu
 	mkdir -p "$stage$qmod" "$stage/usr/share"
 	cp "$qmod/accel-tcg-x86_64.so" "$stage$qmod/"

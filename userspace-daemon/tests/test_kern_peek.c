@@ -6,7 +6,8 @@
  * module queues them on /dev/mdgpu.  sq_tail() takes doorbells of the
  * generation being served at once; any other event, and every event
  * after it, is held for the between-slices handler, which handles them in
- * the order they came and is woken through the transport's eventfd.
+ * the order they came and is woken through the transport's eventfd; a
+ * doorbell of another vGPU than the one polled, taken, wakes it too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,15 +73,16 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void put(struct env *e, uint32_t type, uint32_t parent,
-		uint32_t a, uint32_t b)
+/* An event of the kernel's vGPU kid. */
+static void put_to(struct env *e, uint32_t kid, uint32_t type,
+		   uint32_t parent, uint32_t a, uint32_t b)
 {
 	struct mdgpu_ctl_event ev;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = type;
 	ev.parent_id = parent;
-	ev.vgpu_id = KID;
+	ev.vgpu_id = kid;
 	if (type == MDGPU_EV_DOORBELL) {
 		ev.doorbell.sq_tail = a;
 		ev.doorbell.gen = b;
@@ -92,6 +94,12 @@ static void put(struct env *e, uint32_t type, uint32_t parent,
 		ev.knob.priority = b;
 	}
 	assert_int_equal(write(e->wr, &ev, sizeof(ev)), (ssize_t)sizeof(ev));
+}
+
+static void put(struct env *e, uint32_t type, uint32_t parent,
+		uint32_t a, uint32_t b)
+{
+	put_to(e, KID, type, parent, a, b);
 }
 
 /* sq_tail() as the dispatcher calls it, past the peek's interval. */
@@ -186,6 +194,40 @@ static void test_foreign_not_taken(void **state)
 	assert_int_equal(tail_now(e), 0);
 }
 
+/*
+ * A doorbell of another vGPU, taken while this one's tail is read: its
+ * tail moves, and the loop is woken, since the dispatcher's last scan
+ * before it sleeps may have read that tail already (the doorbell is no
+ * longer on the fd to wake it).  The polled vGPU's own doorbell does not
+ * wake it: the caller reads that tail after the peek.
+ */
+static void test_other_vgpu_wakes(void **state)
+{
+	struct env *e = *state;
+	struct mdgpud_kvgpu *o = calloc(1, sizeof(*o));
+
+	assert_non_null(o);
+	*o = *e->k;
+	o->kid = KID + 1;
+	e->k->next = o;
+	put_to(e, KID + 1, MDGPU_EV_DOORBELL, PARENT, 4, 1);
+	assert_int_equal(tail_now(e), 0);
+	assert_int_equal(o->tail, 4);
+	assert_int_equal(e->t.held_n, 0);
+	assert_int_equal(woken(e), 1);
+	put(e, MDGPU_EV_DOORBELL, PARENT, 6, 1);
+	assert_int_equal(tail_now(e), 6);
+	assert_int_equal(woken(e), 0);
+	/* Seen from the other vGPU: the first one's doorbell wakes. */
+	put(e, MDGPU_EV_DOORBELL, PARENT, 8, 1);
+	o->t->peek_ns = 0;
+	assert_int_equal(mdgpud_kern_sq_tail(o), 4);
+	assert_int_equal(e->k->tail, 8);
+	assert_int_equal(woken(e), 1);
+	e->k->next = NULL;
+	free(o);
+}
+
 /* No peek while the handler drains (its own events come first) nor
  * while the kernel's replay is read. */
 static void test_no_peek_while_draining(void **state)
@@ -212,6 +254,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reset_orders_doorbells,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_not_taken, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_other_vgpu_wakes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_peek_while_draining,
 						setup, teardown),

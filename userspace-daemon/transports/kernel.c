@@ -135,7 +135,8 @@ static uint64_t mdgpud_kern_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void mdgpud_kern_peek(struct mdgpud_transport *t);
+static void mdgpud_kern_peek(struct mdgpud_transport *t,
+			     const struct mdgpud_kvgpu *polled);
 
 /* ---------------------------------------------------------------- */
 /* Hot path: per-vGPU ops                                           */
@@ -144,7 +145,7 @@ static uint32_t mdgpud_kern_sq_tail(void *priv)
 {
 	struct mdgpud_kvgpu *k = priv;
 
-	mdgpud_kern_peek(k->t);
+	mdgpud_kern_peek(k->t, k);
 	if (k->desync)
 		return k->core_head;	/* nothing pending */
 	return k->unsynced ? k->head : k->tail;
@@ -633,11 +634,20 @@ static void mdgpud_kern_wake_event(void *data, uint32_t events)
  * that follow it, for mdgpud_kern_drain(), which the core calls between
  * slices (wake_efd makes sure it is called).  Never while the kernel's
  * replay is read, nor more often than mdgpud_kern_peek_interval_ns.
+ *
+ * polled is the vGPU whose sq_tail() peeks.  A doorbell taken for
+ * another vGPU signals wake_efd too: the caller may be the dispatcher's
+ * last scan before it sleeps (dispatch.c), which may have read that
+ * vGPU's tail already; the doorbell has left the control fd, so without
+ * the signal nothing would wake the loop, and the tenant, which rings
+ * once, would wait forever.
  */
-static void mdgpud_kern_peek(struct mdgpud_transport *t)
+static void mdgpud_kern_peek(struct mdgpud_transport *t,
+			     const struct mdgpud_kvgpu *polled)
 {
 	struct mdgpu_ctl_event evs[16];
 	uint64_t now, one = 1;
+	bool wake = false;
 	ssize_t n;
 
 	if (t->replaying || t->draining || t->held_n || t->wake_efd < 0)
@@ -658,11 +668,13 @@ static void mdgpud_kern_peek(struct mdgpud_transport *t)
 			k = mdgpud_kern_find(t, ev->vgpu_id);
 		if (k && ev->doorbell.gen == k->gen) {
 			mdgpud_kern_doorbell(k, ev);
+			wake |= k != polled;
 			continue;
 		}
 		t->held[t->held_n++] = *ev;
 	}
-	if (t->held_n && write(t->wake_efd, &one, sizeof(one)) != sizeof(one))
+	if ((wake || t->held_n) &&
+	    write(t->wake_efd, &one, sizeof(one)) != sizeof(one))
 		mdgpud_warn("%s: waking the event loop: %s", MDGPU_CTL_DEVICE,
 			    strerror(errno));
 }
