@@ -124,6 +124,7 @@ int mdgpud_worker_builtins_run(struct mdgpud_worker *w,
 	if (mdgpud_worker_stream_get(w, s->arg[6], &st))
 		return -ENOENT;
 	w->req_stream = st;
+	mdgpud_worker_stream_enter_slice(w, st);
 	switch (s->arg[0]) {
 	case MDGPU_BUILTIN_FILL_U32:
 		return mdgpud_worker_builtins_fill(w, st->cu, a);

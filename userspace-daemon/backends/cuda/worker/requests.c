@@ -83,6 +83,7 @@ static mdgpud_cu_stream *mdgpud_worker_req_stream(struct mdgpud_worker *w,
 	if (mdgpud_worker_stream_get(w, h, &st))
 		return NULL;
 	w->req_stream = st;
+	mdgpud_worker_stream_enter_slice(w, st);
 	return &st->cu;
 }
 
@@ -470,9 +471,8 @@ static int mdgpud_worker_op_slice_begin(struct mdgpud_worker *w,
 
 	(void)s;
 	w->slice_open = 1;
+	w->slice_seq++;		/* streams wait for it at their first work */
 	res = w->cu.event_record(w->slice_ev[0], w->stream);
-	if (!res)
-		res = mdgpud_worker_stream_after(w, w->slice_ev[0]);
 	return mdgpud_worker_err(w, res, "slice begin");
 }
 

@@ -64,14 +64,6 @@ int mdgpud_worker_stream_create(struct mdgpud_worker *w, uint32_t flags,
 		free(st);
 		return mdgpud_worker_err(w, res, "cuStreamCreateWithPriority");
 	}
-	/* Created inside a slice: its work too after the slice's begin. */
-	if (w->slice_open)
-		res = w->cu.stream_wait_event(st->cu, w->slice_ev[0], 0);
-	if (res) {
-		w->cu.stream_destroy(st->cu);
-		free(st);
-		return mdgpud_worker_err(w, res, "cuStreamWaitEvent");
-	}
 	ret = mdgpud_worker_handles_insert(&w->streams, st, 0, handle);
 	if (ret) {
 		w->cu.stream_destroy(st->cu);
@@ -141,23 +133,24 @@ void mdgpud_worker_stream_destroy_all(struct mdgpud_worker *w)
 }
 
 /*
- * Every stream's later work waits for `ev` (recorded on the worker's own
- * stream): the slice's begin event then precedes all of the slice's work
- * on every stream, whichever stream the GPU takes first.  The streams are
- * drained at a slice's begin, so the waits cost the GPU nothing.
+ * Before a request queues work on st: the first time in a slice, st waits
+ * for the slice's begin event (recorded on the worker's own stream), so
+ * that the begin precedes all of the slice's work on every stream,
+ * whichever stream the GPU takes first; the streams are drained at a
+ * slice's begin, so the wait costs the GPU nothing.  Only streams that
+ * get work wait: an idle stream with a wait on an event the GPU has not
+ * passed yet would read NOT_READY to STREAM_QUERY, work the client never
+ * queued (seen on the H200 as a neighbour's cuStreamQuery of an idle
+ * stream answering 600).  A failed wait is left to the request itself,
+ * which meets the same broken context.
  */
-mdgpud_cu_result mdgpud_worker_stream_after(struct mdgpud_worker *w,
-					    mdgpud_cu_event ev)
+void mdgpud_worker_stream_enter_slice(struct mdgpud_worker *w,
+				      struct mdgpud_worker_stream *st)
 {
-	mdgpud_cu_result res = w->cu.stream_wait_event(w->stream0.cu, ev, 0);
-	uint32_t cursor = 0;
-	void *obj;
-
-	while (!res &&
-	       !mdgpud_worker_handles_next(&w->streams, &cursor, &obj))
-		res = w->cu.stream_wait_event(
-			((struct mdgpud_worker_stream *)obj)->cu, ev, 0);
-	return res;
+	if (!w->slice_open || st->slice_seq == w->slice_seq)
+		return;
+	if (!w->cu.stream_wait_event(st->cu, w->slice_ev[0], 0))
+		st->slice_seq = w->slice_seq;
 }
 
 /* The worker's stream waits for every stream's work queued so far. */
@@ -284,21 +277,6 @@ int mdgpud_worker_stream_query(struct mdgpud_worker *w, uint64_t handle,
 	if (lat)
 		return lat;
 	res = w->cu.stream_query(st->cu);
-	/*
-	 * A slice's start makes every stream wait for its start event
-	 * (slice_begin): until the GPU has passed that event, an idle
-	 * stream reads NOT_READY, which says nothing of the client's work
-	 * (seen on the H200 when the query was a slice's first command
-	 * while another vGPU's context held the GPU).  Wait for the start
-	 * event, which nothing but the previous slice's drain precedes,
-	 * and ask again.
-	 */
-	if (res == MDGPUD_CUDA_ERROR_NOT_READY && w->slice_open &&
-	    w->cu.event_query(w->slice_ev[0]) == MDGPUD_CUDA_ERROR_NOT_READY) {
-		res = w->cu.event_synchronize(w->slice_ev[0]);
-		if (!res)
-			res = w->cu.stream_query(st->cu);
-	}
 	*pending = res == MDGPUD_CUDA_ERROR_NOT_READY;
 	if (*pending)
 		return 0;

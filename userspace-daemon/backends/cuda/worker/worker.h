@@ -47,6 +47,8 @@ struct mdgpud_worker_stream {
 	mdgpud_cu_stream cu;
 	int err;
 	uint32_t err_cu;
+	/* The slice (w->slice_seq) whose begin event its work waits for. */
+	uint64_t slice_seq;
 };
 
 /* Host memory the supervisor shared, by region number. */
@@ -86,6 +88,7 @@ struct mdgpud_worker {
 	mdgpud_cu_event slice_ev[2];
 	mdgpud_cu_event drain_ev;	/* CU_EVENT_BLOCKING_SYNC, no timing */
 	int slice_open;
+	uint64_t slice_seq;		/* slices begun */
 	uint32_t sm_count;
 	int pending_err;		/* first error of an async request on
 					 * no stream (a bad stream handle) */
@@ -149,8 +152,8 @@ int mdgpud_worker_stream_create(struct mdgpud_worker *w, uint32_t flags,
 int mdgpud_worker_stream_destroy(struct mdgpud_worker *w, uint64_t handle);
 void mdgpud_worker_stream_destroy_all(struct mdgpud_worker *w);
 mdgpud_cu_result mdgpud_worker_stream_join(struct mdgpud_worker *w);
-mdgpud_cu_result mdgpud_worker_stream_after(struct mdgpud_worker *w,
-					    mdgpud_cu_event ev);
+void mdgpud_worker_stream_enter_slice(struct mdgpud_worker *w,
+				      struct mdgpud_worker_stream *st);
 void mdgpud_worker_stream_latch(struct mdgpud_worker *w, int err);
 int mdgpud_worker_stream_sync(struct mdgpud_worker *w, uint64_t handle);
 int mdgpud_worker_busy(struct mdgpud_worker *w, uint64_t *busy);
