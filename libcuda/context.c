@@ -270,30 +270,54 @@ CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
  * what the driver answers outside MPS.  A negative count, a NULL array
  * with a count, or a type cuda.h does not define is INVALID_VALUE.
  */
+static CUresult mdgpu_cu_affinity_check(const CUexecAffinityParam *params,
+					int n)
+{
+	if (n < 0 || (n && !params))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < n; i++)
+		if (params[i].type != CU_EXEC_AFFINITY_TYPE_SM_COUNT)
+			return CUDA_ERROR_INVALID_VALUE;
+	return n ? CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY : CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx,
 				CUexecAffinityParam *paramsArray,
 				int numParams, unsigned int flags,
 				CUdevice dev)
 {
-	if (!pctx || numParams < 0 || (numParams && !paramsArray))
+	CUresult r;
+
+	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	for (int i = 0; i < numParams; i++)
-		if (paramsArray[i].type != CU_EXEC_AFFINITY_TYPE_SM_COUNT)
-			return CUDA_ERROR_INVALID_VALUE;
-	if (numParams)
-		return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+	r = mdgpu_cu_affinity_check(paramsArray, numParams);
+	if (r)
+		return r;
 	return mdgpu_cu_ctx_new(pctx, flags, dev);
 }
 
-/* Execution affinity and CIG parameters are not supported. */
+/*
+ * CUDA 12.5's: execution affinity as cuCtxCreate_v3 answers it; a CIG
+ * (CUDA in graphics) context shares a graphics client's context, which a
+ * vGPU has none of: NOT_SUPPORTED.
+ */
 CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx,
 				CUctxCreateParams *ctxCreateParams,
 				unsigned int flags, CUdevice dev)
 {
-	if (ctxCreateParams && (ctxCreateParams->numExecAffinityParams ||
-				ctxCreateParams->execAffinityParams ||
-				ctxCreateParams->cigParams))
-		return CUDA_ERROR_NOT_SUPPORTED;
+	CUresult r;
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ctxCreateParams) {
+		if (ctxCreateParams->cigParams)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		r = mdgpu_cu_affinity_check(
+			ctxCreateParams->execAffinityParams,
+			ctxCreateParams->numExecAffinityParams);
+		if (r)
+			return r;
+	}
 	return mdgpu_cu_ctx_new(pctx, flags, dev);
 }
 

@@ -212,6 +212,28 @@ out:
 }
 
 /*
+ * SM_COUNT, the one affinity type cuda.h defines, needs MPS, which a vGPU
+ * cannot ask of the daemon (cuCtxCreate_v3): not supported, 0.
+ */
+CUresult CUDAAPI cuDeviceGetExecAffinitySupport(int *pi,
+						CUexecAffinityType type,
+						CUdevice dev)
+{
+	CUresult r;
+
+	if (!pi || type != CU_EXEC_AFFINITY_TYPE_SM_COUNT)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	r = mdgpu_cu_device_check(dev);
+	if (!r)
+		*pi = 0;
+	mdgpu_cu_leave();
+	return r;
+}
+
+/*
  * The primary context: one per device, reference-counted.  Objects made
  * in it live until the last release (or a reset), as with the real
  * driver; it is in mdgpu_cu.ctxs while referenced.

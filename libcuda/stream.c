@@ -544,14 +544,17 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent)
 	return r;
 }
 
-/* The daemon waits for both events (bounded): a caller that asks before
- * they completed gets the time once they have, not NOT_READY. */
+/*
+ * Either event not complete yet: CUDA_ERROR_NOT_READY, as the host driver
+ * answers (a query of each, the end first); then the daemon's answer,
+ * which waits for the end event (complete by then, so at once).
+ */
 CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart,
 				       CUevent hEnd)
 {
 	uint64_t ns = 0;
+	int pending = 0, ret;
 	CUresult r;
-	int ret;
 
 	if (!pMilliseconds)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -572,8 +575,16 @@ CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart,
 		r = CUDA_ERROR_INVALID_HANDLE;
 		goto out;
 	}
-	ret = mdgpu_event_elapsed_ns(mdgpu_cu.g, hStart->event, hEnd->event,
-				     &ns);
+	ret = mdgpu_event_query(mdgpu_cu.g, hEnd->event, &pending);
+	if (!ret && !pending)
+		ret = mdgpu_event_query(mdgpu_cu.g, hStart->event, &pending);
+	if (!ret && pending) {
+		r = CUDA_ERROR_NOT_READY;
+		goto out;
+	}
+	if (!ret)
+		ret = mdgpu_event_elapsed_ns(mdgpu_cu.g, hStart->event,
+					     hEnd->event, &ns);
 	if (ret)
 		r = mdgpu_cu_error(ret);
 	else

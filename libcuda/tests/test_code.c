@@ -1771,6 +1771,8 @@ static void test_cuda_ptds_concurrent(CUcontext ctx)
 	CUmodule m;
 	CUfunction spin;
 	CUdeviceptr d;
+	CUevent e0, e1;
+	float ms;
 
 	if (!on_fake) {
 		SKIP("the concurrency test needs the fake libcuda's timed "
@@ -1783,15 +1785,25 @@ static void test_cuda_ptds_concurrent(CUcontext ctx)
 	OK(cuCtxSynchronize());
 
 	ns = 1000000000;
+	OK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+	OK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+	OK(cuEventRecord(e0, CU_STREAM_PER_THREAD));
 	OK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_PER_THREAD,
 			  args, NULL));
+	OK(cuEventRecord(e1, CU_STREAM_PER_THREAD));
 	b = ptds_short_run(ctx, d, false);
 	OK(b.r);
-	/* The kernel still runs: b did not wait for it. */
+	/* The kernel still runs: b did not wait for it, and the time
+	 * between events around it is not known yet. */
 	EXPECT_RES(cuStreamQuery(CU_STREAM_PER_THREAD), CUDA_ERROR_NOT_READY);
+	EXPECT_RES(cuEventElapsedTime(&ms, e0, e1), CUDA_ERROR_NOT_READY);
 	printf("test_code: another thread's per-thread stream: %llu ms "
 	       "beside a 1000 ms kernel\n", (unsigned long long)b.ms);
 	OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+	OK(cuEventElapsedTime(&ms, e0, e1));
+	EXPECT(ms >= 900);
+	OK(cuEventDestroy(e0));
+	OK(cuEventDestroy(e1));
 
 	ns = 300000000;
 	OK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, CU_STREAM_PER_THREAD,

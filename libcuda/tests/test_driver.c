@@ -1920,6 +1920,8 @@ static void more_stream_ctx(CUcontext pctx)
 static void more_contexts(CUcontext pctx)
 {
 	CUexecAffinityParam aff[2];
+	CUctxCreateParams p4 = { 0 };
+	CUctxCigParam cig = { 0 };
 	CUdriverProcAddressQueryResult st;
 	pfn_ctx_create_v3 v3;
 	CUcontext c = NULL, cur = NULL, saved;
@@ -1978,6 +1980,43 @@ static void more_contexts(CUcontext pctx)
 	EXPECT_RES(v3(&c, NULL, 0, 0, 1), CUDA_ERROR_INVALID_DEVICE);
 	OK(cuCtxGetCurrent(&cur));
 	EXPECT(cur == pctx);
+
+	/* cuCtxCreate_v4 (cuda.h's cuCtxCreate) answers affinity as v3. */
+	p4.execAffinityParams = aff;
+	p4.numExecAffinityParams = 1;
+	EXPECT_RES(cuCtxCreate_v4(&c, &p4, 0, 0),
+		   CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
+	p4.numExecAffinityParams = 2;
+	EXPECT_RES(cuCtxCreate_v4(&c, &p4, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	p4.numExecAffinityParams = -1;
+	EXPECT_RES(cuCtxCreate_v4(&c, &p4, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	p4.numExecAffinityParams = 0;
+	p4.cigParams = &cig;
+	EXPECT_RES(cuCtxCreate_v4(&c, &p4, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+	EXPECT_RES(cuCtxCreate_v4(NULL, NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	OK(cuCtxGetCurrent(&cur));
+	EXPECT(cur == pctx);
+	p4.cigParams = NULL;
+	p4.execAffinityParams = NULL;
+	OK(cuCtxCreate_v4(&c, &p4, 0, 0));
+	OK(cuCtxPopCurrent(&saved));
+	EXPECT(saved == c);
+	OK(cuCtxDestroy(c));
+
+	/* Support: 0 for SM_COUNT; the usual refusals. */
+	x = -1;
+	OK(cuDeviceGetExecAffinitySupport(&x, CU_EXEC_AFFINITY_TYPE_SM_COUNT,
+					  0));
+	EXPECT(x == 0);
+	EXPECT_RES(cuDeviceGetExecAffinitySupport(
+			   &x, CU_EXEC_AFFINITY_TYPE_SM_COUNT, 1),
+		   CUDA_ERROR_INVALID_DEVICE);
+	EXPECT_RES(cuDeviceGetExecAffinitySupport(
+			   &x, (CUexecAffinityType)99, 0),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuDeviceGetExecAffinitySupport(
+			   NULL, CU_EXEC_AFFINITY_TYPE_SM_COUNT, 0),
+		   CUDA_ERROR_INVALID_VALUE);
 }
 
 /* cuEventElapsedTime of CUDA 2.0: the 12.8 variant's contract. */
