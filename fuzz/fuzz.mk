@@ -10,7 +10,7 @@
 #   make check-fuzz             the same for 10 s each (part of make check)
 #   FUZZ_ARGS=-runs=N make fuzz  more libFuzzer options (here: N execs each)
 #   make fuzz-bins              build only
-#   make fuzz-seeds             rewrite the binary seeds (validate/, hello/)
+#   make fuzz-seeds             rewrite the binary seeds (validate/, hello/, link/)
 #                               from fuzz/mkseeds.c, after an ABI change
 #
 # New inputs found go to build/fuzz/corpus/<name>/, crash inputs to
@@ -24,7 +24,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 10
 F_DIR := $(TOP)/fuzz
 F_OUT := $(BUILD)/fuzz
-F_HARNESSES := validate admin adminconn hello config image
+F_HARNESSES := validate admin adminconn hello config image link
 F_BINS := $(addprefix $(F_OUT)/fuzz_,$(F_HARNESSES))
 F_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
@@ -56,6 +56,12 @@ $(F_OUT)/fuzz_image: $(F_DIR)/fuzz_image.c $(F_DIR)/fuzz.h $(C_DIR)/image.c \
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(F_CFLAGS) -fsanitize=fuzzer -I$(C_DIR) $< $(C_DIR)/image.c \
 		-o $@
+
+# MODULE_LINK's formats: a header alone.
+$(F_OUT)/fuzz_link: $(F_DIR)/fuzz_link.c $(F_DIR)/fuzz.h \
+		$(TOP)/include/common/link_bundle.h $(TOP)/include/uapi/mdgpu.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(F_CFLAGS) -fsanitize=fuzzer $< -o $@
 
 # The seeds of the binary formats, written by a program that includes the
 # uapi header, so they follow the ABI's layout.

@@ -2,8 +2,8 @@
 /*
  * Writes the binary seeds of fuzz/corpus/: validate/ (one accepted command
  * per opcode of ABI 1.1, one per ABI 1.2 opcode as the ABI defines it,
- * ABI 1.3's module load from device memory, a few near-misses) and hello/
- * (accepted hellos).  Run by `make fuzz-seeds`
+ * ABI 1.3's module load from device memory, a few near-misses), hello/
+ * (accepted hellos) and link/ (MODULE_LINK bundles and answers).  Run by `make fuzz-seeds`
  * (the outputs are committed; rerun after an ABI change).
  *
  * Usage: mkseeds CORPUS_DIR
@@ -211,6 +211,75 @@ static void hello_seeds(void)
 	hello("unknown-type", "99g", 0, 0, 64, NULL);
 }
 
+/* A mode byte (fuzz_link.c), then n bytes. */
+static void link_put(const char *name, uint8_t mode, const void *b, size_t n)
+{
+	put("link", name, &mode, 1, b, n);
+}
+
+/*
+ * A bundle of two inputs (PTX with a name, a library without) and the
+ * given options; extra bytes after it when `tail`.
+ */
+static size_t bundle(uint8_t *out, const struct mdgpu_link_option *o,
+		     uint16_t nr_o, int tail)
+{
+	static const char ptx[] = ".version 8.0\n.target sm_90\n"
+				  ".address_size 64\n";
+	static const uint8_t lib[] = "!<arch>\n";
+	struct mdgpu_link_bundle h = {
+		.magic = MDGPU_LINK_MAGIC, .version = MDGPU_LINK_VERSION,
+		.nr_options = nr_o, .nr_inputs = 2,
+	};
+	struct mdgpu_link_input in = {
+		.kind = MDGPU_LINK_INPUT_PTX, .name_len = 5,
+		.len = sizeof(ptx) - 1,
+	};
+	size_t off = 0;
+
+	memcpy(out + off, &h, sizeof(h));
+	off += sizeof(h);
+	memcpy(out + off, o, nr_o * sizeof(*o));
+	off += nr_o * sizeof(*o);
+	memcpy(out + off, &in, sizeof(in));
+	off += sizeof(in);
+	memcpy(out + off, "a.ptx", 5);
+	off += 5;
+	memcpy(out + off, ptx, sizeof(ptx) - 1);
+	off += sizeof(ptx) - 1;
+	in.kind = MDGPU_LINK_INPUT_LIBRARY;
+	in.name_len = 0;
+	in.len = sizeof(lib) - 1;
+	memcpy(out + off, &in, sizeof(in));
+	off += sizeof(in);
+	memcpy(out + off, lib, sizeof(lib) - 1);
+	off += sizeof(lib) - 1;
+	if (tail)
+		out[off++] = 0;
+	return off;
+}
+
+static void link_seeds(void)
+{
+	const struct mdgpu_link_option o[3] = {
+		{ MDGPU_LINK_OPT_TARGET, 90 },
+		{ MDGPU_LINK_OPT_OPT_LEVEL, 3 },
+		{ MDGPU_LINK_OPT_TARGET, 80 },	/* twice: refused */
+	};
+	struct {
+		struct mdgpu_link_answer a;
+		uint8_t bytes[12];
+	} ans = { { sizeof(ans), 8, 2, 2 }, "ELF\x7f....EI" };
+	uint8_t b[512];
+
+	link_put("bundle", 0, b, bundle(b, o, 2, 0));
+	link_put("bundle-no-options", 0, b, bundle(b, o, 0, 0));
+	link_put("bundle-tail", 0, b, bundle(b, o, 2, 1));
+	link_put("bundle-option-twice", 0, b, bundle(b, o, 3, 0));
+	link_put("answer-whole", 3, &ans, sizeof(ans));
+	link_put("answer-header", 1, &ans.a, sizeof(ans.a));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -220,5 +289,6 @@ int main(int argc, char **argv)
 	dir = argv[1];
 	validate_seeds();
 	hello_seeds();
+	link_seeds();
 	return 0;
 }
