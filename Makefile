@@ -9,6 +9,7 @@
 #   make fuzz [FUZZ_SECONDS=N]   the libFuzzer harnesses (fuzz/fuzz.mk)
 #   make install [PREFIX=/usr/local] [DESTDIR=], make deb, make version
 #                        packaging/packaging.mk, Documentation/install.md
+#   make man             the manual pages (Documentation/man/man.mk)
 
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(TOP)/build
@@ -37,6 +38,7 @@ include tests/e2e/e2e.mk
 include tools/tools.mk
 include tools/cuda-trace/cuda-trace.mk
 include fuzz/fuzz.mk
+include Documentation/man/man.mk
 include packaging/packaging.mk
 
 check:

@@ -10,7 +10,12 @@
 #                          mdgpuctl and mdgpu-spin (PREFIX/bin),
 #                          mdgpud@.service, mdgpu-metrics@.service,
 #                          sysusers.d, /etc/mdgpu/mdgpud.conf
-#                          (kept when present), docs and licenses
+#                          (kept when present), docs and licenses, the
+#                          manual pages mdgpud.8, mdgpuctl.8 and
+#                          mdgpud.conf.5 (MANDIR, gzipped), the bash
+#                          completion of mdgpuctl and mdgpud
+#                          (BASHCOMPLETIONDIR; Documentation/man/man.mk
+#                          builds both)
 #   make install-dev       libmdgpu.a, <mdgpu/mdgpu.h>, libmdgpu.pc
 #   make install-libcuda   LIBDIR/mdgpu/: libcuda.so.1 (+ libnvidia-ml.so.1
 #                          when build/nvml/ has it), the disabled ld.so
@@ -28,7 +33,8 @@
 #                          programs run from it (sd_notify, journald
 #                          prefixes, mdgpud-instance), a DESTDIR install and
 #                          uninstall, DKMS builds of both modules for
-#                          Debian's 6.1 and 6.12 headers
+#                          Debian's 6.1 and 6.12 headers, the manual
+#                          pages and the bash completion (make check-man)
 #   make check-dkms        the DKMS builds alone
 
 PREFIX ?= /usr/local
@@ -40,6 +46,9 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DATADIR ?= $(PREFIX)/share
 DOCDIR ?= $(DATADIR)/doc/mdgpu
+MANDIR ?= $(DATADIR)/man
+# Where bash-completion looks for a command's completion at its first <TAB>.
+BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 # /etc whatever the prefix: mdgpud's default config path is compiled in.
 SYSCONFDIR ?= /etc
 # Directories systemd and udev read under /usr/local/lib as under /usr/lib.
@@ -72,11 +81,12 @@ P_GUEST_DIR = $(DESTDIR)$(DKMSSRCDIR)/mdgpu-guest-$(MDGPU_VERSION)
 install: install-daemon install-dev install-libcuda
 
 install-daemon: $(BUILD)/mdgpud $(BUILD)/mdgpud-worker $(BUILD)/mdgpuctl \
-		$(BUILD)/mdgpu-spin
+		$(BUILD)/mdgpu-spin $(MAN_GZ) $(MAN_COMPLETION)
 	$(INSTALL) -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SBINDIR) \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR)/mdgpu \
-		$(DESTDIR)$(DOCDIR)/LICENSES
+		$(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPLETIONDIR)
 	$(INSTALL) -m 0755 $(BUILD)/mdgpud $(BUILD)/mdgpud-worker \
 		$(DESTDIR)$(LIBEXECDIR)/
 	$(P_SUBST) $(P_DIR)/mdgpud-instance.in >$(DESTDIR)$(LIBEXECDIR)/mdgpud-instance
@@ -95,6 +105,10 @@ install-daemon: $(BUILD)/mdgpud $(BUILD)/mdgpud-worker $(BUILD)/mdgpuctl \
 		$(DESTDIR)$(SYSCONFDIR)/mdgpu/mdgpud.conf; fi
 	$(INSTALL) -m 0644 $(P_DOCS) $(TOP)/COPYING $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 0644 $(TOP)/LICENSES/* $(DESTDIR)$(DOCDIR)/LICENSES/
+	$(INSTALL) -m 0644 $(filter %.8.gz,$(MAN_GZ)) $(DESTDIR)$(MANDIR)/man8/
+	$(INSTALL) -m 0644 $(filter %.5.gz,$(MAN_GZ)) $(DESTDIR)$(MANDIR)/man5/
+	$(INSTALL) -m 0644 $(MAN_COMPLETION) $(DESTDIR)$(BASHCOMPLETIONDIR)/mdgpuctl
+	ln -sfn mdgpuctl $(DESTDIR)$(BASHCOMPLETIONDIR)/mdgpud
 
 install-dev: $(BUILD)/libmdgpu.a
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -145,7 +159,12 @@ uninstall:
 		$(DESTDIR)$(SYSUSERSDIR)/mdgpu-guest.conf \
 		$(DESTDIR)$(MODULESLOADDIR)/mdgpu.conf \
 		$(DESTDIR)$(UDEVRULESDIR)/60-mdgpu-guest.rules \
-		$(DESTDIR)$(LIBDIR)/libmdgpu.a $(DESTDIR)$(PKGCONFIGDIR)/libmdgpu.pc
+		$(DESTDIR)$(LIBDIR)/libmdgpu.a $(DESTDIR)$(PKGCONFIGDIR)/libmdgpu.pc \
+		$(DESTDIR)$(MANDIR)/man8/mdgpud.8.gz \
+		$(DESTDIR)$(MANDIR)/man8/mdgpuctl.8.gz \
+		$(DESTDIR)$(MANDIR)/man5/mdgpud.conf.5.gz \
+		$(DESTDIR)$(BASHCOMPLETIONDIR)/mdgpuctl \
+		$(DESTDIR)$(BASHCOMPLETIONDIR)/mdgpud
 	rm -rf $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(INCLUDEDIR)/mdgpu \
 		$(DESTDIR)$(LIBDIR)/mdgpu $(DESTDIR)$(DATADIR)/mdgpu \
 		$(DESTDIR)$(DOCDIR) $(P_DKMS_DIR) $(P_GUEST_DIR)
@@ -154,7 +173,8 @@ uninstall:
 # Everything the packages hold, built first so that the packaging script
 # only installs.
 P_DEB_INPUTS := $(BUILD)/mdgpud $(BUILD)/mdgpud-worker $(BUILD)/mdgpuctl \
-	$(BUILD)/mdgpu-spin $(BUILD)/libmdgpu.a $(P_LIB_TARGETS) $(MDGPU_VERSION_H)
+	$(BUILD)/mdgpu-spin $(BUILD)/libmdgpu.a $(P_LIB_TARGETS) $(MDGPU_VERSION_H) \
+	$(MAN_GZ) $(MAN_COMPLETION)
 
 deb: $(P_DEB_INPUTS)
 	BUILD=$(BUILD) MAKE="$(MAKE)" VERSION=$(MDGPU_VERSION) \

@@ -6,7 +6,8 @@
 #
 #  1. shellcheck of the scripts; every SPDX identifier in the tree has its
 #     text in LICENSES/
-#  2. packages: control fields, version, conffiles, the files each holds
+#  2. packages: control fields, version, conffiles, the files each holds;
+#     the manual pages and the bash completion (check-man.sh)
 #  3. dpkg --root into an empty root (a dpkg database holding only the
 #     packages they depend on), maintainer scripts run chrootless with
 #     DPKG_ROOT set: all five "install ok installed", md5sums verified,
@@ -21,7 +22,8 @@
 #     LD_LIBRARY_PATH, reaches the daemon; the installed layout finds
 #     mdgpud-worker (and a lone copy of mdgpud does not);
 #     mdgpud-instance maps PCI addresses to CUDA ordinals on a fake sysfs;
-#     systemd-analyze verify accepts the unit
+#     systemd-analyze verify accepts the unit; the installed manual pages
+#     are the built ones, the completion parses and mdgpud's is a link
 #  5. DKMS builds of both modules from the installed /usr/src for 6.1 and
 #     6.12 (check-dkms.sh)
 #  6. dpkg --purge of all five leaves no file of theirs in the root
@@ -48,9 +50,9 @@ SECONDS=0
 
 step "shellcheck, licenses"
 (cd "$P" && shellcheck deb/build-debs.sh deb/*/postinst deb/*/prerm \
-	deb/*/postrm tests/*.sh mdgpud-instance.in "$TOP/scripts/version.sh") ||
-	fail "shellcheck"
-ok "shellcheck: packaging scripts, maintainer scripts, scripts/version.sh"
+	deb/*/postrm tests/*.sh mdgpud-instance.in bash-completion/mdgpuctl.in \
+	"$TOP/scripts/version.sh") || fail "shellcheck"
+ok "shellcheck: packaging scripts, maintainer scripts, bash completion, scripts/version.sh"
 # Identifiers: the words of each expression but its operators.
 for id in $(git -C "$TOP" grep -h -o -E \
 	'SPDX-License-Identifier: [()A-Za-z0-9.+ -]+' |
@@ -73,7 +75,11 @@ declare -A want=(
 		./usr/lib/systemd/system/mdgpu-metrics@.service
 		./usr/lib/sysusers.d/mdgpu.conf
 		./usr/share/doc/mdgpud/copyright ./usr/share/doc/mdgpud/install.md
-		./usr/share/doc/mdgpud/LICENSES/GPL-2.0"
+		./usr/share/doc/mdgpud/LICENSES/GPL-2.0
+		./usr/share/man/man8/mdgpud.8.gz ./usr/share/man/man8/mdgpuctl.8.gz
+		./usr/share/man/man5/mdgpud.conf.5.gz
+		./usr/share/bash-completion/completions/mdgpuctl
+		./usr/share/bash-completion/completions/mdgpud"
 	[libmdgpu-dev]="./usr/lib/$multiarch/libmdgpu.a ./usr/include/mdgpu/mdgpu.h
 		./usr/include/mdgpu/uapi/mdgpu.h ./usr/lib/$multiarch/pkgconfig/libmdgpu.pc"
 	[mdgpu-libcuda]="./usr/lib/$multiarch/mdgpu/libcuda.so.1
@@ -107,7 +113,10 @@ dpkg-deb -I "$deb" conffiles | grep -qx /etc/mdgpu/mdgpud.conf ||
 	fail "mdgpud: /etc/mdgpu/mdgpud.conf is not a conffile"
 dpkg-deb -f "$deb" Depends | grep -q '^libc6 (>= ' ||
 	fail "mdgpud: Depends lacks libc6 (dpkg-shlibdeps)"
-dpkg-deb -c "$deb" | grep -q ' ./usr/sbin/mdgpud -> ../libexec/mdgpu/mdgpud$' ||
+# Listed to a file first: grep -q stopping at the match would kill
+# dpkg-deb with SIGPIPE (pipefail).
+dpkg-deb -c "$deb" >"$t/mdgpud.contents"
+grep -q ' ./usr/sbin/mdgpud -> ../libexec/mdgpu/mdgpud$' "$t/mdgpud.contents" ||
 	fail "mdgpud: /usr/sbin/mdgpud is not a link to ../libexec/mdgpu/mdgpud"
 ok "mdgpud: conffile, Depends $(dpkg-deb -f "$deb" Depends), sbin link"
 for pkg in mdgpu-dkms mdgpu-guest-dkms; do
@@ -115,6 +124,10 @@ for pkg in mdgpu-dkms mdgpu-guest-dkms; do
 		"dkms (>= 3.0)" ] || fail "$pkg: Depends is not dkms"
 done
 ok "the -dkms packages are Architecture all and depend on dkms"
+
+step "manual pages, bash completion"
+BUILD="$BUILD" TOP="$TOP" "$P/tests/check-man.sh"
+pass=$((pass + 1))
 
 step "dpkg --root $root"
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" \
@@ -237,6 +250,21 @@ worker_found "$t/lone/mdgpud" "$t/worker-lone.err" &&
 	fail "a lone mdgpud found a worker: the check proves nothing"
 ok "/usr/sbin/mdgpud finds /usr/libexec/mdgpu/mdgpud-worker (a lone copy does not)"
 
+for p in man8/mdgpud.8 man8/mdgpuctl.8 man5/mdgpud.conf.5; do
+	zcat "$root/usr/share/man/$p.gz" | cmp -s - "$BUILD/man/${p#*/}" ||
+		fail "installed $p.gz is not build/man/${p#*/}"
+done
+ok "installed manual pages: mdgpud.8, mdgpuctl.8, mdgpud.conf.5 as built"
+bc="$root/usr/share/bash-completion/completions"
+bash -n "$bc/mdgpuctl" || fail "installed completion: bash -n"
+[ "$(readlink "$bc/mdgpud")" = mdgpuctl ] || fail "completions/mdgpud is not a link to mdgpuctl"
+# shellcheck disable=SC2016 # expanded by the inner bash
+bash -c '. "$1" && complete -p mdgpuctl mdgpud' sh "$bc/mdgpud" >"$t/complete.out" ||
+	fail "installed completion: complete -p"
+grep -q -- '-F _mdgpud mdgpud$' "$t/complete.out" ||
+	fail "installed completion: mdgpud has no completion function"
+ok "installed bash completion: parses, completes mdgpuctl and mdgpud (a link)"
+
 PACKAGING_TEST_DIR="$t" "$P/tests/check-instance.sh" "$lx/mdgpud-instance"
 pass=$((pass + 1))
 
@@ -301,6 +329,7 @@ mk() {
 		>>"$t/make-install.log" 2>&1 || { cat "$t/make-install.log"; fail "make $*"; }
 }
 mk install install-dkms install-guest
+n=0
 for f in usr/local/sbin/mdgpud usr/local/libexec/mdgpu/mdgpud \
 	usr/local/libexec/mdgpu/mdgpud-worker usr/local/libexec/mdgpu/mdgpud-instance \
 	usr/local/bin/mdgpuctl usr/local/bin/mdgpu-spin usr/local/lib/libmdgpu.a \
@@ -312,8 +341,13 @@ for f in usr/local/sbin/mdgpud usr/local/libexec/mdgpu/mdgpud \
 	usr/local/lib/sysusers.d/mdgpu.conf usr/local/lib/modules-load.d/mdgpu.conf \
 	usr/local/lib/udev/rules.d/60-mdgpu-guest.rules \
 	usr/local/share/doc/mdgpu/install.md usr/local/share/doc/mdgpu/COPYING \
+	usr/local/share/man/man8/mdgpud.8.gz usr/local/share/man/man8/mdgpuctl.8.gz \
+	usr/local/share/man/man5/mdgpud.conf.5.gz \
+	usr/local/share/bash-completion/completions/mdgpuctl \
+	usr/local/share/bash-completion/completions/mdgpud \
 	"usr/src/mdgpu-$VERSION/dkms.conf" "usr/src/mdgpu-guest-$VERSION/dkms.conf"; do
 	[ -e "$d/$f" ] || fail "make install: $f missing"
+	n=$((n + 1))
 done
 [ "$(readlink "$d/usr/local/sbin/mdgpud")" = ../libexec/mdgpu/mdgpud ] ||
 	fail "make install: sbin/mdgpud link"
@@ -326,7 +360,7 @@ grep -q '^ExecStart=/usr/local/bin/mdgpuctl ' \
 	fail "metrics unit: ExecStart"
 grep -qx '/usr/local/lib/mdgpu' "$d/usr/local/share/mdgpu/mdgpu-libcuda.conf" ||
 	fail "mdgpu-libcuda.conf: library folder"
-ok "make install: 22 files under DESTDIR with PREFIX=/usr/local, paths substituted"
+ok "make install: $n files under DESTDIR with PREFIX=/usr/local, paths substituted"
 echo "# edited" >>"$d/etc/mdgpu/mdgpud.conf"
 mk install-daemon
 grep -qx '# edited' "$d/etc/mdgpu/mdgpud.conf" || fail "make install replaced an edited config"
