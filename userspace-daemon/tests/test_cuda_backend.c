@@ -526,9 +526,9 @@ static void test_module_launch_events(void **state)
 	assert_int_equal(ops->err_code(ctx), 218);
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
 					  sizeof(scale_add_ptx) - 1, &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "no_such_kernel", &fn),
+	assert_int_equal(ops->func_get(ctx, mod, "no_such_kernel", &fn, NULL),
 			 -ENOENT);
-	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn, NULL), 0);
 
 	assert_int_equal(ops->event_create(ctx, 0, &ev0), 0);
 	assert_int_equal(ops->event_create(ctx, 0, &ev1), 0);
@@ -559,7 +559,7 @@ static void test_module_launch_events(void **state)
 	/* Unload: its functions are gone with it. */
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
 					  sizeof(scale_add_ptx), &res), 0);
-	assert_int_equal(ops->func_get(ctx, res, "scale_add", &fn2), 0);
+	assert_int_equal(ops->func_get(ctx, res, "scale_add", &fn2, NULL), 0);
 	assert_int_equal(ops->module_unload(ctx, mod), 0);
 	block.x = 128;
 	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
@@ -679,7 +679,7 @@ static void test_isolation_forged_pointer(void **state)
 
 	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
 					  sizeof(poke_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(b, mod, "poke", &fn), 0);
+	assert_int_equal(ops->func_get(b, mod, "poke", &fn, NULL), 0);
 	target = da + n / 2;	/* A's device address, forged into B */
 	memcpy(blob, &target, 8);
 	memcpy(blob + 8, &val, 4);
@@ -888,7 +888,7 @@ static void test_cubin(void **state)
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_CUBIN, img,
 					  (size_t)len, &mod), 0);
 	free(img);
-	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn, NULL), 0);
 	h = ops->host_alloc(ctx, n * 4);
 	assert_non_null(h);
 	for (uint64_t i = 0; i < n; i++)
@@ -947,7 +947,7 @@ static void test_hung_kernel_destroy(void **state)
 	h = ctx_new(14);
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn, NULL), 0);
 	assert_int_equal(test_launch(ops, h, 0, fn, one, one, 0, NULL, 0), 0);
 	pid = mdgpud_backend_cuda_worker_pid(h);
 	assert_true(pid > 0);
@@ -996,7 +996,7 @@ static void test_hung_kernel_bound(void **state)
 	arg[2] = 5;
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn, NULL), 0);
 	pid = mdgpud_backend_cuda_worker_pid(h);
 	assert_true(pid > 0);
 
@@ -1261,7 +1261,7 @@ static void test_streams_hang_bound(void **state)
 	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), 0);
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn, NULL), 0);
 	assert_int_equal(ops->stream_create(h, MDGPU_STREAM_F_NON_BLOCKING, 0,
 					    &s1), 0);
 	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
@@ -1274,7 +1274,7 @@ static void test_streams_hang_bound(void **state)
 	h = ctx_new(33);
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn, NULL), 0);
 	assert_int_equal(ops->stream_create(h, 0, 0, &s1), 0);
 	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
 	assert_int_equal(ops->stream_query(h, s1, &pending), 0);
@@ -1309,7 +1309,7 @@ static void test_fault_code(void **state)
 	b = ctx_new(34);
 	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
 					  sizeof(poke_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(b, mod, "poke", &fn), 0);
+	assert_int_equal(ops->func_get(b, mod, "poke", &fn, NULL), 0);
 	assert_int_equal(ops->stream_create(b, 0, 0, &s1), 0);
 	memcpy(blob, &target, 8);
 	memcpy(blob + 8, &val, 4);
@@ -1379,7 +1379,7 @@ static void test_module_load_dev(void **state)
 	/* Without its NUL: the worker terminates the text it copied. */
 	assert_int_equal(ops->module_load_dev(ctx, MDGPU_MODULE_PTX, img, len,
 					      &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn, NULL), 0);
 
 	h = ops->host_alloc(ctx, n * 4);
 	assert_non_null(h);
@@ -1507,7 +1507,7 @@ static void test_module_funcs(void **state)
 #endif
 	for (const char *p = buf; p < buf + written; p += strlen(p) + 1) {
 		assert_non_null(memmem(funcs_list, whole, p, strlen(p) + 1));
-		assert_int_equal(ops->func_get(ctx, mod, p, &fn), 0);
+		assert_int_equal(ops->func_get(ctx, mod, p, &fn, NULL), 0);
 	}
 
 	/* Short buffers: whole names only, the rest untouched; size and
@@ -1596,7 +1596,7 @@ static void test_launch_ex(void **state)
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX,
 					  launch_info_ptx,
 					  sizeof(launch_info_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &fn, NULL), 0);
 	l.func = fn;
 	l.params = &d;
 	l.flags = MDGPU_LAUNCH_F_COOPERATIVE;
@@ -1661,11 +1661,12 @@ static void test_launch_big_params(void **state)
 	assert_non_null(got);
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, sum_big_ptx,
 					  sizeof(sum_big_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "sum_big", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "sum_big", &fn, NULL), 0);
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX,
 					  launch_info_ptx,
 					  sizeof(launch_info_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &info_fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &info_fn,
+				       NULL), 0);
 	l.func = fn;
 	small.func = info_fn;
 	small.params_len = 8;
@@ -1813,7 +1814,7 @@ static void test_module_load_pending(void **state)
 	/* Collected once: nothing is pending any more. */
 	assert_int_equal(ops->module_load_poll(a, &res), -EINVAL);
 	/* The module runs. */
-	assert_int_equal(ops->func_get(a, mod, "scale_add", &fn), 0);
+	assert_int_equal(ops->func_get(a, mod, "scale_add", &fn, NULL), 0);
 	memset(h, 0, sizeof(h));
 	assert_int_equal(ops->copy_h2d(a, 0, da, h, sizeof(h), 0), 0);
 	pack_scale_add(blob, da, 64, 3);
