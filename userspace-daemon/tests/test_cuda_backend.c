@@ -3011,6 +3011,89 @@ static void test_stack_limit_memory(void **state)
 	ops->ctx_destroy(ctx);
 }
 
+/*
+ * A kernel whose threads each use a LOCAL_ARRAY_BYTES local array, with
+ * fill_u32's parameters so that the fake runs it too: a[n] = v, *p =
+ * a[1].  The dynamic index keeps ptxas from dropping the array.
+ */
+#define LOCAL_ARRAY_BYTES	32768
+static const char local_ptx[] =
+	".version 8.0\n"
+	".target sm_90\n"
+	".address_size 64\n"
+	".visible .entry fill_u32(.param .u64 p_ptr, .param .u32 p_v,\n"
+	"                         .param .u32 p_n)\n"
+	"{\n"
+	"	.local .align 8 .b8 a[" STR(LOCAL_ARRAY_BYTES) "];\n"
+	"	.reg .b32 %r<4>;\n"
+	"	.reg .b64 %rd<6>;\n"
+	"	ld.param.u64 %rd1, [p_ptr];\n"
+	"	ld.param.u32 %r1, [p_v];\n"
+	"	ld.param.u32 %r2, [p_n];\n"
+	"	mov.u64 %rd2, a;\n"
+	"	mul.wide.u32 %rd3, %r2, 4;\n"
+	"	add.u64 %rd4, %rd2, %rd3;\n"
+	"	st.local.u32 [%rd4], %r1;\n"
+	"	ld.local.u32 %r3, [%rd2+4];\n"
+	"	cvta.to.global.u64 %rd5, %rd1;\n"
+	"	st.global.u32 [%rd5], %r3;\n"
+	"	ret;\n"
+	"}\n";
+
+/*
+ * A kernel with a 32 KiB local array: func_get answers its local size
+ * (LOCAL_SIZE_BYTES; the fake's from the PTX) and its launch grows the
+ * context's STACK_SIZE to it.  On the GPU, the free memory the launch
+ * takes against what the daemon charges for it (core/info.c,
+ * mdgpud_info_launch): (local size - default stack) x SMs x threads per
+ * SM, which must cover the drop but for the driver's 2 MiB granularity.
+ */
+static void test_local_memory(void **state)
+{
+	const int64_t slack = 2 << 20;
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *ctx;
+	uint64_t mod, fn, local, dflt, now, d, res, charge;
+	uint8_t blob[16] = { 0 };
+	int64_t before, drop;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(41);
+	assert_int_equal(ops->ctx_limit(ctx, 0, 0, 0, &dflt), 0);
+	assert_int_equal(ops->mem_alloc(ctx, 4096, &d, &res), 0);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, local_ptx,
+					  sizeof(local_ptx) - 1, &mod), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "fill_u32", &fn, &local), 0);
+	assert_true(local >= LOCAL_ARRAY_BYTES);
+	assert_true(local > dflt);
+	memcpy(blob, &d, sizeof(d));		/* p; v and n 0 */
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	before = (int64_t)probe_free();
+	assert_int_equal(test_launch(ops, ctx, 0, fn, one, one, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	drop = before - (int64_t)probe_free();
+	assert_int_equal(ops->ctx_limit(ctx, 0, 0, 0, &now), 0);
+	assert_true(now >= local);
+	ops->ctx_destroy(ctx);
+#ifdef MDGPUD_TEST_CUDA_FAKE
+	printf("SKIPPED: the fake libcuda reserves no local memory\n");
+	skip();
+#endif
+	charge = (local - dflt) * (uint64_t)info.dev.attr[16] *
+		 (uint64_t)info.dev.attr[39];
+	fprintf(stderr, "kernel with LOCAL_SIZE_BYTES %" PRIu64 " (default "
+		"stack %" PRIu64 " B, %" PRIu64 " B after): its first launch "
+		"took %" PRId64 " B (%.1f MiB) of free GPU memory; the daemon "
+		"charges (%" PRIu64 " - %" PRIu64 ") x %d SMs x %d threads/SM "
+		"= %" PRIu64 " B (%.1f MiB); the charge must be >= the drop "
+		"- 2 MiB\n", local, dflt, now, drop,
+		(double)drop / (1 << 20), local, dflt, info.dev.attr[16],
+		info.dev.attr[39], charge, (double)charge / (1 << 20));
+	assert_true((int64_t)charge >= drop - slack);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3028,6 +3111,7 @@ int main(void)
 		cmocka_unit_test(test_cubin),
 		cmocka_unit_test(test_hung_kernel_destroy),
 		cmocka_unit_test(test_stack_limit_memory),
+		cmocka_unit_test(test_local_memory),
 		cmocka_unit_test(test_hung_kernel_bound),
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_worker_call_hangs),
