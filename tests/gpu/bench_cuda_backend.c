@@ -276,7 +276,7 @@ int main(int argc, char **argv)
 	OK(b.ops->ctx_create(be, 1, &b.ctx));
 	OK(b.ops->module_load(b.ctx, MDGPU_MODULE_PTX, empty_ptx,
 			      sizeof(empty_ptx), &module));
-	OK(b.ops->func_get(b.ctx, module, "empty", &b.empty));
+	OK(b.ops->func_get(b.ctx, module, "empty", &b.empty, NULL));
 	OK(b.ops->mem_alloc(b.ctx, BW_BYTES, &b.dbuf, &reserved));
 	b.hbuf = b.ops->host_alloc(b.ctx, BW_BYTES);
 	if (!b.hbuf) {

@@ -426,9 +426,10 @@ static int mdgpud_sim_module_unload(struct mdgpud_bctx *c, uint64_t module)
 }
 
 static int mdgpud_sim_func_get(struct mdgpud_bctx *c, uint64_t module,
-			       const char *name, uint64_t *func)
+			       const char *name, uint64_t *func,
+			       uint64_t *local_bytes)
 {
-	(void)c; (void)module; (void)name; (void)func;
+	(void)c; (void)module; (void)name; (void)func; (void)local_bytes;
 	return -ENOENT;
 }
 

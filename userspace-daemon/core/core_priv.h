@@ -126,12 +126,24 @@ struct mdgpud_vgpu {
 	/* ABI 1.2 introspection state (core/info.c). */
 	uint8_t uuid[16];		/* DEVICE_INFO's: this vGPU's own */
 	/*
-	 * CTX_LIMIT sets that reserve memory (memtab charge slot i): whether
-	 * the limit was changed and the value the context had before, which
-	 * a reset restores.
+	 * Limits that reserve memory (memtab charge slot i = CUlimit i):
+	 * the context's own value, read once before CTX_LIMIT or a launch
+	 * changes it (limit_known), and whether one did (limit_changed):
+	 * a reset then restores it.
 	 */
+	bool limit_known[MDGPUD_MEMTAB_CHARGES];
 	bool limit_changed[MDGPUD_MEMTAB_CHARGES];
 	uint64_t limit_default[MDGPUD_MEMTAB_CHARGES];
+	/*
+	 * The per-thread local memory the STACK_SIZE slot is charged for is
+	 * the largest of the default, the last STACK_SIZE set through
+	 * CTX_LIMIT (stack_set, 0: none) and the largest local size of a
+	 * function launched (stack_launched, 0: none), which the driver
+	 * grows the context's local memory to and keeps.  Both since the
+	 * context began or was reset.
+	 */
+	uint64_t stack_set;
+	uint64_t stack_launched;
 
 	/* Statistics (written under core->lock). */
 	uint64_t gpu_ns, slices, commands, errors, bytes_copied;
@@ -233,10 +245,12 @@ struct mdgpud_sgroup *
 mdgpud_spatial_group_of(const struct mdgpud_sched_entity *e);
 void mdgpud_spatial_lost(struct mdgpud_vgpu *v);
 /* info.c: the ABI 1.2 introspection opcodes, DEVICE_INFO .. OCCUPANCY and
- * QUERY APERTURE_DEVPTR, and MODULE_FUNCS (ABI 1.5); mdgpud_info_release
- * on reset and destroy. */
+ * QUERY APERTURE_DEVPTR, and MODULE_FUNCS (ABI 1.5); the charge of a
+ * launch's local memory, before the backend sees the launch;
+ * mdgpud_info_release on reset and destroy. */
 int mdgpud_info_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		     uint64_t *result, uint64_t *result2);
+int mdgpud_info_launch(struct mdgpud_vgpu *v, uint64_t local_bytes);
 void mdgpud_info_uuid_init(struct mdgpud_vgpu *v, const uint8_t *uuid);
 void mdgpud_info_release(struct mdgpud_vgpu *v, bool live);
 /* link.c: MODULE_LINK (ABI 1.7); result: the answer's size. */

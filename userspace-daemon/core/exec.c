@@ -220,6 +220,8 @@ void mdgpud_exec_abort(struct mdgpud_vgpu *v)
 	v->core->bops->module_load_abort(v->bctx);
 }
 
+/* The local memory the launch makes the driver reserve is charged first
+ * (core/info.c): a launch past the quota never reaches the backend. */
 static int mdgpud_exec_launch(struct mdgpud_vgpu *v,
 			      const struct mdgpud_vcmd *vc)
 {
@@ -233,7 +235,10 @@ static int mdgpud_exec_launch(struct mdgpud_vgpu *v,
 		.params_len = vc->launch.params_len,
 		.params = vc->launch.params,
 	};
+	int ret = mdgpud_info_launch(v, vc->launch.local_bytes);
 
+	if (ret)
+		return ret;
 	return v->core->bops->launch(v->bctx, vc->stream, &l);
 }
 
@@ -243,7 +248,7 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 	struct mdgpud_core *c = v->core;
 	const struct mdgpud_backend_ops *b = c->bops;
 	struct mdgpud_mem_entry e;
-	uint64_t val;
+	uint64_t val, local;
 	uint32_t h;
 	bool async;
 	int ret;
@@ -318,12 +323,16 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		if (mdgpud_handles_count(v->handles) >=
 		    v->core->cfg.max_handles)
 			return -ENOSPC;
+		/* The function's local memory is learnt with it, once, and
+		 * kept with its handle, where LAUNCH's validation finds it
+		 * without asking the backend again. */
 		ret = b->func_get(v->bctx, vc->func_get.module,
-				  vc->func_get.name, &val);
+				  vc->func_get.name, &val, &local);
 		if (ret)
 			return ret;
-		ret = mdgpud_handles_add(v->handles, MDGPUD_H_FUNC, val,
-					 vc->func_get.module_handle, &h);
+		ret = mdgpud_handles_add_extra(v->handles, MDGPUD_H_FUNC, val,
+					       vc->func_get.module_handle,
+					       local, &h);
 		if (!ret)
 			*result = h;
 		return ret;

@@ -11,6 +11,7 @@
 
 struct mdgpud_handle_slot {
 	uint64_t value;
+	uint64_t extra;		/* kept for the core (handles.h) */
 	uint32_t kind;		/* 0: free */
 	uint32_t gen;
 	uint32_t parent;
@@ -73,6 +74,13 @@ mdgpud_handles_slot(const struct mdgpud_handles *h, uint32_t handle,
 int mdgpud_handles_add(struct mdgpud_handles *h, uint32_t kind,
 		       uint64_t value, uint32_t parent, uint32_t *handle)
 {
+	return mdgpud_handles_add_extra(h, kind, value, parent, 0, handle);
+}
+
+int mdgpud_handles_add_extra(struct mdgpud_handles *h, uint32_t kind,
+			     uint64_t value, uint32_t parent, uint64_t extra,
+			     uint32_t *handle)
+{
 	struct mdgpud_handle_slot *s;
 	uint32_t idx;
 
@@ -85,6 +93,7 @@ int mdgpud_handles_add(struct mdgpud_handles *h, uint32_t kind,
 	h->free_head = s->next_free;
 	s->kind = kind;
 	s->value = value;
+	s->extra = extra;
 	s->parent = parent;
 	s->next_free = 0;
 	h->count++;
@@ -95,12 +104,20 @@ int mdgpud_handles_add(struct mdgpud_handles *h, uint32_t kind,
 int mdgpud_handles_get(const struct mdgpud_handles *h, uint32_t handle,
 		       uint32_t kind, uint64_t *value)
 {
+	return mdgpud_handles_get_extra(h, handle, kind, value, NULL);
+}
+
+int mdgpud_handles_get_extra(const struct mdgpud_handles *h, uint32_t handle,
+			     uint32_t kind, uint64_t *value, uint64_t *extra)
+{
 	struct mdgpud_handle_slot *s = mdgpud_handles_slot(h, handle, kind);
 
 	if (!s)
 		return -ENOENT;
 	if (value)
 		*value = s->value;
+	if (extra)
+		*extra = s->extra;
 	return 0;
 }
 
@@ -110,6 +127,7 @@ static void mdgpud_handles_release(struct mdgpud_handles *h, uint32_t idx)
 
 	s->kind = 0;
 	s->value = 0;
+	s->extra = 0;
 	s->parent = 0;
 	s->gen = (s->gen + 1) & MDGPUD_H_GEN_MASK;
 	s->next_free = h->free_head;

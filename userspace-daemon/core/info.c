@@ -3,7 +3,8 @@
  * Execution of the ABI 1.2 introspection commands (validated first):
  * DEVICE_INFO, FUNC_INFO, FUNC_SET_ATTR, MODULE_GLOBAL, CTX_LIMIT,
  * OCCUPANCY and QUERY APERTURE_DEVPTR, and of ABI 1.5's MODULE_FUNCS; the
- * vGPU's UUID; the release of what CTX_LIMIT changed.
+ * vGPU's UUID; the charge of the local memory a LAUNCH makes the driver
+ * reserve; the release of what CTX_LIMIT and launches changed.
  * Documentation/abi.md says what each answers.
  */
 #include <errno.h>
@@ -234,13 +235,61 @@ static uint64_t mdgpud_info_limit_bytes(const struct mdgpud_core *c,
 }
 
 /*
+ * The charge of `limit` at `value`: what it reserves above the context's
+ * default dflt, whose memory came with the context, inside the daemon's
+ * reserve.  UINT64_MAX (it never fits) on overflow.
+ */
+static uint64_t mdgpud_info_limit_charge(const struct mdgpud_core *c,
+					 uint32_t limit, uint64_t value,
+					 uint64_t dflt)
+{
+	uint64_t hi;
+
+	if (value <= dflt)
+		return 0;
+	hi = mdgpud_info_limit_bytes(c, limit, value);
+	/* Monotonic in the value: dflt's bytes do not overflow. */
+	return hi == UINT64_MAX ? UINT64_MAX :
+	       hi - mdgpud_info_limit_bytes(c, limit, dflt);
+}
+
+/*
+ * The context's own value of a limit that reserves memory, read once,
+ * before CTX_LIMIT or a launch changes it.  A backend without limits has
+ * none to read: 0, so that a launch's local memory is charged whole.
+ */
+static int mdgpud_info_limit_default(struct mdgpud_vgpu *v, uint32_t limit,
+				     uint64_t *dflt)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t value;
+	int ret;
+
+	if (!v->limit_known[limit]) {
+		if (!b->ctx_limit) {
+			*dflt = 0;
+			return 0;
+		}
+		ret = b->ctx_limit(v->bctx, limit, 0, 0, &value);
+		if (ret)
+			return ret;
+		v->limit_default[limit] = value;
+		v->limit_known[limit] = true;
+	}
+	*dflt = v->limit_default[limit];
+	return 0;
+}
+
+/*
  * CTX_LIMIT.  The three limits that reserve memory (STACK_SIZE,
  * PRINTF_FIFO_SIZE, MALLOC_HEAP_SIZE: CUlimit 0..2, memtab charge slot =
- * CUlimit) are charged what a set adds above the context's own default
- * (read once, before the first set, and restored by a reset): that
- * default's memory came with the context, inside the daemon's reserve.
+ * CUlimit) are charged what a set adds above the context's own default.
  * The charge is replaced by each set; a set whose charge would not fit
- * the quota is refused (-ENOMEM) before the backend sees it.
+ * the quota is refused (-ENOMEM) before the backend sees it.  STACK_SIZE
+ * is charged for no less than the largest local memory of a function
+ * launched (mdgpud_info_launch): a set below it makes the driver shrink
+ * the context's local memory, but the next launch of that function grows
+ * it back, and launches at or below the charged level are not checked.
  */
 static int mdgpud_info_limit(struct mdgpud_vgpu *v,
 			     const struct mdgpud_vcmd *vc, uint64_t *result)
@@ -248,7 +297,7 @@ static int mdgpud_info_limit(struct mdgpud_vgpu *v,
 	struct mdgpud_core *c = v->core;
 	const struct mdgpud_backend_ops *b = c->bops;
 	uint32_t lim = vc->limit.limit;
-	uint64_t dflt, charge = 0, now;
+	uint64_t dflt, level, charge, now;
 	int ret;
 
 	if (!b->ctx_limit)
@@ -256,19 +305,13 @@ static int mdgpud_info_limit(struct mdgpud_vgpu *v,
 	if (!vc->limit.set || lim >= MDGPUD_MEMTAB_CHARGES)
 		return b->ctx_limit(v->bctx, lim, vc->limit.set,
 				    vc->limit.value, result);
-	if (v->limit_changed[lim]) {
-		dflt = v->limit_default[lim];
-	} else {
-		ret = b->ctx_limit(v->bctx, lim, 0, 0, &dflt);
-		if (ret)
-			return ret;
-	}
-	if (vc->limit.value > dflt) {
-		uint64_t hi = mdgpud_info_limit_bytes(c, lim, vc->limit.value);
-		uint64_t lo = mdgpud_info_limit_bytes(c, lim, dflt);
-
-		charge = hi == UINT64_MAX ? UINT64_MAX : hi - lo;
-	}
+	ret = mdgpud_info_limit_default(v, lim, &dflt);
+	if (ret)
+		return ret;
+	level = vc->limit.value;
+	if (lim == MDGPUD_CU_LIMIT_STACK_SIZE && level < v->stack_launched)
+		level = v->stack_launched;
+	charge = mdgpud_info_limit_charge(c, lim, level, dflt);
 	pthread_mutex_lock(&c->lock);
 	ret = mdgpud_memtab_charge_check(v->mem, lim, charge);
 	pthread_mutex_unlock(&c->lock);
@@ -282,18 +325,54 @@ static int mdgpud_info_limit(struct mdgpud_vgpu *v,
 	pthread_mutex_unlock(&c->lock);
 	if (ret)	/* cannot happen: one thread changes the table */
 		return ret;
-	if (!v->limit_changed[lim]) {
-		v->limit_changed[lim] = true;
-		v->limit_default[lim] = dflt;
-	}
+	v->limit_changed[lim] = true;
+	if (lim == MDGPUD_CU_LIMIT_STACK_SIZE)
+		v->stack_set = vc->limit.value;
 	*result = now;
 	return 0;
 }
 
 /*
- * Reset and destroy: the limits CTX_LIMIT raised go back to the context's
- * defaults (a live context; a lost one took them along) and their charges
- * are freed.
+ * LAUNCH of a function whose threads use local_bytes of local memory each
+ * (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, learnt at FUNC_GET).  The driver
+ * grows the context's per-thread local memory to that size at the
+ * launch, for every thread the GPU can hold resident, and keeps it
+ * (cuda.h, CU_CTX_LMEM_RESIZE_TO_MAX): a size above the level STACK_SIZE's
+ * slot is charged for raises the charge to what a STACK_SIZE set to it
+ * would be charged, before the backend sees the launch, or refuses the
+ * launch (-ENOMEM) where that does not fit the quota.  A launch the
+ * backend then refuses keeps the charge: the driver may have grown the
+ * memory first.  At or below the level, nothing is asked of the backend.
+ */
+int mdgpud_info_launch(struct mdgpud_vgpu *v, uint64_t local_bytes)
+{
+	const uint32_t lim = MDGPUD_CU_LIMIT_STACK_SIZE;
+	struct mdgpud_core *c = v->core;
+	uint64_t dflt, charge;
+	int ret;
+
+	if (local_bytes <= v->stack_set || local_bytes <= v->stack_launched)
+		return 0;
+	ret = mdgpud_info_limit_default(v, lim, &dflt);
+	if (ret)
+		return ret;
+	charge = mdgpud_info_limit_charge(c, lim, local_bytes, dflt);
+	pthread_mutex_lock(&c->lock);
+	ret = mdgpud_memtab_charge_set(v->mem, lim, charge);
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
+		return ret;
+	if (local_bytes > dflt)		/* the driver's stack grows */
+		v->limit_changed[lim] = true;
+	v->stack_launched = local_bytes;
+	return 0;
+}
+
+/*
+ * Reset and destroy: the limits CTX_LIMIT or launches changed go back to
+ * the context's defaults (a live context; a lost one took them along),
+ * which frees what the driver reserved for them, and their charges are
+ * freed.
  */
 void mdgpud_info_release(struct mdgpud_vgpu *v, bool live)
 {
@@ -302,9 +381,7 @@ void mdgpud_info_release(struct mdgpud_vgpu *v, bool live)
 	for (uint32_t i = 0; i < MDGPUD_MEMTAB_CHARGES; i++) {
 		uint64_t now;
 
-		if (!v->limit_changed[i])
-			continue;
-		if (live && b->ctx_limit &&
+		if (v->limit_changed[i] && live && b->ctx_limit &&
 		    b->ctx_limit(v->bctx, i, 1, v->limit_default[i], &now))
 			mdgpud_warn("vgpu %u: limit %u not restored (the "
 				    "context keeps it until it ends)", v->id,
@@ -313,7 +390,10 @@ void mdgpud_info_release(struct mdgpud_vgpu *v, bool live)
 		mdgpud_memtab_charge_set(v->mem, i, 0);
 		pthread_mutex_unlock(&v->core->lock);
 		v->limit_changed[i] = false;
+		v->limit_known[i] = false;
 	}
+	v->stack_set = 0;
+	v->stack_launched = 0;
 }
 
 /* Kernels reach the aperture at this address where the backend maps it. */

@@ -304,8 +304,8 @@ static int mdgpud_v_launch(const struct mdgpud_vctx *vc,
 	uint64_t threads;
 	int ret;
 
-	ret = mdgpud_handles_get(vc->handles, l->func, MDGPUD_H_FUNC,
-				 &o->launch.func);
+	ret = mdgpud_handles_get_extra(vc->handles, l->func, MDGPUD_H_FUNC,
+				       &o->launch.func, &o->launch.local_bytes);
 	if (ret)
 		return ret;
 	ret = mdgpud_check_dim(l->grid, &o->launch.grid, MDGPU_GRID_DIM_MAX);

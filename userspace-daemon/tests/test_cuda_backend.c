@@ -526,9 +526,9 @@ static void test_module_launch_events(void **state)
 	assert_int_equal(ops->err_code(ctx), 218);
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
 					  sizeof(scale_add_ptx) - 1, &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "no_such_kernel", &fn),
+	assert_int_equal(ops->func_get(ctx, mod, "no_such_kernel", &fn, NULL),
 			 -ENOENT);
-	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn, NULL), 0);
 
 	assert_int_equal(ops->event_create(ctx, 0, &ev0), 0);
 	assert_int_equal(ops->event_create(ctx, 0, &ev1), 0);
@@ -559,7 +559,7 @@ static void test_module_launch_events(void **state)
 	/* Unload: its functions are gone with it. */
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
 					  sizeof(scale_add_ptx), &res), 0);
-	assert_int_equal(ops->func_get(ctx, res, "scale_add", &fn2), 0);
+	assert_int_equal(ops->func_get(ctx, res, "scale_add", &fn2, NULL), 0);
 	assert_int_equal(ops->module_unload(ctx, mod), 0);
 	block.x = 128;
 	assert_int_equal(test_launch(ops, ctx, 0, fn, grid, block, 0, blob,
@@ -679,7 +679,7 @@ static void test_isolation_forged_pointer(void **state)
 
 	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
 					  sizeof(poke_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(b, mod, "poke", &fn), 0);
+	assert_int_equal(ops->func_get(b, mod, "poke", &fn, NULL), 0);
 	target = da + n / 2;	/* A's device address, forged into B */
 	memcpy(blob, &target, 8);
 	memcpy(blob + 8, &val, 4);
@@ -888,7 +888,7 @@ static void test_cubin(void **state)
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_CUBIN, img,
 					  (size_t)len, &mod), 0);
 	free(img);
-	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn, NULL), 0);
 	h = ops->host_alloc(ctx, n * 4);
 	assert_non_null(h);
 	for (uint64_t i = 0; i < n; i++)
@@ -947,7 +947,7 @@ static void test_hung_kernel_destroy(void **state)
 	h = ctx_new(14);
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn, NULL), 0);
 	assert_int_equal(test_launch(ops, h, 0, fn, one, one, 0, NULL, 0), 0);
 	pid = mdgpud_backend_cuda_worker_pid(h);
 	assert_true(pid > 0);
@@ -996,7 +996,7 @@ static void test_hung_kernel_bound(void **state)
 	arg[2] = 5;
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn, NULL), 0);
 	pid = mdgpud_backend_cuda_worker_pid(h);
 	assert_true(pid > 0);
 
@@ -1261,7 +1261,7 @@ static void test_streams_hang_bound(void **state)
 	assert_int_equal(ops->mem_alloc(h, 4096, &d, &res), 0);
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn, NULL), 0);
 	assert_int_equal(ops->stream_create(h, MDGPU_STREAM_F_NON_BLOCKING, 0,
 					    &s1), 0);
 	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
@@ -1274,7 +1274,7 @@ static void test_streams_hang_bound(void **state)
 	h = ctx_new(33);
 	assert_int_equal(ops->module_load(h, MDGPU_MODULE_PTX, loop_ptx,
 					  sizeof(loop_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(h, mod, "forever", &fn), 0);
+	assert_int_equal(ops->func_get(h, mod, "forever", &fn, NULL), 0);
 	assert_int_equal(ops->stream_create(h, 0, 0, &s1), 0);
 	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
 	assert_int_equal(ops->stream_query(h, s1, &pending), 0);
@@ -1309,7 +1309,7 @@ static void test_fault_code(void **state)
 	b = ctx_new(34);
 	assert_int_equal(ops->module_load(b, MDGPU_MODULE_PTX, poke_ptx,
 					  sizeof(poke_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(b, mod, "poke", &fn), 0);
+	assert_int_equal(ops->func_get(b, mod, "poke", &fn, NULL), 0);
 	assert_int_equal(ops->stream_create(b, 0, 0, &s1), 0);
 	memcpy(blob, &target, 8);
 	memcpy(blob + 8, &val, 4);
@@ -1379,7 +1379,7 @@ static void test_module_load_dev(void **state)
 	/* Without its NUL: the worker terminates the text it copied. */
 	assert_int_equal(ops->module_load_dev(ctx, MDGPU_MODULE_PTX, img, len,
 					      &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn, NULL), 0);
 
 	h = ops->host_alloc(ctx, n * 4);
 	assert_non_null(h);
@@ -1507,7 +1507,7 @@ static void test_module_funcs(void **state)
 #endif
 	for (const char *p = buf; p < buf + written; p += strlen(p) + 1) {
 		assert_non_null(memmem(funcs_list, whole, p, strlen(p) + 1));
-		assert_int_equal(ops->func_get(ctx, mod, p, &fn), 0);
+		assert_int_equal(ops->func_get(ctx, mod, p, &fn, NULL), 0);
 	}
 
 	/* Short buffers: whole names only, the rest untouched; size and
@@ -1596,7 +1596,7 @@ static void test_launch_ex(void **state)
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX,
 					  launch_info_ptx,
 					  sizeof(launch_info_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &fn, NULL), 0);
 	l.func = fn;
 	l.params = &d;
 	l.flags = MDGPU_LAUNCH_F_COOPERATIVE;
@@ -1661,11 +1661,12 @@ static void test_launch_big_params(void **state)
 	assert_non_null(got);
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, sum_big_ptx,
 					  sizeof(sum_big_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "sum_big", &fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "sum_big", &fn, NULL), 0);
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX,
 					  launch_info_ptx,
 					  sizeof(launch_info_ptx), &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &info_fn), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "launch_info", &info_fn,
+				       NULL), 0);
 	l.func = fn;
 	small.func = info_fn;
 	small.params_len = 8;
@@ -1813,7 +1814,7 @@ static void test_module_load_pending(void **state)
 	/* Collected once: nothing is pending any more. */
 	assert_int_equal(ops->module_load_poll(a, &res), -EINVAL);
 	/* The module runs. */
-	assert_int_equal(ops->func_get(a, mod, "scale_add", &fn), 0);
+	assert_int_equal(ops->func_get(a, mod, "scale_add", &fn, NULL), 0);
 	memset(h, 0, sizeof(h));
 	assert_int_equal(ops->copy_h2d(a, 0, da, h, sizeof(h), 0), 0);
 	pack_scale_add(blob, da, 64, 3);
@@ -3010,6 +3011,89 @@ static void test_stack_limit_memory(void **state)
 	ops->ctx_destroy(ctx);
 }
 
+/*
+ * A kernel whose threads each use a LOCAL_ARRAY_BYTES local array, with
+ * fill_u32's parameters so that the fake runs it too: a[n] = v, *p =
+ * a[1].  The dynamic index keeps ptxas from dropping the array.
+ */
+#define LOCAL_ARRAY_BYTES	32768
+static const char local_ptx[] =
+	".version 8.0\n"
+	".target sm_90\n"
+	".address_size 64\n"
+	".visible .entry fill_u32(.param .u64 p_ptr, .param .u32 p_v,\n"
+	"                         .param .u32 p_n)\n"
+	"{\n"
+	"	.local .align 8 .b8 a[" STR(LOCAL_ARRAY_BYTES) "];\n"
+	"	.reg .b32 %r<4>;\n"
+	"	.reg .b64 %rd<6>;\n"
+	"	ld.param.u64 %rd1, [p_ptr];\n"
+	"	ld.param.u32 %r1, [p_v];\n"
+	"	ld.param.u32 %r2, [p_n];\n"
+	"	mov.u64 %rd2, a;\n"
+	"	mul.wide.u32 %rd3, %r2, 4;\n"
+	"	add.u64 %rd4, %rd2, %rd3;\n"
+	"	st.local.u32 [%rd4], %r1;\n"
+	"	ld.local.u32 %r3, [%rd2+4];\n"
+	"	cvta.to.global.u64 %rd5, %rd1;\n"
+	"	st.global.u32 [%rd5], %r3;\n"
+	"	ret;\n"
+	"}\n";
+
+/*
+ * A kernel with a 32 KiB local array: func_get answers its local size
+ * (LOCAL_SIZE_BYTES; the fake's from the PTX) and its launch grows the
+ * context's STACK_SIZE to it.  On the GPU, the free memory the launch
+ * takes against what the daemon charges for it (core/info.c,
+ * mdgpud_info_launch): (local size - default stack) x SMs x threads per
+ * SM, which must cover the drop but for the driver's 2 MiB granularity.
+ */
+static void test_local_memory(void **state)
+{
+	const int64_t slack = 2 << 20;
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct mdgpud_bctx *ctx;
+	uint64_t mod, fn, local, dflt, now, d, res, charge;
+	uint8_t blob[16] = { 0 };
+	int64_t before, drop;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(41);
+	assert_int_equal(ops->ctx_limit(ctx, 0, 0, 0, &dflt), 0);
+	assert_int_equal(ops->mem_alloc(ctx, 4096, &d, &res), 0);
+	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, local_ptx,
+					  sizeof(local_ptx) - 1, &mod), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "fill_u32", &fn, &local), 0);
+	assert_true(local >= LOCAL_ARRAY_BYTES);
+	assert_true(local > dflt);
+	memcpy(blob, &d, sizeof(d));		/* p; v and n 0 */
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	before = (int64_t)probe_free();
+	assert_int_equal(test_launch(ops, ctx, 0, fn, one, one, 0, blob,
+				     sizeof(blob)), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	drop = before - (int64_t)probe_free();
+	assert_int_equal(ops->ctx_limit(ctx, 0, 0, 0, &now), 0);
+	assert_true(now >= local);
+	ops->ctx_destroy(ctx);
+#ifdef MDGPUD_TEST_CUDA_FAKE
+	printf("SKIPPED: the fake libcuda reserves no local memory\n");
+	skip();
+#endif
+	charge = (local - dflt) * (uint64_t)info.dev.attr[16] *
+		 (uint64_t)info.dev.attr[39];
+	fprintf(stderr, "kernel with LOCAL_SIZE_BYTES %" PRIu64 " (default "
+		"stack %" PRIu64 " B, %" PRIu64 " B after): its first launch "
+		"took %" PRId64 " B (%.1f MiB) of free GPU memory; the daemon "
+		"charges (%" PRIu64 " - %" PRIu64 ") x %d SMs x %d threads/SM "
+		"= %" PRIu64 " B (%.1f MiB); the charge must be >= the drop "
+		"- 2 MiB\n", local, dflt, now, drop,
+		(double)drop / (1 << 20), local, dflt, info.dev.attr[16],
+		info.dev.attr[39], charge, (double)charge / (1 << 20));
+	assert_true((int64_t)charge >= drop - slack);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3027,6 +3111,7 @@ int main(void)
 		cmocka_unit_test(test_cubin),
 		cmocka_unit_test(test_hung_kernel_destroy),
 		cmocka_unit_test(test_stack_limit_memory),
+		cmocka_unit_test(test_local_memory),
 		cmocka_unit_test(test_hung_kernel_bound),
 #ifdef MDGPUD_TEST_CUDA_FAKE
 		cmocka_unit_test(test_worker_call_hangs),

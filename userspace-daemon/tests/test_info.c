@@ -6,9 +6,10 @@
  * (contents, short buffers, IOVA, a UUID per vGPU), CTX_LIMIT (charges,
  * -ENOMEM, -EPERM, reset), QUERY APERTURE_DEVPTR, and on cuda FUNC_INFO of
  * a PTX kernel, a launch packed from FUNC_INFO, MODULE_GLOBAL, FUNC_SET_ATTR,
- * OCCUPANCY and a faulting kernel; ABI 1.3's MODULE_LOAD from device
- * memory with the driver's CUresult in result2 of a refused load; and ABI
- * 1.5's MODULE_FUNCS (on sim: no module to name).
+ * OCCUPANCY, a faulting kernel and the charge of a kernel's local memory;
+ * ABI 1.3's MODULE_LOAD from device memory with the driver's CUresult in
+ * result2 of a refused load; and ABI 1.5's MODULE_FUNCS (on sim: no
+ * module to name).
  */
 #include <errno.h>
 #include <limits.h>
@@ -214,6 +215,26 @@ static uint64_t fb_used(struct env *e, int i)
 	return ok(e, i, &c);
 }
 
+/* vGPU 0's STACK_SIZE limit as its context has it now. */
+static uint64_t stack_limit(struct env *e)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_CTX_LIMIT);
+
+	c.limit.limit = 0;
+	return ok(e, 0, &c);
+}
+
+/* Resets vGPU 0, the dispatcher stopped meanwhile; its ring starts over. */
+static void reset_vgpu0(struct env *e)
+{
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	mdgpud_vgpu_reset(e->v[0]);
+	e->f[0].tail = e->f[0].head = 0;
+	e->f[0].fence = 0;
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+}
+
 static void test_device_info(void **state)
 {
 	struct env *e = *state;
@@ -377,12 +398,7 @@ static void test_limits(void **state)
 	assert_int_equal(call(e, 0, &c).status, -EINVAL);
 
 	/* A reset puts the defaults back and frees the charges. */
-	mdgpud_core_stop(e->core);
-	pthread_join(e->thread, NULL);
-	mdgpud_vgpu_reset(e->v[0]);
-	e->f[0].tail = e->f[0].head = 0;
-	e->f[0].fence = 0;
-	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+	reset_vgpu0(e);
 	assert_int_equal(fb_used(e, 0), used0);
 	c.limit.limit = 0;
 	c.limit.set = 0;
@@ -864,6 +880,132 @@ static void test_fault(void **state)
 }
 
 /*
+ * Local memory: two kernels the fake runs, with frames (.local) of
+ * LMEM_SMALL bytes, whose charge fits a 1g quota, and of 64 KiB, whose
+ * charge, 17 GiB, does not.
+ */
+#define LMEM_SMALL	2048
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
+static const char lmem_ptx[] =
+	".version 8.0\n.target sm_90\n.address_size 64\n"
+	".visible .entry fill_u32(.param .u64 p, .param .u32 v,\n"
+	"	.param .u32 n)\n"
+	"{\n\t.local .align 8 .b8 frame[" STR(LMEM_SMALL) "];\n\tret;\n}\n"
+	".visible .entry vadd_f32(.param .u64 a, .param .u64 b,\n"
+	"	.param .u64 c, .param .u32 n)\n"
+	"{\n\t.local .align 8 .b8 frame[65536];\n\tret;\n}\n";
+
+/* A launch of func on vGPU 0, one thread, params_len zero bytes (for
+ * fill_u32: p 0, n 0, it writes nothing). */
+static struct mdgpu_cpl launch(struct env *e, uint32_t func,
+			       uint32_t params_len)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_LAUNCH);
+
+	memset(e->ap[0] + 3 * MIB, 0, params_len);
+	c.launch.func = func;
+	c.launch.grid[0] = c.launch.grid[1] = c.launch.grid[2] = 1;
+	c.launch.block[0] = c.launch.block[1] = c.launch.block[2] = 1;
+	c.launch.params_addr = 3 * MIB;
+	c.launch.params_len = params_len;
+	c.launch.params_space = MDGPU_SPACE_APERTURE;
+	return call(e, 0, &c);
+}
+
+/*
+ * The local memory a launch makes the driver reserve (core/info.c,
+ * mdgpud_info_launch), charged in STACK_SIZE's slot: (local size -
+ * default stack) x SMs x threads per SM at a function's first launch,
+ * nothing at FUNC_GET or again; a launch whose charge does not fit is
+ * -ENOMEM and never reaches the driver (the fake grows its stack at a
+ * launch, as the driver does), the vGPU's other charges and its
+ * neighbour untouched.  CTX_LIMIT charges max(set, launched); the
+ * default is the one read before the launch grew the stack.  A reset
+ * restores the stack and frees the charge; launches are charged anew.
+ */
+static void test_local_memory(void **state)
+{
+	struct env *e = *state;
+	const struct mdgpud_gpu_info *gpu = mdgpud_core_gpu(e->core);
+	uint64_t per_byte = (uint64_t)gpu->dev.attr[16] * gpu->dev.attr[39];
+	uint64_t small_charge = (LMEM_SMALL - 1024) * per_byte;
+	uint64_t base = fb_used(e, 0), used0, used1, buf;
+	uint32_t mod, small, big;
+	struct mdgpu_cmd c;
+
+	/* The vGPU's other users of its quota: an allocation, the heap. */
+	c = cmd(MDGPU_OP_MEM_ALLOC);
+	c.alloc.size = 64 * MIB;
+	buf = ok(e, 0, &c);
+	c = cmd(MDGPU_OP_CTX_LIMIT);
+	c.limit.limit = 2;			/* MALLOC_HEAP_SIZE */
+	c.limit.set = 1;
+	c.limit.value = 16 << 20;
+	ok(e, 0, &c);
+	used0 = fb_used(e, 0);
+	used1 = fb_used(e, 1);
+
+	mod = load_ptx(e, lmem_ptx);
+	small = named(e, MDGPU_OP_FUNC_GET, mod, "fill_u32", NULL);
+	big = named(e, MDGPU_OP_FUNC_GET, mod, "vadd_f32", NULL);
+	assert_int_equal(func_info(e, small)->attr[3], LMEM_SMALL);
+	assert_int_equal(func_info(e, big)->attr[3], 65536);
+	assert_int_equal(fb_used(e, 0), used0);
+
+	/* Past the quota: refused before the driver grew anything. */
+	assert_int_equal(launch(e, big, 28).status, -ENOMEM);
+	assert_int_equal(fb_used(e, 0), used0);
+	assert_int_equal(fb_used(e, 1), used1);
+	assert_int_equal(stack_limit(e), 1024);
+
+	/* Within it: charged the formula once. */
+	ok(e, 0, &(struct mdgpu_cmd){ .opcode = MDGPU_OP_SYNC });
+	assert_int_equal(launch(e, small, 16).status, 0);
+	ok(e, 0, &(struct mdgpu_cmd){ .opcode = MDGPU_OP_SYNC });
+	assert_int_equal(stack_limit(e), LMEM_SMALL);
+	assert_int_equal(fb_used(e, 0) - used0, small_charge);
+	assert_int_equal(launch(e, small, 16).status, 0);
+	assert_int_equal(fb_used(e, 0) - used0, small_charge);
+	assert_int_equal(fb_used(e, 1), used1);
+
+	/* CTX_LIMIT: below the launched level the charge stays; above it
+	 * the set's, counted from the default read before the launch
+	 * (1024), not from the stack the launch grew. */
+	c = cmd(MDGPU_OP_CTX_LIMIT);
+	c.limit.limit = 0;
+	c.limit.set = 1;
+	c.limit.value = 1536;
+	assert_int_equal(ok(e, 0, &c), 1536);
+	assert_int_equal(fb_used(e, 0) - used0, small_charge);
+	c.limit.value = 3072;
+	ok(e, 0, &c);
+	assert_int_equal(fb_used(e, 0) - used0, (3072 - 1024) * per_byte);
+	assert_int_equal(launch(e, small, 16).status, 0);
+	assert_int_equal(fb_used(e, 0) - used0, (3072 - 1024) * per_byte);
+	c.limit.value = 1024;
+	ok(e, 0, &c);
+	assert_int_equal(fb_used(e, 0) - used0, small_charge);
+	assert_int_equal(launch(e, big, 28).status, -ENOMEM);
+	assert_int_equal(fb_used(e, 0) - used0, small_charge);
+	c = cmd(MDGPU_OP_MEMSET);		/* the allocation still works */
+	c.memset.addr = buf;
+	c.memset.len = 4096;
+	ok(e, 0, &c);
+
+	/* A reset: the stack back to its default, the charges gone; the
+	 * first launch after it is charged again. */
+	reset_vgpu0(e);
+	assert_int_equal(fb_used(e, 0), base);
+	assert_int_equal(stack_limit(e), 1024);
+	mod = load_ptx(e, lmem_ptx);
+	small = named(e, MDGPU_OP_FUNC_GET, mod, "fill_u32", NULL);
+	assert_int_equal(launch(e, small, 16).status, 0);
+	assert_int_equal(fb_used(e, 0) - base, small_charge);
+	assert_int_equal(fb_used(e, 1), used1);
+}
+
+/*
  * MODULE_LOAD from device memory (ABI 1.3) through the core: an image the
  * vGPU copied into its own allocation loads and its functions are found;
  * one the driver refuses fails with the CUresult in result2 (218, invalid
@@ -982,6 +1124,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_attr_occupancy,
 						setup_cuda, teardown),
 		cmocka_unit_test_setup_teardown(test_fault, setup_cuda,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_local_memory, setup_cuda,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_module_from_device,
 						setup_cuda, teardown),

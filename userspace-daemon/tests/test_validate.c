@@ -40,8 +40,10 @@ static int setup(void **state)
 	assert_int_equal(mdgpud_handles_create(8, &f->other_h), 0);
 	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_MODULE, 11, 0,
 					    &f->module), 0);
-	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_FUNC, 22, f->module,
-					    &f->func), 0);
+	/* A function whose threads use 4 KiB of local memory each. */
+	assert_int_equal(mdgpud_handles_add_extra(f->h, MDGPUD_H_FUNC, 22,
+						  f->module, 4096, &f->func),
+			 0);
 	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_EVENT, 33, 0,
 					    &f->event), 0);
 	/* The other vGPU's handles: different slots, so they never alias
@@ -352,6 +354,7 @@ static void test_launch(void **state)
 	good = c;
 	assert_int_equal(v(f, &c), 0);
 	assert_int_equal(f->out.launch.func, 22);
+	assert_int_equal(f->out.launch.local_bytes, 4096); /* the handle's */
 	assert_int_equal(f->out.launch.params[15], 0x5a);
 
 	c.launch.func = f->other_func;		/* another vGPU's handle */
@@ -782,7 +785,7 @@ static void test_handles_lifecycle(void **state)
 {
 	struct fixture *f = *state;
 	uint32_t fn2, again;
-	uint64_t val;
+	uint64_t val, extra;
 
 	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_FUNC, 23, f->module,
 					    &fn2), 0);
@@ -791,14 +794,18 @@ static void test_handles_lifecycle(void **state)
 					    &val), -ENOENT);
 	assert_int_equal(mdgpud_handles_get(f->h, fn2, MDGPUD_H_FUNC, &val),
 			 -ENOENT);
-	/* The slot is reused, but the old handle stays dead. */
+	/* The slot is reused, but the old handle stays dead, and so does
+	 * its extra word. */
 	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_FUNC, 24, 0,
 					    &again), 0);
 	assert_int_not_equal(again, f->func);
 	assert_int_not_equal(again, fn2);
-	assert_int_equal(mdgpud_handles_get(f->h, again, MDGPUD_H_FUNC, &val),
-			 0);
+	assert_int_equal(mdgpud_handles_get_extra(f->h, again, MDGPUD_H_FUNC,
+						  &val, &extra), 0);
 	assert_int_equal(val, 24);
+	assert_int_equal(extra, 0);
+	assert_int_equal(mdgpud_handles_get_extra(f->h, f->func, MDGPUD_H_FUNC,
+						  NULL, &extra), -ENOENT);
 	/* Capacity from config: 8 slots. */
 	uint32_t hh;
 	while (mdgpud_handles_count(f->h) < 8)

@@ -452,13 +452,14 @@ static void test_func_get_repeat_worker(void **state)
 	assert_int_equal(ops->ctx_create(be, 1, &ctx), 0);
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
 					  sizeof(scale_add_ptx) - 1, &mod), 0);
-	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn0), 0);
+	assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn0, NULL), 0);
 	wpid = mdgpud_backend_cuda_worker_pid(ctx);
 	assert_true(wpid > 0);
 	rss0 = rss_kib(wpid);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < NR_WORKER_FUNC_GETS; i++) {
-		assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn), 0);
+		assert_int_equal(ops->func_get(ctx, mod, "scale_add", &fn,
+					       NULL), 0);
 		same += fn == fn0;
 	}
 	rss1 = rss_kib(wpid);
@@ -467,7 +468,8 @@ static void test_func_get_repeat_worker(void **state)
 		rss1);
 	assert_int_equal(same, NR_WORKER_FUNC_GETS);
 	assert_true(rss1 - rss0 < RSS_SLACK_KIB);
-	assert_int_equal(ops->func_get(ctx, mod, "no_such", &fn), -ENOENT);
+	assert_int_equal(ops->func_get(ctx, mod, "no_such", &fn, NULL),
+			 -ENOENT);
 	ops->ctx_destroy(ctx);
 	ops->close(be);
 }

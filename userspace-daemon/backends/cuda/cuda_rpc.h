@@ -67,7 +67,7 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		11
+#define MDGPUD_CUDA_RPC_VERSION		12
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -158,7 +158,8 @@ enum mdgpud_cuda_rpc_op {
 					 * refused: the driver's JIT log as
 					 * inline data, NUL excluded */
 	MDGPUD_CUDA_RPC_MODULE_UNLOAD,	/* a0 module */
-	MDGPUD_CUDA_RPC_FUNC_GET,	/* a0 module; inline name -> r0 */
+	MDGPUD_CUDA_RPC_FUNC_GET,	/* a0 module; inline name -> r0, r1
+					 * its LOCAL_SIZE_BYTES */
 	MDGPUD_CUDA_RPC_LAUNCH,		/* a0 func, a1 grid x|y<<32, a2 grid z|
 				   block x<<32, a3 block y|z<<32, a4 shm |
 				   big area + 1 << 32 (0: inline), a5

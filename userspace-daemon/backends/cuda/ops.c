@@ -468,11 +468,17 @@ static int mdgpud_cuda_module_unload(struct mdgpud_bctx *ctx, uint64_t module)
 				  NULL);
 }
 
+/*
+ * The worker answers the function and its local memory per thread, which
+ * the driver holds as an int: a larger answer is the worker's error.
+ */
 static int mdgpud_cuda_func_get(struct mdgpud_bctx *ctx, uint64_t module,
-				const char *name, uint64_t *func)
+				const char *name, uint64_t *func,
+				uint64_t *local_bytes)
 {
 	size_t n = strnlen(name, MDGPU_NAME_MAX + 1);
 	struct mdgpud_cuda_rpc_slot *s;
+	uint64_t local;
 	int ret;
 
 	if (n == 0)
@@ -486,9 +492,15 @@ static int mdgpud_cuda_func_get(struct mdgpud_bctx *ctx, uint64_t module,
 	memcpy(s->inline_data, name, n);
 	s->inline_len = (uint32_t)n;
 	ret = mdgpud_cuda_call(ctx, s);
-	if (!ret)
-		*func = s->result[0];
-	return ret;
+	if (ret)
+		return ret;
+	local = mdgpud_cuda_result(s, 1);
+	if (local > INT32_MAX)
+		return -EIO;
+	*func = mdgpud_cuda_result(s, 0);
+	if (local_bytes)
+		*local_bytes = local;
+	return 0;
 }
 
 /*

@@ -309,8 +309,15 @@ struct mdgpud_backend_ops {
 	int (*module_load_poll)(struct mdgpud_bctx *ctx, uint64_t *module);
 	void (*module_load_abort)(struct mdgpud_bctx *ctx);
 	int (*module_unload)(struct mdgpud_bctx *ctx, uint64_t module);
+	/*
+	 * *func, and where local_bytes is not NULL the function's local
+	 * memory per thread (CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES): the driver
+	 * reserves that much for every thread the GPU holds resident when
+	 * the function is launched (core/info.c charges it).
+	 */
 	int (*func_get)(struct mdgpud_bctx *ctx, uint64_t module,
-			const char *name, uint64_t *func);
+			const char *name, uint64_t *func,
+			uint64_t *local_bytes);
 	/* Asynchronous: errors of the running kernel surface at sync(). */
 	int (*launch)(struct mdgpud_bctx *ctx, uint64_t stream,
 		      const struct mdgpud_launch *l);

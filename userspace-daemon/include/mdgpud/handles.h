@@ -32,9 +32,20 @@ void mdgpud_handles_destroy(struct mdgpud_handles *h);
 /* parent: for FUNC the guest handle of its module, else 0. */
 int mdgpud_handles_add(struct mdgpud_handles *h, uint32_t kind,
 		       uint64_t value, uint32_t parent, uint32_t *handle);
+/*
+ * The same, with a word the core keeps beside the backend value (0 with
+ * mdgpud_handles_add): for FUNC the function's per-thread local memory
+ * in bytes, which a LAUNCH of it charges (core/info.c).
+ */
+int mdgpud_handles_add_extra(struct mdgpud_handles *h, uint32_t kind,
+			     uint64_t value, uint32_t parent, uint64_t extra,
+			     uint32_t *handle);
 /* -ENOENT unless `handle` is live and of `kind`. */
 int mdgpud_handles_get(const struct mdgpud_handles *h, uint32_t handle,
 		       uint32_t kind, uint64_t *value);
+/* The same, and the handle's extra word (value, extra may be NULL). */
+int mdgpud_handles_get_extra(const struct mdgpud_handles *h, uint32_t handle,
+			     uint32_t kind, uint64_t *value, uint64_t *extra);
 int mdgpud_handles_del(struct mdgpud_handles *h, uint32_t handle,
 		       uint32_t kind);
 /* Delete every FUNC whose parent is `module`. */

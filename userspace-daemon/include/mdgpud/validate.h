@@ -95,6 +95,9 @@ struct mdgpud_vcmd {
 		} func_get;
 		struct {
 			uint64_t func;
+			/* The function's per-thread local memory, from its
+			 * handle (learnt at FUNC_GET). */
+			uint64_t local_bytes;
 			struct mdgpud_dim3 grid, block;
 			uint32_t shared_bytes;
 			uint32_t flags;		/* MDGPU_LAUNCH_F_* */

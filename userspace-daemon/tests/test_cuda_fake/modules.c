@@ -14,7 +14,12 @@
  * and for
  *   .global [.align N] TYPE NAME[K]...;
  * which become zeroed "device memory" of that size, owned by the module
- * (initialisers are not evaluated), for cuModuleGetGlobal.
+ * (initialisers are not evaluated), for cuModuleGetGlobal.  Inside an
+ * entry's body,
+ *   .local [.align N] TYPE NAME[K];
+ * variables are laid out one after the other at their alignment: the
+ * kernel's LOCAL_SIZE_BYTES, to which a launch of it grows the context's
+ * STACK_SIZE limit (kept, as the driver keeps it).
  *
  * A kernel whose name is in fake_kernels[] and whose parameter sizes are
  * the ones listed there runs as C over the fake device memory (host
@@ -86,6 +91,7 @@ struct CUfunc_st {
 	uint32_t nparams;
 	uint32_t off[FAKE_PARAMS_MAX], size[FAKE_PARAMS_MAX];
 	uint32_t param_bytes;		/* end of the last parameter */
+	uint32_t local_bytes;		/* its body's .local variables */
 	int attr[MDGPU_FUNC_ATTR_MAX];	/* settable ones change */
 	int cache_config;
 };
@@ -512,6 +518,25 @@ static bool fake_add_func(struct CUmod_st *m, const char *name)
 	return true;
 }
 
+/*
+ * A .local declaration in f's body: its variable is laid out after the
+ * others, at its alignment, as the kernel's frame (LOCAL_SIZE_BYTES).
+ */
+static bool fake_parse_local(struct CUfunc_st *f, struct fake_lex *lx)
+{
+	char tok[FAKE_NAME_LEN], name[FAKE_NAME_LEN];
+	uint64_t end = f->local_bytes;
+	uint32_t size, align;
+
+	if (!fake_parse_decl(lx, tok, sizeof(tok), name, &size, &align))
+		return false;
+	end = (end + align - 1) / align * align + size;
+	if (end > FAKE_GLOBAL_BYTES_MAX)
+		return false;
+	f->local_bytes = (uint32_t)end;
+	return true;
+}
+
 /* After ".entry": NAME and, if a '(' follows, its parameters. */
 static bool fake_parse_entry(struct CUmod_st *m, struct fake_lex *lx)
 {
@@ -592,6 +617,7 @@ static void fake_func_init(struct CUmod_st *m, struct CUfunc_st *f)
 	for (int a = 0; a < MDGPU_FUNC_ATTR_MAX; a++)
 		f->attr[a] = 0;
 	f->attr[MDGPUD_CU_FUNC_ATTR_MAX_THREADS_PER_BLOCK] = 1024;
+	f->attr[MDGPUD_CU_FUNC_ATTR_LOCAL_SIZE_BYTES] = (int)f->local_bytes;
 	f->attr[MDGPUD_CU_FUNC_ATTR_NUM_REGS] = 16;
 	f->attr[MDGPUD_CU_FUNC_ATTR_PTX_VERSION] = m->ptx_version;
 	f->attr[MDGPUD_CU_FUNC_ATTR_BINARY_VERSION] = 90;
@@ -608,14 +634,22 @@ static mdgpud_cu_result fake_module_parse(const char *text,
 	struct CUmod_st *m = calloc(1, sizeof(*m));
 	char tok[FAKE_NAME_LEN];
 	bool ok = true;
+	int64_t body = -1;	/* the entry whose body follows, if any */
 
 	if (!m)
 		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
 	atomic_init(&m->refs, 1);
 	m->ptx_version = 80;
 	while (ok && fake_lex_next(&lx, tok, sizeof(tok))) {
+		if (lx.brace && body >= 0 && !strcmp(tok, ".local")) {
+			ok = fake_parse_local(&m->funcs[body], &lx);
+			continue;
+		}
 		if (lx.brace || lx.paren)
 			continue;
+		if (!strcmp(tok, ".func"))
+			body = -1;	/* a device function's frame: not
+					 * the kernel's */
 		if (!strcmp(tok, ".version") &&
 		    fake_lex_next(&lx, tok, sizeof(tok))) {
 			unsigned int a = 0, b = 0;
@@ -624,6 +658,7 @@ static mdgpud_cu_result fake_module_parse(const char *text,
 				m->ptx_version = (int)(a * 10 + b);
 		} else if (!strcmp(tok, ".entry")) {
 			ok = fake_parse_entry(m, &lx);
+			body = (int64_t)m->nfuncs - 1;
 		} else if (!strcmp(tok, ".global")) {
 			ok = fake_parse_global(m, &lx);
 		}
@@ -939,7 +974,12 @@ cuOccupancyMaxPotentialClusterSize(int *n, mdgpud_cu_function f,
 	return 0;
 }
 
-/* Packs the parameters, as the driver does, into a copy of the launch's. */
+static void fake_stack_grow(size_t bytes);
+
+/*
+ * Packs the parameters, as the driver does, into a copy of the launch's;
+ * grows the context's stack to f's local memory, which the driver keeps.
+ */
 mdgpud_cu_result fake_kernel_prepare(mdgpud_cu_function f,
 				     void **kernel_params, void **extra,
 				     uint8_t **blob)
@@ -970,6 +1010,7 @@ mdgpud_cu_result fake_kernel_prepare(mdgpud_cu_function f,
 	}
 	if (!f->k)
 		return MDGPUD_CUDA_ERROR_NOT_SUPPORTED;
+	fake_stack_grow(f->local_bytes);
 	if (f->param_bytes) {
 		*blob = calloc(1, f->param_bytes);
 		if (!*blob)
@@ -1046,6 +1087,15 @@ static size_t fake_limits[MDGPUD_CU_LIMIT_MAX] = {
 	[MDGPUD_CU_LIMIT_SHMEM_SIZE] = 232448,
 	[MDGPUD_CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED] = 1,
 };
+
+/* A launch of a kernel whose frame is larger than the stack grows the
+ * stack to it (16-byte granular), as the driver does; it stays. */
+static void fake_stack_grow(size_t bytes)
+{
+	bytes = (bytes + 15) & ~(size_t)15;
+	if (bytes > fake_limits[MDGPUD_CU_LIMIT_STACK_SIZE])
+		fake_limits[MDGPUD_CU_LIMIT_STACK_SIZE] = bytes;
+}
 
 FAKE_EXPORT mdgpud_cu_result cuCtxGetLimit(size_t *v, mdgpud_cu_limit l)
 {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mdgpud/cuda_values.h>
 #include <uapi/mdgpu.h>
 
 struct mdgpud_worker_op {
@@ -272,11 +273,13 @@ static int mdgpud_worker_op_module_unload(struct mdgpud_worker *w,
 }
 
 /*
- * a0 module, inline data the function's name.  The driver answers the
- * same function for the same name, and the worker the same handle: a
- * function is stored once per module, so that FUNC_GETs repeated (the
- * core's handle table full, say: it drops the answer) never grow the
- * table.  A function that cannot be stored needs no release.
+ * a0 module, inline data the function's name; r1 its local memory per
+ * thread (the supervisor charges what a launch makes the driver reserve).
+ * The driver answers the same function for the same name, and the worker
+ * the same handle: a function is stored once per module, so that
+ * FUNC_GETs repeated (the core's handle table full, say: it drops the
+ * answer) never grow the table.  A function that cannot be stored needs
+ * no release.
  */
 static int mdgpud_worker_op_func_get(struct mdgpud_worker *w,
 				     struct mdgpud_cuda_rpc_slot *s)
@@ -284,6 +287,7 @@ static int mdgpud_worker_op_func_get(struct mdgpud_worker *w,
 	char name[MDGPU_NAME_MAX + 1];
 	mdgpud_cu_function f;
 	mdgpud_cu_result res;
+	int local = 0;
 	void *mod;
 
 	if (mdgpud_worker_handles_get(&w->modules, s->arg[0], &mod))
@@ -295,6 +299,13 @@ static int mdgpud_worker_op_func_get(struct mdgpud_worker *w,
 	res = w->cu.module_get_function(&f, mod, name);
 	if (res)
 		return mdgpud_worker_err(w, res, "cuModuleGetFunction");
+	res = w->cu.func_get_attribute(&local,
+				       MDGPUD_CU_FUNC_ATTR_LOCAL_SIZE_BYTES, f);
+	if (res)
+		return mdgpud_worker_err(w, res, "cuFuncGetAttribute");
+	if (local < 0)
+		return -EIO;
+	s->result[1] = (uint64_t)local;
 	if (!mdgpud_worker_handles_find(&w->funcs, f, s->arg[0],
 					&s->result[0]))
 		return 0;
