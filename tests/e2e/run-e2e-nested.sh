@@ -37,7 +37,7 @@
 # outer seconds (default 600), E2E_NESTED_INNER_TIMEOUT (default 540),
 # NESTED_BOOT_TIMEOUT (tests/nested/boot-outer.sh, default 300),
 # NESTED_CPU, NESTED_INNER_CPU (as tests/nested/run-nested.sh: inner
-# qemu64 for 6.1, max otherwise), NESTED_VERBOSE=1, VM_KROOT and VM_APPEND
+# qemu64 for 6.1, max,-cx16 otherwise, nested_inner_cpu), NESTED_VERBOSE=1, VM_KROOT and VM_APPEND
 # (as tests/vm/run-vm.sh; the inner guest boots the same kernel).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,10 +52,7 @@ timeout_s=${E2E_NESTED_TIMEOUT:-600}
 inner_timeout_s=${E2E_NESTED_INNER_TIMEOUT:-540}
 
 rel=$("$top/tests/vm/kver-release.sh" "${1:?usage: run-e2e-nested.sh RELEASE}")
-case $rel in
-6.1.*) inner_cpu=${NESTED_INNER_CPU:-qemu64} ;;
-*) inner_cpu=${NESTED_INNER_CPU:-max} ;;
-esac
+inner_cpu=$(nested_inner_cpu "$rel")
 ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
 gko=${GUEST_KO:-$BUILD/guest-$rel/mdgpu-guest.ko}
 daemon=$BUILD/e2e/mdgpud

@@ -18,6 +18,23 @@
 #   and up to 1.5 times that on CI's machine) and NESTED_VERBOSE, then
 #   VM_APPEND (more arguments, as tests/vm/run-vm.sh).
 
+# nested_inner_cpu REL
+#   The inner guest's -cpu model for kernel release REL (NESTED_INNER_CPU
+#   overrides it).  6.1: qemu64, about 1.5 times faster nested than max.
+#   Later kernels die early nested on qemu64 (a general protection fault
+#   on an iretq whose frame holds garbage RFLAGS), and on max they took,
+#   in 1 boot in 6 on CI and in 4 of 4 boots on a loaded machine, a
+#   double fault right after SLUB's `cmpxchg16b %gs:(%rsi)` with garbage
+#   RFLAGS again: QEMU 7.2's TCG inside TCG, before any mdgpu code ran.
+#   Without CX16 the kernel's SLUB takes its path without cmpxchg16b:
+#   max,-cx16 (Documentation/guest-driver.md).
+nested_inner_cpu() {
+	case $1 in
+	6.1.*) echo "${NESTED_INNER_CPU:-qemu64}" ;;
+	*) echo "${NESTED_INNER_CPU:-max,-cx16}" ;;
+	esac
+}
+
 # nested_boot_failed LOG_TXT
 #   True when the inner kernel never ran its /init (no "nested-inner:
 #   booted" line) because it panicked, or because run-inner's boot

@@ -18,7 +18,7 @@
 # seconds for the inner kernel to reach its /init (default 300,
 # tests/nested/boot-outer.sh), NESTED_CPU and
 # NESTED_INNER_CPU the -cpu models (default qemu64; inner: qemu64 for 6.1,
-# max otherwise), NESTED_VERBOSE=1 (inner kernel not quiet), MDGPU_KO (default
+# max,-cx16 otherwise: nested_inner_cpu), NESTED_VERBOSE=1 (inner kernel not quiet), MDGPU_KO (default
 # $BUILD/kmod-<release>/mdgpu.ko), GUEST_KO (default
 # $BUILD/guest-<release>/mdgpu-guest.ko), NESTED_BINS (directory holding
 # mdgpu-responder and mdgpu-client, default $BUILD/nested), VM_KROOT and
@@ -37,12 +37,7 @@ timeout_s=${NESTED_TIMEOUT:-600}
 inner_timeout_s=${NESTED_INNER_TIMEOUT:-540}
 
 rel=$("$top/tests/vm/kver-release.sh" "$kver")
-# Inner CPU: 6.12 dies early nested on qemu64 (Documentation/guest-driver.md);
-# 6.1 runs on qemu64, about 1.5 times faster nested than on max.
-case $rel in
-6.1.*) inner_cpu=${NESTED_INNER_CPU:-qemu64} ;;
-*) inner_cpu=${NESTED_INNER_CPU:-max} ;;
-esac
+inner_cpu=$(nested_inner_cpu "$rel")
 ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
 gko=${GUEST_KO:-$BUILD/guest-$rel/mdgpu-guest.ko}
 bins=${NESTED_BINS:-$BUILD/nested}

@@ -11,7 +11,8 @@
 # with mdgpu-guest.ko merely loaded, without a trace, before the inner
 # /init, in a run that passed.  nested_boot_outer itself runs with a
 # qemu-system-x86_64 on PATH that prints those consoles in turn, to count
-# the boots.  Prints "N passed, N failed"; exits non-zero on a failure.
+# the boots.  Then the inner CPU model per kernel (nested_inner_cpu).
+# Prints "N passed, N failed"; exits non-zero on a failure.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/nested/boot-outer.sh
@@ -142,6 +143,17 @@ boots boot-twice-then-fail 2 1 "$tmp/ci.txt" "$tmp/ci.txt" "$tmp/ci.txt"
 boots boot-twice-then-pass 2 1 "$tmp/ci.txt" "$tmp/passed.txt"
 boots boot-once-mdgpu 1 0 "$tmp/frame.txt" "$tmp/ci.txt"
 boots boot-once-passed 1 0 "$tmp/passed.txt" "$tmp/ci.txt"
+
+# The inner CPU model per kernel, and the override.
+cpu() {
+	local name=$1 want=$2 got
+	got=$(nested_inner_cpu "$3")
+	if [ "$got" = "$want" ]; then ok "$name"; else
+		bad "$name" "'$got', expected '$want'"; fi
+}
+cpu inner-cpu-6.1 qemu64 6.1.0-57-amd64
+cpu inner-cpu-6.12 max,-cx16 6.12.118+deb12-amd64
+NESTED_INNER_CPU=max cpu inner-cpu-override max 6.12.118+deb12-amd64
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]
