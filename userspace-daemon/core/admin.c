@@ -333,23 +333,34 @@ static int mdgpud_admin_uids(struct mdgpud_core *c, char **buf, size_t *len,
 	return 0;
 }
 
+/*
+ * s as one token of a data line into out[n]: anything but
+ * [A-Za-z0-9._:-] -> '_', "-" for none (NULL or "").
+ */
+static const char *mdgpud_admin_token(const char *s, char *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; s && i < n - 1 && s[i]; i++) {
+		char ch = s[i];
+
+		out[i] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' ||
+			  ch == '_' || ch == ':') ? ch : '_';
+	}
+	out[i] = '\0';
+	return i ? out : "-";
+}
+
 static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 			      size_t *cap)
 {
 	uint64_t gpu_ns = 0, cmds = 0, errs = 0, bytes = 0, fb_used = 0,
 		 fb_quota = 0;
-	char name[64];
-	size_t i;
+	char name[64], bus_id[sizeof(c->gpu.bus_id)], parent[MDGPU_NAME_LEN];
+	const char *mdev_parent = c->tops && c->t && c->tops->mdev_parent ?
+				  c->tops->mdev_parent(c->t) : NULL;
 
-	/* The GPU's name as one token: anything but [A-Za-z0-9._-] -> '_'. */
-	for (i = 0; i < sizeof(name) - 1 && c->gpu.name[i]; i++) {
-		char ch = c->gpu.name[i];
-
-		name[i] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			   (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' ||
-			   ch == '_') ? ch : '_';
-	}
-	name[i] = '\0';
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t k = 0; k < c->nr_vgpus; k++) {
 		struct mdgpud_vgpu *v = c->vgpus[k];
@@ -363,14 +374,19 @@ static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (mdgpud_admin_append(buf, len, cap,
-		"protocol=%d backend=%s gpu=%s transport=%s sm_count=%u"
+		"protocol=%d backend=%s gpu=%s bus_id=%s transport=%s"
+		" mdev_parent=%s sm_count=%u"
 		" fb_size=%" PRIu64 " vgpus=%u max_vgpus=%u"
 		" fb_quota_sum=%" PRIu64 " fb_used=%" PRIu64
 		" policy=%s timeslice_us=%u cap_window_us=%" PRIu64
 		" gpu_ns=%" PRIu64 " commands=%" PRIu64 " errors=%" PRIu64
 		" bytes_copied=%" PRIu64 "\n",
-		MDGPUD_ADMIN_PROTOCOL, c->bops->name, name[0] ? name : "-",
-		c->tops ? c->tops->name : "-", c->gpu.sm_count,
+		MDGPUD_ADMIN_PROTOCOL, c->bops->name,
+		mdgpud_admin_token(c->gpu.name, name, sizeof(name)),
+		mdgpud_admin_token(c->gpu.bus_id, bus_id, sizeof(bus_id)),
+		c->tops ? c->tops->name : "-",
+		mdgpud_admin_token(mdev_parent, parent, sizeof(parent)),
+		c->gpu.sm_count,
 		(uint64_t)c->gpu.fb_size, c->nr_vgpus, c->cfg.max_vgpus,
 		fb_quota, fb_used, mdgpud_admin_policy_name(c->cfg.policy),
 		c->cfg.timeslice_us, c->cfg.cap_window_us, gpu_ns, cmds, errs,

@@ -786,8 +786,14 @@ err:
 	return ret;
 }
 
+static const char *mdgpud_kern_mdev_parent(const struct mdgpud_transport *t)
+{
+	return t->parent_name;
+}
+
 const struct mdgpud_transport_ops mdgpud_transport_kernel = {
 	.name = "kernel",
 	.create = mdgpud_kern_create_transport,
 	.destroy = mdgpud_kern_destroy,
+	.mdev_parent = mdgpud_kern_mdev_parent,
 };
