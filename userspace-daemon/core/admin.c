@@ -405,7 +405,7 @@ static int mdgpud_admin_metrics(struct mdgpud_core *c, char **buf,
 {
 	const char *tname = c->tops ? c->tops->name : "-";
 	struct mdgpud_metrics_gpu g = {
-		.ordinal = c->cfg.cuda_device,
+		.ordinal = c->gpu.ordinal,
 		.bus_id = c->gpu.bus_id,
 		.name = c->gpu.name,
 		.backend = c->bops->name,

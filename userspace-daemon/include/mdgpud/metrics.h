@@ -37,7 +37,8 @@ void mdgpud_stats_wait_add(uint64_t hist[MDGPUD_WAIT_HIST_BUCKETS],
 
 /* The GPU and the daemon, for the GPU-wide series and the labels. */
 struct mdgpud_metrics_gpu {
-	int ordinal;			/* gpu label: cuda_device */
+	int ordinal;			/* gpu label: the CUDA ordinal the
+					 * backend found cuda_device at */
 	const char *bus_id;		/* backend's ("0000:65:00.0", "sim0") */
 	const char *name;		/* the GPU's name */
 	const char *backend, *transport, *policy, *version;
