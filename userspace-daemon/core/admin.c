@@ -30,6 +30,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/gpu_select.h"
 #include "core_priv.h"
 #include "mdgpu_version.h"
 #include "mdgpud/admin.h"
@@ -250,7 +251,7 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 	/* Only the kernel transport's vGPUs are mdevs with a UUID. */
 	bool mdev = c->tops && !strcmp(c->tops->name, "kernel");
 	struct mdgpud_vgpu_stats *st;
-	char uuid[MDGPUD_UUID_STR_LEN];
+	char uuid[MDGPU_UUID_STR_LEN];
 	size_t n;
 	int ret = 0;
 
@@ -280,7 +281,7 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 			st[i].ctx_starting ? "starting" :
 			st[i].ctx_lost ? "lost" : "ok", st[i].hangs,
 			st[i].ctx_losses, st[i].resets,
-			mdev ? mdgpud_metrics_uuid(st[i].uuid, uuid) : "-");
+			mdev ? mdgpu_uuid_format(st[i].uuid, uuid) : "-");
 	}
 	free(st);
 	if (ret)

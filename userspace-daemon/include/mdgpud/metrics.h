@@ -59,11 +59,6 @@ struct mdgpud_metrics_gpu {
 int mdgpud_metrics_write(FILE *f, const struct mdgpud_metrics_gpu *g,
 			 const struct mdgpud_vgpu_stats *st, size_t n);
 
-/* A UUID as canonical text (8-4-4-4-12 lower-case hex), NUL included. */
-#define MDGPUD_UUID_STR_LEN	37
-const char *mdgpud_metrics_uuid(const uint8_t u[16],
-				char out[MDGPUD_UUID_STR_LEN]);
-
 /*
  * Write s as a label value: '\\', '"' and newline escaped as the format
  * requires, any other byte outside printable ASCII as '_' (a GPU name is
