@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gpu_select.h"
 #include "uapi/mdgpu.h"
 #include "entry.h"
 #include "priv.h"
@@ -180,24 +181,6 @@ static nvmlReturn_t mdgpu_nvml_bind(void)
 	return NVML_SUCCESS;
 }
 
-/* "GPU-" and the 16 bytes as 8-4-4-4-12 hex digits, as NVIDIA prints a
- * UUID. */
-static void mdgpu_nvml_format_uuid(char *out, const unsigned char *b)
-{
-	static const unsigned char dash_after[] = { 3, 5, 7, 9 };
-	char *p = out + sprintf(out, "GPU-");
-	unsigned int d = 0;
-
-	for (unsigned int i = 0; i < 16; i++) {
-		p += sprintf(p, "%02x", b[i]);
-		if (d < sizeof(dash_after) && i == dash_after[d]) {
-			*p++ = '-';
-			d++;
-		}
-	}
-	*p = '\0';
-}
-
 static nvmlReturn_t mdgpu_nvml_cu_result(CUresult r)
 {
 	switch (r) {
@@ -246,8 +229,7 @@ static nvmlReturn_t mdgpu_nvml_describe(void)
 		mdgpu_nvml_log("nvmlInit: describing the vGPU: %d", (int)r);
 		return mdgpu_nvml_cu_result(r);
 	}
-	mdgpu_nvml_format_uuid(mdgpu_nvml.uuid, (const unsigned char *)
-			       uuid.bytes);
+	mdgpu_gpu_uuid_format((const uint8_t *)uuid.bytes, mdgpu_nvml.uuid);
 	mdgpu_nvml.total = total;
 	return NVML_SUCCESS;
 }

@@ -20,8 +20,11 @@
 #include <cuda.h>
 #include <nvml.h>
 
-/* The vGPU's UUID as NVML prints it: "GPU-" and 36 characters. */
-#define MDGPU_NVML_UUID_LEN	41
+#include "common/gpu_select.h"
+
+/* The vGPU's UUID as NVML prints it: "GPU-" and 36 characters
+ * (common/gpu_select.h formats it). */
+#define MDGPU_NVML_UUID_LEN	MDGPU_GPU_UUID_STR_LEN
 
 /* What the library uses of mdgpu's libcuda.so.1. */
 struct mdgpu_nvml_cu {

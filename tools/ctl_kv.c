@@ -91,8 +91,9 @@ void ctl_kv_str(const char *line, const char *key, char *buf, size_t n)
 static bool ctl_json_name_key(const char *k, size_t n)
 {
 	static const char *const names[] = {
-		"type", "gpu", "name", "bus_id", "mdev_uuid", "abi",
-		"daemon_version", "backend", "transport", "policy", "context",
+		"type", "gpu", "name", "bus_id", "mdev_uuid", "mdev_parent",
+		"abi", "daemon_version", "backend", "transport", "policy",
+		"context",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

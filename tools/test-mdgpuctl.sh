@@ -190,7 +190,7 @@ expect 0 "$CTL" -s "$ADMIN" list --json &&
 CHECKS=$((CHECKS + 1))
 python3 -m json.tool <<<"$OUT" >/dev/null || fail "list --json: json.tool"
 expect 0 "$CTL" -s "$ADMIN" --json stats &&
-	json_ok "stats --json" "d['vgpus'] == 1 and d['policy'] == 'equal-share' and d['gpu'] == 'mdgpu_sim'"
+	json_ok "stats --json" "d['vgpus'] == 1 and d['policy'] == 'equal-share' and d['gpu'] == 'mdgpu_sim' and d['bus_id'] == 'sim0' and d['mdev_parent'] == '-'"
 expect 0 "$CTL" -s "$ADMIN" -j uids &&
 	json_ok "uids --json" "isinstance(d, list) and all(isinstance(u['uid'], int) for u in d)"
 expect 0 "$CTL" -s "$ADMIN" version --json &&

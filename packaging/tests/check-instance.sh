@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # check-instance.sh MDGPUD_INSTANCE: the installed mdgpud-instance against
 # a fake sysfs (MDGPU_SYSFS) and a stand-in mdgpud (MDGPUD_BIN) that
-# prints its arguments and CUDA's environment.  PCI addresses map to the
-# rank among the nvidia driver's devices; bad ones are refused with why.
+# prints its arguments and CUDA's environment.  A PCI address is passed
+# on as cuda_device in canonical form (mdgpud finds the GPU by it); bad
+# ones are refused with why.
 set -euo pipefail
 inst=${1:?}
 t="${PACKAGING_TEST_DIR:?}/instance"
@@ -41,10 +42,10 @@ expect() { # instance runtime-dir-name expected-output
 	n=$((n + 1))
 }
 c="$t/conf"
-expect 0000:01:00.0 a "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=unset -c $c/mdgpud.conf -o backend=cuda -o cuda_device=0 -o socket_path=$t/run/a/mdgpud.sock"
-expect 0000:41:00.0 b "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=unset -c $c/mdgpud.conf -o backend=cuda -o cuda_device=1 -o socket_path=$t/run/b/mdgpud.sock"
-expect 41:00.0 b "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=unset -c $c/mdgpud.conf -o backend=cuda -o cuda_device=1 -o socket_path=$t/run/b/mdgpud.sock"
-expect 0000:C1:00.0 c "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=unset -c $c/mdgpud@0000:c1:00.0.conf -o backend=cuda -o cuda_device=2 -o socket_path=$t/run/c/mdgpud.sock"
+expect 0000:01:00.0 a "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=unset -c $c/mdgpud.conf -o backend=cuda -o cuda_device=0000:01:00.0 -o socket_path=$t/run/a/mdgpud.sock"
+expect 0000:41:00.0 b "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=unset -c $c/mdgpud.conf -o backend=cuda -o cuda_device=0000:41:00.0 -o socket_path=$t/run/b/mdgpud.sock"
+expect 41:00.0 b "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=unset -c $c/mdgpud.conf -o backend=cuda -o cuda_device=0000:41:00.0 -o socket_path=$t/run/b/mdgpud.sock"
+expect 0000:C1:00.0 c "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=unset -c $c/mdgpud@0000:c1:00.0.conf -o backend=cuda -o cuda_device=0000:c1:00.0 -o socket_path=$t/run/c/mdgpud.sock"
 expect 0000:21:00.0 d "mdgpud-instance: 0000:21:00.0 is not bound to the nvidia driver (CUDA cannot see it)"
 expect 0000:e1:00.0 d "mdgpud-instance: 0000:e1:00.0 is not an NVIDIA device"
 expect 0000:99:00.0 d "mdgpud-instance: no PCI device 0000:99:00.0"
@@ -53,4 +54,4 @@ expect '0000:41:00.0;x' d "mdgpud-instance: '0000:41:00.0;x' is not a PCI addres
 # shellcheck disable=SC2016 # the script's text
 grep -q '^mdgpud=${MDGPUD_BIN:-/usr/libexec/mdgpu/mdgpud}$' "$inst" ||
 	fail "installed script does not exec /usr/libexec/mdgpu/mdgpud"
-echo "   ok: mdgpud-instance: $n cases on a fake sysfs (ordinals 0, 1, 1, 2, per-GPU config, 5 refusals), exec path /usr/libexec/mdgpu/mdgpud"
+echo "   ok: mdgpud-instance: $n cases on a fake sysfs (cuda_device the canonical address, 41:00.0 and upper case included, per-GPU config, 5 refusals), exec path /usr/libexec/mdgpu/mdgpud"

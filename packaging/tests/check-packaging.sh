@@ -21,7 +21,7 @@
 #     and pkg-config file runs; the installed libcuda.so.1, found by
 #     LD_LIBRARY_PATH, reaches the daemon; the installed layout finds
 #     mdgpud-worker (and a lone copy of mdgpud does not);
-#     mdgpud-instance maps PCI addresses to CUDA ordinals on a fake sysfs;
+#     mdgpud-instance passes PCI addresses on as cuda_device on a fake sysfs;
 #     systemd-analyze verify accepts the unit; the installed manual pages
 #     are the built ones, the completion parses and mdgpud's is a link
 #  5. DKMS builds of both modules from the installed /usr/src for 6.1 and

@@ -79,6 +79,11 @@ static void test_json(void **state)
 	assert_string_equal(s, "{\"type\": \"123\", \"gpu\": \"a\\\"b\\\\c\","
 			       " \"x\": \"\\u0001y\"}");
 	free(s);
+	/* the GPU's ids (stats) are names too */
+	s = json_of("bus_id=0 mdev_parent=7", &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(s, "{\"bus_id\": \"0\", \"mdev_parent\": \"7\"}");
+	free(s);
 	s = json_of("", &ret);
 	assert_int_equal(ret, 0);
 	assert_string_equal(s, "{}");

@@ -30,6 +30,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/gpu_select.h"
 #include "core_priv.h"
 #include "mdgpu_version.h"
 #include "mdgpud/admin.h"
@@ -250,7 +251,7 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 	/* Only the kernel transport's vGPUs are mdevs with a UUID. */
 	bool mdev = c->tops && !strcmp(c->tops->name, "kernel");
 	struct mdgpud_vgpu_stats *st;
-	char uuid[MDGPUD_UUID_STR_LEN];
+	char uuid[MDGPU_UUID_STR_LEN];
 	size_t n;
 	int ret = 0;
 
@@ -280,7 +281,7 @@ static int mdgpud_admin_list(struct mdgpud_core *c, char **buf, size_t *len,
 			st[i].ctx_starting ? "starting" :
 			st[i].ctx_lost ? "lost" : "ok", st[i].hangs,
 			st[i].ctx_losses, st[i].resets,
-			mdev ? mdgpud_metrics_uuid(st[i].uuid, uuid) : "-");
+			mdev ? mdgpu_uuid_format(st[i].uuid, uuid) : "-");
 	}
 	free(st);
 	if (ret)
@@ -333,23 +334,34 @@ static int mdgpud_admin_uids(struct mdgpud_core *c, char **buf, size_t *len,
 	return 0;
 }
 
+/*
+ * s as one token of a data line into out[n]: anything but
+ * [A-Za-z0-9._:-] -> '_', "-" for none (NULL or "").
+ */
+static const char *mdgpud_admin_token(const char *s, char *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; s && i < n - 1 && s[i]; i++) {
+		char ch = s[i];
+
+		out[i] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' ||
+			  ch == '_' || ch == ':') ? ch : '_';
+	}
+	out[i] = '\0';
+	return i ? out : "-";
+}
+
 static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 			      size_t *cap)
 {
 	uint64_t gpu_ns = 0, cmds = 0, errs = 0, bytes = 0, fb_used = 0,
 		 fb_quota = 0;
-	char name[64];
-	size_t i;
+	char name[64], bus_id[sizeof(c->gpu.bus_id)], parent[MDGPU_NAME_LEN];
+	const char *mdev_parent = c->tops && c->t && c->tops->mdev_parent ?
+				  c->tops->mdev_parent(c->t) : NULL;
 
-	/* The GPU's name as one token: anything but [A-Za-z0-9._-] -> '_'. */
-	for (i = 0; i < sizeof(name) - 1 && c->gpu.name[i]; i++) {
-		char ch = c->gpu.name[i];
-
-		name[i] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			   (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' ||
-			   ch == '_') ? ch : '_';
-	}
-	name[i] = '\0';
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t k = 0; k < c->nr_vgpus; k++) {
 		struct mdgpud_vgpu *v = c->vgpus[k];
@@ -363,14 +375,19 @@ static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (mdgpud_admin_append(buf, len, cap,
-		"protocol=%d backend=%s gpu=%s transport=%s sm_count=%u"
+		"protocol=%d backend=%s gpu=%s bus_id=%s transport=%s"
+		" mdev_parent=%s sm_count=%u"
 		" fb_size=%" PRIu64 " vgpus=%u max_vgpus=%u"
 		" fb_quota_sum=%" PRIu64 " fb_used=%" PRIu64
 		" policy=%s timeslice_us=%u cap_window_us=%" PRIu64
 		" gpu_ns=%" PRIu64 " commands=%" PRIu64 " errors=%" PRIu64
 		" bytes_copied=%" PRIu64 "\n",
-		MDGPUD_ADMIN_PROTOCOL, c->bops->name, name[0] ? name : "-",
-		c->tops ? c->tops->name : "-", c->gpu.sm_count,
+		MDGPUD_ADMIN_PROTOCOL, c->bops->name,
+		mdgpud_admin_token(c->gpu.name, name, sizeof(name)),
+		mdgpud_admin_token(c->gpu.bus_id, bus_id, sizeof(bus_id)),
+		c->tops ? c->tops->name : "-",
+		mdgpud_admin_token(mdev_parent, parent, sizeof(parent)),
+		c->gpu.sm_count,
 		(uint64_t)c->gpu.fb_size, c->nr_vgpus, c->cfg.max_vgpus,
 		fb_quota, fb_used, mdgpud_admin_policy_name(c->cfg.policy),
 		c->cfg.timeslice_us, c->cfg.cap_window_us, gpu_ns, cmds, errs,
@@ -389,7 +406,7 @@ static int mdgpud_admin_metrics(struct mdgpud_core *c, char **buf,
 {
 	const char *tname = c->tops ? c->tops->name : "-";
 	struct mdgpud_metrics_gpu g = {
-		.ordinal = c->cfg.cuda_device,
+		.ordinal = c->gpu.ordinal,
 		.bus_id = c->gpu.bus_id,
 		.name = c->gpu.name,
 		.backend = c->bops->name,

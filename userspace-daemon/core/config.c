@@ -18,6 +18,7 @@
 #include "mdgpud/daemon.h"
 #include "mdgpud/handles.h"
 #include "mdgpud/log.h"
+#include "common/gpu_select.h"
 #include "common/words.h"
 
 void mdgpud_config_defaults(struct mdgpud_config *cfg)
@@ -26,6 +27,7 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	strcpy(cfg->socket_path, "/run/mdgpud/mdgpud.sock");
 	cfg->socket_mode = 0660;
 	strcpy(cfg->backend, "sim");
+	strcpy(cfg->cuda_device, "0");
 	strcpy(cfg->transport, "socket");
 	cfg->sim_fb_mib = 16384;
 	cfg->sim_sm_count = 132;
@@ -210,7 +212,6 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("sim_fb_mib", 1, 1ULL << 24, sim_fb_mib)
 	U("sim_sm_count", 1, 1024, sim_sm_count)
 	U("sim_realtime", 0, 1, sim_realtime)
-	U("cuda_device", 0, 255, cuda_device)
 	U("cuda_fb_reserve_mib", 0, 1ULL << 24, cuda_fb_reserve_mib)
 	U("hang_timeout_ms", 100, 600000, hang_timeout_ms)
 	U("module_load_timeout_ms", 100, 3600000, module_load_timeout_ms)
@@ -240,6 +241,18 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("uid_max_pinned_mib", 0, 1ULL << 32, uid_max_pinned_mib)
 	U("limit_log_interval_s", 1, 86400, limit_log_interval_s)
 	U("handshake_timeout_ms", 100, 600000, handshake_timeout_ms)
+	if (!strcmp(key, "cuda_device")) {
+		if (mdgpud_gpu_select_parse(value, cfg->cuda_device))
+			return mdgpud_cfg_err(err, errlen,
+					      "bad value '%s' for 'cuda_device': "
+					      "a CUDA ordinal (0..%d), a PCI bus id "
+					      "(0000:41:00.0, 00000000:41:00.0 or "
+					      "41:00.0) or a GPU UUID (GPU-xxxxxxxx-"
+					      "xxxx-xxxx-xxxx-xxxxxxxxxxxx, as "
+					      "nvidia-smi -L prints it)", value,
+					      MDGPU_GPU_ORDINAL_MAX);
+		return 0;
+	}
 	if (!strcmp(key, "parent_pci")) {
 		if (!strcmp(value, "auto") || !strcmp(value, "none"))
 			ret = mdgpud_set_str(cfg->parent_pci,
@@ -407,18 +420,55 @@ static int mdgpud_pci_field(const char **s, int max_digits, char end,
 	return 0;
 }
 
-int mdgpud_pci_addr_parse(const char *s, char out[MDGPUD_PCI_ADDR_LEN])
+/*
+ * "domain:bus:slot.function", or with domain_optional also
+ * "bus:slot.function" (domain 0), in canonical form into out.
+ */
+static int mdgpud_pci_parse(const char *s, bool domain_optional,
+			    char out[MDGPUD_PCI_ADDR_LEN])
 {
-	uint32_t dom, bus, slot, fn;
+	const char *colon = strchr(s, ':');
+	uint32_t dom = 0, bus, slot, fn;
 
-	if (mdgpud_pci_field(&s, 8, ':', &dom) ||
-	    mdgpud_pci_field(&s, 2, ':', &bus) ||
+	if (!(domain_optional && colon && !strchr(colon + 1, ':')) &&
+	    mdgpud_pci_field(&s, 8, ':', &dom))
+		return -EINVAL;
+	if (mdgpud_pci_field(&s, 2, ':', &bus) ||
 	    mdgpud_pci_field(&s, 2, '.', &slot) ||
 	    mdgpud_pci_field(&s, 1, '\0', &fn) ||
 	    dom > INT32_MAX || slot > 0x1f || fn > 7)
 		return -EINVAL;
 	snprintf(out, MDGPUD_PCI_ADDR_LEN, "%04" PRIx32 ":%02" PRIx32
 		 ":%02" PRIx32 ".%" PRIx32, dom, bus, slot, fn);
+	return 0;
+}
+
+int mdgpud_pci_addr_parse(const char *s, char out[MDGPUD_PCI_ADDR_LEN])
+{
+	return mdgpud_pci_parse(s, false, out);
+}
+
+int mdgpud_gpu_select_parse(const char *s, char out[MDGPU_GPU_SELECT_LEN])
+{
+	char pci[MDGPUD_PCI_ADDR_LEN];
+	uint8_t uuid[16];
+	int ordinal;
+
+	if (!mdgpu_gpu_select_ordinal(s, &ordinal)) {
+		snprintf(out, MDGPU_GPU_SELECT_LEN, "%d", ordinal);
+		return 0;
+	}
+	if (!mdgpu_gpu_uuid_parse(s, uuid)) {
+		mdgpu_gpu_uuid_format(uuid, out);
+		return 0;
+	}
+	/* Longer than any selector: refused before it is read further. */
+	if (strnlen(s, MDGPU_GPU_SELECT_LEN) >= MDGPU_GPU_SELECT_LEN ||
+	    mdgpud_pci_parse(s, true, pci))
+		return -EINVAL;
+	_Static_assert(MDGPUD_PCI_ADDR_LEN <= MDGPU_GPU_SELECT_LEN,
+		       "a canonical PCI address fits a selector");
+	strcpy(out, pci);
 	return 0;
 }
 
@@ -455,8 +505,8 @@ uint32_t mdgpud_config_worker_pollers(const struct mdgpud_config *cfg)
 	return mdgpud_config_many_cpus() ? MDGPUD_POLL_AUTO_POLLERS : 0;
 }
 
-int mdgpud_config_mps_dir(const struct mdgpud_config *cfg, char *out,
-			  size_t len)
+int mdgpud_config_mps_dir(const struct mdgpud_config *cfg, int ordinal,
+			  char *out, size_t len)
 {
 	const char *slash = strrchr(cfg->socket_path, '/');
 	int dir_len = slash ? (int)(slash - cfg->socket_path) : 1;
@@ -466,14 +516,15 @@ int mdgpud_config_mps_dir(const struct mdgpud_config *cfg, char *out,
 		n = snprintf(out, len, "%s", cfg->mps_dir);
 	else
 		n = snprintf(out, len, "%.*s/mps%d", dir_len,
-			     slash ? cfg->socket_path : ".", cfg->cuda_device);
+			     slash ? cfg->socket_path : ".", ordinal);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg)
+uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg,
+				       int ordinal)
 {
 	if (cfg->worker_uid_base == MDGPUD_WORKER_UID_BASE_AUTO)
 		return MDGPUD_WORKER_UID_AUTO_BASE +
-		       (uint32_t)cfg->cuda_device * MDGPUD_WORKER_UID_AUTO_STEP;
+		       (uint32_t)ordinal * MDGPUD_WORKER_UID_AUTO_STEP;
 	return (uint32_t)cfg->worker_uid_base;
 }

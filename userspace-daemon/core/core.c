@@ -5,7 +5,6 @@
  * run, destroy).  See core_priv.h for the threading rules.
  */
 #include <errno.h>
-#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -181,13 +180,32 @@ int mdgpud_core_set_policy(struct mdgpud_core *c, uint32_t policy,
 /* ---------------------------------------------------------------- */
 /* Lifetime                                                         */
 
+/*
+ * The backend's derive(): what the config derives from the GPU's ordinal
+ * (worker_uid_base = auto, the default mps_dir), for the ordinal the
+ * backend found cuda_device at.
+ */
+static int mdgpud_core_derive(const void *arg, int ordinal,
+			      uint32_t *worker_uid_base, char *mps_dir,
+			      size_t mps_dir_len)
+{
+	const struct mdgpud_config *cfg = arg;
+
+	*worker_uid_base = mdgpud_config_worker_uid_base(cfg, ordinal);
+	if (mdgpud_config_mps_dir(cfg, ordinal, mps_dir, mps_dir_len)) {
+		mdgpud_err("config: mps_dir: the path is too long");
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 int mdgpud_core_create(const struct mdgpud_config *cfg,
 		       struct mdgpud_core **out)
 {
 	struct mdgpud_backend_cfg bcfg = { 0 };
 	struct mdgpud_sched_cfg scfg;
 	struct mdgpud_core *c;
-	char err[256], mps_dir[PATH_MAX];
+	char err[256];
 	int ret;
 
 	ret = mdgpud_config_validate(cfg, err, sizeof(err));
@@ -219,7 +237,7 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 		ret = -ENOENT;
 		goto err;
 	}
-	bcfg.device_ordinal = cfg->cuda_device;
+	bcfg.device = c->cfg.cuda_device;
 	bcfg.fb_size = !strcmp(cfg->backend, "sim") ? cfg->sim_fb_mib << 20 : 0;
 	bcfg.fb_reserve = cfg->cuda_fb_reserve_mib << 20;
 	bcfg.hang_timeout_ms = cfg->hang_timeout_ms;
@@ -229,8 +247,15 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.sim_realtime = cfg->sim_realtime;
 	bcfg.worker_path = cfg->cuda_worker[0] ? cfg->cuda_worker : NULL;
 	bcfg.sandbox = cfg->worker_sandbox;
-	bcfg.worker_uid_base = mdgpud_config_worker_uid_base(cfg);
+	/* worker_uid_base = auto and mps_dir's default follow the ordinal
+	 * the backend finds cuda_device at: derive() gives them. */
+	bcfg.worker_uid_base = cfg->worker_uid_base ==
+			       MDGPUD_WORKER_UID_BASE_AUTO ? 0 :
+			       (uint32_t)cfg->worker_uid_base;
 	bcfg.worker_uid_count = cfg->worker_uid_count;
+	bcfg.derive = mdgpud_core_derive;
+	bcfg.derive_arg = &c->cfg;
+	bcfg.probe_uid = MDGPUD_WORKER_UID_PROBE;
 	bcfg.worker_user = cfg->worker_user[0] ? cfg->worker_user : NULL;
 	bcfg.worker_group = cfg->worker_group[0] ? cfg->worker_group : NULL;
 	bcfg.seccomp_learn = cfg->worker_seccomp_learn;
@@ -242,12 +267,6 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.worker_pollers = mdgpud_config_worker_pollers(cfg);
 	bcfg.spatial = cfg->spatial;
 	bcfg.mps_control = cfg->mps_control;
-	ret = mdgpud_config_mps_dir(cfg, mps_dir, sizeof(mps_dir));
-	if (ret) {
-		mdgpud_err("config: mps_dir: the path is too long");
-		goto err;
-	}
-	bcfg.mps_dir = mps_dir;
 	ret = c->bops->open(&bcfg, &c->be, &c->gpu);
 	if (ret) {
 		mdgpud_err("backend %s: open: %s", cfg->backend,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/gpu_select.h"
 #include "mdgpud/metrics.h"
 #include "mdgpud/usage.h"
 #include "mdgpud/vtypes.h"
@@ -75,17 +76,6 @@ static const struct mdgpud_metrics_family mdgpud_metrics_vgpu[] = {
 		  "Scheduling priority of the vGPU (0 highest)."),
 };
 
-const char *mdgpud_metrics_uuid(const uint8_t u[16],
-				char out[MDGPUD_UUID_STR_LEN])
-{
-	snprintf(out, MDGPUD_UUID_STR_LEN,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4],
-		 u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-		 u[14], u[15]);
-	return out;
-}
-
 void mdgpud_metrics_label_value(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
@@ -117,12 +107,12 @@ static void mdgpud_metrics_vgpu_labels(FILE *f,
 				       const struct mdgpud_vgpu_stats *s)
 {
 	const struct mdgpud_vtype *t = mdgpud_vtype_by_id(s->type_id);
-	char uuid[MDGPUD_UUID_STR_LEN];
+	char uuid[MDGPU_UUID_STR_LEN];
 
 	fputc('{', f);
 	mdgpud_metrics_gpu_labels(f, g);
 	fprintf(f, ",vgpu_id=\"%u\",mdev_uuid=\"%s\",type=\"", s->vgpu_id,
-		g->mdev ? mdgpud_metrics_uuid(s->uuid, uuid) : "");
+		g->mdev ? mdgpu_uuid_format(s->uuid, uuid) : "");
 	mdgpud_metrics_label_value(f, t ? t->name : "unknown");
 	fputc('"', f);
 }

@@ -405,6 +405,12 @@ static void test_list(void **state)
 	assert_int_equal(kv(resp, "fb_used"), 3 * MIB);
 	assert_int_equal(kv(resp, "fb_quota_sum"), 5120 * MIB);
 	assert_string_equal(kv_str(resp, "backend", s, sizeof(s)), "sim");
+	assert_string_equal(kv_str(resp, "gpu", s, sizeof(s)), "mdgpu_sim");
+	/* The GPU's bus id; no mdev parent on the socket transport. */
+	assert_string_equal(kv_str(resp, "bus_id", s, sizeof(s)), "sim0");
+	assert_string_equal(kv_str(resp, "transport", s, sizeof(s)),
+			    "socket");
+	assert_string_equal(kv_str(resp, "mdev_parent", s, sizeof(s)), "-");
 	assert_string_equal(kv_str(resp, "policy", s, sizeof(s)),
 			    "best-effort");
 	assert_int_equal(kv(resp, "timeslice_us"), MDGPU_TIMESLICE_US_DEFAULT);

@@ -190,10 +190,14 @@ static void test_worker_sandbox(void **state)
 	assert_int_equal(c.worker_sandbox, MDGPUD_SANDBOX_REQUIRED);
 	assert_int_equal(c.worker_uid_base, MDGPUD_WORKER_UID_BASE_AUTO);
 	assert_int_equal(c.worker_uid_count, 65536);
-	assert_int_equal(mdgpud_config_worker_uid_base(&c), 1879048192u);
-	c.cuda_device = 2;
-	assert_int_equal(mdgpud_config_worker_uid_base(&c),
+	/* auto: the block of the GPU's ordinal, as the backend found it. */
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, 0), 1879048192u);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, 2),
 			 1879048192u + 2 * 65536);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, 255),
+			 1879048192u + 255 * 65536);
+	/* The probe's uid is past every ordinal's block. */
+	assert_int_equal(MDGPUD_WORKER_UID_PROBE, 1879048192u + 256 * 65536);
 	assert_string_equal(c.worker_user, "");
 	assert_string_equal(c.worker_group, "");
 	assert_int_equal(c.worker_seccomp_learn, 0);
@@ -261,7 +265,7 @@ static void test_worker_uids(void **state)
 	mdgpud_config_defaults(&c);
 	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "200000",
 					   err, sizeof(err)), 0);
-	assert_int_equal(mdgpud_config_worker_uid_base(&c), 200000);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, 3), 200000);
 	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "0", err,
 					   sizeof(err)), -EINVAL);
 	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "4294967295",
@@ -340,6 +344,123 @@ static void test_parent_pci(void **state)
 	assert_string_equal(c.parent_pci, "0001:00:03.0");
 }
 
+/*
+ * cuda_device: a CUDA ordinal, a PCI bus id (nvidia-smi's and
+ * cuDeviceGetPCIBusId's forms, with or without the domain, any case) or
+ * a GPU UUID, each kept in canonical form (common/gpu_select.h); anything
+ * else is refused with the key and the accepted forms named, and leaves
+ * the last good value.
+ */
+static void test_cuda_device(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{ "0", "0" }, { "7", "7" }, { "10", "10" }, { "255", "255" },
+		{ "0000:41:00.0", "0000:41:00.0" },
+		{ "00000000:41:00.0", "0000:41:00.0" },
+		{ "41:00.0", "0000:41:00.0" },
+		{ "0000:C1:1F.7", "0000:c1:1f.7" },
+		{ "c1:00.1", "0000:c1:00.1" },
+		{ "1:2:3.4", "0001:02:03.4" },
+		{ "10000:01:00.0", "10000:01:00.0" },
+		{ "GPU-4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab",
+		  "GPU-4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab" },
+		{ "gpu-4D2B6C5E-0A1B-2C3D-4E5F-0123456789AB",
+		  "GPU-4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab" },
+	};
+	static const char *const bad[] = {
+		/* empty, garbage */
+		"", " ", "gpu0", "auto", "all", "none", "fake0",
+		/* ordinals: out of range, signs, other bases, spaces */
+		"256", "1000", "99999999999999999999", "-1", "+1", "01", "007",
+		"0x1", " 0", "0 ", "1.0",
+		/* bus ids: bad hex, parts missing or too long, function > 7,
+		 * slot > 0x1f, a domain past INT32_MAX or of 9 digits */
+		"0000:4g:00.0", "zz:00.0", "0000:41:00.8", "41:00.8",
+		"0000:41:00.10", "0000:41:20.0", "0000:41:00", "41:00", "c1",
+		":41:00.0", "0000::00.0", "0000:041:00.0", "0000:41:000.0",
+		"000000000:41:00.0", "80000000:41:00.0", "0000:41:00.0 ",
+		"0000:41:00.0\n", "0000-41-00.0", "41.00.0",
+		/* UUIDs: groups too short or long, not hex, the prefix
+		 * missing or another's, something after */
+		"GPU-", "GPU-4d2b6c5e", "GPU-4d2b6c5e-0a1b-2c3d-4e5f-0123456789a",
+		"GPU-4d2b6c5e-0a1b-2c3d-4e5f-0123456789abc",
+		"GPU-4d2b6c5e0-a1b-2c3d-4e5f-0123456789ab",
+		"GPU-4d2b6c5e-0a1b-2c3d-4e5f-0123456789ag",
+		"4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab",
+		"MIG-4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab",
+		"GPU_4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab",
+		"GPU-4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab ",
+		"GPU-{4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab}",
+	};
+	char err[512], sel[MDGPU_GPU_SELECT_LEN], big[4097];
+	struct mdgpud_config c;
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_string_equal(c.cuda_device, "0");
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(mdgpud_config_set(&c, "cuda_device", ok[i].in,
+						   err, sizeof(err)), 0);
+		assert_string_equal(c.cuda_device, ok[i].out);
+		assert_int_equal(mdgpud_gpu_select_parse(ok[i].in, sel), 0);
+		assert_string_equal(sel, ok[i].out);
+		/* The canonical form reads as itself. */
+		assert_int_equal(mdgpud_gpu_select_parse(ok[i].out, sel), 0);
+		assert_string_equal(sel, ok[i].out);
+	}
+	assert_int_equal(mdgpud_config_set(&c, "cuda_device", "41:00.0", err,
+					   sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(mdgpud_config_set(&c, "cuda_device", bad[i],
+						   err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "'cuda_device'"));
+		assert_non_null(strstr(err, "CUDA ordinal (0..255)"));
+		assert_non_null(strstr(err, "PCI bus id"));
+		assert_non_null(strstr(err, "GPU UUID"));
+		assert_int_equal(mdgpud_gpu_select_parse(bad[i], sel), -EINVAL);
+		assert_string_equal(c.cuda_device, "0000:41:00.0");
+	}
+	/* Long values, of every kind's characters, are refused whole. */
+	memset(big, '0', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(mdgpud_gpu_select_parse(big, sel), -EINVAL);
+	memcpy(big, "0000:41:00.0", 12);
+	assert_int_equal(mdgpud_gpu_select_parse(big, sel), -EINVAL);
+	memcpy(big, "GPU-4d2b6c5e-0a1b-2c3d-4e5f-0123456789ab", 40);
+	assert_int_equal(mdgpud_gpu_select_parse(big, sel), -EINVAL);
+	memset(big, 'f', sizeof(big) - 1);
+	assert_int_equal(mdgpud_gpu_select_parse(big, sel), -EINVAL);
+	assert_int_equal(mdgpud_config_set(&c, "cuda_device", big, err,
+					   sizeof(err)), -EINVAL);
+	assert_string_equal(c.cuda_device, "0000:41:00.0");
+}
+
+/* What derives from the GPU's ordinal follows the ordinal given: the
+ * default mps_dir (worker_uid_base in test_worker_sandbox). */
+static void test_mps_dir(void **state)
+{
+	struct mdgpud_config c;
+	char err[256], dir[128];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_int_equal(mdgpud_config_set(&c, "socket_path",
+					   "/run/mdgpu/0000:41:00.0/mdgpud.sock",
+					   err, sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_set(&c, "cuda_device", "41:00.0", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_mps_dir(&c, 3, dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/run/mdgpu/0000:41:00.0/mps3");
+	assert_int_equal(mdgpud_config_set(&c, "mps_dir", "/var/mps", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_mps_dir(&c, 3, dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/var/mps");
+	assert_int_equal(mdgpud_config_mps_dir(&c, 3, dir, 4), -ENAMETOOLONG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +469,8 @@ int main(void)
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_parent_pci),
+		cmocka_unit_test(test_cuda_device),
+		cmocka_unit_test(test_mps_dir),
 		cmocka_unit_test(test_worker_sandbox),
 		cmocka_unit_test(test_worker_uids),
 	};

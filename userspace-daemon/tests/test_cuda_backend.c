@@ -156,7 +156,7 @@ static int find_worker(void)
 static void test_cfg(struct mdgpud_backend_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->device_ordinal = 0;
+	cfg->device = "0";
 	cfg->worker_path = worker_path;
 	cfg->hang_timeout_ms = TEST_HANG_MS;
 	cfg->module_load_timeout_ms = TEST_LOAD_MS;
@@ -2941,12 +2941,218 @@ static void test_open_errors(void **state)
 	unsetenv("MDGPUD_FAKE_CUDA_NODEV");
 	assert_non_null(strstr(skip_reason, "cuInit"));
 	skip_reason[0] = 0;
-	cfg.device_ordinal = 3;
+	cfg.device = "3";
 	assert_int_equal(ops->open(&cfg, &b2, &i2), -ENODEV);
 	assert_non_null(strstr(skip_reason, "no CUDA device 3"));
 	skip_reason[0] = 0;
 #endif
 }
+
+#ifdef MDGPUD_TEST_CUDA_FAKE
+/*
+ * Three fake GPUs (test_cuda_fake/devices.c): bus ids by ordinal, and
+ * UUIDs that end in the ordinal.
+ */
+#define TEST_FAKE_GPUS		"0000:01:00.0,0000:41:00.0,0000:c1:00.0"
+#define TEST_FAKE_UUID(i)	"GPU-facecda0-0000-4000-8000-00000000000" #i
+static const char *const test_fake_bus[] = {
+	"0000:01:00.0", "0000:41:00.0", "0000:c1:00.0",
+};
+static const char *const test_fake_uuid[] = {
+	TEST_FAKE_UUID(0), TEST_FAKE_UUID(1), TEST_FAKE_UUID(2),
+};
+
+/* Every message of the backend at info or above, appended. */
+static char test_log[8192];
+
+static void grab_log(void *data, int level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(test_log);
+
+	if (level <= MDGPUD_LOG_INFO && n < sizeof(test_log) - 1) {
+		va_list aq;
+
+		va_copy(aq, ap);
+		vsnprintf(test_log + n, sizeof(test_log) - n, fmt, aq);
+		va_end(aq);
+		n = strlen(test_log);
+		if (n < sizeof(test_log) - 1)
+			strcpy(test_log + n, "\n");
+	}
+	capture_log(data, level, fmt, ap);
+}
+
+/* The backend's derive() as the core's, the ordinal kept: the tests'
+ * range, and an mps_dir that names the ordinal. */
+static int test_derived = -1;
+
+static int test_derive(const void *arg, int ordinal, uint32_t *base,
+		       char *mps_dir, size_t len)
+{
+	(void)arg;
+	test_derived = ordinal;
+	*base = TEST_WORKER_UID_BASE;
+	snprintf(mps_dir, len, "/nonexistent/mps%d", ordinal);
+	return 0;
+}
+
+/*
+ * cuda_device names the GPU by ordinal, PCI bus id or GPU UUID: the probe
+ * finds it, the GPU's info says which it is (ordinal, bus id, UUID), and
+ * a context's worker, given the ordinal, runs there.  One that names no
+ * GPU fails open() with the selector and every GPU CUDA sees.
+ */
+static void test_select_gpu(void **state)
+{
+	static const struct {
+		const char *device;
+		int ordinal;
+	} ok[] = {
+		{ "2", 2 }, { "0", 0 }, { "0000:41:00.0", 1 },
+		{ "0000:c1:00.0", 2 }, { TEST_FAKE_UUID(1), 1 },
+		{ TEST_FAKE_UUID(0), 0 },
+	};
+	static const char *const none[] = {
+		"3", "0000:99:00.0", "0000:41:00.1", TEST_FAKE_UUID(3),
+	};
+	struct mdgpud_backend_cfg cfg;
+	struct mdgpud_backend *b2;
+	struct mdgpud_gpu_info i2;
+	struct mdgpud_bctx *ctx;
+	uint64_t d, res;
+
+	(void)state;
+	REQUIRE_GPU();
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_DEVICES", TEST_FAKE_GPUS, 1),
+			 0);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		int o = ok[i].ordinal;
+
+		test_cfg(&cfg);
+		cfg.device = ok[i].device;
+		assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+		assert_int_equal(i2.ordinal, o);
+		assert_string_equal(i2.bus_id, test_fake_bus[o]);
+		assert_string_equal(i2.uuid, test_fake_uuid[o]);
+		assert_int_equal(ops->ctx_create(b2, 95, &ctx), 0);
+		assert_int_equal(ops->mem_alloc(ctx, 4096, &d, &res), 0);
+		ops->ctx_destroy(ctx);
+		ops->close(b2);
+	}
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		char want[64];
+
+		test_cfg(&cfg);
+		cfg.device = none[i];
+		skip_reason[0] = 0;
+		assert_int_equal(ops->open(&cfg, &b2, &i2), -ENODEV);
+		snprintf(want, sizeof(want), "no CUDA device %s:", none[i]);
+		assert_non_null(strstr(skip_reason, want));
+		assert_non_null(strstr(skip_reason, "CUDA sees 3"));
+		for (int k = 0; k < 3; k++) {
+			assert_non_null(strstr(skip_reason, test_fake_bus[k]));
+			assert_non_null(strstr(skip_reason,
+					       test_fake_uuid[k]));
+		}
+	}
+	skip_reason[0] = 0;
+	unsetenv("MDGPUD_FAKE_CUDA_DEVICES");
+}
+
+/*
+ * What derives from the ordinal (worker_uid_base = auto): for a bus id
+ * or UUID it is known only once the probe found the GPU, so the probe
+ * runs as probe_uid and the pool of the derived range opens after it; for
+ * an ordinal it is derived before the probe, which runs from the pool.
+ */
+static void test_select_derive(void **state)
+{
+	struct mdgpud_backend_cfg cfg;
+	struct mdgpud_backend *b2;
+	struct mdgpud_gpu_info i2;
+	struct mdgpud_bctx *ctx;
+	unsigned long v[4];
+	char probe[64];
+	bool sandboxed = test_sandbox != MDGPUD_SANDBOX_OFF;
+
+	(void)state;
+	REQUIRE_GPU();
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_DEVICES", TEST_FAKE_GPUS, 1),
+			 0);
+	test_cfg(&cfg);
+	cfg.device = TEST_FAKE_UUID(1);
+	cfg.worker_uid_base = 0;
+	cfg.derive = test_derive;
+	cfg.probe_uid = TEST_WORKER_UID_BASE - 1;
+	snprintf(probe, sizeof(probe), "uid and gid %u for the probe",
+		 TEST_WORKER_UID_BASE - 1);
+	test_log[0] = 0;
+	test_derived = -1;
+	mdgpud_log_set(MDGPUD_LOG_INFO, grab_log, NULL);
+	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+	assert_int_equal(test_derived, 1);
+	assert_int_equal(i2.ordinal, 1);
+	if (sandboxed) {
+		assert_non_null(strstr(test_log, probe));
+		snprintf(probe, sizeof(probe), "worker uids and gids %u..",
+			 TEST_WORKER_UID_BASE);
+		assert_non_null(strstr(test_log, probe));
+	}
+	assert_int_equal(ops->ctx_create(b2, 96, &ctx), 0);
+	if (sandboxed) {
+		pid_t pid = mdgpud_backend_cuda_worker_pid(ctx);
+
+		assert_int_equal(proc_status(pid, "Uid", v), 4);
+		assert_in_range(v[0], TEST_WORKER_UID_BASE,
+				TEST_WORKER_UID_BASE + TEST_WORKER_UID_COUNT -
+				1);
+	}
+	ops->ctx_destroy(ctx);
+	ops->close(b2);
+
+	/* An ordinal: derived first, no probe uid. */
+	cfg.device = "2";
+	test_log[0] = 0;
+	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+	assert_int_equal(test_derived, 2);
+	assert_null(strstr(test_log, "for the probe"));
+	ops->close(b2);
+	mdgpud_log_set(MDGPUD_LOG_INFO, capture_log, NULL);
+	unsetenv("MDGPUD_FAKE_CUDA_DEVICES");
+}
+
+/*
+ * A worker is given the ordinal the probe found: should the driver number
+ * the GPUs otherwise later (a GPU gone to another driver), that ordinal
+ * is another GPU, and the context is refused rather than run there.
+ */
+static void test_select_renumbered(void **state)
+{
+	struct mdgpud_backend_cfg cfg;
+	struct mdgpud_backend *b2;
+	struct mdgpud_gpu_info i2;
+	struct mdgpud_bctx *ctx;
+
+	(void)state;
+	REQUIRE_GPU();
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_DEVICES", TEST_FAKE_GPUS, 1),
+			 0);
+	test_cfg(&cfg);
+	cfg.device = "0000:41:00.0";
+	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
+	assert_int_equal(i2.ordinal, 1);
+	/* 0000:01:00.0 leaves: ordinal 1 is 0000:c1:00.0 now. */
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_DEVICES",
+				"0000:41:00.0,0000:c1:00.0", 1), 0);
+	skip_reason[0] = 0;
+	assert_int_equal(ops->ctx_create(b2, 97, &ctx), -ENODEV);
+	assert_non_null(strstr(skip_reason, "ordinal 1 is GPU 0000:c1:00.0 "
+			       "now, not 0000:41:00.0"));
+	skip_reason[0] = 0;
+	ops->close(b2);
+	unsetenv("MDGPUD_FAKE_CUDA_DEVICES");
+}
+#endif
 
 /* ---- ABI 1.2: what CTX_LIMIT's charge stands for, on the GPU ---------- */
 
@@ -3098,6 +3304,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_errors),
+#ifdef MDGPUD_TEST_CUDA_FAKE
+		cmocka_unit_test(test_select_gpu),
+		cmocka_unit_test(test_select_derive),
+		cmocka_unit_test(test_select_renumbered),
+#endif
 		cmocka_unit_test(test_info),
 		cmocka_unit_test(test_alloc_copy),
 		cmocka_unit_test(test_builtins),

@@ -96,8 +96,10 @@ static uint64_t now_ns(void)
 
 /* A core on the fake driver, spatial = mps with the fake control script
  * (or `control` when not NULL), hang_timeout_ms hang_ms (0: the
- * default); not running yet. */
-static struct senv *senv_new_hang(const char *control, uint32_t hang_ms)
+ * default), cuda_device `device` with the default mps_dir (NULL: the
+ * default GPU, mps_dir e->mps); not running yet. */
+static struct senv *senv_new_on(const char *control, uint32_t hang_ms,
+				const char *device)
 {
 	static int seq;
 	struct senv *e = calloc(1, sizeof(*e));
@@ -127,11 +129,26 @@ static struct senv *senv_new_hang(const char *control, uint32_t hang_ms)
 	fake_use_built_worker(&cfg);
 	cfg.spatial = MDGPUD_SPATIAL_MPS;
 	strcpy(cfg.mps_control, control ? control : e->script);
-	strcpy(cfg.mps_dir, e->mps);
+	if (device)
+		assert_int_equal(mdgpud_config_set(&cfg, "cuda_device", device,
+						   NULL, 0), 0);
+	else
+		strcpy(cfg.mps_dir, e->mps);
 	if (hang_ms)
 		cfg.hang_timeout_ms = hang_ms;
 	assert_int_equal(mdgpud_core_create(&cfg, &e->core), 0);
+	if (device) {
+		/* mps_dir's default: <socket_path's directory>/mps<N>. */
+		snprintf(e->mps, sizeof(e->mps), "%s/mps%d", e->dir,
+			 mdgpud_core_gpu(e->core)->ordinal);
+		snprintf(e->log, sizeof(e->log), "%s/log/fake.log", e->mps);
+	}
 	return e;
+}
+
+static struct senv *senv_new_hang(const char *control, uint32_t hang_ms)
+{
+	return senv_new_on(control, hang_ms, NULL);
 }
 
 static struct senv *senv_new(const char *control)
@@ -256,10 +273,10 @@ static uint64_t run_spins(struct tenant *t, int n)
 	return now_ns() - t0;
 }
 
-/* The environment of the worker serving vGPU `id` (a child of this
+/* /proc/PID/<file> of the worker serving vGPU `id` (a child of this
  * process running "mdgpud-worker serve <ordinal> <id> ..."), if one runs. */
-static bool worker_environ_once(uint32_t id, char *buf, size_t len,
-				size_t *n)
+static bool worker_file_once(uint32_t id, const char *file, char *buf,
+			     size_t len, size_t *n)
 {
 	char path[64], cmd[512], want[16];
 	bool found = false;
@@ -288,7 +305,7 @@ static bool worker_environ_once(uint32_t id, char *buf, size_t len,
 		a += strlen(a) + 1;			/* vGPU id */
 		if (a >= cmd + m || strcmp(a, want))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+		snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
 		f = fopen(path, "r");
 		if (!f)
 			continue;
@@ -302,14 +319,20 @@ static bool worker_environ_once(uint32_t id, char *buf, size_t len,
 
 /* The same, waiting (5 s at most) for the worker: a context's start is
  * not waited for, so its worker may not have exec'd yet. */
-static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
+static bool worker_file(uint32_t id, const char *file, char *buf, size_t len,
+			size_t *n)
 {
 	for (int i = 0; i < 50; i++) {
-		if (worker_environ_once(id, buf, len, n))
+		if (worker_file_once(id, file, buf, len, n))
 			return true;
 		usleep(100000);
 	}
 	return false;
+}
+
+static bool worker_environ(uint32_t id, char *buf, size_t len, size_t *n)
+{
+	return worker_file(id, "environ", buf, len, n);
 }
 
 /* The value of `name` in a NUL-separated environment, or NULL. */
@@ -566,6 +589,63 @@ static void test_hung_together(void **state)
 	senv_free(e, t, 2);
 }
 
+/*
+ * cuda_device by PCI bus id, on three fake GPUs: what derives from the
+ * GPU's ordinal follows the one the probe found (1), not the config's
+ * text: mps_dir's default <socket dir>/mps1 is where the control daemon
+ * runs, every worker, spatial or not, is given ordinal 1 and runs as a
+ * uid of that ordinal's range (worker_uid_base = auto).
+ */
+static void test_selected_gpu(void **state)
+{
+	const uint32_t base = MDGPUD_WORKER_UID_AUTO_BASE +
+			      MDGPUD_WORKER_UID_AUTO_STEP;
+	const struct mdgpud_gpu_info *gpu;
+	char log[512], want[160], buf[4096];
+	struct tenant t[2];
+	struct senv *e;
+	unsigned int uid;
+	size_t n;
+
+	(void)state;
+	if (getenv("MDGPUD_TEST_REAL_CUDA"))
+		skip();
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_DEVICES",
+				"0000:01:00.0,0000:41:00.0,0000:c1:00.0", 1),
+			 0);
+	e = senv_new_on(NULL, 0, "41:00.0");
+	gpu = mdgpud_core_gpu(e->core);
+	assert_int_equal(gpu->ordinal, 1);
+	assert_string_equal(gpu->bus_id, "0000:41:00.0");
+	assert_string_equal(gpu->uuid,
+			    "GPU-facecda0-0000-4000-8000-000000000001");
+	read_log(e, log, sizeof(log));
+	snprintf(want, sizeof(want), "start %s/mps1/pipe\n", e->dir);
+	assert_string_equal(log, want);
+	assert_int_equal(attach(e, &t[0], "quarter"), 0);
+	assert_int_equal(attach(e, &t[1], "1g"), 0);
+	for (int i = 0; i < 2; i++) {
+		uint32_t id = mdgpud_vgpu_id(t[i].v);
+		const char *a;
+
+		/* "mdgpud-worker\0serve\0<ordinal>\0..." */
+		assert_true(worker_file(id, "cmdline", buf, sizeof(buf), &n));
+		a = buf + strlen(buf) + 1;
+		a += strlen(a) + 1;
+		assert_string_equal(a, "1");
+		assert_true(worker_file(id, "status", buf, sizeof(buf), &n));
+		assert_non_null(strstr(buf, "\nUid:\t"));
+		assert_int_equal(sscanf(strstr(buf, "\nUid:\t") + 6, "%u",
+					&uid), 1);
+		assert_in_range(uid, base,
+				base + MDGPUD_WORKER_UID_AUTO_STEP - 1);
+	}
+	senv_start(e);
+	run_spins(t, 2);
+	senv_free(e, t, 2);
+	unsetenv("MDGPUD_FAKE_CUDA_DEVICES");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -574,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_refused_without_mps),
 		cmocka_unit_test(test_side_by_side),
 		cmocka_unit_test(test_hung_together),
+		cmocka_unit_test(test_selected_gpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

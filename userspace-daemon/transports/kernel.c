@@ -66,6 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/gpu_select.h"
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
 #include "mdgpud/transport.h"
@@ -76,7 +77,7 @@ struct mdgpud_kvgpu {
 	struct mdgpud_kvgpu *next;
 	uint32_t kid;			/* the kernel's vgpu_id */
 	uint8_t uuid[16];
-	char uuid_str[37];
+	char uuid_str[MDGPU_UUID_STR_LEN];
 	uint32_t type_id;
 	uint32_t entries;
 	uint8_t *ring;			/* SQ at 0, CQ after it */
@@ -309,20 +310,6 @@ static struct mdgpud_kvgpu *mdgpud_kern_find(struct mdgpud_transport *t,
 	return NULL;
 }
 
-static void mdgpud_kern_uuid_str(const uint8_t u[16], char out[37])
-{
-	static const char hex[] = "0123456789abcdef";
-	char *p = out;
-
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			*p++ = '-';
-		*p++ = hex[u[i] >> 4];
-		*p++ = hex[u[i] & 15];
-	}
-	*p = '\0';
-}
-
 static void mdgpud_kern_free(struct mdgpud_kvgpu *k)
 {
 	struct mdgpud_transport *t = k->t;
@@ -401,7 +388,7 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 	k->kid = ev->vgpu_id;
 	k->type_id = ev->type_id;
 	memcpy(k->uuid, ev->uuid, sizeof(k->uuid));
-	mdgpud_kern_uuid_str(k->uuid, k->uuid_str);
+	mdgpu_uuid_format(k->uuid, k->uuid_str);
 	k->next = t->vgpus;
 	t->vgpus = k;
 
@@ -786,8 +773,14 @@ err:
 	return ret;
 }
 
+static const char *mdgpud_kern_mdev_parent(const struct mdgpud_transport *t)
+{
+	return t->parent_name;
+}
+
 const struct mdgpud_transport_ops mdgpud_transport_kernel = {
 	.name = "kernel",
 	.create = mdgpud_kern_create_transport,
 	.destroy = mdgpud_kern_destroy,
+	.mdev_parent = mdgpud_kern_mdev_parent,
 };

@@ -67,7 +67,7 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		12
+#define MDGPUD_CUDA_RPC_VERSION		13
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -243,7 +243,10 @@ _Static_assert(offsetof(struct mdgpud_cuda_rpc_slot, status) == 64,
 
 struct mdgpud_cuda_rpc_info {
 	char name[64];
-	char bus_id[32];
+	char bus_id[32];		/* cuDeviceGetPCIBusId */
+	uint8_t uuid[16];		/* cuDeviceGetUuid */
+	int32_t ordinal;		/* the CUDA ordinal the worker's
+					 * device argument named */
 	uint64_t mem_free_bytes;
 	uint64_t mem_total_bytes;
 	uint32_t sm_count;

@@ -157,10 +157,28 @@ static int mdgpud_sandbox_range_free(uint32_t base, uint32_t count)
 	return ret;
 }
 
+/* The pool of the workers' range [base, base + count): a uid each. */
+static int mdgpud_sandbox_pool_open(struct mdgpud_cuda_sandbox *sb,
+				    uint32_t base, uint32_t count)
+{
+	int ret;
+
+	if (mdgpud_cuda_ids_check_range(base, count)) {
+		mdgpud_err("cuda: worker_uid_base %u, worker_uid_count %u: the "
+			   "range must be 1..%u ids, above 0 and below "
+			   "4294967295", base, count, MDGPUD_CUDA_IDS_MAX);
+		return -EINVAL;
+	}
+	ret = mdgpud_sandbox_range_free(base, count);
+	return ret ? ret : mdgpud_cuda_ids_open(base, count, &sb->ids);
+}
+
 /*
  * The workers' ids: a pool of the range, with worker_group as their one
  * supplementary group when set (device nodes of that group), or the one
- * user (and group) every worker shares.
+ * user (and group) every worker shares.  A range not known yet (base 0:
+ * it follows the GPU's ordinal, which the probe finds) is opened later by
+ * sandbox_ids_open(); until then the probe runs as cfg->probe_uid.
  */
 static int mdgpud_sandbox_ids_init(struct mdgpud_cuda_sandbox *sb,
 				   const struct mdgpud_backend_cfg *cfg)
@@ -170,7 +188,6 @@ static int mdgpud_sandbox_ids_init(struct mdgpud_cuda_sandbox *sb,
 	const char *group = cfg->worker_group && *cfg->worker_group ?
 			    cfg->worker_group : NULL;
 	uint32_t base = cfg->worker_uid_base, count = cfg->worker_uid_count;
-	int ret;
 
 	sb->group = MDGPUD_SANDBOX_NO_GROUP;
 	if (count) {
@@ -179,13 +196,6 @@ static int mdgpud_sandbox_ids_init(struct mdgpud_cuda_sandbox *sb,
 				   "as one user, worker_uid_count %u gives "
 				   "each its own: set one of them (count 0 "
 				   "for worker_user)", cfg->worker_user, count);
-			return -EINVAL;
-		}
-		if (mdgpud_cuda_ids_check_range(base, count)) {
-			mdgpud_err("cuda: worker_uid_base %u, worker_uid_count "
-				   "%u: the range must be 1..%u ids, above 0 "
-				   "and below 4294967295", base, count,
-				   MDGPUD_CUDA_IDS_MAX);
 			return -EINVAL;
 		}
 		if (group && mdgpud_sandbox_group(group, &sb->group)) {
@@ -197,10 +207,17 @@ static int mdgpud_sandbox_ids_init(struct mdgpud_cuda_sandbox *sb,
 			mdgpud_err("cuda: worker_group must not be root");
 			return -EINVAL;
 		}
-		ret = mdgpud_sandbox_range_free(base, count);
-		if (!ret)
-			ret = mdgpud_cuda_ids_open(base, count, &sb->ids);
-		return ret;
+		if (base)
+			return mdgpud_sandbox_pool_open(sb, base, count);
+		if (mdgpud_cuda_ids_check_range(cfg->probe_uid, 1)) {
+			mdgpud_err("cuda: the probe's uid %u is no uid",
+				   cfg->probe_uid);
+			return -EINVAL;
+		}
+		sb->uid = cfg->probe_uid;
+		sb->gid = cfg->probe_uid;
+		sb->ids_later = true;
+		return mdgpud_sandbox_range_free(cfg->probe_uid, 1);
 	}
 	if (mdgpud_sandbox_user(user, &sb->uid, &sb->gid)) {
 		mdgpud_err("cuda: worker_user '%s': no such user", user);
@@ -275,8 +292,15 @@ static void mdgpud_sandbox_ids_name(const struct mdgpud_cuda_sandbox *sb,
 				    char *buf, size_t len)
 {
 	uint32_t base = cfg->worker_uid_base;
+	char group[16] = "none";
 
-	if (!sb->ids)
+	if (sb->group != MDGPUD_SANDBOX_NO_GROUP)
+		snprintf(group, sizeof(group), "%u", (unsigned)sb->group);
+	if (sb->ids_later)
+		snprintf(buf, len, "uid and gid %u for the probe, then one "
+			 "per worker from the range of the GPU's ordinal, "
+			 "group %s", (unsigned)sb->uid, group);
+	else if (!sb->ids)
 		snprintf(buf, len, "uid %u gid %u (one for all workers), no "
 			 "groups", (unsigned)sb->uid, (unsigned)sb->gid);
 	else if (sb->group == MDGPUD_SANDBOX_NO_GROUP)
@@ -364,6 +388,22 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 	return 0;
 }
 
+int mdgpud_cuda_sandbox_ids_open(struct mdgpud_cuda_sandbox *sb,
+				 uint32_t base, uint32_t count)
+{
+	int ret;
+
+	if (!sb->ids_later)
+		return 0;
+	ret = mdgpud_sandbox_pool_open(sb, base, count);
+	if (ret)
+		return ret;
+	sb->ids_later = false;
+	mdgpud_info("cuda: worker uids and gids %u..%u, one per worker",
+		    base, base + count - 1);
+	return 0;
+}
+
 void mdgpud_cuda_sandbox_fini(struct mdgpud_cuda_sandbox *sb)
 {
 	mdgpud_sandbox_env_fini(sb);
@@ -379,7 +419,9 @@ int mdgpud_cuda_sandbox_cred_get(const struct mdgpud_cuda_sandbox *sb,
 
 	*cred = (struct mdgpud_cuda_cred){
 		.uid = sb->uid, .gid = sb->gid,
-		.group = MDGPUD_SANDBOX_NO_GROUP,
+		/* The probe's uid (range not open yet) has worker_group as
+		 * a pool's uids do; worker_user's is its own group. */
+		.group = sb->ids_later ? sb->group : MDGPUD_SANDBOX_NO_GROUP,
 	};
 	if (!sb->ids)
 		return 0;

@@ -28,6 +28,7 @@
 #ifndef MDGPUD_CUDA_SANDBOX_H
 #define MDGPUD_CUDA_SANDBOX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -90,6 +91,9 @@ struct mdgpud_cuda_sandbox {
 	gid_t gid;			/* its group, without a pool */
 	gid_t group;			/* supplementary, with a pool */
 	struct mdgpud_cuda_ids *ids;	/* a uid per worker, or NULL */
+	bool ids_later;			/* the pool opens once the probe found
+					 * the GPU (sandbox_ids_open); until
+					 * then uid and gid are the probe's */
 	uint32_t want;			/* MDGPUD_SANDBOX_* asked for */
 	/* The worker's argument after its ids:
 	 * ",<seccomp>,<dev>,<net>,<tmp>[,...]". */
@@ -112,14 +116,22 @@ char *const *mdgpud_cuda_sandbox_env(const struct mdgpud_cuda_sandbox *sb);
 
 /*
  * Resolves cfg's worker ids (the pool of worker_uid_base/_count, or
- * worker_user/worker_group), builds the worker argument's tail and makes
- * the supervisor non-dumpable.  -EINVAL (logged) for a user or group that
+ * worker_user/worker_group; with worker_uid_base 0 the probe's uid,
+ * cfg->probe_uid, until sandbox_ids_open()), builds the worker argument's
+ * tail and makes the supervisor non-dumpable.  -EINVAL (logged) for a user or group that
  * does not resolve, a bad range, or a range holding a user or group of
  * the system; -EBUSY (logged) for a range overlapping another backend's.
  * sandbox_fini() lets the pool go.
  */
 int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 			     const struct mdgpud_backend_cfg *cfg);
+/*
+ * The pool of [base, base + count) when sandbox_init() was given no base
+ * (ids_later: the range follows the GPU's ordinal, which the probe
+ * found), checked as sandbox_init() checks one; 0 at once otherwise.
+ */
+int mdgpud_cuda_sandbox_ids_open(struct mdgpud_cuda_sandbox *sb,
+				 uint32_t base, uint32_t count);
 void mdgpud_cuda_sandbox_fini(struct mdgpud_cuda_sandbox *sb);
 /*
  * The ids of the next worker: its own uid from the pool (-EBUSY, logged

@@ -31,6 +31,8 @@
 #include <mdgpud/log.h>
 #include <uapi/mdgpu.h>
 
+#include "common/gpu_select.h"
+
 static int mdgpud_cuda_find_worker(const char *cfg_path, char *out,
 				   size_t out_len)
 {
@@ -233,24 +235,160 @@ static void mdgpud_cuda_spatial_open(struct mdgpud_backend *be,
 		    "user)", (unsigned)be->mps.cred.uid);
 }
 
+/*
+ * Probes the GPU `device` names in a throw-away worker, which finds it
+ * (worker/device.c) and fills *probe: its ordinal, ids, memory and
+ * attributes.  0, or a negative errno: -ENODEV, logged with the worker's
+ * reason, when it found no usable GPU.  cuInit never runs here.  The probe is sandboxed like every worker, so that a
+ * sandbox the machine cannot give (worker_sandbox = required) stops the
+ * daemon here, with the worker's reason, and not at the first tenant.
+ */
+static int mdgpud_cuda_probe(struct mdgpud_backend *be, const char *device,
+			     struct mdgpud_cuda_rpc_info *probe)
+{
+	char sandbox_arg[MDGPUD_SANDBOX_ARG_MAX], msg[MDGPUD_CUDA_RPC_MSG_MAX];
+	struct mdgpud_cuda_rpc_shm *shm;
+	struct mdgpud_cuda_cred cred;
+	char *argv[5];
+	pid_t pid;
+	int fd, pidfd, ret;
+
+	shm = mdgpud_cuda_shm_new(be, &fd);
+	if (!shm)
+		return errno ? -errno : -ENOMEM;
+	ret = mdgpud_cuda_sandbox_cred_get(&be->sandbox, 0, &cred);
+	if (ret) {
+		close(fd);
+		goto out;
+	}
+	mdgpud_cuda_sandbox_arg(&be->sandbox, &cred, sandbox_arg,
+				sizeof(sandbox_arg));
+	argv[0] = (char *)MDGPUD_CUDA_WORKER_NAME;
+	argv[1] = (char *)"probe";
+	argv[2] = (char *)device;
+	argv[3] = be->sandbox.mode ? sandbox_arg : NULL;
+	argv[4] = NULL;
+	ret = mdgpud_cuda_spawn(be, argv, shm, fd, -1, 0, &pid, &pidfd);
+	close(fd);
+	if (ret) {
+		mdgpud_cuda_sandbox_cred_put(&cred);
+		goto out;
+	}
+	/*
+	 * Wait on the pidfd, not waitpid(): a SIGCHLD handler elsewhere in the
+	 * daemon may reap the child first.  A probe that hangs is killed, and
+	 * if it is still not gone after the reap bound (the driver tearing
+	 * down), a thread reaps it: open() fails without waiting for it.
+	 */
+	if (mdgpud_cuda_reap_wait(pid, pidfd, MDGPUD_CUDA_PROBE_TIMEOUT_MS,
+				  NULL)) {
+		snprintf(shm->msg, sizeof(shm->msg),
+			 "probe did not finish in %u ms",
+			 MDGPUD_CUDA_PROBE_TIMEOUT_MS);
+		kill(pid, SIGKILL);
+		if (mdgpud_cuda_reap_wait(pid, pidfd, MDGPUD_CUDA_REAP_WAIT_MS,
+					  NULL)) {
+			/* Reaped in the background: uid and pidfd go there. */
+			mdgpud_cuda_reap_later(pid, pidfd, &cred,
+					       "probe worker");
+			pidfd = -1;
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	mdgpud_cuda_sandbox_cred_put(&cred);	/* reaped, or the reaper's */
+	if (atomic_load(&shm->state) != MDGPUD_CUDA_WORKER_PROBED) {
+		mdgpud_cuda_worker_msg(shm, msg, sizeof(msg));
+		mdgpud_err("cuda: no usable GPU (cuda_device = %s): %s", device,
+			   msg[0] ? msg : "worker failed to start");
+		ret = -ENODEV;
+		goto out;
+	}
+	/*
+	 * The probe's answer, copied once out of memory the worker could
+	 * write (a child it forked may still hold the memfd): every value
+	 * is checked and used from the copy only.
+	 */
+	memcpy(probe, (const void *)&shm->info, sizeof(*probe));
+	probe->name[sizeof(probe->name) - 1] = '\0';
+	probe->bus_id[sizeof(probe->bus_id) - 1] = '\0';
+	if (probe->ordinal < 0 || probe->ordinal > MDGPU_GPU_ORDINAL_MAX) {
+		mdgpud_err("cuda: the probe answered ordinal %d, not one of "
+			   "0..%d", (int)probe->ordinal, MDGPU_GPU_ORDINAL_MAX);
+		ret = -ENODEV;
+	}
+out:
+	munmap(shm, sizeof(*shm));
+	return ret;
+}
+
+/*
+ * What derives from the GPU's ordinal (cfg->derive) into *local, with
+ * mps_dir's text in mps_dir[PATH_MAX]: worker_uid_base and mps_dir stay
+ * cfg's without a derive().
+ */
+static int mdgpud_cuda_derive(const struct mdgpud_backend_cfg *cfg,
+			      int ordinal, struct mdgpud_backend_cfg *local,
+			      char mps_dir[PATH_MAX])
+{
+	int ret;
+
+	if (!cfg->derive)
+		return 0;
+	ret = cfg->derive(cfg->derive_arg, ordinal, &local->worker_uid_base,
+			  mps_dir, PATH_MAX);
+	if (!ret)
+		local->mps_dir = mps_dir;
+	return ret;
+}
+
+/* The backend's GPU from the probe's answer; logged. */
+static void mdgpud_cuda_gpu_info(struct mdgpud_backend *be,
+				 const struct mdgpud_backend_cfg *cfg,
+				 const char *device,
+				 const struct mdgpud_cuda_rpc_info *probe)
+{
+	uint64_t reserve = cfg->fb_reserve ? cfg->fb_reserve
+					   : MDGPUD_CUDA_FB_RESERVE_DEFAULT;
+
+	memset(&be->info, 0, sizeof(be->info));
+	memcpy(be->info.name, probe->name, sizeof(be->info.name) - 1);
+	memcpy(be->info.bus_id, probe->bus_id, sizeof(be->info.bus_id) - 1);
+	mdgpu_gpu_uuid_format(probe->uuid, be->info.uuid);
+	be->info.ordinal = probe->ordinal;
+	be->info.sm_count = probe->sm_count;
+	be->info.kind = MDGPU_BACKEND_CUDA;
+	mdgpud_cuda_info_from_probe(&be->info.dev, probe);
+	mdgpud_cuda_prio_range(be, probe->prio_least, probe->prio_greatest);
+	if (cfg->fb_size)
+		be->info.fb_size = cfg->fb_size;
+	else
+		be->info.fb_size = probe->mem_free_bytes > reserve ?
+				   probe->mem_free_bytes - reserve : 0;
+	if (be->info.fb_size > probe->mem_total_bytes)
+		be->info.fb_size = probe->mem_total_bytes;
+	mdgpud_info("cuda: cuda_device = %s: GPU %d, bus id %s, %s, %s",
+		    device, be->info.ordinal, be->info.bus_id, be->info.uuid,
+		    be->info.name);
+	mdgpud_info("cuda: %u SMs, driver %d, %" PRIu64 " MiB free of %" PRIu64
+		    " MiB, partitioning %" PRIu64 " MiB", be->info.sm_count,
+		    probe->driver_version, probe->mem_free_bytes >> 20,
+		    probe->mem_total_bytes >> 20, be->info.fb_size >> 20);
+}
+
 int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 			    struct mdgpud_backend **out,
 			    struct mdgpud_gpu_info *info)
 {
+	const char *device = cfg->device ? cfg->device : "0";
 	struct mdgpud_backend *be = calloc(1, sizeof(*be));
-	struct mdgpud_cuda_rpc_shm *shm;
+	struct mdgpud_backend_cfg local = *cfg;
 	struct mdgpud_cuda_rpc_info probe;
-	struct mdgpud_cuda_cred cred;
-	char ordinal[16], sandbox_arg[MDGPUD_SANDBOX_ARG_MAX];
-	char *argv[5];
-	uint64_t reserve;
-	pid_t pid;
-	int fd, pidfd, ret;
-	uint32_t st;
+	char mps_dir[PATH_MAX];
+	int ordinal, ret;
 
 	if (!be)
 		return -ENOMEM;
-	be->device_ordinal = cfg->device_ordinal;
 	be->sup_spin_ns = mdgpud_cuda_env_u32("MDGPUD_CUDA_SPIN_NS",
 					      MDGPUD_CUDA_SUP_SPIN_NS_DEFAULT);
 	be->worker_spin_ns = mdgpud_cuda_env_u32(
@@ -281,116 +419,49 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		free(be);
 		return ret;
 	}
-	ret = mdgpud_cuda_sandbox_init(&be->sandbox, cfg);
-	if (ret) {
-		free(be);
-		return ret;
-	}
-
 	/*
-	 * Probe the device in a throw-away worker: cuInit never runs here.
-	 * The probe is sandboxed like every worker, so that a sandbox the
-	 * machine cannot give (worker_sandbox = required) stops the daemon
-	 * here, with the worker's reason, and not at the first tenant.
+	 * What derives from the ordinal (the workers' uids, mps_dir) is
+	 * known now for an ordinal, and for a bus id or UUID once the probe
+	 * found the GPU: until then, where the uid range follows the ordinal
+	 * (worker_uid_base 0), the probe runs as cfg->probe_uid (sandbox.c).
 	 */
-	shm = mdgpud_cuda_shm_new(be, &fd);
-	if (!shm) {
-		ret = errno ? -errno : -ENOMEM;
+	if (mdgpu_gpu_select_ordinal(device, &ordinal))
+		ordinal = -1;
+	else if ((ret = mdgpud_cuda_derive(cfg, ordinal, &local, mps_dir)))
+		goto err_free;
+	ret = mdgpud_cuda_sandbox_init(&be->sandbox, &local);
+	if (ret)
+		goto err_free;
+	ret = mdgpud_cuda_probe(be, device, &probe);
+	if (ret)
+		goto err_sandbox;
+	if (ordinal >= 0 && probe.ordinal != ordinal) {
+		mdgpud_err("cuda: the probe of ordinal %d answered %d", ordinal,
+			   (int)probe.ordinal);
+		ret = -ENODEV;
 		goto err_sandbox;
 	}
-	snprintf(ordinal, sizeof(ordinal), "%d", cfg->device_ordinal);
-	ret = mdgpud_cuda_sandbox_cred_get(&be->sandbox, 0, &cred);
-	if (ret) {
-		close(fd);
-		goto err_shm;
-	}
-	mdgpud_cuda_sandbox_arg(&be->sandbox, &cred, sandbox_arg,
-				sizeof(sandbox_arg));
-	argv[0] = (char *)MDGPUD_CUDA_WORKER_NAME;
-	argv[1] = (char *)"probe";
-	argv[2] = ordinal;
-	argv[3] = be->sandbox.mode ? sandbox_arg : NULL;
-	argv[4] = NULL;
-	ret = mdgpud_cuda_spawn(be, argv, shm, fd, -1, 0, &pid, &pidfd);
-	close(fd);
-	if (ret) {
-		mdgpud_cuda_sandbox_cred_put(&cred);
-		goto err_shm;
-	}
-	/*
-	 * Wait on the pidfd, not waitpid(): a SIGCHLD handler elsewhere in the
-	 * daemon may reap the child first.  A probe that hangs is killed, and
-	 * if it is still not gone after the reap bound (the driver tearing
-	 * down), a thread reaps it: open() fails without waiting for it.
-	 */
-	if (mdgpud_cuda_reap_wait(pid, pidfd, MDGPUD_CUDA_PROBE_TIMEOUT_MS,
-				  NULL)) {
-		snprintf(shm->msg, sizeof(shm->msg),
-			 "probe did not finish in %u ms",
-			 MDGPUD_CUDA_PROBE_TIMEOUT_MS);
-		kill(pid, SIGKILL);
-		if (mdgpud_cuda_reap_wait(pid, pidfd, MDGPUD_CUDA_REAP_WAIT_MS,
-					  NULL)) {
-			/* Reaped in the background: uid and pidfd go there. */
-			mdgpud_cuda_reap_later(pid, pidfd, &cred,
-					       "probe worker");
-			pidfd = -1;
-		}
-	}
-	if (pidfd >= 0)
-		close(pidfd);
-	mdgpud_cuda_sandbox_cred_put(&cred);	/* reaped, or the reaper's */
-	st = atomic_load(&shm->state);
-	if (st != MDGPUD_CUDA_WORKER_PROBED) {
-		char msg[MDGPUD_CUDA_RPC_MSG_MAX];
-
-		mdgpud_cuda_worker_msg(shm, msg, sizeof(msg));
-		mdgpud_info("cuda: no usable GPU: %s",
-			    msg[0] ? msg : "worker failed to start");
-		ret = -ENODEV;
-		goto err_shm;
-	}
-
-	/*
-	 * The probe's answer, copied once out of memory the worker could
-	 * write (a child it forked may still hold the memfd): every value
-	 * below is checked and used from the copy only.
-	 */
-	memcpy(&probe, (const void *)&shm->info, sizeof(probe));
-	munmap(shm, sizeof(*shm));
-	memset(&be->info, 0, sizeof(be->info));
-	memcpy(be->info.name, probe.name, sizeof(be->info.name) - 1);
-	memcpy(be->info.bus_id, probe.bus_id, sizeof(be->info.bus_id) - 1);
-	be->info.sm_count = probe.sm_count;
-	be->info.kind = MDGPU_BACKEND_CUDA;
-	mdgpud_cuda_info_from_probe(&be->info.dev, &probe);
-	mdgpud_cuda_prio_range(be, probe.prio_least, probe.prio_greatest);
-	reserve = cfg->fb_reserve ? cfg->fb_reserve
-				  : MDGPUD_CUDA_FB_RESERVE_DEFAULT;
-	if (cfg->fb_size)
-		be->info.fb_size = cfg->fb_size;
-	else
-		be->info.fb_size = probe.mem_free_bytes > reserve ?
-				   probe.mem_free_bytes - reserve : 0;
-	if (be->info.fb_size > probe.mem_total_bytes)
-		be->info.fb_size = probe.mem_total_bytes;
-	mdgpud_info("cuda: %s (%s), %u SMs, driver %d, %" PRIu64
-		    " MiB free of %" PRIu64 " MiB, partitioning %" PRIu64
-		    " MiB", be->info.name, be->info.bus_id, be->info.sm_count,
-		    probe.driver_version, probe.mem_free_bytes >> 20,
-		    probe.mem_total_bytes >> 20, be->info.fb_size >> 20);
+	if (ordinal < 0)
+		ret = mdgpud_cuda_derive(cfg, probe.ordinal, &local, mps_dir);
+	if (!ret)
+		ret = mdgpud_cuda_sandbox_ids_open(&be->sandbox,
+						   local.worker_uid_base,
+						   local.worker_uid_count);
+	if (ret)
+		goto err_sandbox;
+	be->device_ordinal = probe.ordinal;
+	mdgpud_cuda_gpu_info(be, cfg, device, &probe);
 	be->spatial = cfg->spatial;
 	if (be->spatial == MDGPUD_SPATIAL_MPS)
-		mdgpud_cuda_spatial_open(be, cfg);
+		mdgpud_cuda_spatial_open(be, &local);
 	if (info)
 		*info = be->info;
 	*out = be;
 	return 0;
 
-err_shm:
-	munmap(shm, sizeof(*shm));
 err_sandbox:
 	mdgpud_cuda_sandbox_fini(&be->sandbox);
+err_free:
 	free(be);
 	return ret;
 }
@@ -667,8 +738,8 @@ static int mdgpud_cuda_start_failed(struct mdgpud_bctx *ctx, int err,
  */
 int mdgpud_cuda_ctx_start_poll(struct mdgpud_bctx *ctx)
 {
+	char why[160], bus_id[sizeof(ctx->shm->info.bus_id)];
 	uint32_t st;
-	char why[96];
 
 	if (!ctx->starting)
 		return ctx->dead ? -ENODEV : 0;
@@ -688,6 +759,21 @@ int mdgpud_cuda_ctx_start_poll(struct mdgpud_bctx *ctx)
 	}
 	if (st != MDGPUD_CUDA_WORKER_READY)
 		return mdgpud_cuda_start_failed(ctx, -ENODEV, NULL);
+	/*
+	 * The worker was given the ordinal the probe found; should the
+	 * driver number the GPUs otherwise now (a GPU bound to another
+	 * driver or added since), that ordinal is another GPU, perhaps
+	 * another daemon's: the context is refused, not run there.
+	 */
+	memcpy(bus_id, (const void *)ctx->shm->info.bus_id, sizeof(bus_id) - 1);
+	bus_id[sizeof(bus_id) - 1] = '\0';
+	if (strcmp(bus_id, ctx->be->info.bus_id)) {
+		snprintf(why, sizeof(why), "ordinal %d is GPU %.32s now, not "
+			 "%.32s: restart the daemon to find it again",
+			 ctx->be->device_ordinal, bus_id,
+			 ctx->be->info.bus_id);
+		return mdgpud_cuda_start_failed(ctx, -ENODEV, why);
+	}
 	if (mdgpud_cuda_sandbox_check(&ctx->be->sandbox, &ctx->cred,
 				      ctx->vgpu_id, ctx->pid,
 				      &ctx->sandbox_active))

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/gpu_select.h"
 #include "uapi/mdgpu.h"
 
 struct mdgpud_backend;		/* one opened backend (one physical GPU) */
@@ -33,6 +34,9 @@ struct mdgpud_bctx;		/* one vGPU's context on it */
 struct mdgpud_gpu_info {
 	char name[64];		/* "NVIDIA H100 80GB HBM3", "mdgpu sim" */
 	char bus_id[32];	/* "0000:65:00.0", "sim0" */
+	char uuid[MDGPU_GPU_UUID_STR_LEN]; /* "GPU-...", "" without one (sim) */
+	int ordinal;		/* cuda: the CUDA ordinal it was found at;
+				 * sim: 0 */
 	uint64_t fb_size;	/* bytes the daemon may partition */
 	uint32_t sm_count;
 	uint32_t kind;		/* enum mdgpu_backend_kind */
@@ -56,7 +60,14 @@ struct mdgpud_occupancy {
 };
 
 struct mdgpud_backend_cfg {
-	int device_ordinal;	/* cuda: CUdevice ordinal */
+	/*
+	 * cuda: the GPU as config cuda_device names it, in canonical form
+	 * (common/gpu_select.h): a CUDA ordinal, a PCI bus id or a GPU
+	 * UUID; NULL: ordinal 0.  open()'s probe worker finds it, and every
+	 * later worker is given the ordinal it was found at (Documentation/
+	 * cuda-backend.md, "Finding the GPU").
+	 */
+	const char *device;
 	uint64_t fb_size;	/* sim: simulated GPU memory; cuda: 0 = all
 				 * free memory minus fb_reserve */
 	uint64_t fb_reserve;	/* cuda: bytes kept back for contexts */
@@ -87,6 +98,20 @@ struct mdgpud_backend_cfg {
 	 */
 	uint32_t worker_uid_base;
 	uint32_t worker_uid_count;
+	/*
+	 * cuda: what derives from the GPU's ordinal.  When set, open()
+	 * calls derive(derive_arg, ordinal, ...) as soon as it knows the
+	 * ordinal (before the probe when device is one, after it otherwise)
+	 * and uses the worker_uid_base and mps_dir it wrote in place of
+	 * cfg's; a negative errno fails open().  worker_uid_base 0 (with a
+	 * worker_uid_count) says the range is not known before the probe,
+	 * which then runs as probe_uid (with worker_group), a uid no other
+	 * worker gets.
+	 */
+	int (*derive)(const void *arg, int ordinal, uint32_t *worker_uid_base,
+		      char *mps_dir, size_t mps_dir_len);
+	const void *derive_arg;
+	uint32_t probe_uid;
 	const char *worker_user;  /* name or uid, NULL = "65534"; only
 				   * with worker_uid_count 0 */
 	const char *worker_group; /* name or gid; with worker_uid_count 0

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/gpu_select.h"
 #include "mdgpud/backend.h"
 #include "mdgpud/transport.h"
 
@@ -35,15 +36,25 @@
 #define MDGPUD_POLL_SMALL_SPIN_US	50u
 #define MDGPUD_POLLERS_MAX		64u
 /*
- * worker_uid_base = auto: MDGPUD_WORKER_UID_AUTO_BASE + cuda_device x
- * MDGPUD_WORKER_UID_AUTO_STEP, so that the daemons of a host's GPUs (one
- * per GPU) have ranges apart.  1879048192..2147352575 is a block of uids
- * systemd leaves unused (its UIDS-GIDS.md), above Debian's subordinate
- * uids (login.defs SUB_UID_MAX 600100000).
+ * worker_uid_base = auto: MDGPUD_WORKER_UID_AUTO_BASE + N x
+ * MDGPUD_WORKER_UID_AUTO_STEP, N the ordinal of the GPU cuda_device names
+ * (as the cuda backend's probe found it), so that the daemons of a host's
+ * GPUs (one per GPU) have ranges apart.  1879048192..2147352575 is a
+ * block of uids systemd leaves unused (its UIDS-GIDS.md), above Debian's
+ * subordinate uids (login.defs SUB_UID_MAX 600100000).
+ *
+ * MDGPUD_WORKER_UID_PROBE, the first uid past the last ordinal's range in
+ * that block, is the uid the probe runs as when the range is not known
+ * before it: worker_uid_base = auto and cuda_device a bus id or UUID,
+ * whose ordinal is what the probe finds.  No worker that serves a tenant
+ * ever runs as it.
  */
 #define MDGPUD_WORKER_UID_BASE_AUTO	UINT64_MAX
 #define MDGPUD_WORKER_UID_AUTO_BASE	1879048192u
 #define MDGPUD_WORKER_UID_AUTO_STEP	65536u
+#define MDGPUD_WORKER_UID_PROBE		(MDGPUD_WORKER_UID_AUTO_BASE + \
+					 (MDGPU_GPU_ORDINAL_MAX + 1u) * \
+					 MDGPUD_WORKER_UID_AUTO_STEP)
 
 /* Room for a PCI address in canonical form, NUL included. */
 #define MDGPUD_PCI_ADDR_LEN	32
@@ -58,7 +69,10 @@ struct mdgpud_config {
 	uint64_t sim_fb_mib;		/* sim_fb_mib */
 	uint32_t sim_sm_count;		/* sim_sm_count */
 	int sim_realtime;		/* sim_realtime = 0 | 1 */
-	int cuda_device;		/* cuda_device */
+	char cuda_device[MDGPU_GPU_SELECT_LEN];	/* cuda_device: an ordinal,
+						 * PCI bus id or GPU UUID in
+						 * canonical form
+						 * (common/gpu_select.h) */
 	uint64_t cuda_fb_reserve_mib;	/* cuda_fb_reserve_mib */
 	uint32_t hang_timeout_ms;	/* hang_timeout_ms: bound of a wait
 					 * on GPU work past its expected end */
@@ -171,21 +185,32 @@ int mdgpud_config_load(struct mdgpud_config *cfg, const char *path,
 		       bool optional, char *err, size_t errlen);
 int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 			   size_t errlen);
-/* The first uid of the workers' range, worker_uid_base = auto resolved. */
-uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg);
+/* The first uid of the workers' range, worker_uid_base = auto resolved
+ * for the GPU of CUDA ordinal `ordinal`. */
+uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg,
+				       int ordinal);
 /* spin_us and worker_pollers with `auto` resolved for this machine. */
 uint32_t mdgpud_config_spin_us(const struct mdgpud_config *cfg);
 uint32_t mdgpud_config_worker_pollers(const struct mdgpud_config *cfg);
 /* mps_dir, or with "" the default "<directory of socket_path>/mps<N>"
- * (N = cuda_device), into out; -ENAMETOOLONG if it does not fit. */
-int mdgpud_config_mps_dir(const struct mdgpud_config *cfg, char *out,
-			  size_t len);
+ * (N = ordinal, the GPU's CUDA ordinal), into out; -ENAMETOOLONG if it
+ * does not fit. */
+int mdgpud_config_mps_dir(const struct mdgpud_config *cfg, int ordinal,
+			  char *out, size_t len);
 /*
  * A PCI address "domain:bus:slot.function" (hexadecimal; a domain of 1 to
  * 8 digits, as CUDA and nvidia-smi print it) in the kernel's canonical
  * form "%04x:%02x:%02x.%x" into out: 0, or -EINVAL if s is not one.
  */
 int mdgpud_pci_addr_parse(const char *s, char out[MDGPUD_PCI_ADDR_LEN]);
+/*
+ * A value of cuda_device in canonical form (common/gpu_select.h) into
+ * out: a decimal ordinal 0..MDGPU_GPU_ORDINAL_MAX; a PCI bus id as
+ * mdgpud_pci_addr_parse() takes it or without its domain ("41:00.0",
+ * domain 0); a GPU UUID "GPU-" and 8-4-4-4-12 hex digits, any case.  0,
+ * or -EINVAL (out untouched).
+ */
+int mdgpud_gpu_select_parse(const char *s, char out[MDGPU_GPU_SELECT_LEN]);
 /*
  * The PCI address the kernel transport registers as mdev parent for a
  * GPU whose backend reports bus_id, resolving parent_pci: true with the

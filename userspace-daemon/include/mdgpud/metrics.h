@@ -37,7 +37,8 @@ void mdgpud_stats_wait_add(uint64_t hist[MDGPUD_WAIT_HIST_BUCKETS],
 
 /* The GPU and the daemon, for the GPU-wide series and the labels. */
 struct mdgpud_metrics_gpu {
-	int ordinal;			/* gpu label: cuda_device */
+	int ordinal;			/* gpu label: the CUDA ordinal the
+					 * backend found cuda_device at */
 	const char *bus_id;		/* backend's ("0000:65:00.0", "sim0") */
 	const char *name;		/* the GPU's name */
 	const char *backend, *transport, *policy, *version;
@@ -57,11 +58,6 @@ struct mdgpud_metrics_gpu {
  */
 int mdgpud_metrics_write(FILE *f, const struct mdgpud_metrics_gpu *g,
 			 const struct mdgpud_vgpu_stats *st, size_t n);
-
-/* A UUID as canonical text (8-4-4-4-12 lower-case hex), NUL included. */
-#define MDGPUD_UUID_STR_LEN	37
-const char *mdgpud_metrics_uuid(const uint8_t u[16],
-				char out[MDGPUD_UUID_STR_LEN]);
 
 /*
  * Write s as a label value: '\\', '"' and newline escaped as the format

@@ -67,6 +67,12 @@ struct mdgpud_transport_ops {
 		      struct mdgpud_transport **out);
 	/* Destroys the transport's vGPUs too. */
 	void (*destroy)(struct mdgpud_transport *t);
+	/*
+	 * The name of the mdev parent its vGPUs are children of
+	 * (/sys/class/mdev_bus/<name>: a PCI address or mdgpu<id>), or
+	 * NULL; a NULL op: the transport makes no mdevs.
+	 */
+	const char *(*mdev_parent)(const struct mdgpud_transport *t);
 };
 
 /* Unix-domain socket (transports/socket.c, uapi section 4). */

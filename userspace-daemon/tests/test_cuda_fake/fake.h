@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * What the files of the fake libcuda.so.1 share: libcuda.c (context,
- * memory, events, streams and their threads) and modules.c (PTX modules,
- * functions, named fake kernels, globals, function attributes,
- * occupancy, limits).
+ * memory, events, streams and their threads), devices.c (the devices:
+ * count, bus ids, UUIDs) and modules.c (PTX modules, functions, named
+ * fake kernels, globals, function attributes, occupancy, limits).
  */
 #ifndef MDGPUD_TEST_CUDA_FAKE_H
 #define MDGPUD_TEST_CUDA_FAKE_H

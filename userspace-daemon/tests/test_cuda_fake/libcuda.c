@@ -383,44 +383,6 @@ FAKE_EXPORT mdgpud_cu_result cuGetErrorString(mdgpud_cu_result e,
 	return cuGetErrorName(e, s);
 }
 
-FAKE_EXPORT mdgpud_cu_result cuDeviceGetCount(int *n)
-{
-	*n = 1;
-	return 0;
-}
-
-FAKE_EXPORT mdgpud_cu_result cuDeviceGet(mdgpud_cu_device *d, int ordinal)
-{
-	if (ordinal != 0)
-		return MDGPUD_CUDA_ERROR_INVALID_DEVICE;
-	*d = 0;
-	return 0;
-}
-
-FAKE_EXPORT mdgpud_cu_result cuDeviceGetName(char *name, int len,
-					     mdgpud_cu_device d)
-{
-	(void)d;
-	snprintf(name, (size_t)len, "mdgpu fake CUDA device");
-	return 0;
-}
-
-FAKE_EXPORT mdgpud_cu_result cuDeviceGetAttribute(int *v,
-						  mdgpud_cu_device_attribute a,
-						  mdgpud_cu_device d)
-{
-	(void)d;
-	return fake_device_attr(a, v) ? MDGPUD_CUDA_ERROR_INVALID_VALUE : 0;
-}
-
-FAKE_EXPORT mdgpud_cu_result cuDeviceGetPCIBusId(char *id, int len,
-						 mdgpud_cu_device d)
-{
-	(void)d;
-	snprintf(id, (size_t)len, "fake0");
-	return 0;
-}
-
 /* The vGPU this worker serves (argv[3] of "serve"), or 0 (the probe). */
 static unsigned long fake_worker_vgpu(void)
 {

@@ -20,12 +20,15 @@ extern const char mdgpud_builtin_ptx[];
  */
 #define MDGPUD_WORKER_DRAIN_POLL_NS	25000L
 
-/* Loads the driver API, opens the device's primary context, fills info. */
-int mdgpud_worker_context_open(struct mdgpud_worker *w, int ordinal)
+/*
+ * Loads the driver API, finds the device `device` names (device.c), opens
+ * its primary context, fills info.
+ */
+int mdgpud_worker_context_open(struct mdgpud_worker *w, const char *device)
 {
 	char why[256];
 	mdgpud_cu_result res;
-	int count = 0, sm = 0, ret;
+	int ordinal, sm = 0, ret;
 	size_t free_b = 0, total_b = 0;
 
 	ret = mdgpud_cuda_api_load(&w->cu, NULL, why, sizeof(why));
@@ -42,12 +45,9 @@ int mdgpud_worker_context_open(struct mdgpud_worker *w, int ordinal)
 				      res);
 		return mdgpud_cuda_errno(res);
 	}
-	res = w->cu.device_get_count(&count);
-	if (res || count <= ordinal || ordinal < 0) {
-		mdgpud_worker_err_msg(w, "no CUDA device %d (%d present)",
-				      ordinal, count);
-		return -ENODEV;
-	}
+	ret = mdgpud_worker_device_find(w, device, &ordinal);
+	if (ret)
+		return ret;
 	if ((res = w->cu.device_get(&w->dev, ordinal)) ||
 	    (res = w->cu.primary_ctx_retain(&w->ctx, w->dev)) ||
 	    (res = w->cu.ctx_set_current(w->ctx)))
@@ -60,6 +60,11 @@ int mdgpud_worker_context_open(struct mdgpud_worker *w, int ordinal)
 			      w->dev);
 	w->cu.device_get_pci_bus_id(w->shm->info.bus_id,
 				    sizeof(w->shm->info.bus_id), w->dev);
+	res = w->cu.device_get_uuid(
+		(struct CUuuid_st *)(void *)w->shm->info.uuid, w->dev);
+	if (res)
+		return mdgpud_worker_err(w, res, "cuDeviceGetUuid");
+	w->shm->info.ordinal = ordinal;
 	w->cu.driver_get_version(&w->shm->info.driver_version);
 	mdgpud_worker_info_probe(w);
 	if (w->cu.ctx_get_stream_priority_range(&w->shm->info.prio_least,

@@ -58,6 +58,7 @@ _Static_assert(sizeof(CUjitInputType) == sizeof(mdgpud_cu_jit_input_type),
 	       "CUjitInputType");
 _Static_assert(sizeof(CUdevice_attribute) ==
 	       sizeof(mdgpud_cu_device_attribute), "CUdevice_attribute");
+_Static_assert(sizeof(CUuuid) == 16 && _Alignof(CUuuid) == 1, "CUuuid");
 
 /* Every function type, as cuda.h declares the name it maps. */
 #define MDGPUD_CU_CHECK_FN(member, cuname, sym, params)			\

@@ -31,6 +31,9 @@ typedef struct CUstream_st *mdgpud_cu_stream;
 typedef struct CUevent_st *mdgpud_cu_event;
 /* cuLaunchKernelEx's config, opaque here: see mdgpud_cu_launch_config. */
 struct CUlaunchConfig_st;
+/* CUuuid, 16 bytes (cuda_abi_check.c asserts it): callers pass a byte
+ * array of that size. */
+struct CUuuid_st;
 /* CUjit_option and CUdevice_attribute: enums, unsigned int in the ABI. */
 typedef unsigned int mdgpud_cu_jit_option;
 typedef unsigned int mdgpud_cu_device_attribute;
@@ -172,6 +175,11 @@ struct mdgpud_cu_launch_config {
 	X(device_get_pci_bus_id, cuDeviceGetPCIBusId,			\
 	  "cuDeviceGetPCIBusId", (char *bus_id, int len,		\
 				  mdgpud_cu_device dev))		\
+	X(device_get_by_pci_bus_id, cuDeviceGetByPCIBusId,		\
+	  "cuDeviceGetByPCIBusId", (mdgpud_cu_device *dev,		\
+				    const char *bus_id))		\
+	X(device_get_uuid, cuDeviceGetUuid, "cuDeviceGetUuid_v2",	\
+	  (struct CUuuid_st *uuid, mdgpud_cu_device dev))		\
 	X(primary_ctx_retain, cuDevicePrimaryCtxRetain,			\
 	  "cuDevicePrimaryCtxRetain",					\
 	  (mdgpud_cu_context *ctx, mdgpud_cu_device dev))		\

@@ -5,10 +5,15 @@
  * (Documentation/cuda-backend.md, "Why one process per vGPU").  Started by
  * the cuda backend's supervisor (backends/cuda/spawn.c) with fork+exec:
  *
- *   mdgpud-worker probe <device-ordinal> [--sandbox=...]
- *       fd 3: the shared memfd.  Fills shm->info, state PROBED, exits.
- *   mdgpud-worker serve <device-ordinal> <vgpu-id> <supervisor-pid>
+ *   mdgpud-worker probe <device> [--sandbox=...]
+ *       fd 3: the shared memfd.  Finds the GPU <device> names (an
+ *       ordinal, a PCI bus id or a GPU UUID in common/gpu_select.h's
+ *       canonical form: device.c), fills shm->info (its ordinal
+ *       included), state PROBED, exits.
+ *   mdgpud-worker serve <device> <vgpu-id> <supervisor-pid>
  *                 [--sandbox=...]
+ *       <device> as for probe; the supervisor gives the ordinal the
+ *       probe found.
  *       fd 3: the shared memfd, fd 4: unix socket for fd passing.
  *       Serves requests from the ring (backends/cuda/cuda_rpc.h) until
  *       SHUTDOWN, until the supervisor disappears, or until a sticky GPU
@@ -42,8 +47,8 @@
 
 static void mdgpud_worker_main_help(FILE *f)
 {
-	fprintf(f, "usage: mdgpud-worker probe <ordinal> | serve "
-		"<ordinal> <vgpu-id> <supervisor-pid>\n"
+	fprintf(f, "usage: mdgpud-worker probe <device> | serve "
+		"<device> <vgpu-id> <supervisor-pid>\n"
 		"(started by mdgpud, fds 3 and 4 set up)\n"
 		"       mdgpud-worker --help | --version\n");
 }
@@ -88,7 +93,8 @@ static void mdgpud_worker_main_state(struct mdgpud_worker *w,
 int main(int argc, char **argv)
 {
 	struct mdgpud_worker w = { 0 };
-	int probe, ordinal, ret;
+	const char *device;
+	int probe, ret;
 
 	if (argc == 2 && !strcmp(argv[1], "--help")) {
 		mdgpud_worker_main_help(stdout);
@@ -104,7 +110,7 @@ int main(int argc, char **argv)
 	if (!probe && (strcmp(argv[1], "serve") || argc < 5))
 		return mdgpud_worker_main_usage();
 	prctl(PR_SET_TIMERSLACK, MDGPUD_WORKER_TIMER_SLACK_NS, 0, 0, 0);
-	ordinal = atoi(argv[2]);
+	device = argv[2];
 	signal(SIGPIPE, SIG_IGN);
 	if (mdgpud_worker_main_map_shm(&w))
 		return MDGPUD_WORKER_EXIT_SHM;
@@ -121,7 +127,7 @@ int main(int argc, char **argv)
 			return MDGPUD_WORKER_EXIT_ORPHAN;
 	}
 
-	ret = mdgpud_worker_context_open(&w, ordinal);
+	ret = mdgpud_worker_context_open(&w, device);
 	if (!ret && !probe)
 		ret = mdgpud_worker_context_setup(&w);
 	if (ret) {

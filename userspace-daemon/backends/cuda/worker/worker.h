@@ -5,6 +5,7 @@
  *
  *   main.c      arguments, the shared area, start-up and exit states
  *   context.c   the CUDA context: open, serve set-up, drain, teardown
+ *   device.c    the GPU a selector (ordinal, bus id, UUID) names
  *   serve.c     the request loop: ring wait, async-error latch, wake-ups
  *   requests.c  one function per request op, dispatched through a table
  *   builtins.c  the builtin kernels (fill, add, checksum, spin)
@@ -121,7 +122,14 @@ int mdgpud_worker_err(struct mdgpud_worker *w, mdgpud_cu_result res,
 		      const char *what);
 
 /* context.c */
-int mdgpud_worker_context_open(struct mdgpud_worker *w, int ordinal);
+int mdgpud_worker_context_open(struct mdgpud_worker *w, const char *device);
+/*
+ * The CUDA ordinal of the GPU `device` names (common/gpu_select.h's
+ * canonical forms) into *ordinal: 0, or -ENODEV with a message to the
+ * supervisor that names the selector and the GPUs CUDA sees.
+ */
+int mdgpud_worker_device_find(struct mdgpud_worker *w, const char *device,
+			      int *ordinal);
 int mdgpud_worker_context_setup(struct mdgpud_worker *w);
 void mdgpud_worker_context_teardown(struct mdgpud_worker *w);
 mdgpud_cu_result mdgpud_worker_context_drain(struct mdgpud_worker *w,
