@@ -3,7 +3,8 @@
 #
 #   make tools        build/mdgpuctl (admin socket client) and
 #                     build/mdgpu-spin (a demo tenant over libmdgpu)
-#   make check-tools  mdgpuctl against a real build/mdgpud (sim backend)
+#   make check-tools  mdgpuctl against a real build/mdgpud (sim backend);
+#                     its SIGHUP reload (test-reload.sh)
 #   make demo-host    two tenants, weights 1:3 then 3:1 live (< 30 s)
 
 T_DIR := $(TOP)/tools
@@ -39,6 +40,7 @@ check-tools: $(BUILD)/mdgpuctl $(BUILD)/mdgpu-spin $(BUILD)/mdgpud \
 		$(BUILD)/tools-san/test_ctl
 	$(BUILD)/tools-san/test_ctl
 	BUILD=$(BUILD) $(T_DIR)/test-mdgpuctl.sh
+	BUILD=$(BUILD) $(T_DIR)/test-reload.sh
 
 check: check-tools
 

@@ -6,11 +6,14 @@
  *   mdgpud [-c CONFIG] [-o key=value]... | --help | --version
  *
  * SIGTERM/SIGINT: clean shutdown (clients see -ENODEV).  SIGUSR1: status
- * dump to the log.  SIGHUP is not handled (no reload; it ends the daemon).
+ * dump to the log.  SIGHUP: reload; the config file and the -o overrides
+ * are read again as at start and mdgpud_core_reconfigure() applies them
+ * (the keys that change live; the others are logged as needing a restart).
  *
  * Under systemd (Documentation/install.md): READY=1 goes to $NOTIFY_SOCKET
  * once the transport is up (sockets listening, or the GPU registered with
- * mdgpu.ko) and the admin socket listens (Type=notify), STOPPING=1 when
+ * mdgpu.ko) and the admin socket listens (Type=notify), RELOADING=1 with
+ * MONOTONIC_USEC before a reload and READY=1 after it, STOPPING=1 when
  * the loop ends; when stderr is the journal ($JOURNAL_STREAM), each log
  * line starts with its syslog priority, "<3>" to "<7>", for journald.
  */
@@ -24,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mdgpu_version.h"
@@ -39,6 +43,8 @@ static void mdgpud_main_signal(int sig)
 		return;
 	if (sig == SIGUSR1)
 		mdgpud_core_request_dump(mdgpud_main_core);
+	else if (sig == SIGHUP)
+		mdgpud_core_request_reload(mdgpud_main_core);
 	else
 		mdgpud_core_stop(mdgpud_main_core);
 }
@@ -129,6 +135,56 @@ static int mdgpud_main_notify(const char *state)
 	return err;
 }
 
+/* What the configuration is made of: the file, then each -o over it. */
+struct mdgpud_main_args {
+	const char *config;
+	bool optional;			/* the default file: may be missing */
+	char **keys, **values;		/* -o key=value, split at '=' */
+	int nover;
+};
+
+/* The configuration the command line names, at start and at each reload. */
+static int mdgpud_main_config(const struct mdgpud_main_args *a,
+			      struct mdgpud_config *cfg, char *err,
+			      size_t errlen)
+{
+	int ret;
+
+	mdgpud_config_defaults(cfg);
+	ret = mdgpud_config_load(cfg, a->config, a->optional, err, errlen);
+	for (int i = 0; !ret && i < a->nover; i++)
+		ret = mdgpud_config_set(cfg, a->keys[i], a->values[i], err,
+					errlen);
+	return ret;
+}
+
+/*
+ * The core's reload hook (SIGHUP), in its loop between slices: the
+ * configuration built as at start, then applied; an unreadable or
+ * invalid one changes nothing.  systemd hears RELOADING=1 with the
+ * CLOCK_MONOTONIC time before and READY=1 after (sd_notify(3)).
+ */
+static void mdgpud_main_reload(struct mdgpud_core *core, void *data)
+{
+	const struct mdgpud_main_args *a = data;
+	struct mdgpud_config cfg;
+	struct timespec ts;
+	char err[512], state[64];
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%llu",
+		 (unsigned long long)ts.tv_sec * 1000000ULL +
+		 (unsigned long long)ts.tv_nsec / 1000ULL);
+	mdgpud_main_notify(state);
+	mdgpud_info("reload: reading %s", a->config);
+	if (mdgpud_main_config(a, &cfg, err, sizeof(err)))
+		mdgpud_err("reload: %s; the running configuration is unchanged",
+			   err);
+	else
+		mdgpud_core_reconfigure(core, &cfg);
+	mdgpud_main_notify("READY=1");
+}
+
 static const struct option mdgpud_main_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -137,28 +193,42 @@ static const struct option mdgpud_main_opts[] = {
 
 int main(int argc, char **argv)
 {
-	const char *config = MDGPUD_DEFAULT_CONFIG;
-	bool explicit_config = false;
+	struct mdgpud_main_args args = {
+		.config = MDGPUD_DEFAULT_CONFIG,
+		.optional = true,
+	};
 	struct mdgpud_config cfg;
 	struct mdgpud_admin *admin = NULL;
 	struct sigaction sa;
 	char err[512];
 	char **overrides;
-	int nover = 0, opt, ret;
+	int opt, ret;
 
 	mdgpud_main_journal = mdgpud_main_stderr_is_journal();
-	overrides = calloc((size_t)argc, sizeof(*overrides));
+	overrides = calloc((size_t)argc * 2, sizeof(*overrides));
 	if (!overrides)
 		return 1;
+	args.keys = overrides;
+	args.values = overrides + argc;
 	while ((opt = getopt_long(argc, argv, "c:o:hV", mdgpud_main_opts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			config = optarg;
-			explicit_config = true;
+			args.config = optarg;
+			args.optional = false;
 			break;
 		case 'o':
-			overrides[nover++] = optarg;
+			args.keys[args.nover] = optarg;
+			args.values[args.nover] = strchr(optarg, '=');
+			if (!args.values[args.nover]) {
+				snprintf(err, sizeof(err),
+					 "-o %s: expected key=value", optarg);
+				mdgpud_main_fatal(err);
+				free(overrides);
+				return 2;
+			}
+			*args.values[args.nover]++ = '\0';
+			args.nover++;
 			break;
 		case 'h':
 			mdgpud_main_usage(stdout);
@@ -175,25 +245,10 @@ int main(int argc, char **argv)
 		}
 	}
 
-	mdgpud_config_defaults(&cfg);
-	ret = mdgpud_config_load(&cfg, config, !explicit_config, err,
-				 sizeof(err));
-	for (int i = 0; !ret && i < nover; i++) {
-		char *eq = strchr(overrides[i], '=');
-
-		if (!eq) {
-			snprintf(err, sizeof(err), "-o %s: expected key=value",
-				 overrides[i]);
-			ret = -EINVAL;
-			break;
-		}
-		*eq = '\0';
-		ret = mdgpud_config_set(&cfg, overrides[i], eq + 1, err,
-					sizeof(err));
-	}
-	free(overrides);
+	ret = mdgpud_main_config(&args, &cfg, err, sizeof(err));
 	if (ret) {
 		mdgpud_main_fatal(err);
+		free(overrides);
 		return 2;
 	}
 	mdgpud_log_set(cfg.log_level, mdgpud_main_journal ?
@@ -205,6 +260,7 @@ int main(int argc, char **argv)
 	ret = mdgpud_core_create(&cfg, &mdgpud_main_core);
 	if (ret) {
 		mdgpud_err("startup failed: %s", strerror(-ret));
+		free(overrides);
 		return 1;
 	}
 	/* The admin socket (mdgpuctl), served by the core's event loop. */
@@ -212,14 +268,18 @@ int main(int argc, char **argv)
 	if (ret) {
 		mdgpud_err("startup failed: admin socket: %s", strerror(-ret));
 		mdgpud_core_destroy(mdgpud_main_core);
+		free(overrides);
 		return 1;
 	}
+	mdgpud_core_set_reload_hook(mdgpud_main_core, mdgpud_main_reload,
+				    &args);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = mdgpud_main_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	ret = mdgpud_main_notify("READY=1");
@@ -230,6 +290,7 @@ int main(int argc, char **argv)
 	mdgpud_main_notify("STOPPING=1");
 	mdgpud_admin_destroy(admin);
 	mdgpud_core_destroy(mdgpud_main_core);
+	free(overrides);
 	mdgpud_info("exited");
 	return ret ? 1 : 0;
 }

@@ -272,7 +272,10 @@ if command -v systemd-analyze >/dev/null; then
 	# --recursive-errors=no: the root has no other units (sysinit.target);
 	# the units' syntax and their ExecStart inside the root are checked.
 	# Instances, not templates: %i must expand (the metrics unit's
-	# Requires= names its daemon's instance).
+	# Requires= names its daemon's instance).  mdgpud@'s ExecReload runs
+	# procps' /bin/kill, which the root lacks: this machine's, for the
+	# check only (removed after it, before the purge's leftover check).
+	install -D -m 755 /bin/kill "$root/bin/kill"
 	for unit in mdgpud@0000:41:00.0.service mdgpu-metrics@0000:41:00.0.service; do
 		SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$root" \
 			--recursive-errors=no \
@@ -283,6 +286,7 @@ if command -v systemd-analyze >/dev/null; then
 			fail "systemd-analyze verify warns about $unit"
 		ok "systemd-analyze verify --root accepts $unit"
 	done
+	rm "$root/bin/kill" && rmdir "$root/bin"
 	u="$root/usr/lib/systemd/system/mdgpu-metrics@.service"
 	# shellcheck disable=SC2016 # the unit's own ${...}, not expanded here
 	grep -qx 'ExecStart=/usr/bin/mdgpuctl -s /run/mdgpu/%i/mdgpud-admin.sock serve-metrics --listen ${MDGPU_METRICS_LISTEN}' "$u" ||

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -394,6 +395,97 @@ int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 				      "worker_uid_count (%u) is below max_vgpus (%u): every vGPU's worker needs a uid of its own",
 				      cfg->worker_uid_count, cfg->max_vgpus);
 	return 0;
+}
+
+/*
+ * Each key's field, for mdgpud_config_diff(): strings compare up to their
+ * NUL, other fields byte for byte (uid_limits_exempt's unused tail is
+ * zero, mdgpud_parse_uid_list()).  Every key mdgpud_config_set() takes
+ * is here; test_config checks that against Documentation/daemon.md.
+ */
+struct mdgpud_config_field {
+	const char *key;
+	size_t off, size;
+	bool str;
+};
+
+#define MDGPUD_CFG_FIELD(key, field, str)				\
+	{ key, offsetof(struct mdgpud_config, field),			\
+	  sizeof(((struct mdgpud_config *)0)->field), str }
+#define MDGPUD_CFG_S(field)	MDGPUD_CFG_FIELD(#field, field, true)
+#define MDGPUD_CFG_V(field)	MDGPUD_CFG_FIELD(#field, field, false)
+
+static const struct mdgpud_config_field mdgpud_config_fields[] = {
+	MDGPUD_CFG_S(socket_path), MDGPUD_CFG_V(socket_mode),
+	MDGPUD_CFG_S(socket_group), MDGPUD_CFG_S(backend),
+	MDGPUD_CFG_S(transport), MDGPUD_CFG_V(sim_fb_mib),
+	MDGPUD_CFG_V(sim_sm_count), MDGPUD_CFG_V(sim_realtime),
+	MDGPUD_CFG_S(cuda_device), MDGPUD_CFG_V(cuda_fb_reserve_mib),
+	MDGPUD_CFG_V(hang_timeout_ms), MDGPUD_CFG_V(module_load_timeout_ms),
+	MDGPUD_CFG_V(worker_start_timeout_ms), MDGPUD_CFG_S(cuda_worker),
+	MDGPUD_CFG_V(worker_sandbox), MDGPUD_CFG_V(worker_uid_base),
+	MDGPUD_CFG_V(worker_uid_count), MDGPUD_CFG_S(worker_user),
+	MDGPUD_CFG_S(worker_group),
+	MDGPUD_CFG_FIELD("worker_seccomp", worker_seccomp_learn, false),
+	MDGPUD_CFG_S(worker_seccomp_allow), MDGPUD_CFG_V(worker_dev),
+	MDGPUD_CFG_V(worker_net), MDGPUD_CFG_V(worker_tmp),
+	MDGPUD_CFG_V(timeslice_us), MDGPUD_CFG_V(policy),
+	MDGPUD_CFG_V(cap_window_us), MDGPUD_CFG_V(log_level),
+	MDGPUD_CFG_V(log_syslog), MDGPUD_CFG_V(ring_entries),
+	MDGPUD_CFG_V(ring_entries_max), MDGPUD_CFG_V(max_vgpus),
+	MDGPUD_CFG_V(max_allocs), MDGPUD_CFG_V(max_handles),
+	MDGPUD_CFG_V(shared_bytes_max), MDGPUD_CFG_V(spin_us),
+	MDGPUD_CFG_V(worker_poll_us), MDGPUD_CFG_V(worker_pollers),
+	MDGPUD_CFG_V(linger_us), MDGPUD_CFG_V(latency_queue_us),
+	MDGPUD_CFG_V(dma_bounce_kib), MDGPUD_CFG_V(host_mib_max),
+	MDGPUD_CFG_S(admin_socket_path), MDGPUD_CFG_V(admin_socket_mode),
+	MDGPUD_CFG_V(uid_max_connections), MDGPUD_CFG_V(uid_max_vgpus),
+	MDGPUD_CFG_V(uid_max_pinned_mib), MDGPUD_CFG_V(uid_limits_exempt),
+	MDGPUD_CFG_FIELD("uid_limits_exempt", nr_uid_limits_exempt, false),
+	MDGPUD_CFG_V(limit_log_interval_s), MDGPUD_CFG_V(handshake_timeout_ms),
+	MDGPUD_CFG_V(ctx_overhead_mib), MDGPUD_CFG_S(parent_pci),
+	MDGPUD_CFG_V(spatial), MDGPUD_CFG_S(mps_control), MDGPUD_CFG_S(mps_dir),
+};
+
+#undef MDGPUD_CFG_S
+#undef MDGPUD_CFG_V
+#undef MDGPUD_CFG_FIELD
+
+unsigned int mdgpud_config_diff(const struct mdgpud_config *a,
+				const struct mdgpud_config *b,
+				void (*fn)(const char *key, void *data),
+				void *data)
+{
+	const char *last = NULL;
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < sizeof(mdgpud_config_fields) /
+			       sizeof(mdgpud_config_fields[0]); i++) {
+		const struct mdgpud_config_field *f = &mdgpud_config_fields[i];
+		const char *fa = (const char *)a + f->off;
+		const char *fb = (const char *)b + f->off;
+
+		if (f->str ? !strncmp(fa, fb, f->size) :
+			     !memcmp(fa, fb, f->size))
+			continue;
+		/* A key of two fields (uid_limits_exempt) counts once. */
+		if (last && !strcmp(last, f->key))
+			continue;
+		last = f->key;
+		n++;
+		if (fn)
+			fn(f->key, data);
+	}
+	return n;
+}
+
+bool mdgpud_config_key_compared(const char *key)
+{
+	for (size_t i = 0; i < sizeof(mdgpud_config_fields) /
+			       sizeof(mdgpud_config_fields[0]); i++)
+		if (!strcmp(mdgpud_config_fields[i].key, key))
+			return true;
+	return false;
 }
 
 /*

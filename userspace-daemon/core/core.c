@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mdgpud core: the event loop (epoll, fd watches, stop/dump requests),
- * GPU-wide settings (type lookup, policy) and the core's lifetime (create,
- * run, destroy).  See core_priv.h for the threading rules.
+ * mdgpud core: the event loop (epoll, fd watches, stop/dump/reload
+ * requests), GPU-wide settings (type lookup, policy, a reload's new
+ * configuration) and the core's lifetime (create, run, destroy).  See core_priv.h for the threading rules.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -107,24 +107,39 @@ void mdgpud_core_poll(struct mdgpud_core *c, int timeout_ms)
 	mdgpud_core_reap_watches(c);
 }
 
-void mdgpud_core_stop(struct mdgpud_core *c)
+/* Async-signal-safe: wake the loop to look at its request flags. */
+static void mdgpud_core_kick(struct mdgpud_core *c)
 {
 	uint64_t one = 1;
 	ssize_t r;
 
-	c->stop_req = 1;
 	r = write(c->ctl_efd, &one, sizeof(one));
 	(void)r;
 }
 
+void mdgpud_core_stop(struct mdgpud_core *c)
+{
+	c->stop_req = 1;
+	mdgpud_core_kick(c);
+}
+
 void mdgpud_core_request_dump(struct mdgpud_core *c)
 {
-	uint64_t one = 1;
-	ssize_t r;
-
 	c->dump_req = 1;
-	r = write(c->ctl_efd, &one, sizeof(one));
-	(void)r;
+	mdgpud_core_kick(c);
+}
+
+void mdgpud_core_request_reload(struct mdgpud_core *c)
+{
+	c->reload_req = 1;
+	mdgpud_core_kick(c);
+}
+
+void mdgpud_core_set_reload_hook(struct mdgpud_core *c, mdgpud_reload_fn fn,
+				 void *data)
+{
+	c->reload_fn = fn;
+	c->reload_data = data;
 }
 
 const struct mdgpud_gpu_info *mdgpud_core_gpu(const struct mdgpud_core *c)
@@ -174,6 +189,55 @@ int mdgpud_core_set_policy(struct mdgpud_core *c, uint32_t policy,
 	}
 	c->cfg.policy = policy;
 	c->cfg.timeslice_us = timeslice_us;
+	return 0;
+}
+
+/* The keys mdgpud_core_reconfigure() applies live. */
+static bool mdgpud_core_key_live(const char *key)
+{
+	return !strcmp(key, "policy") || !strcmp(key, "timeslice_us") ||
+	       !strcmp(key, "log_level");
+}
+
+static void mdgpud_core_reload_key(const char *key, void *data)
+{
+	(void)data;
+	if (mdgpud_core_key_live(key))
+		mdgpud_info("reload: %s applied", key);
+	else
+		mdgpud_warn("reload: %s changed: needs a restart, keeps its running value",
+			    key);
+}
+
+int mdgpud_core_reconfigure(struct mdgpud_core *c,
+			    const struct mdgpud_config *cfg)
+{
+	struct mdgpud_config old = c->cfg;
+	char err[256];
+	int ret;
+
+	ret = mdgpud_config_validate(cfg, err, sizeof(err));
+	if (ret) {
+		mdgpud_err("reload: %s; the running configuration is unchanged",
+			   err);
+		return ret;
+	}
+	/* One call for both: refused, neither changes. */
+	if (cfg->policy != old.policy ||
+	    cfg->timeslice_us != old.timeslice_us) {
+		ret = mdgpud_core_set_policy(c, cfg->policy, cfg->timeslice_us);
+		if (ret) {
+			mdgpud_err("reload: policy/timeslice_us refused: %s; the running configuration is unchanged",
+				   strerror(-ret));
+			return ret;
+		}
+	}
+	if (cfg->log_level != old.log_level) {
+		mdgpud_log_set_level(cfg->log_level);
+		c->cfg.log_level = cfg->log_level;
+	}
+	if (!mdgpud_config_diff(&old, cfg, mdgpud_core_reload_key, NULL))
+		mdgpud_info("reload: no key changed");
 	return 0;
 }
 

@@ -164,9 +164,12 @@ struct mdgpud_core {
 	struct mdgpud_transport *t;
 
 	int epfd;
-	int ctl_efd;			/* stop / dump requests */
+	int ctl_efd;			/* stop / dump / reload requests */
 	volatile sig_atomic_t stop_req;
 	volatile sig_atomic_t dump_req;
+	volatile sig_atomic_t reload_req;
+	mdgpud_reload_fn reload_fn;	/* mdgpud_core_set_reload_hook() */
+	void *reload_data;
 	struct mdgpud_watch *watches;
 
 	pthread_mutex_t lock;		/* vgpus[], nr_vgpus, vGPU stats */

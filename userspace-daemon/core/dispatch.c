@@ -1014,6 +1014,11 @@ int mdgpud_dispatch_run(struct mdgpud_core *c)
 			c->dump_req = 0;
 			mdgpud_core_dump(c);
 		}
+		if (c->reload_req) {
+			c->reload_req = 0;
+			if (c->reload_fn)
+				c->reload_fn(c, c->reload_data);
+		}
 		now = mdgpud_now_ns();
 		if ((++iter & 63) == 0 || now - last_poll >= poll_ns) {
 			mdgpud_core_poll(c, 0);
@@ -1055,7 +1060,7 @@ int mdgpud_dispatch_run(struct mdgpud_core *c)
 		mdgpud_dispatch_arm(c, true);
 		atomic_thread_fence(memory_order_seq_cst);
 		if (!mdgpud_dispatch_scan(c, mdgpud_now_ns()) && !c->stop_req &&
-		    !c->dump_req)
+		    !c->dump_req && !c->reload_req)
 			mdgpud_core_poll(c, c->nr_pending || c->nr_starting ?
 					 MDGPUD_DISPATCH_PENDING_POLL_MS : -1);
 		mdgpud_dispatch_arm(c, false);

@@ -44,10 +44,15 @@ static void mdgpud_log_syslog(void *data, int level, const char *fmt,
 	vsyslog(level, fmt, ap);
 }
 
+void mdgpud_log_set_level(int level)
+{
+	__atomic_store_n(&mdgpud_log_cur_level, level, __ATOMIC_RELAXED);
+}
+
 void mdgpud_log_set(int level, mdgpud_log_fn fn, void *data)
 {
 	pthread_mutex_lock(&mdgpud_log_lock);
-	__atomic_store_n(&mdgpud_log_cur_level, level, __ATOMIC_RELAXED);
+	mdgpud_log_set_level(level);
 	mdgpud_log_cur_fn = fn;
 	mdgpud_log_cur_data = data;
 	pthread_mutex_unlock(&mdgpud_log_lock);

@@ -461,6 +461,70 @@ static void test_mps_dir(void **state)
 	assert_int_equal(mdgpud_config_mps_dir(&c, 3, dir, 4), -ENAMETOOLONG);
 }
 
+/* Collects mdgpud_config_diff()'s keys, space-separated. */
+static void diff_key(const char *key, void *data)
+{
+	char *out = data;
+
+	strcat(out, key);
+	strcat(out, " ");
+}
+
+/*
+ * mdgpud_config_diff() names each changed key once (a reload logs them),
+ * and compares every key Documentation/daemon.md's table lists (the one
+ * list of keys): a key added there and to mdgpud_config_set() but not to
+ * the diff's table would never be reported by a reload.
+ */
+static void test_diff(void **state)
+{
+	struct mdgpud_config a, b;
+	char err[128], keys[256] = "", line[1024];
+	unsigned int nr_keys = 0;
+	bool in_table = false;
+	FILE *f;
+
+	(void)state;
+	mdgpud_config_defaults(&a);
+	mdgpud_config_defaults(&b);
+	assert_int_equal(mdgpud_config_diff(&a, &b, diff_key, keys), 0);
+	assert_int_equal(mdgpud_config_set(&b, "policy", "equal-share", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_set(&b, "max_vgpus", "8", err,
+					   sizeof(err)), 0);
+	/* Two fields, one key; "0" differs from "" only in the count. */
+	assert_int_equal(mdgpud_config_set(&b, "uid_limits_exempt", "0", err,
+					   sizeof(err)), 0);
+	/* The same string, a different tail past its NUL: no change. */
+	memset(b.socket_group + 1, 'x', sizeof(b.socket_group) - 2);
+	assert_int_equal(mdgpud_config_diff(&a, &b, diff_key, keys), 3);
+	assert_string_equal(keys, "policy max_vgpus uid_limits_exempt ");
+	assert_int_equal(mdgpud_config_diff(&a, &b, NULL, NULL), 3);
+
+	f = fopen(MDGPUD_SRCDIR "/Documentation/daemon.md", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char key[64];
+
+		if (!strcmp(line, "## Configuration\n")) {
+			in_table = true;
+			continue;
+		}
+		if (in_table && line[0] == '#')
+			break;
+		if (!in_table || sscanf(line, "| %63[a-z0-9_] |", key) != 1 ||
+		    !strcmp(key, "key"))
+			continue;
+		if (!mdgpud_config_key_compared(key))
+			fail_msg("key '%s' of Documentation/daemon.md is not in mdgpud_config_diff()'s table",
+				 key);
+		nr_keys++;
+	}
+	fclose(f);
+	assert_true(nr_keys > 40);
+	assert_false(mdgpud_config_key_compared("no_such_key"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_mps_dir),
 		cmocka_unit_test(test_worker_sandbox),
 		cmocka_unit_test(test_worker_uids),
+		cmocka_unit_test(test_diff),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

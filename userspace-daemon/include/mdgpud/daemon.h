@@ -185,6 +185,17 @@ int mdgpud_config_load(struct mdgpud_config *cfg, const char *path,
 		       bool optional, char *err, size_t errlen);
 int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 			   size_t errlen);
+/*
+ * Calls fn(key, data) (fn may be NULL) once for each key whose value
+ * differs between a and b, in the order Documentation/daemon.md lists
+ * them; returns how many differ.
+ */
+unsigned int mdgpud_config_diff(const struct mdgpud_config *a,
+				const struct mdgpud_config *b,
+				void (*fn)(const char *key, void *data),
+				void *data);
+/* Whether mdgpud_config_diff() compares key (a test of its table). */
+bool mdgpud_config_key_compared(const char *key);
 /* The first uid of the workers' range, worker_uid_base = auto resolved
  * for the GPU of CUDA ordinal `ordinal`. */
 uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg,
@@ -269,6 +280,25 @@ int mdgpud_core_run(struct mdgpud_core *core);
 void mdgpud_core_stop(struct mdgpud_core *core);
 /* Async-signal-safe: ask run() to log a status dump. */
 void mdgpud_core_request_dump(struct mdgpud_core *core);
+/*
+ * Async-signal-safe: ask run() to call the reload hook, in its thread,
+ * between slices (where the status dump runs).  Without a hook it does
+ * nothing.
+ */
+void mdgpud_core_request_reload(struct mdgpud_core *core);
+typedef void (*mdgpud_reload_fn)(struct mdgpud_core *core, void *data);
+void mdgpud_core_set_reload_hook(struct mdgpud_core *core,
+				 mdgpud_reload_fn fn, void *data);
+/*
+ * Apply cfg, a complete new configuration, from run()'s thread (the
+ * reload hook): validated as at start; the keys that change live
+ * (policy, timeslice_us: mdgpud_core_set_policy(), as the admin requests;
+ * log_level) take their new values; every other key whose value differs
+ * is logged by name as needing a restart and keeps its running value.
+ * 0, or a negative errno with an error logged and nothing changed.
+ */
+int mdgpud_core_reconfigure(struct mdgpud_core *core,
+			    const struct mdgpud_config *cfg);
 /* After run() returned (or was never called): tells every client the
  * daemon is gone, destroys every vGPU (scrubbing its memory), the
  * transport, the scheduler and the backend. */

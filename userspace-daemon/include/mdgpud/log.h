@@ -21,6 +21,8 @@ typedef void (*mdgpud_log_fn)(void *data, int level, const char *fmt,
 
 /* Messages above `level` are dropped.  fn NULL restores stderr. */
 void mdgpud_log_set(int level, mdgpud_log_fn fn, void *data);
+/* The level alone, the sink kept (a reload's log_level). */
+void mdgpud_log_set_level(int level);
 int mdgpud_log_level(void);
 void mdgpud_log_use_syslog(const char *ident);
 /* "err", "warn", "info", "debug" -> level, or -EINVAL. */
