@@ -2,7 +2,8 @@
 /*
  * mdgpud core: the event loop (epoll, fd watches, stop/dump/reload
  * requests), GPU-wide settings (type lookup, policy, a reload's new
- * configuration) and the core's lifetime (create, run, destroy).  See core_priv.h for the threading rules.
+ * configuration) and the core's lifetime (create, run, destroy).  See
+ * core_priv.h for the threading rules.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -205,8 +206,8 @@ static void mdgpud_core_reload_key(const char *key, void *data)
 	if (mdgpud_core_key_live(key))
 		mdgpud_info("reload: %s applied", key);
 	else
-		mdgpud_warn("reload: %s changed: needs a restart, keeps its running value",
-			    key);
+		mdgpud_warn("reload: %s changed: needs a restart, "
+			    "keeps its running value", key);
 }
 
 int mdgpud_core_reconfigure(struct mdgpud_core *c,
@@ -227,8 +228,9 @@ int mdgpud_core_reconfigure(struct mdgpud_core *c,
 	    cfg->timeslice_us != old.timeslice_us) {
 		ret = mdgpud_core_set_policy(c, cfg->policy, cfg->timeslice_us);
 		if (ret) {
-			mdgpud_err("reload: policy/timeslice_us refused: %s; the running configuration is unchanged",
-				   strerror(-ret));
+			mdgpud_err("reload: policy/timeslice_us refused: "
+				   "%s; the running configuration is "
+				   "unchanged", strerror(-ret));
 			return ret;
 		}
 	}
