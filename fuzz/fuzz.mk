@@ -7,7 +7,7 @@
 #   make fuzz                   build and run each harness FUZZ_SECONDS (60)
 #   make fuzz FUZZ_SECONDS=N    one line per harness:
 #                               "fuzz <name>: <execs> execs, <crashes> crashes"
-#   make check-fuzz             the same for 10 s each (part of make check)
+#   make check-fuzz             the same for 5 s each (part of make check)
 #   FUZZ_ARGS=-runs=N make fuzz  more libFuzzer options (here: N execs each)
 #   make fuzz-bins              build only
 #   make fuzz-seeds             rewrite the binary seeds (validate/, hello/, link/)
@@ -21,7 +21,7 @@
 # clang, or Debian's clang-14 alone (without the `clang` package).
 FUZZ_CC ?= $(firstword $(shell command -v clang clang-14 2>/dev/null) clang)
 FUZZ_SECONDS ?= 60
-FUZZ_CHECK_SECONDS ?= 10
+FUZZ_CHECK_SECONDS ?= 5
 F_DIR := $(TOP)/fuzz
 F_OUT := $(BUILD)/fuzz
 F_HARNESSES := validate admin adminconn hello config image link

@@ -9,6 +9,8 @@
 #                        on the plain library and once on a sanitized one
 #   make libcuda-doc     regenerate the entry-point table of
 #                        Documentation/libcuda.md
+#   make check-faults    tests/gpu/faults.sh on the fake libcuda: a worker
+#                        and then mdgpud killed under load (about 25 s)
 #
 # The entry-point table (build/libcuda/entry_points.c) is generated at
 # build time by libcuda/gen-entry-points.py from CUDA_INC's cuda.h and
@@ -30,7 +32,7 @@ C_LDFLAGS := -shared -Wl,-soname,libcuda.so.1 \
 C_GEN := python3 $(C_DIR)/gen-entry-points.py --include $(CUDA_INC) \
 	--src $(C_DIR) --cc "$(CC)"
 
-.PHONY: libcuda check-libcuda libcuda-doc
+.PHONY: libcuda check-libcuda libcuda-doc check-faults
 all: libcuda
 libcuda: $(C_OUT)/libcuda.so.1
 
@@ -130,6 +132,16 @@ check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(TOP)/Documentation/libcuda.md
 
 check: check-libcuda
+
+# The fault-injection script of the GPU machine, run on CI's fake
+# libcuda: the daemon's and the workers' side of a worker's and the
+# supervisor's SIGKILL (tests/gpu/faults.sh says what the fake leaves out).
+check-faults: $(BUILD)/mdgpud $(BUILD)/mdgpud-worker $(C_OUT)/libcuda.so.1 		$(BUILD)/mdgpuctl $(CUDA_FAKE)
+	shellcheck -x $(TOP)/tests/gpu/faults.sh
+	OUT=$(BUILD)/faults MDGPU_FAKE_CUDA=$(dir $(CUDA_FAKE)) \
+		$(TOP)/tests/gpu/faults.sh
+
+check: check-faults
 
 libcuda-doc:
 	$(C_GEN) --doc $(C_OUT)/entry-points.md

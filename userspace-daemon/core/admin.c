@@ -358,6 +358,7 @@ static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 {
 	uint64_t gpu_ns = 0, cmds = 0, errs = 0, bytes = 0, fb_used = 0,
 		 fb_quota = 0;
+	struct mdgpud_core_totals t;
 	char name[64], bus_id[sizeof(c->gpu.bus_id)], parent[MDGPU_NAME_LEN];
 	const char *mdev_parent = c->tops && c->t && c->tops->mdev_parent ?
 				  c->tops->mdev_parent(c->t) : NULL;
@@ -373,6 +374,7 @@ static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 		fb_used += mdgpud_memtab_used(v->mem);
 		fb_quota += mdgpud_memtab_quota(v->mem);
 	}
+	t = c->totals;
 	pthread_mutex_unlock(&c->lock);
 	if (mdgpud_admin_append(buf, len, cap,
 		"protocol=%d backend=%s gpu=%s bus_id=%s transport=%s"
@@ -381,7 +383,9 @@ static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 		" fb_quota_sum=%" PRIu64 " fb_used=%" PRIu64
 		" policy=%s timeslice_us=%u cap_window_us=%" PRIu64
 		" gpu_ns=%" PRIu64 " commands=%" PRIu64 " errors=%" PRIu64
-		" bytes_copied=%" PRIu64 "\n",
+		" bytes_copied=%" PRIu64 " vgpus_created=%" PRIu64
+		" vgpus_destroyed=%" PRIu64 " hangs=%" PRIu64
+		" contexts_lost=%" PRIu64 "\n",
 		MDGPUD_ADMIN_PROTOCOL, c->bops->name,
 		mdgpud_admin_token(c->gpu.name, name, sizeof(name)),
 		mdgpud_admin_token(c->gpu.bus_id, bus_id, sizeof(bus_id)),
@@ -391,7 +395,8 @@ static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 		(uint64_t)c->gpu.fb_size, c->nr_vgpus, c->cfg.max_vgpus,
 		fb_quota, fb_used, mdgpud_admin_policy_name(c->cfg.policy),
 		c->cfg.timeslice_us, c->cfg.cap_window_us, gpu_ns, cmds, errs,
-		bytes))
+		bytes, t.vgpus_created, t.vgpus_destroyed, t.hangs,
+		t.ctx_losses))
 		return mdgpud_admin_fail(buf, len, cap, ENOMEM, "out of memory");
 	return 0;
 }
@@ -429,6 +434,7 @@ static int mdgpud_admin_metrics(struct mdgpud_core *c, char **buf,
 	st = calloc(c->cfg.max_vgpus, sizeof(*st));
 	if (!st)
 		return mdgpud_admin_fail(buf, len, cap, ENOMEM, "out of memory");
+	mdgpud_core_totals(c, &g.totals);
 	n = mdgpud_core_stats(c, st, c->cfg.max_vgpus);
 	f = open_memstream(&text, &text_len);
 	if (!f) {

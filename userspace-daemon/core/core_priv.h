@@ -176,6 +176,7 @@ struct mdgpud_core {
 	struct mdgpud_vgpu **vgpus;
 	uint32_t nr_vgpus;
 	uint32_t next_id;
+	struct mdgpud_core_totals totals;	/* under lock */
 
 	struct mdgpud_limits *limits;	/* per-uid accounting (limits.c) */
 	uint32_t nr_pending;		/* vGPUs with a pending command */

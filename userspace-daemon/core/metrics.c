@@ -268,6 +268,23 @@ static void mdgpud_metrics_gpu_wide(FILE *f,
 		 g->cap_window_us / 1000000, g->cap_window_us % 1000000);
 	mdgpud_metrics_gpu_sample(f, g, "mdgpu_cap_window_seconds", "gauge",
 				  "Window over which caps are enforced.", v);
+	snprintf(v, sizeof(v), "%" PRIu64, g->totals.vgpus_created);
+	mdgpud_metrics_gpu_sample(f, g, "mdgpu_vgpus_created_total",
+				  "counter",
+				  "vGPUs created since the daemon started.", v);
+	snprintf(v, sizeof(v), "%" PRIu64, g->totals.vgpus_destroyed);
+	mdgpud_metrics_gpu_sample(f, g, "mdgpu_vgpus_destroyed_total",
+				  "counter",
+				  "vGPUs destroyed since the daemon started.", v);
+	snprintf(v, sizeof(v), "%" PRIu64, g->totals.hangs);
+	mdgpud_metrics_gpu_sample(f, g, "mdgpu_gpu_hangs_total", "counter",
+				  "GPU contexts lost to the hang bound since the daemon started, destroyed vGPUs included.",
+				  v);
+	snprintf(v, sizeof(v), "%" PRIu64, g->totals.ctx_losses);
+	mdgpud_metrics_gpu_sample(f, g, "mdgpu_gpu_contexts_lost_total",
+				  "counter",
+				  "GPU contexts lost otherwise than by a hang since the daemon started, destroyed vGPUs included.",
+				  v);
 }
 
 int mdgpud_metrics_write(FILE *f, const struct mdgpud_metrics_gpu *g,

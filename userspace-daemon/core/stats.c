@@ -90,6 +90,13 @@ uint64_t mdgpud_core_fb_used(struct mdgpud_core *c)
 	return s;
 }
 
+void mdgpud_core_totals(struct mdgpud_core *c, struct mdgpud_core_totals *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->totals;
+	pthread_mutex_unlock(&c->lock);
+}
+
 uint32_t mdgpud_core_nr_vgpus(struct mdgpud_core *c)
 {
 	uint32_t n;

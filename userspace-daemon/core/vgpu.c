@@ -346,6 +346,7 @@ int mdgpud_vgpu_create(struct mdgpud_core *c,
 
 	pthread_mutex_lock(&c->lock);
 	c->vgpus[c->nr_vgpus++] = v;
+	c->totals.vgpus_created++;
 	pthread_mutex_unlock(&c->lock);
 	mdgpud_info("vgpu %u: created, type %s, quota %" PRIu64
 		    " MiB, ring %u, aperture %" PRIu64 " MiB", v->id, t->name,
@@ -459,6 +460,7 @@ void mdgpud_vgpu_destroy(struct mdgpud_vgpu *v)
 	for (uint32_t i = 0; i < c->nr_vgpus; i++) {
 		if (c->vgpus[i] == v) {
 			c->vgpus[i] = c->vgpus[--c->nr_vgpus];
+			c->totals.vgpus_destroyed++;
 			break;
 		}
 	}
@@ -511,10 +513,13 @@ void mdgpud_vgpu_mark_lost(struct mdgpud_vgpu *v, int st, uint64_t code)
 	pthread_mutex_lock(&v->core->lock);
 	v->ctx_err = st;
 	v->ctx_err_code = code;
-	if (st == -ETIMEDOUT)
+	if (st == -ETIMEDOUT) {
 		v->hangs++;
-	else
+		v->core->totals.hangs++;
+	} else {
 		v->ctx_losses++;
+		v->core->totals.ctx_losses++;
+	}
 	pthread_mutex_unlock(&v->core->lock);
 	mdgpud_warn("vgpu %u: GPU context %s: commands fail (%s) until a "
 		    "reset", v->id, st == -ETIMEDOUT ? "hung and destroyed" :

@@ -414,6 +414,10 @@ static void test_list(void **state)
 	assert_string_equal(kv_str(resp, "policy", s, sizeof(s)),
 			    "best-effort");
 	assert_int_equal(kv(resp, "timeslice_us"), MDGPU_TIMESLICE_US_DEFAULT);
+	assert_int_equal(kv(resp, "vgpus_created"), 2);
+	assert_int_equal(kv(resp, "vgpus_destroyed"), 0);
+	assert_int_equal(kv(resp, "hangs"), 0);
+	assert_int_equal(kv(resp, "contexts_lost"), 0);
 
 	assert_int_equal(admin_req(d, "version", resp, sizeof(resp)), 0);
 	assert_int_equal(kv(resp, "protocol"), MDGPUD_ADMIN_PROTOCOL);
@@ -427,6 +431,11 @@ static void test_list(void **state)
 	assert_int_equal(admin_req(d, "list", resp, sizeof(resp)), 0);
 	assert_false(list_line(resp, ia, la, sizeof(la)));
 	assert_true(list_line(resp, ib, lb, sizeof(lb)));
+	/* ... and stays counted in the daemon's lifetime totals. */
+	assert_int_equal(admin_req(d, "stats", resp, sizeof(resp)), 0);
+	assert_int_equal(kv(resp, "vgpus"), 1);
+	assert_int_equal(kv(resp, "vgpus_created"), 2);
+	assert_int_equal(kv(resp, "vgpus_destroyed"), 1);
 	mdgpu_close(b);
 }
 

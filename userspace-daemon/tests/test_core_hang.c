@@ -496,6 +496,7 @@ static void test_hang_contained(void **state)
 	struct env *e = *state;
 	struct tenant_b tb = { .e = e };
 	struct mdgpud_vgpu_stats sa, sb;
+	struct mdgpud_core_totals totals;
 	struct mdgpu_cmd c;
 	struct mdgpu_cpl cpl;
 	pthread_t tid;
@@ -551,6 +552,9 @@ static void test_hang_contained(void **state)
 	assert_int_equal(sa.ctx_lost, 1);
 	assert_int_equal(sb.hangs, 0);
 	assert_int_equal(sb.ctx_lost, 0);
+	mdgpud_core_totals(e->core, &totals);
+	assert_int_equal(totals.hangs, 1);
+	assert_int_equal(totals.ctx_losses, 0);
 	/* The hung slice was charged to A: it held the GPU that long. */
 	assert_true(sa.gpu_ns >= HANG_MS * 1000000ull);
 

@@ -2019,6 +2019,56 @@ static void test_orphaned_worker_exits(void **state)
 	assert_true(pid_gone(worker));
 }
 
+/*
+ * The same with the worker blocked in the driver: an endless kernel holds
+ * the synchronize of its teardown, so its idle check never runs; its
+ * orphan watch ends it 2 s after the supervisor went.
+ */
+static void test_orphaned_hung_worker_exits(void **state)
+{
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	struct timespec t0;
+	int pfd[2];
+	pid_t sup, worker = -1;
+	int status;
+	double secs;
+
+	(void)state;
+	REQUIRE_GPU();
+	assert_int_equal(pipe(pfd), 0);
+	sup = fork();
+	assert_true(sup >= 0);
+	if (sup == 0) {
+		struct mdgpud_bctx *ctx;
+		uint64_t mod, fn;
+		pid_t w = -1;
+
+		if (!ops->ctx_create(be, 17, &ctx) &&
+		    !ops->module_load(ctx, MDGPU_MODULE_PTX, loop_ptx,
+				      sizeof(loop_ptx), &mod) &&
+		    !ops->func_get(ctx, mod, "forever", &fn, NULL) &&
+		    !test_launch(ops, ctx, 0, fn, one, one, 0, NULL, 0))
+			w = mdgpud_backend_cuda_worker_pid(ctx);
+		if (write(pfd[1], &w, sizeof(w)) != sizeof(w))
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &worker, sizeof(worker)),
+			 sizeof(worker));
+	close(pfd[0]);
+	assert_int_equal(waitpid(sup, &status, 0), sup);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_true(worker > 0);
+	for (int i = 0; i < 1000 && !pid_gone(worker); i++)
+		usleep(10000);
+	secs = secs_since(&t0);
+	fprintf(stderr, "a worker with an endless kernel outlived its "
+		"supervisor by %.2f s\n", secs);
+	assert_true(pid_gone(worker));
+	assert_true(secs >= 1.5);	/* not the idle path: it was blocked */
+}
+
 /* open() failures need no GPU: a missing worker; a driver without device. */
 static uint64_t mono_ns(void)
 {
@@ -3351,6 +3401,7 @@ int main(void)
 #endif
 		cmocka_unit_test(test_worker_fds),
 		cmocka_unit_test(test_orphaned_worker_exits),
+		cmocka_unit_test(test_orphaned_hung_worker_exits),
 		cmocka_unit_test(test_slice_hints),
 		cmocka_unit_test(test_sandbox_worker),
 		cmocka_unit_test(test_sandbox_downgrade),

@@ -31,6 +31,8 @@ static struct mdgpud_metrics_gpu gpu(void)
 		.version = "1.0", .fb_size = 80ULL << 30, .sm_count = 132,
 		.max_vgpus = 64, .timeslice_us = 2500,
 		.cap_window_us = 100000,
+		.totals = { .vgpus_created = 11, .vgpus_destroyed = 10,
+			    .hangs = 3, .ctx_losses = 4 },
 	};
 }
 
@@ -118,6 +120,12 @@ static void test_samples(void **state)
 	has_line(t, "mdgpu_timeslice_seconds{gpu=\"2\",bus_id=\"0000:65:00.0\"} 0.002500");
 	has_line(t, "mdgpu_cap_window_seconds{gpu=\"2\",bus_id=\"0000:65:00.0\"} 0.100000");
 	has_line(t, "mdgpu_vgpus{gpu=\"2\",bus_id=\"0000:65:00.0\"} 1");
+	/* The daemon's lifetime counts, destroyed vGPUs included. */
+	has_line(t, "mdgpu_vgpus_created_total{gpu=\"2\",bus_id=\"0000:65:00.0\"} 11");
+	has_line(t, "mdgpu_vgpus_destroyed_total{gpu=\"2\",bus_id=\"0000:65:00.0\"} 10");
+	has_line(t, "mdgpu_gpu_hangs_total{gpu=\"2\",bus_id=\"0000:65:00.0\"} 3");
+	has_line(t, "mdgpu_gpu_contexts_lost_total{gpu=\"2\",bus_id=\"0000:65:00.0\"} 4");
+	has_line(t, "# TYPE mdgpu_gpu_hangs_total counter");
 	free(t);
 }
 
@@ -252,8 +260,8 @@ static void test_framing(void **state)
 					 0);
 		}
 	}
-	/* 10 GPU-wide, 17 per-vGPU, the histogram */
-	assert_int_equal(types, 28);
+	/* 14 GPU-wide, 17 per-vGPU, the histogram */
+	assert_int_equal(types, 32);
 	free(t);
 	/* No vGPU: heads and GPU-wide samples only. */
 	t = write_all(&g, NULL, 0);

@@ -16,6 +16,12 @@
  * deadline; those still queued then are drained and not counted.  Prints
  * "kernels N", "seconds S" (the timed loop's wall time) and exits 0, or
  * prints "error ..." and exits 1.
+ *
+ * With SPIN_PROGRESS_MS=N in the environment (1..60000) it also prints
+ * "at MS kernels N" whenever N ms have passed since the last such line:
+ * the kernels counted so far, MS the milliseconds since GOFILE was seen
+ * (tests/gpu/faults.sh reads the throughput around an injected fault
+ * from them).  An error line then ends in "at MS" as well.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
@@ -37,14 +43,20 @@
 #define SPIN_US_MAX	1000000ul
 /* How long to wait for GOFILE, in 1 ms polls. */
 #define GO_WAIT_POLLS	120000
+#define PROGRESS_MS_MAX	60000ul
+
+/* When GOFILE was seen (0 before), and SPIN_PROGRESS_MS in ns (0: off). */
+static uint64_t go_ns;
+static uint64_t progress_ns;
 
 #define CK(call) do {							\
 	CUresult r_ = (call);						\
 	if (r_ != CUDA_SUCCESS) {					\
 		const char *n_ = NULL;					\
 		cuGetErrorName(r_, &n_);				\
-		printf("error %d %s at %s\n", (int)r_, n_ ? n_ : "?",	\
+		printf("error %d %s at %s", (int)r_, n_ ? n_ : "?",	\
 		       #call);						\
+		error_time();						\
 		return 1;						\
 	}								\
 } while (0)
@@ -55,6 +67,15 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Ends an error line: " at MS" (since GOFILE) when progress is on. */
+static void error_time(void)
+{
+	if (progress_ns && go_ns)
+		printf(" at %" PRIu64, (now_ns() - go_ns) / 1000000u);
+	printf("\n");
+	fflush(stdout);
 }
 
 /* A decimal number in [1, max], else 0. */
@@ -114,6 +135,7 @@ static int spin(CUfunction fn, CUstream st, CUevent *ev, uint64_t spin_ns,
 	void *params[] = { &ns };
 	uint64_t issued = 0, done = 0, count = 0;
 	uint64_t start = now_ns(), deadline = start + duration_ns;
+	uint64_t shown = start;
 
 	for (;;) {
 		bool late = now_ns() >= deadline;
@@ -132,6 +154,12 @@ static int spin(CUfunction fn, CUstream st, CUevent *ev, uint64_t spin_ns,
 			if (now_ns() <= deadline)
 				count += SPIN_BATCH;
 			done++;
+			if (progress_ns && now_ns() - shown >= progress_ns) {
+				shown = now_ns();
+				printf("at %" PRIu64 " kernels %" PRIu64 "\n",
+				       (shown - go_ns) / 1000000u, count);
+				fflush(stdout);
+			}
 		}
 	}
 	*kernels = count;
@@ -141,6 +169,7 @@ static int spin(CUfunction fn, CUstream st, CUevent *ev, uint64_t spin_ns,
 
 int main(int argc, char **argv)
 {
+	const char *progress = getenv("SPIN_PROGRESS_MS");
 	unsigned long seconds, spin_us = 1000;
 	uint64_t kernels = 0, wall_ns = 0;
 	CUevent ev[SPIN_DEPTH];
@@ -161,9 +190,12 @@ int main(int argc, char **argv)
 	seconds = parse_ul(argv[2], SECONDS_MAX);
 	if (argc == 5)
 		spin_us = parse_ul(argv[4], SPIN_US_MAX);
-	if (!seconds || !spin_us) {
-		fprintf(stderr, "SECONDS: 1..%lu, SPIN_US: 1..%lu\n",
-			SECONDS_MAX, SPIN_US_MAX);
+	if (progress)
+		progress_ns = parse_ul(progress, PROGRESS_MS_MAX) * 1000000ull;
+	if (!seconds || !spin_us || (progress && !progress_ns)) {
+		fprintf(stderr, "SECONDS: 1..%lu, SPIN_US: 1..%lu, "
+			"SPIN_PROGRESS_MS: 1..%lu\n", SECONDS_MAX,
+			SPIN_US_MAX, PROGRESS_MS_MAX);
 		return 2;
 	}
 	ptx = read_ptx(argv[1]);
@@ -189,6 +221,7 @@ int main(int argc, char **argv)
 		       GO_WAIT_POLLS / 1000);
 		return 1;
 	}
+	go_ns = now_ns();
 	ret = spin(fn, st, ev, (uint64_t)spin_us * 1000,
 		   (uint64_t)seconds * 1000000000ull, &kernels, &wall_ns);
 	if (ret)

@@ -271,6 +271,18 @@ struct mdgpud_vgpu_stats {
 					 * at UINT64_MAX (584 years) */
 };
 
+/*
+ * Counts over the daemon's lifetime, destroyed vGPUs included: what an
+ * operator's monitoring still sees after a tenant whose context was lost
+ * has gone (its vGPU, and the vGPU's own counters, with it).
+ */
+struct mdgpud_core_totals {
+	uint64_t vgpus_created;
+	uint64_t vgpus_destroyed;
+	uint64_t hangs;			/* contexts lost to the hang bound */
+	uint64_t ctx_losses;		/* contexts lost otherwise */
+};
+
 int mdgpud_core_create(const struct mdgpud_config *cfg,
 		       struct mdgpud_core **out);
 /* Runs the event loop and dispatcher until mdgpud_core_stop() (a stop
@@ -310,6 +322,8 @@ const struct mdgpud_config *mdgpud_core_config(const struct mdgpud_core *c);
 /* Backend-wide: bytes reserved by all vGPUs together. */
 uint64_t mdgpud_core_fb_used(struct mdgpud_core *c);
 uint32_t mdgpud_core_nr_vgpus(struct mdgpud_core *c);
+/* The daemon's lifetime counts, a snapshot. */
+void mdgpud_core_totals(struct mdgpud_core *c, struct mdgpud_core_totals *out);
 /* Snapshot of every vGPU's stats; returns the count (<= max). */
 size_t mdgpud_core_stats(struct mdgpud_core *c, struct mdgpud_vgpu_stats *out,
 			 size_t max);

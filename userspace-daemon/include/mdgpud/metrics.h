@@ -49,6 +49,7 @@ struct mdgpud_metrics_gpu {
 	uint32_t max_vgpus;
 	uint32_t timeslice_us;
 	uint64_t cap_window_us;
+	struct mdgpud_core_totals totals;	/* the daemon's lifetime */
 };
 
 /*

@@ -466,10 +466,19 @@ FAKE_EXPORT mdgpud_cu_result cuCtxSynchronize(void)
 	return fake_sticky;
 }
 
+/*
+ * A 4 GiB GPU with 1 GiB in use, or MDGPUD_FAKE_CUDA_MEM_GIB (2..1024)
+ * GiB: scripts that run many vGPUs on the fake (tests/gpu/faults.sh).
+ */
 FAKE_EXPORT mdgpud_cu_result cuMemGetInfo_v2(size_t *free_b, size_t *total)
 {
-	*free_b = 3ull << 30;
-	*total = 4ull << 30;
+	const char *s = getenv("MDGPUD_FAKE_CUDA_MEM_GIB");
+	unsigned long gib = s ? strtoul(s, NULL, 10) : 0;
+
+	if (gib < 2 || gib > 1024)
+		gib = 4;
+	*free_b = (size_t)(gib - 1) << 30;
+	*total = (size_t)gib << 30;
 	return 0;
 }
 

@@ -8,10 +8,48 @@
  */
 #include "worker.h"
 
+#include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MDGPUD_WORKER_IDLE_CHECK_MS	200
+/* How long a worker outlives its supervisor at most (the watch below). */
+#define MDGPUD_WORKER_ORPHAN_GRACE_MS	2000
+#define MDGPUD_WORKER_EXIT_ORPHANED	67
+
+/*
+ * The worker's own bound on outliving its supervisor.  The request loop
+ * notices a vanished supervisor whenever it sleeps, then drains, scrubs,
+ * frees and exits (mdgpud_worker_serve_wait, mdgpud_worker_context_
+ * teardown); a worker blocked in the driver never gets there: a kernel
+ * that never ends holds the teardown's synchronize, or a synchronize
+ * whose bound was the supervisor's.  This thread looks every
+ * MDGPUD_WORKER_IDLE_CHECK_MS and, once the supervisor has been gone for
+ * MDGPUD_WORKER_ORPHAN_GRACE_MS, ends the process: the driver destroys
+ * its context, the kernel with it, and frees its memory, as for any
+ * killed worker (Documentation/cuda-backend.md, "Worker lifecycle":
+ * what the driver leaves in such memory).  Reparenting is final, so the
+ * count never resets.
+ */
+static void *mdgpud_worker_orphan_watch(void *arg)
+{
+	const struct mdgpud_worker *w = arg;
+	const struct timespec tick = {
+		0, MDGPUD_WORKER_IDLE_CHECK_MS * 1000000L };
+	unsigned int gone_ms = 0;
+
+	for (;;) {
+		nanosleep(&tick, NULL);
+		if (getppid() == w->sup_pid)
+			continue;
+		gone_ms += MDGPUD_WORKER_IDLE_CHECK_MS;
+		if (gone_ms >= MDGPUD_WORKER_ORPHAN_GRACE_MS)
+			_exit(MDGPUD_WORKER_EXIT_ORPHANED);
+	}
+	return NULL;
+}
 
 /*
  * Spins until req_tail != head (true, *tail set) or until the later of
@@ -185,6 +223,20 @@ int mdgpud_worker_serve(struct mdgpud_worker *w)
 	uint32_t head = atomic_load(&shm->done);
 	uint32_t tail = head;
 	uint64_t t_prev = 0;
+	pthread_attr_t attr;
+	pthread_t watch;
+
+	/* Without the watch the worker still serves: the loop's own check
+	 * covers every supervisor death but one under a blocked driver call. */
+	if (!pthread_attr_init(&attr)) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 64 * 1024);
+		if (pthread_create(&watch, &attr, mdgpud_worker_orphan_watch, w))
+			fprintf(stderr, "mdgpud-worker: vgpu %u: no orphan "
+				"watch thread: blocked in the driver, it would "
+				"outlive a killed supervisor\n", w->vgpu_id);
+		pthread_attr_destroy(&attr);
+	}
 
 	for (;;) {
 		struct mdgpud_cuda_rpc_slot *s;
