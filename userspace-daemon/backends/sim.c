@@ -117,6 +117,7 @@ static int mdgpud_sim_open(const struct mdgpud_backend_cfg *cfg,
 	strcpy(info->name, "mdgpu sim");
 	strcpy(info->bus_id, "sim0");
 	info->fb_size = cfg->fb_size;
+	info->ctx_pinned = cfg->sim_ctx_pinned;
 	info->sm_count = cfg->sm_count;
 	info->kind = MDGPU_BACKEND_SIM;
 	mdgpud_sim_device_info(&info->dev, cfg->sm_count, cfg->fb_size);

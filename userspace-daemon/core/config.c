@@ -213,6 +213,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("sim_fb_mib", 1, 1ULL << 24, sim_fb_mib)
 	U("sim_sm_count", 1, 1024, sim_sm_count)
 	U("sim_realtime", 0, 1, sim_realtime)
+	U("sim_ctx_pinned_kib", 0, 1ULL << 24, sim_ctx_pinned_kib)
 	U("cuda_fb_reserve_mib", 0, 1ULL << 24, cuda_fb_reserve_mib)
 	U("hang_timeout_ms", 100, 600000, hang_timeout_ms)
 	U("module_load_timeout_ms", 100, 3600000, module_load_timeout_ms)
@@ -420,6 +421,7 @@ static const struct mdgpud_config_field mdgpud_config_fields[] = {
 	MDGPUD_CFG_S(socket_group), MDGPUD_CFG_S(backend),
 	MDGPUD_CFG_S(transport), MDGPUD_CFG_V(sim_fb_mib),
 	MDGPUD_CFG_V(sim_sm_count), MDGPUD_CFG_V(sim_realtime),
+	MDGPUD_CFG_V(sim_ctx_pinned_kib),
 	MDGPUD_CFG_S(cuda_device), MDGPUD_CFG_V(cuda_fb_reserve_mib),
 	MDGPUD_CFG_V(hang_timeout_ms), MDGPUD_CFG_V(module_load_timeout_ms),
 	MDGPUD_CFG_V(worker_start_timeout_ms), MDGPUD_CFG_S(cuda_worker),

@@ -310,6 +310,7 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.module_load_timeout_ms = cfg->module_load_timeout_ms;
 	bcfg.worker_start_timeout_ms = cfg->worker_start_timeout_ms;
 	bcfg.sm_count = cfg->sim_sm_count;
+	bcfg.sim_ctx_pinned = cfg->sim_ctx_pinned_kib << 10;
 	bcfg.sim_realtime = cfg->sim_realtime;
 	bcfg.worker_path = cfg->cuda_worker[0] ? cfg->cuda_worker : NULL;
 	bcfg.sandbox = cfg->worker_sandbox;

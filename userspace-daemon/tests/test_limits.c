@@ -489,6 +489,38 @@ static void test_pinned(void **state)
 	daemon_stop(d);
 }
 
+/*
+ * What the backend pins for each context (the cuda backend's 16 MiB
+ * staging area; the sim imitates it with sim_ctx_pinned_kib) is charged
+ * with the aperture: with 16 MiB per context and a 40 MiB limit, one 1g
+ * vGPU with 16 MiB of host area (8 + 16 + 16 = 40 MiB) fits, a second
+ * one with no host area (8 + 16 = 24 MiB) does not; all of it goes back
+ * with the connection.
+ */
+static void test_pinned_ctx(void **state)
+{
+	struct daemon *d;
+	int a, fd;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	d = daemon_start(4096, "uid_max_pinned_mib=40;sim_ctx_pinned_kib=16384");
+	assert_int_equal(mdgpud_core_gpu(d->core)->ctx_pinned, 16 * MIB);
+	log_expect("uid 4242: pinned host bytes limit");
+	a = open_vgpu_as(d, UID_A, "1g", 16 * MIB);
+	assert_int_equal(usage_of(d, UID_A).used[MDGPUD_LIMIT_PINNED],
+			 40 * MIB);
+	fd = connect_as(d, UID_A);
+	assert_int_equal(handshake(fd, "1g", 0, NULL), -ENOMEM);
+	expect_hangup(fd);
+	close(fd);
+	assert_int_equal(usage_of(d, UID_A).refused[MDGPUD_LIMIT_PINNED], 1);
+	close(a);
+	wait_conns(d, UID_A, 0);
+	assert_int_equal(usage_of(d, UID_A).used[MDGPUD_LIMIT_PINNED], 0);
+	daemon_stop(d);
+}
+
 /* ---------------------------------------------------------------- */
 /* Handshake timeout                                                */
 
@@ -730,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_exempt_list_syntax),
 		cmocka_unit_test(test_vgpus),
 		cmocka_unit_test(test_pinned),
+		cmocka_unit_test(test_pinned_ctx),
 		cmocka_unit_test(test_handshake_timeout),
 		cmocka_unit_test(test_ctx_overhead),
 		cmocka_unit_test(test_measure_ctx_overhead),

@@ -326,7 +326,7 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 	struct mdgpud_transport *t = cl->t;
 	const struct mdgpud_gpu_info *gpu = mdgpud_core_gpu(t->core);
 	struct mdgpud_vgpu_params p = { 0 };
-	uint64_t quota, ring_bytes, type_ap;
+	uint64_t quota, ring_bytes, type_ap, pinned;
 	uint32_t type_id, entries;
 	int ret;
 
@@ -351,6 +351,9 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 	/* The zero-copy host area follows the type's aperture, whole pages;
 	 * host_mib_max bounds it, so no overflow. */
 	cl->ap_size = type_ap + ((h->host_bytes + 4095) & ~4095ULL);
+	/* What the uid pins: the aperture memfd and what the backend pins
+	 * for the vGPU's context (bounded by the backend, 16 MiB on cuda). */
+	pinned = cl->ap_size + gpu->ctx_pinned;
 
 	/* The uid's limits, before any memory is allocated for it. */
 	ret = mdgpud_limits_charge(t->limits, cl->uid, MDGPUD_LIMIT_VGPUS, 1);
@@ -358,10 +361,10 @@ static int mdgpud_sock_handshake(struct mdgpud_sock_client *cl,
 		goto limited;
 	cl->charged_vgpu = true;
 	ret = mdgpud_limits_charge(t->limits, cl->uid, MDGPUD_LIMIT_PINNED,
-				   cl->ap_size);
+				   pinned);
 	if (ret)
 		goto limited;
-	cl->charged_pinned = cl->ap_size;
+	cl->charged_pinned = pinned;
 
 	ring_bytes = MDGPU_SOCK_CTRL_SIZE + MDGPU_RING_BYTES(entries);
 	cl->ring_map_size = (size_t)ring_bytes;

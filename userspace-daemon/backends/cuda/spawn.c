@@ -358,6 +358,10 @@ static void mdgpud_cuda_gpu_info(struct mdgpud_backend *be,
 	be->info.ordinal = probe->ordinal;
 	be->info.sm_count = probe->sm_count;
 	be->info.kind = MDGPU_BACKEND_CUDA;
+	/* The staging area, which each worker registers with the driver
+	 * (cuMemHostRegister: pinned) for its whole life. */
+	be->info.ctx_pinned = (MDGPUD_CUDA_RPC_STAGING_BYTES + 4095u) &
+			      ~(uint64_t)4095u;
 	mdgpud_cuda_info_from_probe(&be->info.dev, probe);
 	mdgpud_cuda_prio_range(be, probe->prio_least, probe->prio_greatest);
 	if (cfg->fb_size)

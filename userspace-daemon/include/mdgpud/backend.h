@@ -38,6 +38,10 @@ struct mdgpud_gpu_info {
 	int ordinal;		/* cuda: the CUDA ordinal it was found at;
 				 * sim: 0 */
 	uint64_t fb_size;	/* bytes the daemon may partition */
+	uint64_t ctx_pinned;	/* host bytes the backend pins for each
+				 * context of its own (cuda: the worker's
+				 * staging area): charged to a socket
+				 * client's uid with its aperture */
 	uint32_t sm_count;
 	uint32_t kind;		/* enum mdgpu_backend_kind */
 	/*
@@ -72,6 +76,7 @@ struct mdgpud_backend_cfg {
 				 * free memory minus fb_reserve */
 	uint64_t fb_reserve;	/* cuda: bytes kept back for contexts */
 	uint32_t sm_count;	/* sim: simulated SMs */
+	uint64_t sim_ctx_pinned;	/* sim: gpu_info.ctx_pinned to report */
 	int sim_realtime;	/* sim: SPIN_NS also sleeps in real time */
 	const char *worker_path; /* cuda: mdgpud-worker binary, NULL = auto */
 	uint32_t hang_timeout_ms; /* cuda: bound of every wait for a worker

@@ -69,6 +69,7 @@ struct mdgpud_config {
 	uint64_t sim_fb_mib;		/* sim_fb_mib */
 	uint32_t sim_sm_count;		/* sim_sm_count */
 	int sim_realtime;		/* sim_realtime = 0 | 1 */
+	uint64_t sim_ctx_pinned_kib;	/* sim_ctx_pinned_kib */
 	char cuda_device[MDGPU_GPU_SELECT_LEN];	/* cuda_device: an ordinal,
 						 * PCI bus id or GPU UUID in
 						 * canonical form
