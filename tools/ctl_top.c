@@ -118,13 +118,14 @@ static void ctl_top_frame(FILE *f, const struct ctl_top_sample *a,
 			  const struct ctl_top_sample *b)
 {
 	double dt = (double)(b->t_ns - a->t_ns) / 1e9, total = 0;
-	char gpu[64], backend[32], policy[32], when[32];
+	char gpu[64], bus_id[32], backend[32], policy[32], when[32];
 	time_t now = time(NULL);
 	struct tm tm;
 
 	localtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	ctl_kv_str(b->stats, "gpu", gpu, sizeof(gpu));
+	ctl_kv_str(b->stats, "bus_id", bus_id, sizeof(bus_id));
 	ctl_kv_str(b->stats, "backend", backend, sizeof(backend));
 	ctl_kv_str(b->stats, "policy", policy, sizeof(policy));
 	for (size_t i = 0; i < b->n; i++) {
@@ -134,17 +135,18 @@ static void ctl_top_frame(FILE *f, const struct ctl_top_sample *a,
 			total += (double)(b->rows[i].gpu_ns - p->gpu_ns);
 	}
 	total = total / 1e9 / dt * 100;
-	fprintf(f, "mdgpuctl top  %s  interval %.2f s  GPU %s (%s)  policy %s  vGPUs %zu  util %.1f%%\n",
-		when, dt, gpu, backend, policy, b->n,
+	fprintf(f, "mdgpuctl top  %s  interval %.2f s  GPU %s at %s (%s)  policy %s  vGPUs %zu  util %.1f%%\n",
+		when, dt, gpu, bus_id, backend, policy, b->n,
 		total > 100 ? 100 : total);
-	fprintf(f, "%6s %-8s %6s %4s %4s %6s %11s %11s %10s %9s %s\n",
+	fprintf(f, "%6s %-8s %6s %4s %4s %6s %11s %11s %10s %9s %-8s %s\n",
 		"VGPU", "TYPE", "WEIGHT", "CAP", "PRIO", "UTIL%",
-		"FB_USED_MiB", "FB_QUOTA_MiB", "CMDS/S", "WAIT_P99", "CONTEXT");
+		"FB_USED_MiB", "FB_QUOTA_MiB", "CMDS/S", "WAIT_P99", "CONTEXT",
+		"MDEV_UUID");
 	for (size_t i = 0; i < b->n; i++) {
 		const struct ctl_top_row *r = &b->rows[i];
 		const struct ctl_top_row *p = ctl_top_find(a, r->id);
 		uint64_t used = 0, quota = 0, wait = 0;
-		char type[16], weight[8], cap[8], prio[8], ctx[8];
+		char type[16], weight[8], cap[8], prio[8], ctx[16], uuid[40];
 		char util[16] = "-", cmds[24] = "-", wait_s[16];
 
 		ctl_kv_str(r->line, "type", type, sizeof(type));
@@ -152,6 +154,7 @@ static void ctl_top_frame(FILE *f, const struct ctl_top_sample *a,
 		ctl_kv_str(r->line, "cap", cap, sizeof(cap));
 		ctl_kv_str(r->line, "priority", prio, sizeof(prio));
 		ctl_kv_str(r->line, "context", ctx, sizeof(ctx));
+		ctl_kv_str(r->line, "mdev_uuid", uuid, sizeof(uuid));
 		ctl_kv_u64(r->line, "fb_used", &used);
 		ctl_kv_u64(r->line, "fb_quota", &quota);
 		ctl_kv_u64(r->line, "wait_p99_ns", &wait);
@@ -167,8 +170,9 @@ static void ctl_top_frame(FILE *f, const struct ctl_top_sample *a,
 		}
 		ctl_top_dur(wait_s, sizeof(wait_s), wait);
 		fprintf(f, "%6u %-8s %6s %4s %4s %6s %11" PRIu64 " %11" PRIu64
-			" %10s %9s %s\n", r->id, type, weight, cap, prio, util,
-			used >> 20, quota >> 20, cmds, wait ? wait_s : "-", ctx);
+			" %10s %9s %-8s %s\n", r->id, type, weight, cap, prio,
+			util, used >> 20, quota >> 20, cmds, wait ? wait_s : "-",
+			ctx, uuid);
 	}
 	fflush(f);
 }

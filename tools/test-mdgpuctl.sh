@@ -207,6 +207,8 @@ CHECKS=$((CHECKS + 1))
 [ "$(awk -v id="$ID" '$1 == id && $2 == "2g" && $6 + 0 > 0 { n++ } END { print n + 0 }' <<<"$OUT")" = 2 ] ||
 	fail "top: no utilisation of vgpu $ID in both frames: '$OUT'"
 contains "$OUT" "UTIL%" "top header"
+contains "$OUT" "at sim0 (sim)" "top names the GPU's bus id"
+contains "$OUT" "MDEV_UUID" "top has the mdev UUID column"
 expect 2 "$CTL" -s "$ADMIN" top -n 0
 expect 2 "$CTL" -s "$ADMIN" top -d 0.01
 expect 2 "$CTL" -s "$ADMIN" top -n 1.5
