@@ -5,7 +5,10 @@
 #   run-driver-tests.sh LIBDIR PROGRAM   (BUILD: the build directory)
 # LIBDIR holds the libcuda.so.1 to test (LD_LIBRARY_PATH).  The program
 # runs twice: as is, and with MDGPU_CUDA_LOG=1, where each unsupported
-# entry point it calls must be logged exactly once.
+# entry point it calls must be logged exactly once.  Then once more
+# against an mdgpud on the cuda backend over CI's fake libcuda
+# (build/cuda-fake, workers build/mdgpud-worker; MDGPU_TEST_BACKEND=cuda
+# tells the program), skipped with the reason where that cannot start.
 set -u
 
 LIBDIR=$1
@@ -87,6 +90,33 @@ if "${guest_dev[@]}" true 2>/dev/null; then
 	took guest "${guest_dev[@]}" "${pick[@]}" "$PROG" --no-daemon
 else
 	echo "SKIP: MDGPU_SOCKET beside /dev/mdgpu-vgpu0: no user and mount namespace (unshare -rm)"
+fi
+
+# The cuda backend: the same program through the supervisor, a worker
+# per vGPU and the fake libcuda (its streams run truly concurrently, so
+# ordering the sim hides shows up).
+CSOCK=$TMP/cuda.sock
+if [ -f "$BUILD/cuda-fake/libcuda.so.1" ] && [ -x "$BUILD/mdgpud-worker" ]; then
+	env LD_LIBRARY_PATH="$BUILD/cuda-fake" MDGPUD_FAKE_CUDA_MEM_GIB=16 		"$BUILD/mdgpud" -o backend=cuda -o "socket_path=$CSOCK" 		-o "cuda_worker=$BUILD/mdgpud-worker" 		-o "admin_socket_path=$TMP/cuda-admin.sock" 		-o cuda_fb_reserve_mib=1 -o ctx_overhead_mib=1 		-o log_level=warn 2>"$TMP/cuda.log" &
+	CPID=$!
+	for _ in $(seq 200); do
+		[ -S "$CSOCK" ] && break
+		kill -0 "$CPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if [ -S "$CSOCK" ]; then
+		env -u MDGPU_DEVICE -u MDGPU_VFIO LD_LIBRARY_PATH="$LIBDIR" 			MDGPU_SOCKET="$CSOCK" MDGPU_TYPE=1g 			MDGPU_TEST_BACKEND=cuda "$PROG" >"$TMP/cuda.out" 2>&1
+		rc=$?
+		sed 's/^test_driver/test_driver (cuda)/' "$TMP/cuda.out"
+		[ "$rc" = 0 ] || FAILS=$((FAILS + 1))
+	else
+		cat "$TMP/cuda.log"
+		echo "FAIL: mdgpud (cuda, fake libcuda) did not create $CSOCK"
+		FAILS=$((FAILS + 1))
+	fi
+	kill "$CPID" 2>/dev/null && wait "$CPID" 2>/dev/null
+else
+	echo "SKIP: the cuda backend run: no $BUILD/cuda-fake/libcuda.so.1 or $BUILD/mdgpud-worker"
 fi
 
 echo "run-driver-tests ($LIBDIR): $FAILS failed"
