@@ -44,17 +44,12 @@ ERROR_WITHIN_MS=3000
 WORKERS_GONE_MS=10000
 MEM_SLACK_MIB=64
 MIN_KEEP=0.9
-CUDA_LINK=(-lcuda)
-[ -z "$FAKE" ] || CUDA_LINK=(-L/usr/local/cuda/lib64/stubs -lcuda)
 
 # shellcheck source=tests/gpu/lib-daemon.sh
 . tests/gpu/lib-daemon.sh
 mdgpu_gpu_setup ${FAKE:+-n} faults mdgpuctl
 status=0
-"$NVCC" -ptx -arch=sm_90 -o "$B/spin.ptx" tests/gpu/libcuda/spin.cu || exit 1
-gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
-	tests/gpu/libcuda/spin_tenant.c -o "$B/spin_tenant" "${CUDA_LINK[@]}" ||
-	exit 1
+mdgpu_spin_build "$FAKE" || exit 1
 
 fail() {
 	echo "FAIL: $*"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 #
 # Sourced by the GPU scripts (tests/gpu/cuda-python.sh,
-# tests/gpu/weights-drvapi.sh, tests/gpu/libcuda-compare.sh,
+# tests/gpu/weights-drvapi.sh, tests/gpu/faults.sh,
+# tests/gpu/libcuda-compare.sh,
 # tests/gpu/frameworks.sh, bench/frameworks.sh) and by
 # tools/cuda-trace/test-cuda-trace.sh: the GPU scripts' common start,
 # building what they run and one mdgpud on a socket, done the same way
@@ -39,6 +40,11 @@
 #       Sets MDGPU_DAEMON_PID, MDGPU_DAEMON_SOCK and MDGPU_DAEMON_ADMIN.
 #   mdgpu_daemon_stop
 #       SIGTERM to the daemon and wait for it; nothing when none runs.
+#   mdgpu_spin_build [FAKE]
+#       $B/spin.ptx (tests/gpu/libcuda/spin.cu) and $B/spin_tenant, the
+#       tenant program of weights-drvapi.sh and faults.sh, linked against
+#       the system's libcuda, or with FAKE non-empty against the
+#       toolkit's stub (mdgpu's libcuda.so.1 runs it either way).
 
 # How many 50 ms steps mdgpu_daemon_start waits for the socket (15 s).
 MDGPU_DAEMON_WAIT_STEPS=300
@@ -128,6 +134,16 @@ mdgpu_daemon_start() {
 	echo "FAIL: no daemon"
 	cat "$OUT/mdgpud.log"
 	return 1
+}
+
+mdgpu_spin_build() {
+	local link=(-lcuda)
+
+	[ -z "${1:-}" ] || link=(-L/usr/local/cuda/lib64/stubs -lcuda)
+	"$NVCC" -ptx -arch=sm_90 -o "$B/spin.ptx" tests/gpu/libcuda/spin.cu &&
+		gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
+			tests/gpu/libcuda/spin_tenant.c -o "$B/spin_tenant" \
+			"${link[@]}"
 }
 
 mdgpu_daemon_stop() {

@@ -24,9 +24,6 @@ FAKE=${MDGPU_FAKE_CUDA:-}
 W_A=1
 W_B=3
 TOLERANCE=0.15
-CUDA_LINK=(-lcuda)
-# Linked against the toolkit's stub with a fake; mdgpu's libcuda.so.1 runs it.
-[ -z "$FAKE" ] || CUDA_LINK=(-L/usr/local/cuda/lib64/stubs -lcuda)
 
 # shellcheck disable=SC2317  # called by mdgpu_gpu_setup
 check_duration() {
@@ -40,10 +37,7 @@ check_duration() {
 . tests/gpu/lib-daemon.sh
 mdgpu_gpu_setup ${FAKE:+-n} -c check_duration weights mdgpuctl
 status=0
-"$NVCC" -ptx -arch=sm_90 -o "$B/spin.ptx" tests/gpu/libcuda/spin.cu || exit 1
-gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
-	tests/gpu/libcuda/spin_tenant.c -o "$B/spin_tenant" "${CUDA_LINK[@]}" ||
-	exit 1
+mdgpu_spin_build "$FAKE" || exit 1
 
 # tenant NAME GOFILE [VAR=value...]: spin_tenant in the background with
 # that environment, its stdout in $OUT/NAME.out, stderr in $OUT/NAME.err.

@@ -1981,28 +1981,31 @@ static int pid_gone(pid_t pid)
 }
 
 /*
- * A supervisor that dies without ctx_destroy: its worker notices (it is
- * reparented), scrubs, frees and exits on its own.
+ * A short-lived supervisor (a forked child: no cuInit in this process)
+ * makes a context for vgpu_id, then an allocation, or with `hung` a
+ * kernel that never ends, and exits without ctx_destroy.  Returns its
+ * worker's pid once the supervisor is gone.
  */
-static void test_orphaned_worker_exits(void **state)
+static pid_t orphan_a_worker(uint32_t vgpu_id, bool hung)
 {
-	int pfd[2];
+	struct mdgpud_dim3 one = { 1, 1, 1 };
+	int pfd[2], status;
 	pid_t sup, worker = -1;
-	int status;
 
-	(void)state;
-	REQUIRE_GPU();
 	assert_int_equal(pipe(pfd), 0);
 	sup = fork();
 	assert_true(sup >= 0);
 	if (sup == 0) {
-		/* A short-lived supervisor: no cuInit in this process. */
 		struct mdgpud_bctx *ctx;
-		uint64_t d, res;
+		uint64_t d, res, mod, fn;
 		pid_t w = -1;
 
-		if (!ops->ctx_create(be, 16, &ctx) &&
-		    !ops->mem_alloc(ctx, 1u << 20, &d, &res))
+		if (!ops->ctx_create(be, vgpu_id, &ctx) &&
+		    (hung ? !ops->module_load(ctx, MDGPU_MODULE_PTX, loop_ptx,
+					      sizeof(loop_ptx), &mod) &&
+			    !ops->func_get(ctx, mod, "forever", &fn, NULL) &&
+			    !test_launch(ops, ctx, 0, fn, one, one, 0, NULL, 0)
+			  : !ops->mem_alloc(ctx, 1u << 20, &d, &res)))
 			w = mdgpud_backend_cuda_worker_pid(ctx);
 		if (write(pfd[1], &w, sizeof(w)) != sizeof(w))
 			_exit(2);
@@ -2014,6 +2017,20 @@ static void test_orphaned_worker_exits(void **state)
 	close(pfd[0]);
 	assert_int_equal(waitpid(sup, &status, 0), sup);
 	assert_true(worker > 0);
+	return worker;
+}
+
+/*
+ * A supervisor that dies without ctx_destroy: its worker notices (it is
+ * reparented), scrubs, frees and exits on its own.
+ */
+static void test_orphaned_worker_exits(void **state)
+{
+	pid_t worker;
+
+	(void)state;
+	REQUIRE_GPU();
+	worker = orphan_a_worker(16, false);
 	for (int i = 0; i < 500 && !pid_gone(worker); i++)
 		usleep(10000);
 	assert_true(pid_gone(worker));
@@ -2026,40 +2043,14 @@ static void test_orphaned_worker_exits(void **state)
  */
 static void test_orphaned_hung_worker_exits(void **state)
 {
-	struct mdgpud_dim3 one = { 1, 1, 1 };
 	struct timespec t0;
-	int pfd[2];
-	pid_t sup, worker = -1;
-	int status;
+	pid_t worker;
 	double secs;
 
 	(void)state;
 	REQUIRE_GPU();
-	assert_int_equal(pipe(pfd), 0);
-	sup = fork();
-	assert_true(sup >= 0);
-	if (sup == 0) {
-		struct mdgpud_bctx *ctx;
-		uint64_t mod, fn;
-		pid_t w = -1;
-
-		if (!ops->ctx_create(be, 17, &ctx) &&
-		    !ops->module_load(ctx, MDGPU_MODULE_PTX, loop_ptx,
-				      sizeof(loop_ptx), &mod) &&
-		    !ops->func_get(ctx, mod, "forever", &fn, NULL) &&
-		    !test_launch(ops, ctx, 0, fn, one, one, 0, NULL, 0))
-			w = mdgpud_backend_cuda_worker_pid(ctx);
-		if (write(pfd[1], &w, sizeof(w)) != sizeof(w))
-			_exit(2);
-		_exit(0);
-	}
-	close(pfd[1]);
-	assert_int_equal(read(pfd[0], &worker, sizeof(worker)),
-			 sizeof(worker));
-	close(pfd[0]);
-	assert_int_equal(waitpid(sup, &status, 0), sup);
+	worker = orphan_a_worker(17, true);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_true(worker > 0);
 	for (int i = 0; i < 1000 && !pid_gone(worker); i++)
 		usleep(10000);
 	secs = secs_since(&t0);
