@@ -1,30 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * mdgpuctl: command-line client of mdgpud's admin socket
- * (Documentation/mdgpuctl.md).  A thin layer over the line protocol: the
- * daemon validates every value; data lines are printed to stdout as the
- * daemon sends them (key=value, stable) or as JSON (--json), the daemon's
- * error message to stderr.
+ * mdgpuctl: command-line client of mdgpud's admin socket, and the host's
+ * one tool for mdgpu vGPUs (Documentation/mdgpuctl.md).  For the daemon
+ * it is a thin layer over the line protocol: the daemon validates every
+ * value; data lines are printed to stdout as the daemon sends them
+ * (key=value, stable) or as JSON (--json), the daemon's error message to
+ * stderr.  The mdev commands (types, create, remove, show, and set of an
+ * mdev vGPU) work on sysfs or mdevctl without the daemon (ctl_mdev.c).
  *
  *   mdgpuctl [-s SOCKET] [-t SECONDS] list | uids | stats | version [--json]
- *   mdgpuctl [-s SOCKET] [-t SECONDS] set VGPU_ID weight|cap|priority VALUE
+ *   mdgpuctl [-s SOCKET] [-t SECONDS] set VGPU_ID|UUID weight|cap|priority VALUE
  *   mdgpuctl [-s SOCKET] [-t SECONDS] policy best-effort|equal-share|fixed-share
  *   mdgpuctl [-s SOCKET] [-t SECONDS] timeslice MICROSECONDS
  *   mdgpuctl [-s SOCKET] [-t SECONDS] metrics
  *   mdgpuctl [-s SOCKET] [-t SECONDS] top [-d SECONDS] [-n FRAMES]
  *   mdgpuctl [-s SOCKET] [-t SECONDS] serve-metrics [--listen ADDR:PORT]
+ *   mdgpuctl types [PARENT] [--json]
+ *   mdgpuctl create PARENT TYPE [--uuid U] [--weight W] [--cap C]
+ *                   [--priority P] [--mdevctl]
+ *   mdgpuctl remove UUID [--mdevctl]
+ *   mdgpuctl show UUID [--json]
  *   mdgpuctl --help | --version       (this program; no daemon needed)
  *
- * Exit status: 0 done; 1 the daemon refused the request (bad value,
- * unknown vGPU...); 2 usage error; 3 cannot connect (daemon not running,
- * wrong path, no permission on the socket); 4 protocol or I/O error
- * (connection lost, timeout, malformed answer); 5 the daemon refused for
- * lack of privilege (EPERM: only uid 0 or the daemon's uid may change
- * settings).
+ * set: a knob of an mdev vGPU has one owner, its sysfs file (the module
+ * forwards each write to the daemon and mirrors weight in the guest's
+ * register): a UUID, or the id of a vGPU whose list line names an mdev,
+ * is written there; the ids of socket-transport vGPUs go to the daemon.
+ *
+ * Exit status: 0 done; 1 the daemon or the kernel refused the request
+ * (bad value, unknown vGPU, parent or type...); 2 usage error; 3 cannot
+ * connect (daemon not running, wrong path, no permission on the socket);
+ * 4 protocol or I/O error (connection lost, timeout, malformed answer,
+ * EIO from sysfs); 5 refused for lack of privilege (the daemon's EPERM:
+ * only uid 0 or the daemon's uid may change settings; EACCES or EPERM
+ * from sysfs).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +46,7 @@
 #include "ctl_client.h"
 #include "ctl_http.h"
 #include "ctl_kv.h"
+#include "ctl_mdev.h"
 #include "ctl_top.h"
 #include "mdgpu_version.h"
 #include "mdgpud/admin.h"
@@ -49,18 +64,27 @@ static void usage(FILE *f)
 		"  stats [--json]                       daemon totals\n"
 		"  version [--json]                     the daemon's protocol, ABI\n"
 		"                                       and version\n"
-		"  set VGPU_ID weight|cap|priority N    change a knob\n"
+		"  set VGPU_ID|UUID weight|cap|priority N\n"
+		"                                       change a knob (of an mdev\n"
+		"                                       vGPU: in sysfs)\n"
 		"  policy best-effort|equal-share|fixed-share\n"
 		"  timeslice MICROSECONDS               scheduler time slice\n"
 		"  metrics                              Prometheus text exposition\n"
 		"  top [-d SECONDS] [-n FRAMES]         per-vGPU table every SECONDS (1)\n"
 		"  serve-metrics [--listen ADDR:PORT]   HTTP GET /metrics (%s)\n"
 		"  help                                 the daemon's list of requests\n"
+		"  types [PARENT] [--json]              mdgpu mdev types (sysfs)\n"
+		"  create PARENT TYPE [--uuid U] [--weight W] [--cap C]\n"
+		"         [--priority P] [--mdevctl]    a vGPU (mdev); its UUID\n"
+		"  remove UUID [--mdevctl]              remove a vGPU (mdev)\n"
+		"  show UUID [--json]                   a vGPU's knobs, status, stats\n"
 		"options:\n"
 		"  -s SOCKET   admin socket (default $MDGPU_ADMIN_SOCKET or %s)\n"
 		"  -t SECONDS  give up after this long without an answer (10)\n"
-		"  -j, --json  JSON output of list, uids, stats, version\n"
+		"  -j, --json  JSON output of list, uids, stats, version, types, show\n"
 		"  -h, --help  this help;  -V, --version  mdgpuctl's version\n"
+		"environment: MDGPU_SYSFS_MDEV_BUS (/sys/class/mdev_bus),\n"
+		"  MDGPU_SYSFS_MDEV_DEVICES (/sys/bus/mdev/devices)\n"
 		"exit: 0 ok, 1 refused, 2 usage, 3 cannot connect, 4 I/O or\n"
 		"      protocol error, 5 not permitted (see mdgpuctl.md)\n",
 		CTL_HTTP_DEFAULT_LISTEN, MDGPUD_ADMIN_DEFAULT_SOCKET);
@@ -232,6 +256,73 @@ static int top(const struct ctl_opts *o, int argc, char **argv)
 	return ctl_top(o, interval, (long)frames);
 }
 
+/* The mdev commands (ctl_mdev.c): an exit status, or -1 for another
+ * command. */
+static int mdev_command(const char *cmd, int argc, char **argv, bool json)
+{
+	if (!strcmp(cmd, "types"))
+		return ctl_mdev_types(argc, argv, json);
+	if (!strcmp(cmd, "show"))
+		return ctl_mdev_show(argc, argv, json);
+	if (strcmp(cmd, "create") && strcmp(cmd, "remove"))
+		return -1;
+	if (json) {
+		fprintf(stderr, "mdgpuctl: --json is for list, uids, stats, version, types and show\n");
+		return CTL_EXIT_USAGE;
+	}
+	return !strcmp(cmd, "create") ? ctl_mdev_create(argc, argv) :
+					ctl_mdev_remove(argc, argv);
+}
+
+/* set's target, found in the daemon's list: the vGPU's mdev, if any. */
+struct set_target {
+	uint64_t id;
+	bool found;
+	char uuid[CTL_MDEV_UUID_LEN];	/* "" for a socket-transport vGPU */
+};
+
+static int set_target_line(void *arg, const char *line)
+{
+	struct set_target *t = arg;
+	char u[CTL_MDEV_UUID_LEN + 1];
+	uint64_t id;
+
+	if (t->found || ctl_kv_u64(line, "id", &id) || id != t->id)
+		return 0;
+	t->found = true;
+	ctl_kv_str(line, "mdev_uuid", u, sizeof(u));
+	if (ctl_mdev_uuid(u, t->uuid))
+		t->uuid[0] = '\0';	/* "-" */
+	return 0;
+}
+
+/*
+ * set TARGET KNOB VALUE for the one owner of an mdev vGPU's knobs, its
+ * sysfs file: TARGET a UUID, or the id of a vGPU whose list line has an
+ * mdev_uuid.  An exit status, or -1 when the daemon's set is the owner
+ * (a socket-transport vGPU, an id the daemon does not know: it answers).
+ */
+static int set_mdev(const struct ctl_opts *o, char **argv)
+{
+	struct set_target t = { .found = false };
+	char uuid[CTL_MDEV_UUID_LEN], err[CTL_LINE_MAX];
+	size_t n = strlen(argv[0]);
+	int ret;
+
+	if (!ctl_mdev_uuid(argv[0], uuid))
+		return ctl_mdev_set(uuid, argv[1], argv[2]);
+	if (n > 19 || strspn(argv[0], "0123456789") != n)
+		return -1;	/* no id the daemon has: it refuses */
+	t.id = strtoull(argv[0], NULL, 10);
+	ret = ctl_request(o, "list", set_target_line, &t, err, sizeof(err));
+	if (ret == CTL_EXIT_REFUSED || ret == CTL_EXIT_PERM)
+		fprintf(stderr, "mdgpuctl: list: %s\n", err);
+	if (ret)
+		return ret;
+	return t.found && t.uuid[0] ? ctl_mdev_set(t.uuid, argv[1], argv[2]) :
+				      -1;
+}
+
 static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -294,6 +385,9 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[optind];
 	nargs = argc - optind - 1;
+	ret = mdev_command(cmd, nargs, argv + optind + 1, json);
+	if (ret >= 0)
+		return ret;
 	if (!strcmp(cmd, "list") || !strcmp(cmd, "stats") ||
 	    !strcmp(cmd, "version") || !strcmp(cmd, "uids")) {
 		if (nargs == 1 && !strcmp(argv[optind + 1], "--json")) {
@@ -339,7 +433,7 @@ int main(int argc, char **argv)
 	if (json && (!strcmp(cmd, "set") || !strcmp(cmd, "policy") ||
 		     !strcmp(cmd, "timeslice_us") || !strcmp(cmd, "metrics") ||
 		     !strcmp(cmd, "help"))) {
-		fprintf(stderr, "mdgpuctl: --json is for list, uids, stats and version\n");
+		fprintf(stderr, "mdgpuctl: --json is for list, uids, stats, version, types and show\n");
 		return CTL_EXIT_USAGE;
 	}
 	/* Build "cmd arg..." */
@@ -355,6 +449,11 @@ int main(int argc, char **argv)
 			return CTL_EXIT_USAGE;
 		}
 		n += (size_t)snprintf(req + n, sizeof(req) - n, " %s", argv[i]);
+	}
+	if (!strcmp(cmd, "set")) {
+		ret = set_mdev(&o, argv + optind + 1);
+		if (ret >= 0)
+			return ret;
 	}
 	ret = ctl_request(&o, req, json ? json_line : print_line, &j, err,
 			  sizeof(err));

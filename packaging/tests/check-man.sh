@@ -17,9 +17,10 @@
 #     config-keys.py fails, naming the file, without that table
 #  4. the completion: bash -n, shellcheck; commands and options as --help
 #     prints them, set's knobs, policies, -s and -c files (with a ':' in
-#     the path, which bash splits off), mdgpud -o keys; vGPU ids from a
-#     running mdgpud; none, silently and within the -t bound, from a
-#     socket that is absent or never answers
+#     the path, which bash splits off), mdgpud -o keys; mdev parents,
+#     types, create's options and vGPU UUIDs from a fake sysfs tree; vGPU
+#     ids from a running mdgpud; none, silently and within the -t bound,
+#     from a socket that is absent or never answers
 set -euo pipefail
 : "${BUILD:?}" "${TOP:?}" "${PYTHON3:=python3}"
 man="$BUILD/man"
@@ -201,6 +202,35 @@ expect "00.0/" _mdgpuctl "mdgpuctl -s $d/0000:41:0" \
 expect "cap priority weight" _mdgpuctl \
 	"mdgpuctl -s $d/0000:41:00.0/mdgpud-admin.sock set 1 " \
 	mdgpuctl -s "$d/0000" : 41 : 00.0/mdgpud-admin.sock set 1 ""
+
+# mdev parents (those with mdgpu types), types, create's options and the
+# UUIDs of mdgpu vGPUs, from a fake sysfs tree (mdgpuctl's roots).
+m="$t/mdev"
+ua=6d677075-0000-4000-8000-0000000000a1
+mkdir -p "$m/bus/0000:41:00.0/mdev_supported_types/mdgpu-1g" \
+	"$m/bus/0000:41:00.0/mdev_supported_types/mdgpu-4g" \
+	"$m/bus/other/mdev_supported_types/nvidia-35" "$m/dev/$ua/mdgpu" \
+	"$m/dev/6d677075-0000-4000-8000-0000000000b2"
+export MDGPU_SYSFS_MDEV_BUS="$m/bus" MDGPU_SYSFS_MDEV_DEVICES="$m/dev"
+sorted() { printf '%s\n' "$@" | sort | paste -sd ' '; }
+expect "0000:41:00.0" _mdgpuctl "mdgpuctl create " mdgpuctl create ""
+expect "41:00.0" _mdgpuctl "mdgpuctl create 0000:" mdgpuctl create 0000 :
+expect "$(sorted 1g 4g mdgpu-1g mdgpu-4g)" _mdgpuctl \
+	"mdgpuctl create 0000:41:00.0 " mdgpuctl create 0000 : 41 : 00.0 ""
+expect "" _mdgpuctl "mdgpuctl create other " mdgpuctl create other ""
+expect "$(sorted --cap --mdevctl --priority --uuid)" _mdgpuctl \
+	"mdgpuctl create 0000:41:00.0 1g --weight 3 " \
+	mdgpuctl create 0000 : 41 : 00.0 1g --weight 3 ""
+expect "" _mdgpuctl "mdgpuctl create 0000:41:00.0 1g --uuid " \
+	mdgpuctl create 0000 : 41 : 00.0 1g --uuid ""
+expect "$(sorted --json 0000:41:00.0)" _mdgpuctl "mdgpuctl types " \
+	mdgpuctl types ""
+expect "$ua" _mdgpuctl "mdgpuctl show " mdgpuctl show ""
+expect "--json" _mdgpuctl "mdgpuctl show $ua " mdgpuctl show "$ua" ""
+expect "--mdevctl" _mdgpuctl "mdgpuctl remove $ua " mdgpuctl remove "$ua" ""
+expect "$ua" _mdgpuctl "mdgpuctl -s $t/none.sock set " \
+	mdgpuctl -s "$t/none.sock" set ""
+unset MDGPU_SYSFS_MDEV_BUS MDGPU_SYSFS_MDEV_DEVICES
 
 "$BUILD/mdgpud" --help | options | paste -sd ' ' >"$t/want"
 expect "$(cat "$t/want")" _mdgpud "mdgpud -" mdgpud -

@@ -22,6 +22,8 @@
 #
 # Static binaries for the guest, built with the common flags (no
 # sanitizers: the guest has no ASAN runtime): mdgpud and the client.
+# The e2e guest also gets build/mdgpuctl (dynamic, with glibc), which
+# qemu-scripts/mdgpu-vgpu runs.
 # The e2e guest also runs libcuda.so.1 with test_driver over the vfio
 # transport, the nested suite's inner guest over the guest transport
 # with, when nvcc is here, rt_basic (libcuda.mk's; glibc comes along).
@@ -56,7 +58,7 @@ $(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a \
 	$(CC) $(CFLAGS_COMMON) -I$(L_DIR)/include -pthread -static $< \
 		$(BUILD)/libmdgpu.a -o $@
 
-check-e2e: e2e-bins $(E2E_DRIVER)
+check-e2e: e2e-bins $(E2E_DRIVER) $(BUILD)/mdgpuctl
 	@test -n "$(KVER)" || { echo "usage: make check-e2e KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
 	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
@@ -64,7 +66,7 @@ check-e2e: e2e-bins $(E2E_DRIVER)
 	$(E2E_DIR)/run-e2e.sh $$rel
 
 # Both kernels run even if the first fails; the target fails if either did.
-check-e2e-all: e2e-bins $(E2E_DRIVER)
+check-e2e-all: e2e-bins $(E2E_DRIVER) $(BUILD)/mdgpuctl
 	@rc=0; for k in $(E2E_KVERS); do \
 		$(MAKE) --no-print-directory check-e2e KVER=$$k || rc=1; \
 	done; exit $$rc
@@ -92,7 +94,7 @@ check-e2e-nested-all: e2e-bins $(E2E_CUDA) nested-bins
 			E2E_NESTED_DRIVER=$$d || rc=1; \
 	done; exit $$rc
 
-demo: e2e-bins
+demo: e2e-bins $(BUILD)/mdgpuctl
 	@rel=$$($(VM_DIR)/kver-release.sh 6.12) && \
 	{ $(MAKE) --no-print-directory modules KVER=$$rel >/dev/null || \
 	  echo "demo: module build for $$rel failed"; } && \

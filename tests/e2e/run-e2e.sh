@@ -4,7 +4,8 @@
 # The end-to-end guest (Documentation/e2e.md): boot Debian's kernel RELEASE
 # in QEMU TCG with the tests/vm initramfs (tests/vm/mkinitramfs.sh: busybox,
 # the vfio stack, mdgpu.ko, mdevctl) plus the static mdgpud, the VFIO
-# client mdgpu-e2e-client and qemu-scripts/mdgpu-vgpu, mdgpu's
+# client mdgpu-e2e-client, mdgpuctl (dynamic: glibc comes along) and
+# qemu-scripts/mdgpu-vgpu, its wrapper, mdgpu's
 # libcuda.so.1 (where the mdgpu-libcuda package puts it) with the
 # driver-API program test_driver, glibc and the dynamic loader, and
 # libcuda/tests/driver-check.sh, with tests/e2e/init as /init and
@@ -33,8 +34,8 @@ rel=$("$vm/kver-release.sh" "$rel")
 ko=${MDGPU_KO:-$BUILD/kmod-$rel/mdgpu.ko}
 out=$BUILD/e2e/$rel
 mkdir -p "$out"
-for b in "$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client"; do
-	[ -x "$b" ] || { echo "e2e: $b not built (make e2e-bins)" >&2; exit 1; }
+for b in "$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client" "$BUILD/mdgpuctl"; do
+	[ -x "$b" ] || { echo "e2e: $b not built (make e2e-bins tools)" >&2; exit 1; }
 done
 
 "$vm/fetch-kernel.sh" "$rel" "$cache"
@@ -52,7 +53,7 @@ keep() {
 }
 trap keep EXIT
 "$vm/mkinitramfs.sh" "$rel" "$kroot" "$initrd" "$ko" \
-	"$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client" \
+	"$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client" "$BUILD/mdgpuctl" \
 	"$top/qemu-scripts/mdgpu-vgpu" \
 	"$BUILD/libcuda/libcuda.so.1=/usr/lib/x86_64-linux-gnu/mdgpu/libcuda.so.1" \
 	"$BUILD/libcuda/tests/test_driver=/bin/test_driver" \

@@ -2,7 +2,8 @@
 /*
  * mdgpuctl's pure parts: reading key=value lines, writing them as JSON
  * objects, and judging HTTP requests for serve-metrics (every status it
- * answers, split reads, hostile bytes), plus the responses it builds.
+ * answers, split reads, hostile bytes), plus the responses it builds;
+ * the checks of the mdev commands' arguments (ctl_mdev.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include "ctl_http.h"
 #include "ctl_kv.h"
+#include "ctl_mdev.h"
 
 static const char list_line[] =
 	"id=3 type=2g type_id=2 weight=5 cap=100 gpu_ns=18446744073709551615"
@@ -205,6 +207,63 @@ static void test_http_response(void **state)
 	free(out);
 }
 
+static void test_mdev_checks(void **state)
+{
+	char u[CTL_MDEV_UUID_LEN], out[8], longname[CTL_MDEV_NAME_MAX + 2];
+
+	(void)state;
+	assert_int_equal(ctl_mdev_uuid("6D677075-E2E0-4000-8000-00000000000a", u),
+			 0);
+	assert_string_equal(u, "6d677075-e2e0-4000-8000-00000000000a");
+	assert_int_equal(ctl_mdev_uuid("6d677075-e2e0-4000-8000-00000000000", u),
+			 -1);
+	assert_int_equal(ctl_mdev_uuid("6d677075-e2e0-4000-8000-00000000000aa", u),
+			 -1);
+	assert_int_equal(ctl_mdev_uuid("6d677075e-2e0-4000-8000-00000000000a", u),
+			 -1);
+	assert_int_equal(ctl_mdev_uuid("6d677075-e2e0-4000-8000-00000000000g", u),
+			 -1);
+	assert_int_equal(ctl_mdev_uuid("../../../../../../../../../../x/y", u),
+			 -1);
+	assert_int_equal(ctl_mdev_uuid("", u), -1);
+
+	assert_true(ctl_mdev_name_ok("0000:41:00.0"));
+	assert_true(ctl_mdev_name_ok("mdgpu-1g"));
+	assert_true(ctl_mdev_name_ok(".x"));
+	assert_false(ctl_mdev_name_ok(""));
+	assert_false(ctl_mdev_name_ok("."));
+	assert_false(ctl_mdev_name_ok(".."));
+	assert_false(ctl_mdev_name_ok("a/b"));
+	assert_false(ctl_mdev_name_ok("-p"));
+	assert_false(ctl_mdev_name_ok("a b"));
+	assert_false(ctl_mdev_name_ok("a\nb"));
+	assert_false(ctl_mdev_name_ok("caf\xc3\xa9"));
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_false(ctl_mdev_name_ok(longname));
+	longname[CTL_MDEV_NAME_MAX] = '\0';
+	assert_true(ctl_mdev_name_ok(longname));
+
+	assert_true(ctl_mdev_value_ok("0"));
+	assert_true(ctl_mdev_value_ok("4294967295"));
+	assert_false(ctl_mdev_value_ok("12345678901"));
+	assert_false(ctl_mdev_value_ok(""));
+	assert_false(ctl_mdev_value_ok("+5"));
+	assert_false(ctl_mdev_value_ok("5\n"));
+	assert_false(ctl_mdev_value_ok("0x10"));
+
+	assert_int_equal(ctl_mdev_knob("weight"), 0);
+	assert_int_equal(ctl_mdev_knob("priority"), 2);
+	assert_int_equal(ctl_mdev_knob("weigh"), -1);
+
+	ctl_mdev_sanitize("a b=c\n", 6, out, sizeof(out));
+	assert_string_equal(out, "a_b_c_");
+	ctl_mdev_sanitize("", 0, out, sizeof(out));
+	assert_string_equal(out, "-");
+	ctl_mdev_sanitize("0000:41:00.0", 12, out, sizeof(out));
+	assert_string_equal(out, "0000:41");	/* cut to the buffer */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_http_parse),
 		cmocka_unit_test(test_http_parse_bounds),
 		cmocka_unit_test(test_http_response),
+		cmocka_unit_test(test_mdev_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
