@@ -97,7 +97,7 @@ fi
 # ordering the sim hides shows up).
 CSOCK=$TMP/cuda.sock
 if [ -f "$BUILD/cuda-fake/libcuda.so.1" ] && [ -x "$BUILD/mdgpud-worker" ]; then
-	env LD_LIBRARY_PATH="$BUILD/cuda-fake" MDGPUD_FAKE_CUDA_MEM_GIB=16 		"$BUILD/mdgpud" -o backend=cuda -o "socket_path=$CSOCK" 		-o "cuda_worker=$BUILD/mdgpud-worker" 		-o "admin_socket_path=$TMP/cuda-admin.sock" 		-o cuda_fb_reserve_mib=1 -o ctx_overhead_mib=1 		-o log_level=warn 2>"$TMP/cuda.log" &
+	env LD_LIBRARY_PATH="$BUILD/cuda-fake" MDGPUD_FAKE_CUDA_MEM_MIB=16384 		"$BUILD/mdgpud" -o backend=cuda -o "socket_path=$CSOCK" 		-o "cuda_worker=$BUILD/mdgpud-worker" 		-o "admin_socket_path=$TMP/cuda-admin.sock" 		-o cuda_fb_reserve_mib=1 -o ctx_overhead_mib=1 		-o log_level=warn 2>"$TMP/cuda.log" &
 	CPID=$!
 	for _ in $(seq 200); do
 		[ -S "$CSOCK" ] && break

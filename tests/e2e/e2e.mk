@@ -24,6 +24,8 @@
 # sanitizers: the guest has no ASAN runtime): mdgpud and the client.
 # The e2e guest also gets build/mdgpuctl (dynamic, with glibc), which
 # qemu-scripts/mdgpu-vgpu runs.
+# The e2e guest also runs mdgpud on the cuda backend over CI's fake
+# libcuda.so.1 (build/cuda-fake) with build/mdgpud-worker (dynamic).
 # The e2e guest also runs libcuda.so.1 with test_driver over the vfio
 # transport, the nested suite's inner guest over the guest transport
 # with, when nvcc is here, rt_basic (libcuda.mk's; glibc comes along).
@@ -58,7 +60,8 @@ $(E2E_BUILD)/mdgpu-e2e-client: $(E2E_DIR)/e2e-client.c $(BUILD)/libmdgpu.a \
 	$(CC) $(CFLAGS_COMMON) -I$(L_DIR)/include -pthread -static $< \
 		$(BUILD)/libmdgpu.a -o $@
 
-check-e2e: e2e-bins $(E2E_DRIVER) $(BUILD)/mdgpuctl
+check-e2e: e2e-bins $(E2E_DRIVER) $(BUILD)/mdgpuctl $(BUILD)/mdgpud-worker \
+		$(CUDA_FAKE)
 	@test -n "$(KVER)" || { echo "usage: make check-e2e KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
 	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
@@ -66,7 +69,8 @@ check-e2e: e2e-bins $(E2E_DRIVER) $(BUILD)/mdgpuctl
 	$(E2E_DIR)/run-e2e.sh $$rel
 
 # Both kernels run even if the first fails; the target fails if either did.
-check-e2e-all: e2e-bins $(E2E_DRIVER) $(BUILD)/mdgpuctl
+check-e2e-all: e2e-bins $(E2E_DRIVER) $(BUILD)/mdgpuctl \
+		$(BUILD)/mdgpud-worker $(CUDA_FAKE)
 	@rc=0; for k in $(E2E_KVERS); do \
 		$(MAKE) --no-print-directory check-e2e KVER=$$k || rc=1; \
 	done; exit $$rc

@@ -57,7 +57,9 @@ trap keep EXIT
 	"$top/qemu-scripts/mdgpu-vgpu" \
 	"$BUILD/libcuda/libcuda.so.1=/usr/lib/x86_64-linux-gnu/mdgpu/libcuda.so.1" \
 	"$BUILD/libcuda/tests/test_driver=/bin/test_driver" \
-	"$top/libcuda/tests/driver-check.sh=/bin/driver-check.sh"
+	"$top/libcuda/tests/driver-check.sh=/bin/driver-check.sh" \
+	"$BUILD/mdgpud-worker" \
+	"$BUILD/cuda-fake/libcuda.so.1=/usr/lib/x86_64-linux-gnu/mdgpu-fake/libcuda.so.1"
 mkdir -p "$stage/bin"
 cp "$here/init" "$stage/init"
 cp "$here/demo-run.sh" "$stage/bin/mdgpu-e2e-demo"
@@ -68,7 +70,7 @@ chmod 755 "$stage/init" "$stage/bin/mdgpu-e2e-demo"
 echo "e2e: booting $rel ($mode, TCG, timeout ${timeout_s}s), serial log $out/serial-$mode.log" >&2
 start=$(date +%s.%N)
 rc=0
-timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu qemu64 -m 1G \
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu qemu64 -m 2G \
 	-smp "${VM_SMP:-2}" -nographic -no-reboot -net none -device edu \
 	-kernel "$kroot/boot/vmlinuz-$rel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 mdgpu.e2e=$mode ${VM_APPEND:-}" \

@@ -69,7 +69,7 @@ gpu_mem_used() {
 
 start_daemon() {
 	if [ -n "$FAKE" ]; then
-		LD_LIBRARY_PATH=$FAKE MDGPUD_FAKE_CUDA_MEM_GIB=16 \
+		LD_LIBRARY_PATH=$FAKE MDGPUD_FAKE_CUDA_MEM_MIB=16384 \
 			mdgpu_daemon_start "$TMP" \
 			-o log_level=info -o host_mib_max=1024 \
 			-o cuda_fb_reserve_mib=1 -o ctx_overhead_mib=1 \

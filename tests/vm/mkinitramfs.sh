@@ -32,6 +32,11 @@ stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-initramfs.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,etc,lib/modules} \
 	"$stage"/etc/mdevctl.d/scripts.d/{callouts,notifiers}
+# The archive's "." is the guest's /: mktemp made it 0700, which no
+# process but root's could cross (the cuda backend's sandboxed workers
+# run as other uids).
+chmod 755 "$stage"
+chmod 1777 "$stage/tmp"
 
 cp /bin/busybox "$stage/bin/busybox"
 cp "$here/init" "$stage/init"

@@ -297,10 +297,41 @@ static void fake_run_kernel(struct fake_op *op)
 		fake_sticky = r;
 }
 
+/*
+ * Zeroes [d, d + n): the whole pages inside a large span are dropped
+ * (MADV_DONTNEED: a private anonymous mapping reads zeros afterwards, and
+ * pages never touched cost nothing), the edges written.  The worker's
+ * scrub of a freed 1 GiB allocation then takes milliseconds, not the
+ * seconds a write of every byte takes in a TCG guest (tests/e2e).
+ */
+static void fake_zero(uint8_t *d, size_t n)
+{
+	const uintptr_t page = 4096;
+	uintptr_t lo = ((uintptr_t)d + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)d + n) & ~(page - 1);
+
+	if (n >= (2u << 20) && hi > lo &&
+	    !madvise((void *)lo, hi - lo, MADV_DONTNEED)) {
+		memset(d, 0, lo - (uintptr_t)d);
+		memset((void *)hi, 0, (uintptr_t)d + n - hi);
+		return;
+	}
+	memset(d, 0, n);
+}
+
 static void fake_run_memset(struct fake_op *op)
 {
 	uint8_t *d = op->dst;
+	uint64_t mask = op->width >= 8 ? ~0ull : (1ull << (8 * op->width)) - 1;
 
+	if (!(op->value & mask)) {
+		fake_zero(d, op->len * op->width);
+		return;
+	}
+	if (op->width == 1) {
+		memset(d, (int)(op->value & 0xff), op->len);
+		return;
+	}
 	for (size_t i = 0; i < op->len; i++)
 		memcpy(d + i * op->width, &op->value, op->width);
 }
@@ -467,18 +498,21 @@ FAKE_EXPORT mdgpud_cu_result cuCtxSynchronize(void)
 }
 
 /*
- * A 4 GiB GPU with 1 GiB in use, or MDGPUD_FAKE_CUDA_MEM_GIB (2..1024)
- * GiB: scripts that run many vGPUs on the fake (tests/gpu/faults.sh).
+ * A 4 GiB GPU with 1 GiB in use, or one of MDGPUD_FAKE_CUDA_MEM_MIB
+ * (2048..1048576) MiB with 1 GiB in use: scripts that run many vGPUs on
+ * the fake (tests/gpu/faults.sh), or need a given size (the e2e guest's
+ * daemon re-attaches vGPUs made under the sim's 16 GiB only to a GPU of
+ * that size).
  */
 FAKE_EXPORT mdgpud_cu_result cuMemGetInfo_v2(size_t *free_b, size_t *total)
 {
-	const char *s = getenv("MDGPUD_FAKE_CUDA_MEM_GIB");
-	unsigned long gib = s ? strtoul(s, NULL, 10) : 0;
+	const char *s = getenv("MDGPUD_FAKE_CUDA_MEM_MIB");
+	unsigned long mib = s ? strtoul(s, NULL, 10) : 0;
 
-	if (gib < 2 || gib > 1024)
-		gib = 4;
-	*free_b = (size_t)(gib - 1) << 30;
-	*total = (size_t)gib << 30;
+	if (mib < 2048 || mib > 1048576)
+		mib = 4096;
+	*free_b = (size_t)(mib - 1024) << 20;
+	*total = (size_t)mib << 20;
 	return 0;
 }
 
