@@ -96,21 +96,13 @@ tenant() {
 	printf -v "PID_$name" %s $!
 }
 
-# wait_ready NAME...: until each has printed "ready" (30 s at most).
+# wait_ready NAME...: until each has printed "ready".
 wait_ready() {
 	local name pid
 
 	for name in "$@"; do
 		pid=PID_$name
-		for _ in $(seq 600); do
-			grep -qx ready "$OUT/$name.out" && continue 2
-			kill -0 "${!pid}" 2>/dev/null || break
-			sleep 0.05
-		done
-		echo "FAIL: tenant $name did not get ready:"
-		cat "$OUT/$name.out"
-		tail -5 "$OUT/$name.err"
-		return 1
+		mdgpu_wait_ready "$name" "${!pid}" || return 1
 	done
 }
 

@@ -40,6 +40,11 @@
 #       Sets MDGPU_DAEMON_PID, MDGPU_DAEMON_SOCK and MDGPU_DAEMON_ADMIN.
 #   mdgpu_daemon_stop
 #       SIGTERM to the daemon and wait for it; nothing when none runs.
+#   mdgpu_wait_ready NAME PID
+#       Waits until $OUT/NAME.out has a line "ready" (spin_tenant's, 30 s
+#       at most, less if PID exits); otherwise prints "FAIL: tenant NAME
+#       did not get ready:", its output and the end of $OUT/NAME.err, and
+#       returns 1.
 #   mdgpu_spin_build [FAKE]
 #       $B/spin.ptx (tests/gpu/libcuda/spin.cu) and $B/spin_tenant, the
 #       tenant program of weights-drvapi.sh and faults.sh, linked against
@@ -133,6 +138,18 @@ mdgpu_daemon_start() {
 	done
 	echo "FAIL: no daemon"
 	cat "$OUT/mdgpud.log"
+	return 1
+}
+
+mdgpu_wait_ready() {
+	for _ in $(seq 600); do
+		grep -qx ready "$OUT/$1.out" && return 0
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "FAIL: tenant $1 did not get ready:"
+	cat "$OUT/$1.out"
+	tail -5 "$OUT/$1.err"
 	return 1
 }
 

@@ -50,19 +50,9 @@ tenant() {
 	PIDS+=($!)
 }
 
-# wait_ready NAME: until the tenant has printed "ready" (30 s at most).
+# wait_ready NAME: until the tenant started last has printed "ready".
 wait_ready() {
-	local pid=${PIDS[-1]}
-
-	for _ in $(seq 600); do
-		grep -qx ready "$OUT/$1.out" && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "FAIL: tenant $1 did not get ready:"
-	cat "$OUT/$1.out"
-	tail -5 "$OUT/$1.err"
-	return 1
+	mdgpu_wait_ready "$1" "${PIDS[-1]}"
 }
 
 # finish NAME...: wait for the tenants; each must exit 0 having printed
