@@ -492,6 +492,8 @@ static void test_memory_streams(void)
 	c.Height = H;
 	OK(cuMemcpy2D(&c));
 	OK(cuMemsetD2D8(pd + 10, pitch, 0xee, 5, 3));
+	/* s (non-blocking) does not wait for the legacy stream's memset. */
+	OK(cuCtxSynchronize());
 	memset(&c, 0, sizeof(c));
 	c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
 	c.srcDevice = pd;
@@ -1215,6 +1217,7 @@ static void test_capture_replay(void)
 	OK(cuMemHostAlloc((void **)&in, 4096, 0));
 	OK(cuMemHostAlloc((void **)&out, 4096, 0));
 	OK(cuMemsetD8(d1, 0x11, 4096));
+	OK(cuCtxSynchronize());		/* s, s2 do not wait for it */
 	memset(out, 0x77, 4096);
 
 	/* Not capturing: status NONE and success, everywhere. */
@@ -1707,6 +1710,7 @@ static void test_graph_api(void)
 	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	OK(cuMemAlloc(&d, sizeof(back)));
 	OK(cuMemsetD32(d, 0, 64));
+	OK(cuCtxSynchronize());		/* s does not wait for it */
 	EXPECT_RES(cuGraphCreate(&g, 1), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuGraphCreate(NULL, 0), CUDA_ERROR_INVALID_VALUE);
 	OK(cuGraphCreate(&g, 0));
