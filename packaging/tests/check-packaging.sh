@@ -113,6 +113,9 @@ dpkg-deb -I "$deb" conffiles | grep -qx /etc/mdgpu/mdgpud.conf ||
 	fail "mdgpud: /etc/mdgpu/mdgpud.conf is not a conffile"
 dpkg-deb -f "$deb" Depends | grep -q '^libc6 (>= ' ||
 	fail "mdgpud: Depends lacks libc6 (dpkg-shlibdeps)"
+# The unit's ExecReload is /bin/kill, which procps ships (not Essential).
+dpkg-deb -f "$deb" Depends | grep -q ', procps$' ||
+	fail "mdgpud: Depends lacks procps (ExecReload's /bin/kill)"
 # Listed to a file first: grep -q stopping at the match would kill
 # dpkg-deb with SIGPIPE (pipefail).
 dpkg-deb -c "$deb" >"$t/mdgpud.contents"
@@ -134,7 +137,8 @@ mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" \
 	"$root/var/lib/dpkg/triggers" "$root/etc"
 # The database: only the packages ours depend on, as this machine has
 # them (or at a version that satisfies the dependency).
-for dep in libc6:2.36-9 dkms:3.0.10-8 linux-libc-dev:6.1.0-1; do
+for dep in libc6:2.36-9 dkms:3.0.10-8 linux-libc-dev:6.1.0-1 \
+	procps:2:4.0.2-3; do
 	name=${dep%%:*}
 	ver=$(dpkg-query -W -f '${Version}' "$name" 2>/dev/null || true)
 	arch=$(dpkg --print-architecture)

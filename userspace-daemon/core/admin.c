@@ -473,6 +473,15 @@ static int mdgpud_admin_set(struct mdgpud_core *c, char **tok, int n,
 	if (!v)
 		return mdgpud_admin_fail(buf, len, cap, ENOENT,
 					 "no vgpu %" PRIu64, id);
+	if (v->tops->knobs_owner) {
+		char uuid[MDGPU_UUID_STR_LEN];
+
+		return mdgpud_admin_fail(buf, len, cap, EOPNOTSUPP,
+					 "vgpu %u is mdev %s: its knobs are set in %s (mdgpuctl set %s %.16s %.16s)",
+					 v->id, mdgpu_uuid_format(v->uuid, uuid),
+					 v->tops->knobs_owner, uuid, tok[2],
+					 tok[3]);
+	}
 	w = v->entity.weight;
 	cp = v->entity.cap_pct;
 	pr = v->entity.priority;

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "uapi/mdgpu.h"
+#include "mdgpud/admin.h"
 #include "mdgpud/daemon.h"
 #include "mdgpud/log.h"
 
@@ -348,6 +349,77 @@ static void test_given_uuid(void **state)
 	mdgpud_vgpu_destroy(v);
 	close(f.efd);
 	free(f.guest);
+	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
+}
+
+/*
+ * A vGPU whose transport says its knobs are set elsewhere (the kernel
+ * transport: the mdev's sysfs files) refuses the admin socket's `set`,
+ * naming the mdev and where to set it; the knobs stay as they were.
+ * Another transport's vGPU beside it still takes `set`.
+ */
+static void test_knobs_owner(void **state)
+{
+	struct env *e = *state;
+	static const uint8_t uuid[16] = { 0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6,
+					  0x07, 0x18, 0x29, 0x3a, 0x4b, 0x5c,
+					  0x6d, 0x7e, 0x8f, 0x90 };
+	struct mdgpud_vgpu_tops sysfs_tops = fake_tops;
+	struct mdgpud_vgpu_params p = { 0 };
+	struct mdgpud_vgpu_stats st[NR_VGPUS + 1];
+	struct mdgpud_vgpu *v;
+	struct fake f = { 0 };
+	char line[64], *out = NULL;
+	size_t len = 0, cap = 0, n;
+	uint32_t w0 = 0;
+
+	sysfs_tops.knobs_owner = "sysfs";
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	p.type_name = "1g";
+	p.ring_entries = ENTRIES;
+	p.ring = f.ring;
+	p.aperture = e->ap[1];
+	p.aperture_size = AP_SIZE;
+	p.aperture_fd = -1;
+	p.tops = &sysfs_tops;
+	p.tpriv = &f;
+	p.uuid = uuid;
+	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &v), 0);
+	n = mdgpud_core_stats(e->core, st, NR_VGPUS + 1);
+	for (size_t i = 0; i < n; i++)
+		if (st[i].vgpu_id == mdgpud_vgpu_id(v))
+			w0 = st[i].weight;
+	assert_true(w0 >= MDGPU_WEIGHT_MIN && w0 != 7);
+
+	snprintf(line, sizeof(line), "set %u weight 7", mdgpud_vgpu_id(v));
+	assert_int_equal(mdgpud_admin_exec(e->core, line, true, &out, &len,
+					   &cap), -EOPNOTSUPP);
+	assert_non_null(strstr(out, "err EOPNOTSUPP "));
+	assert_non_null(strstr(out, "mdev a1b2c3d4-e5f6-0718-293a-4b5c6d7e8f90"
+				    ": its knobs are set in sysfs (mdgpuctl set"
+				    " a1b2c3d4-e5f6-0718-293a-4b5c6d7e8f90"
+				    " weight 7)"));
+	n = mdgpud_core_stats(e->core, st, NR_VGPUS + 1);
+	for (size_t i = 0; i < n; i++)
+		if (st[i].vgpu_id == mdgpud_vgpu_id(v))
+			assert_int_equal(st[i].weight, w0);
+
+	/* The fake transport's own vGPU keeps the admin socket's set. */
+	free(out);
+	out = NULL;
+	len = cap = 0;
+	snprintf(line, sizeof(line), "set %u weight 7",
+		 mdgpud_vgpu_id(e->v[0]));
+	assert_int_equal(mdgpud_admin_exec(e->core, line, true, &out, &len,
+					   &cap), 0);
+	n = mdgpud_core_stats(e->core, st, NR_VGPUS + 1);
+	for (size_t i = 0; i < n; i++)
+		if (st[i].vgpu_id == mdgpud_vgpu_id(e->v[0]))
+			assert_int_equal(st[i].weight, 7);
+	free(out);
+
+	mdgpud_vgpu_destroy(v);
 	assert_int_equal(pthread_create(&e->thread, NULL, run, e), 0);
 }
 
@@ -1100,6 +1172,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device_info, setup_sim,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_given_uuid, setup_sim,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_knobs_owner, setup_sim,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup_sim,
 						teardown),

@@ -296,6 +296,7 @@ static const struct mdgpud_vgpu_tops mdgpud_kern_tops = {
 	.lost = mdgpud_kern_lost,
 	.context_event = mdgpud_kern_context_event,
 	.dma = mdgpud_kern_dma,
+	.knobs_owner = "sysfs",
 };
 
 /* ---------------------------------------------------------------- */

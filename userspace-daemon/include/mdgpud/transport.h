@@ -59,6 +59,15 @@ struct mdgpud_vgpu_tops {
 	/* Guest memory by IOVA; NULL when the transport has none. */
 	int (*dma)(void *priv, uint64_t iova, void *buf, uint64_t len,
 		   bool write);
+	/*
+	 * Where the vGPU's weight, cap and priority are set, when not by
+	 * the daemon's admin `set`: the kernel transport's are the mdev's
+	 * sysfs files (the module passes them on as KNOB events), so an
+	 * admin `set` is refused there rather than leave sysfs, the
+	 * guest-visible registers and the daemon disagreeing.  NULL: the
+	 * admin socket owns them.
+	 */
+	const char *knobs_owner;
 };
 
 struct mdgpud_transport_ops {
