@@ -183,11 +183,7 @@ const struct attribute_group *mdgpu_vgpu_groups[] = {
 
 /* ---- parent ------------------------------------------------------------- */
 
-static const char * const mdgpu_policy_names[] = {
-	[MDGPU_POLICY_BEST_EFFORT] = "best-effort",
-	[MDGPU_POLICY_EQUAL_SHARE] = "equal-share",
-	[MDGPU_POLICY_FIXED_SHARE] = "fixed-share",
-};
+static const char * const mdgpu_policy_names[] = MDGPU_POLICY_NAMES;
 
 static struct mdgpu_parent *mdgpu_sysfs_parent(struct device *dev)
 {

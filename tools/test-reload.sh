@@ -89,6 +89,8 @@ done
 cat >"$CONF" <<EOF
 policy = equal-share
 timeslice_us = 3000
+cap_window_us = 250000
+linger_us = 120
 max_vgpus = 8
 log_level = debug
 EOF
@@ -96,11 +98,14 @@ kill -HUP "$DPID"
 check "no reload logged" until_log "reload: max_vgpus changed: needs a restart"
 OUT=$(stats)
 check "after reload: $OUT" \
-	grep -q "vgpus=1 max_vgpus=16 .*policy=equal-share timeslice_us=3000 " \
+	grep -q "vgpus=1 max_vgpus=16 .*policy=equal-share timeslice_us=3000 cap_window_us=250000 " \
 	<<<"$OUT"
 check "policy applied not logged" grep -q "reload: policy applied" "$LOG"
 check "timeslice_us applied not logged" \
 	grep -q "reload: timeslice_us applied" "$LOG"
+check "cap_window_us applied not logged" \
+	grep -q "reload: cap_window_us applied" "$LOG"
+check "linger_us applied not logged" grep -q "reload: linger_us applied" "$LOG"
 CHECKS=$((CHECKS + 1))
 grep -q "log_level\|debug:" "$LOG" && fail "-o log_level=info lost to the file"
 CHECKS=$((CHECKS + 1))

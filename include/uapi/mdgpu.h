@@ -894,6 +894,17 @@ enum mdgpu_policy {
 	MDGPU_POLICY_FIXED_SHARE = 2,	/* reserved, not work-conserving */
 };
 
+/*
+ * Their names, the one spelling of sysfs `policy`, mdgpud.conf's `policy`
+ * and the admin protocol: an initializer for an array of strings indexed
+ * by enum mdgpu_policy.
+ */
+#define MDGPU_POLICY_NAMES {					\
+	[MDGPU_POLICY_BEST_EFFORT] = "best-effort",		\
+	[MDGPU_POLICY_EQUAL_SHARE] = "equal-share",		\
+	[MDGPU_POLICY_FIXED_SHARE] = "fixed-share",		\
+}
+
 /* sysfs knob ranges (Documentation/sysfs.md). */
 #define MDGPU_WEIGHT_MIN		1
 #define MDGPU_WEIGHT_MAX		100

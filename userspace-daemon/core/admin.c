@@ -37,6 +37,7 @@
 #include "mdgpud/limits.h"
 #include "mdgpud/log.h"
 #include "mdgpud/metrics.h"
+#include "mdgpud/sched.h"
 #include "mdgpud/unix_listen.h"
 
 /* A response larger than this is a bug (list of 4096 vGPUs is ~1.5 MiB). */
@@ -220,19 +221,6 @@ static int mdgpud_admin_number(const char *what, const char *s, uint64_t min,
 	return 0;
 }
 
-static const char *const mdgpud_admin_policies[] = {
-	[MDGPU_POLICY_BEST_EFFORT] = "best-effort",
-	[MDGPU_POLICY_EQUAL_SHARE] = "equal-share",
-	[MDGPU_POLICY_FIXED_SHARE] = "fixed-share",
-};
-
-static const char *mdgpud_admin_policy_name(uint32_t p)
-{
-	return p < sizeof(mdgpud_admin_policies) /
-		   sizeof(mdgpud_admin_policies[0]) ?
-	       mdgpud_admin_policies[p] : "unknown";
-}
-
 /* ---------------------------------------------------------------- */
 /* Requests                                                         */
 
@@ -393,7 +381,7 @@ static int mdgpud_admin_stats(struct mdgpud_core *c, char **buf, size_t *len,
 		mdgpud_admin_token(mdev_parent, parent, sizeof(parent)),
 		c->gpu.sm_count,
 		(uint64_t)c->gpu.fb_size, c->nr_vgpus, c->cfg.max_vgpus,
-		fb_quota, fb_used, mdgpud_admin_policy_name(c->cfg.policy),
+		fb_quota, fb_used, mdgpud_sched_policy_name(c->cfg.policy),
 		c->cfg.timeslice_us, c->cfg.cap_window_us, gpu_ns, cmds, errs,
 		bytes, t.vgpus_created, t.vgpus_destroyed, t.hangs,
 		t.ctx_losses))
@@ -416,7 +404,7 @@ static int mdgpud_admin_metrics(struct mdgpud_core *c, char **buf,
 		.name = c->gpu.name,
 		.backend = c->bops->name,
 		.transport = tname,
-		.policy = mdgpud_admin_policy_name(c->cfg.policy),
+		.policy = mdgpud_sched_policy_name(c->cfg.policy),
 		.version = MDGPU_VERSION,
 		.mdev = !strcmp(tname, "kernel"),
 		.fb_size = c->gpu.fb_size,
@@ -520,22 +508,17 @@ static int mdgpud_admin_set(struct mdgpud_core *c, char **tok, int n,
 static int mdgpud_admin_policy(struct mdgpud_core *c, char **tok, int n,
 			       char **buf, size_t *len, size_t *cap)
 {
-	uint32_t p;
-	int ret;
+	int p, ret;
 
 	if (n != 2)
 		return mdgpud_admin_fail(buf, len, cap, EINVAL,
 					 "usage: policy best-effort|equal-share|fixed-share");
-	for (p = 0; p < sizeof(mdgpud_admin_policies) /
-			sizeof(mdgpud_admin_policies[0]); p++)
-		if (!strcmp(tok[1], mdgpud_admin_policies[p]))
-			break;
-	if (p == sizeof(mdgpud_admin_policies) /
-		 sizeof(mdgpud_admin_policies[0]))
+	p = mdgpud_sched_policy_parse(tok[1]);
+	if (p < 0)
 		return mdgpud_admin_fail(buf, len, cap, EINVAL,
 					 "unknown policy '%.32s' (best-effort, equal-share, fixed-share)",
 					 tok[1]);
-	ret = mdgpud_core_set_policy(c, p, c->cfg.timeslice_us);
+	ret = mdgpud_core_set_policy(c, (uint32_t)p, c->cfg.timeslice_us);
 	if (ret)
 		return mdgpud_admin_fail(buf, len, cap, -ret,
 					 "policy %s refused: %s", tok[1],

@@ -19,6 +19,7 @@
 #include "mdgpud/daemon.h"
 #include "mdgpud/handles.h"
 #include "mdgpud/log.h"
+#include "mdgpud/sched.h"
 #include "common/gpu_select.h"
 #include "common/words.h"
 
@@ -275,14 +276,11 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	UA("ctx_overhead_mib", 0, 1ULL << 20, ctx_overhead_mib,
 	   MDGPUD_CTX_OVERHEAD_AUTO)
 	if (!strcmp(key, "policy")) {
-		if (!strcmp(value, "best-effort"))
-			cfg->policy = MDGPU_POLICY_BEST_EFFORT;
-		else if (!strcmp(value, "equal-share"))
-			cfg->policy = MDGPU_POLICY_EQUAL_SHARE;
-		else if (!strcmp(value, "fixed-share"))
-			cfg->policy = MDGPU_POLICY_FIXED_SHARE;
-		else
-			ret = -EINVAL;
+		ret = mdgpud_sched_policy_parse(value);
+		if (ret >= 0) {
+			cfg->policy = (uint32_t)ret;
+			ret = 0;
+		}
 		goto out;
 	}
 	if (!strcmp(key, "log_level")) {

@@ -173,30 +173,41 @@ int mdgpud_core_type_lookup(const struct mdgpud_core *c, const char *name,
 	return 0;
 }
 
-int mdgpud_core_set_policy(struct mdgpud_core *c, uint32_t policy,
-			   uint32_t timeslice_us)
+/* The scheduler's three settings at once: refused, none changes. */
+static int mdgpud_core_set_sched(struct mdgpud_core *c, uint32_t policy,
+				 uint32_t timeslice_us, uint64_t cap_window_us)
 {
 	struct mdgpud_sched_cfg scfg = {
 		.policy = policy,
 		.timeslice_ns = (uint64_t)timeslice_us * 1000,
-		.cap_window_ns = c->cfg.cap_window_us * 1000,
+		.cap_window_ns = cap_window_us * 1000,
 	};
 	int ret = mdgpud_sched_configure(c->sched, &scfg);
 
 	if (ret) {
-		mdgpud_warn("policy %u timeslice_us %u refused: %s", policy,
-			    timeslice_us, strerror(-ret));
+		mdgpud_warn("policy %u timeslice_us %u cap_window_us %" PRIu64
+			    " refused: %s", policy, timeslice_us,
+			    cap_window_us, strerror(-ret));
 		return ret;
 	}
 	c->cfg.policy = policy;
 	c->cfg.timeslice_us = timeslice_us;
+	c->cfg.cap_window_us = cap_window_us;
 	return 0;
+}
+
+int mdgpud_core_set_policy(struct mdgpud_core *c, uint32_t policy,
+			   uint32_t timeslice_us)
+{
+	return mdgpud_core_set_sched(c, policy, timeslice_us,
+				     c->cfg.cap_window_us);
 }
 
 /* The keys mdgpud_core_reconfigure() applies live. */
 static bool mdgpud_core_key_live(const char *key)
 {
 	return !strcmp(key, "policy") || !strcmp(key, "timeslice_us") ||
+	       !strcmp(key, "cap_window_us") || !strcmp(key, "linger_us") ||
 	       !strcmp(key, "log_level");
 }
 
@@ -223,17 +234,22 @@ int mdgpud_core_reconfigure(struct mdgpud_core *c,
 			   err);
 		return ret;
 	}
-	/* One call for both: refused, neither changes. */
+	/* One call for the three: refused, none changes. */
 	if (cfg->policy != old.policy ||
-	    cfg->timeslice_us != old.timeslice_us) {
-		ret = mdgpud_core_set_policy(c, cfg->policy, cfg->timeslice_us);
+	    cfg->timeslice_us != old.timeslice_us ||
+	    cfg->cap_window_us != old.cap_window_us) {
+		ret = mdgpud_core_set_sched(c, cfg->policy, cfg->timeslice_us,
+					    cfg->cap_window_us);
 		if (ret) {
-			mdgpud_err("reload: policy/timeslice_us refused: "
-				   "%s; the running configuration is "
-				   "unchanged", strerror(-ret));
+			mdgpud_err("reload: policy/timeslice_us/cap_window_us "
+				   "refused: %s; the running configuration "
+				   "is unchanged", strerror(-ret));
 			return ret;
 		}
 	}
+	/* Read by the dispatcher, which runs this hook between slices. */
+	c->cfg.linger_us = cfg->linger_us;
+	c->linger_ns = (uint64_t)cfg->linger_us * 1000;
 	if (cfg->log_level != old.log_level) {
 		mdgpud_log_set_level(cfg->log_level);
 		c->cfg.log_level = cfg->log_level;

@@ -22,7 +22,9 @@
  *                its weight / sum(all weights) of the GPU and never more,
  *                and reserved time is not given away.
  */
+#include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "uapi/mdgpu.h"
 #include "sched_priv.h"
@@ -217,7 +219,6 @@ mdgpud_sched_peek_reserved(struct mdgpud_sched *s)
 
 static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
 	[MDGPU_POLICY_BEST_EFFORT] = {
-		.name = "best-effort",
 		.vweight = mdgpud_sched_weight_own,
 		.competes = mdgpud_sched_can_run,
 		.enqueue = mdgpud_sched_enqueue_waker,
@@ -225,7 +226,6 @@ static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
 		.peek = mdgpud_sched_peek_conserving,
 	},
 	[MDGPU_POLICY_EQUAL_SHARE] = {
-		.name = "equal-share",
 		.vweight = mdgpud_sched_weight_equal,
 		.competes = mdgpud_sched_can_run,
 		.enqueue = mdgpud_sched_enqueue_waker,
@@ -233,7 +233,6 @@ static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
 		.peek = mdgpud_sched_peek_conserving,
 	},
 	[MDGPU_POLICY_FIXED_SHARE] = {
-		.name = "fixed-share",
 		.vweight = mdgpud_sched_weight_own,
 		.competes = mdgpud_sched_always,
 		.enqueue = mdgpud_sched_enqueue_keep,
@@ -241,6 +240,25 @@ static const struct mdgpud_sched_policy_ops mdgpud_sched_policies[] = {
 		.peek = mdgpud_sched_peek_reserved,
 	},
 };
+
+static const char *const mdgpud_sched_policy_names[] = MDGPU_POLICY_NAMES;
+
+const char *mdgpud_sched_policy_name(uint32_t policy)
+{
+	if (policy >= sizeof(mdgpud_sched_policy_names) /
+		      sizeof(mdgpud_sched_policy_names[0]))
+		return "unknown";
+	return mdgpud_sched_policy_names[policy];
+}
+
+int mdgpud_sched_policy_parse(const char *name)
+{
+	for (size_t p = 0; p < sizeof(mdgpud_sched_policy_names) /
+			       sizeof(mdgpud_sched_policy_names[0]); p++)
+		if (!strcmp(name, mdgpud_sched_policy_names[p]))
+			return (int)p;
+	return -EINVAL;
+}
 
 const struct mdgpud_sched_policy_ops *mdgpud_sched_policy_ops(uint32_t policy)
 {

@@ -83,7 +83,6 @@ struct mdgpud_sched;
  * and picks.
  */
 struct mdgpud_sched_policy_ops {
-	const char *name;
 	/* Weight that divides charged time into vtime: 1..MDGPU_WEIGHT_MAX. */
 	uint32_t (*vweight)(const struct mdgpud_sched_entity *e);
 	/*

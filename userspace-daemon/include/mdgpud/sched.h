@@ -53,6 +53,11 @@ struct mdgpud_sched_cfg {
 /* Fill *cfg with the defaults: best-effort, 10 ms slices, 100 ms window. */
 void mdgpud_sched_cfg_default(struct mdgpud_sched_cfg *cfg);
 
+/* The name of a policy (MDGPU_POLICY_NAMES), "unknown" out of range. */
+const char *mdgpud_sched_policy_name(uint32_t policy);
+/* The policy called `name`, -EINVAL when none is. */
+int mdgpud_sched_policy_parse(const char *name);
+
 struct mdgpud_sched_entity {
 	uint32_t id;
 	uint32_t weight;		/* MDGPU_WEIGHT_MIN..MAX */
