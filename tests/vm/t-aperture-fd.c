@@ -6,6 +6,10 @@
  */
 #include "vgpu.h"
 
+#include <linux/io_uring.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
 /* APERTURE_FD for vGPU @id: the fd, or -errno (answer in @out if given). */
 static int ap_fd(struct fx *f, uint32_t id, uint32_t flags,
 		 struct mdgpu_ctl_aperture_fd *out)
@@ -202,4 +206,95 @@ TEST(aperture_fd_outlives_vgpu, FX_VFIO)
 	}
 	/* The unmapped second fd is the last holder: closing frees. */
 	EXPECT(close(fd2) == 0, "close the last fd");
+}
+
+/*
+ * Registers [addr, addr + len) as an io_uring fixed buffer and drops it
+ * again: 0, or -errno of IORING_REGISTER_BUFFERS.  The registration pins
+ * the range with pin_user_pages(FOLL_WRITE | FOLL_LONGTERM), the call
+ * and flags NVIDIA's driver uses to pin host memory for
+ * cuMemHostRegister (os_lock_user_pages(), x86).
+ */
+static int uring_pin(int ring, void *addr, size_t len)
+{
+	struct iovec iov = { .iov_base = addr, .iov_len = len };
+
+	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS,
+		    &iov, 1))
+		return -errno;
+	syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL,
+		0);
+	return 0;
+}
+
+/*
+ * Whether uring_pin()'s answer means the pin succeeded.  6.1's
+ * io_pin_pages() (io_uring/rsrc.c) pins first and then refuses a
+ * file-backed, non-shmem VMA with -EOPNOTSUPP (the pages are unpinned
+ * again), a failed pin being -EFAULT (VM_IO/VM_PFNMAP) or GUP's error;
+ * later kernels leave that policy to GUP's own FOLL_LONGTERM checks and
+ * answer 0.
+ */
+static int pinned(int r)
+{
+	return r == 0 || r == -EOPNOTSUPP;
+}
+
+/*
+ * The aperture is pinnable the way the GPU driver pins host memory: the
+ * worker's mapping (the fd), the daemon's (/dev/mdgpu) and QEMU's (BAR4)
+ * are struct-page mappings (remap_vmalloc_range) that
+ * pin_user_pages(FOLL_WRITE | FOLL_LONGTERM) takes whole.  The control:
+ * the edu device's MMIO BAR mapped through sysfs (VM_IO | VM_PFNMAP,
+ * which the driver could not pin either) is refused with -EFAULT, so the
+ * check can fail.
+ */
+TEST(aperture_fd_pinnable, FX_VFIO)
+{
+	struct io_uring_params p = { 0 };
+	size_t sz = f->rg[MDGPU_BAR_APERTURE].size;
+	const char *bdf = gpu_pci();
+	void *w, *d, *g, *mmio;
+	char res[384];
+	int ring, fd, rfd, r;
+
+	ring = (int)syscall(__NR_io_uring_setup, 4, &p);
+	ASSERT(ring >= 0, "io_uring_setup: %s", strerror(errno));
+	fd = ap_fd(f, f->vgpu, 0, NULL);
+	ASSERT(fd >= 0, "APERTURE_FD: %s", strerror(-fd));
+	w = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT(w != MAP_FAILED, "mmap of the fd: %s", strerror(errno));
+	d = ctl_map(f, MDGPU_CTL_MMAP_APERTURE, sz);
+	g = bar_map(f, MDGPU_BAR_APERTURE);
+	ASSERT(d && g, "daemon or guest mapping");
+
+	r = uring_pin(ring, w, sz);
+	EXPECT(pinned(r), "worker's mapping, %zu bytes: %s", sz, strerror(-r));
+	printf("    pin: %zu bytes, IORING_REGISTER_BUFFERS %s\n", sz,
+	       r ? "pinned, then refused as file-backed (EOPNOTSUPP)" :
+	       "registered");
+	r = uring_pin(ring, d, sz);
+	EXPECT(pinned(r), "daemon's mapping: %s", strerror(-r));
+	r = uring_pin(ring, g, sz);
+	EXPECT(pinned(r), "BAR4 mapping: %s", strerror(-r));
+	r = uring_pin(ring, (char *)w + sz - 4096, 4096);
+	EXPECT(pinned(r), "the last page alone: %s", strerror(-r));
+
+	ASSERT(bdf, "no edu PCI device in the guest (run-vm.sh adds -device edu)");
+	snprintf(res, sizeof(res), "/sys/bus/pci/devices/%.63s/resource0", bdf);
+	rfd = open(res, O_RDWR | O_CLOEXEC);
+	ASSERT(rfd >= 0, "open %s: %s", res, strerror(errno));
+	mmio = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, rfd, 0);
+	ASSERT(mmio != MAP_FAILED, "mmap %s: %s", res, strerror(errno));
+	r = uring_pin(ring, mmio, 4096);
+	EXPECT(r == -EFAULT, "edu's MMIO BAR (VM_PFNMAP): %s", r ?
+	       strerror(-r) : "pinned");
+
+	munmap(mmio, 4096);
+	close(rfd);
+	munmap(g, sz);
+	munmap(d, sz);
+	munmap(w, sz);
+	close(fd);
+	close(ring);
 }
