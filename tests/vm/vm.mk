@@ -27,7 +27,7 @@ VM_CFLAGS := $(CFLAGS_COMMON) -static
 # t-kmod-corners.c (the module author's corner cases) comes after it.
 VM_TEST_SRCS := $(addprefix $(VM_DIR)/,vmtest.c vgpu.c main.c t-control.c \
 	t-device.c t-irq.c t-ring.c t-daemon.c t-gen.c t-knobs.c t-pci.c \
-	t-aperture-fd.c \
+	t-aperture-fd.c t-hostile.c \
 	t-lifecycle.c \
 	t-kmod-corners.c)
 VM_TEST_HDRS := $(VM_DIR)/vmtest.h $(VM_DIR)/vgpu.h \
