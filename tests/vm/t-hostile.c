@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -290,4 +291,51 @@ TEST(hostile_mmap_split_fork_remove, FX_VFIO)
 	EXPECT(ev_wait(f, MDGPU_EV_REMOVE, old, NULL, EV_TIMEOUT_MS) == 0,
 	       "no REMOVE");
 	EXPECT(mdev_remove(UUID1) == 0, "remove the second vGPU");
+}
+
+/*
+ * An unprivileged user (uid and gid 65534, no supplementary groups, no
+ * capabilities) can open neither /dev/mdgpu nor the vGPU's VFIO group,
+ * nor create or remove an mdev through sysfs.  The child reports each
+ * refusal as a bit of its exit status.
+ */
+TEST(hostile_unprivileged_opens, FX_MDEV)
+{
+	char link[256], grp[300], create[400];
+	const char *g;
+	ssize_t len;
+	pid_t pid;
+	int st;
+
+	len = readlink(mdev_path(UUID0, "iommu_group"), link, sizeof(link) - 1);
+	ASSERT(len > 0, "iommu_group link");
+	link[len] = 0;
+	g = strrchr(link, '/');
+	snprintf(grp, sizeof(grp), "/dev/vfio/%s", g ? g + 1 : link);
+	snprintf(create, sizeof(create), "%s",
+		 type_path(f->parent, TYPE_1G, "create"));
+	pid = fork();
+	ASSERT(pid >= 0, "fork");
+	if (!pid) {
+		int bits = 0, fd;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(100);
+		fd = open("/dev/mdgpu", O_RDWR | O_CLOEXEC);
+		bits |= (fd < 0 && errno == EACCES) << 0;
+		fd = open(grp, O_RDWR | O_CLOEXEC);
+		bits |= (fd < 0 && errno == EACCES) << 1;
+		fd = open(create, O_WRONLY | O_CLOEXEC);
+		bits |= (fd < 0 && errno == EACCES) << 2;
+		fd = open(mdev_path(UUID0, "remove"), O_WRONLY | O_CLOEXEC);
+		bits |= (fd < 0 && errno == EACCES) << 3;
+		_exit(bits);
+	}
+	ASSERT(waitpid(pid, &st, 0) == pid && WIFEXITED(st), "child");
+	ASSERT(WEXITSTATUS(st) != 100, "could not drop to uid 65534");
+	EXPECT(WEXITSTATUS(st) & 1, "/dev/mdgpu opened by uid 65534");
+	EXPECT(WEXITSTATUS(st) & 2, "%s opened by uid 65534", grp);
+	EXPECT(WEXITSTATUS(st) & 4, "%s opened by uid 65534", create);
+	EXPECT(WEXITSTATUS(st) & 8, "the mdev's remove opened by uid 65534");
+	EXPECT(path_exists(mdev_path(UUID0, NULL)), "the mdev went away");
 }
