@@ -22,6 +22,10 @@
 # MODE eager (CUDA_MODULE_LOADING=EAGER):
 #   the runtime loads its fatbin at its first call, which the sim refuses,
 #   so that call fails 801; exit status 1.
+# With MDGPU_TEST_BACKEND=cuda the vGPU is the cuda backend's over CI's
+# fake libcuda.so.1, which loads only its own named test kernels: the
+# runtime's cubin is refused as malformed (-22, cudaErrorInvalidKernelImage
+# 200) where the sim refuses every image (-95, 801).
 # OUT is the output file, NAME names the run in messages, TRANSPORT the
 # transport cuInit must log, QUOTA the vGPU's quota in bytes, RC the exit
 # status of the run.  Prints one "FAIL: NAME: ..." line per failed check;
@@ -31,13 +35,19 @@ set -u
 	echo "usage: rt-check.sh lazy|eager OUT NAME TRANSPORT QUOTA RC" >&2
 	exit 2
 }
-awk -v mode="$1" -v name="$3" -v transport="$4" -v quota="$5" -v rc="$6" '
+awk -v mode="$1" -v name="$3" -v transport="$4" -v quota="$5" -v rc="$6" \
+	-v backend="${MDGPU_TEST_BACKEND:-sim}" '
 function need(re) { want[++nwant] = re }
 function bad(re, why) { ban[++nban] = re; banwhy[nban] = why }
 function fail(why) { print "FAIL: " name ": " why; fails++ }
 BEGIN {
 	L = "^libcuda\\(mdgpu\\): "
 	nocode = "module_load: not supported by this backend or transport \\(-95\\)$"
+	code_err = 801
+	if (backend == "cuda") {
+		nocode = "module_load: malformed command or argument \\(-22\\)$"
+		code_err = 200
+	}
 	if (mode == "lazy") {
 		need(L "cuInit: vGPU [0-9]+ over the " transport \
 		     " transport, quota " quota " bytes")
@@ -52,7 +62,7 @@ BEGIN {
 			  "events streams cudaGetLastError launch", t, " ")
 		for (i = 1; i <= n; i++)
 			need("^rt_basic: ok " t[i] "$")
-		need("^rt_basic: launch error 801 ")
+		need("^rt_basic: launch error " code_err " ")
 		need("^rt_basic: all passed$")
 		need(L "cuLibraryGetKernel: " nocode)
 		bad("integrity checks failed",
@@ -63,7 +73,7 @@ BEGIN {
 		    "cuLibraryLoadData loaded its library (lazy mode)")
 		rc_want = 0
 	} else {
-		need("^rt_basic: FAIL cudaGetDeviceCount: .* = 801 ")
+		need("^rt_basic: FAIL cudaGetDeviceCount: .* = " code_err " ")
 		need(L "cuLibraryLoadData: " nocode)
 		rc_want = 1
 	}

@@ -32,6 +32,9 @@
  *                                            descriptors straight into BAR2
  *   mdgpu-e2e-client demo UUID SECONDS       the demo's workload
  *
+ * MDGPU_E2E_BACKEND=cuda: the daemon's backend `roundtrip` expects (sim
+ * by default).
+ *
  * Prints "ok: ..." lines and, on failure, "error: ..." with the errno and
  * libmdgpu's message.  Exit status: 0 passed, 1 failed, 2 usage; `spin`
  * exits 3 when the vGPU went away (-ENODEV: mdgpud gone), so the
@@ -109,8 +112,22 @@ static uint32_t xorshift(uint32_t *s)
 	return *s;
 }
 
+/*
+ * The daemon's backend the checks expect: MDGPU_E2E_BACKEND, "sim" (the
+ * default) or "cuda"; its name in *name.
+ */
+static uint64_t want_backend(const char **name)
+{
+	const char *b = getenv("MDGPU_E2E_BACKEND");
+
+	*name = b && !strcmp(b, "cuda") ? "cuda" : "sim";
+	return **name == 'c' ? MDGPU_BACKEND_CUDA : MDGPU_BACKEND_SIM;
+}
+
 static int cmd_roundtrip(void)
 {
+	const char *name;
+	uint64_t want = want_backend(&name);
 	struct mdgpu *g;
 	struct mdgpu_info in;
 	uint64_t v, quota, t0;
@@ -138,8 +155,9 @@ static int cmd_roundtrip(void)
 	CHECK(g, mdgpu_query(g, MDGPU_QUERY_SM_COUNT, &v));
 	EXPECT(v == in.sm_count, "sm %" PRIu64 " vs %u", v, in.sm_count);
 	CHECK(g, mdgpu_query(g, MDGPU_QUERY_BACKEND, &v));
-	EXPECT(v == MDGPU_BACKEND_SIM, "backend %" PRIu64, v);
-	printf("ok: queries (abi, quota, sm %u, backend sim)\n", in.sm_count);
+	EXPECT(v == want, "backend %" PRIu64 ", %s expected", v, name);
+	printf("ok: queries (abi, quota, sm %u, backend %s)\n", in.sm_count,
+	       name);
 	CHECK(g, mdgpu_mem_alloc(g, sizeof(buf), &d));
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7 + 3);
@@ -336,8 +354,12 @@ static int cmd_reset(void)
 		return ret;
 	CHECK(g, mdgpu_mem_alloc(g, 1 << 20, &d));
 	CHECK(g, mdgpu_fill_u32(g, d, 1 << 18, 0x5a5a5a5a));
-	for (int i = 0; i < 200; i++)	/* 2 s of queued work */
-		CHECK(g, mdgpu_spin_ns(g, 10000000));
+	/*
+	 * 2 s of queued work in 20 commands: few enough to be queued long
+	 * before the reset, however slowly this guest submits.
+	 */
+	for (int i = 0; i < 20; i++)
+		CHECK(g, mdgpu_spin_ns(g, 100000000));
 	ra.g = g;
 	t0 = now_ns();
 	pthread_create(&th, NULL, reset_thread, &ra);

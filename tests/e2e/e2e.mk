@@ -81,7 +81,8 @@ check: check-e2e-all check-e2e-nested-all
 # rt_basic (NVIDIA's static runtime in the inner guest) runs on 6.1 only:
 # 14-26 s of the inner guest's time per kernel, and the 6.12 run is the
 # one that may need its second boot (Documentation/e2e.md).
-check-e2e-nested: e2e-bins $(E2E_CUDA) nested-bins
+check-e2e-nested: e2e-bins $(E2E_CUDA) nested-bins $(BUILD)/mdgpud-worker \
+		$(CUDA_FAKE)
 	@test -n "$(KVER)" || { echo "usage: make check-e2e-nested KVER=6.1|6.12"; exit 2; }
 	@rel=$$($(VM_DIR)/kver-release.sh $(KVER)) && \
 	{ $(MAKE) --no-print-directory modules KVER=$$rel KMOD_W=1 || \
@@ -91,7 +92,8 @@ check-e2e-nested: e2e-bins $(E2E_CUDA) nested-bins
 	E2E_NESTED_DRIVER=$(E2E_NESTED_DRIVER) \
 		$(E2E_DIR)/run-e2e-nested.sh $$rel
 
-check-e2e-nested-all: e2e-bins $(E2E_CUDA) nested-bins
+check-e2e-nested-all: e2e-bins $(E2E_CUDA) nested-bins \
+		$(BUILD)/mdgpud-worker $(CUDA_FAKE)
 	@rc=0; for k in $(E2E_KVERS); do \
 		case " $(NESTED_CI_KVERS) " in *" $$k "*) d=1 ;; *) d= ;; esac; \
 		$(MAKE) --no-print-directory check-e2e-nested KVER=$$k \

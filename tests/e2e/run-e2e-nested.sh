@@ -2,7 +2,9 @@
 # run-e2e-nested.sh RELEASE
 #
 # The nested end-to-end test (Documentation/e2e.md): an outer QEMU TCG
-# guest loads mdgpu.ko and runs mdgpud (kernel transport, sim backend),
+# guest loads mdgpu.ko and runs mdgpud (kernel transport; the cuda
+# backend over CI's fake libcuda.so.1, its workers sandboxed, or with
+# E2E_NESTED_BACKEND=sim the sim backend),
 # creates a vGPU and runs an inner QEMU with
 # -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/$UUID; the inner guest
 # loads mdgpu-guest.ko and runs mdgpu-e2e-client over libmdgpu's "guest"
@@ -31,6 +33,11 @@
 # two programs).  Before the total it prints each suite's own
 # "N passed, N failed".
 #
+# E2E_NESTED_BACKEND=cuda (default): the outer image also carries
+# mdgpud-worker as /bin/mdgpud-worker and the fake libcuda.so.1 in
+# /usr/lib/x86_64-linux-gnu/mdgpu-fake with their libraries, and the
+# outer /init starts mdgpud on the cuda backend when it finds them.
+#
 # Environment: BUILD, VM_CACHE, MDGPU_KO, GUEST_KO, E2E_NESTED_RT_BASIC
 # (rt_basic to run, default $BUILD/libcuda/tests/rt_basic if built; empty:
 # none), E2E_NESTED_TIMEOUT
@@ -46,6 +53,8 @@ top=$(cd "$here/../.." && pwd)
 . "$top/tests/vm/verdict.sh"
 # shellcheck source=tests/nested/boot-outer.sh
 . "$top/tests/nested/boot-outer.sh"
+# shellcheck source=tests/vm/pack-files.sh
+. "$top/tests/vm/pack-files.sh"
 BUILD=${BUILD:-$top/build}
 cache=${VM_CACHE:-$top/.cache/vm}
 timeout_s=${E2E_NESTED_TIMEOUT:-600}
@@ -62,6 +71,14 @@ test_driver=$BUILD/libcuda/tests/test_driver
 rt_basic=${E2E_NESTED_RT_BASIC-$BUILD/libcuda/tests/rt_basic}
 [ -z "$rt_basic" ] || [ -f "$rt_basic" ] || rt_basic=
 driver=${E2E_NESTED_DRIVER:-}
+backend=${E2E_NESTED_BACKEND:-cuda}
+worker=$BUILD/mdgpud-worker
+fake=$BUILD/cuda-fake/libcuda.so.1
+case $backend in
+cuda) need=("$worker" "$fake") ;;
+sim) need=() ;;
+*) echo "e2e-nested: E2E_NESTED_BACKEND=$backend: cuda or sim"; echo "0 passed, 1 failed"; exit 1 ;;
+esac
 bins=${NESTED_BINS:-$BUILD/nested}
 driver_inner=()
 if [ -n "$driver" ]; then
@@ -73,7 +90,7 @@ if [ -n "$driver" ]; then
 fi
 out=$BUILD/e2e-nested/$rel
 mkdir -p "$out"
-for f in "$gko" "$daemon" "$client" "$libcuda" "$test_driver"; do
+for f in "$gko" "$daemon" "$client" "$libcuda" "$test_driver" ${need[@]+"${need[@]}"}; do
 	[ -f "$f" ] || { echo "e2e-nested: $f not built"; echo "0 passed, 1 failed"; exit 1; }
 done
 [ -f "$ko" ] || echo "e2e-nested: $ko not built; the outer guest will fail" >&2
@@ -113,14 +130,14 @@ cp "$work/inner.cpio" "$stage/outer/nested/inner.cpio"
 cp "$here/nested-outer-init" "$stage/outer/init"
 chmod 755 "$stage/outer/init"
 cp "$work/outer.cpio" "$work/outer-e2e.cpio"
-outer_files='init\nnested/inner.cpio\n'
-if [ -n "$driver" ]; then
+[ -z "$driver" ] ||
 	cp "$bins/mdgpu-responder" "$stage/outer/bin/mdgpu-responder"
-	outer_files="${outer_files}bin/mdgpu-responder\n"
-fi
-# shellcheck disable=SC2059  # the list is the format: \n separates names
-(cd "$stage/outer" && printf "$outer_files" | cpio -o -H newc --quiet) \
-	>>"$work/outer-e2e.cpio"
+[ "$backend" != cuda ] ||
+	pack_files "$stage/outer" "$worker=/bin/mdgpud-worker" \
+		"$fake=/usr/lib/x86_64-linux-gnu/mdgpu-fake/libcuda.so.1"
+# Everything staged but the root directory, whose mode stays the image's.
+(cd "$stage/outer" && find . -mindepth 1 | LC_ALL=C sort |
+	cpio -o -H newc --quiet) >>"$work/outer-e2e.cpio"
 
 echo "e2e-nested: booting $rel (TCG in TCG, inner -cpu $inner_cpu, timeout ${timeout_s}s), serial log $out/serial.log" >&2
 nested_boot_outer e2e-nested "$rel" "$kroot" "$work/outer-e2e.cpio" "$log" \

@@ -195,13 +195,20 @@ static mdgpud_cu_result k_builtin_checksum(const struct CUfunc_st *f,
 	return 0;
 }
 
+/*
+ * The stream is busy for ns, as a GPU would be; the CPU is not (a TCG
+ * guest's one vCPU also runs the guest that submitted the kernel).
+ */
 static mdgpud_cu_result k_builtin_spin(const struct CUfunc_st *f,
 				       const uint8_t *b, unsigned int t)
 {
-	uint64_t ns = arg_u64(f, b, 0), start = fake_now_ns();
+	uint64_t end = fake_now_ns() + arg_u64(f, b, 0);
+	struct timespec ts = { .tv_sec = (time_t)(end / 1000000000ull),
+			       .tv_nsec = (long)(end % 1000000000ull) };
 
 	(void)t;
-	while (fake_now_ns() - start < ns)
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
 		;
 	return 0;
 }
@@ -1064,6 +1071,24 @@ static const struct {
 	{ 95, 1 }, { 97, 232448 }, { 98, 0 }, { 99, 1 }, { 102, 1 },
 	{ 106, 32 }, { 107, 1 }, { 108, 83886080 }, { 109, 134213632 },
 	{ 111, 1024 }, { 115, 1 }, { 120, 1 }, { 124, 1 }, { 126, 4 },
+	/*
+	 * What NVIDIA's runtime also reads to fill cudaDeviceProp at its
+	 * first call, which fails ("initialization error") on any read that
+	 * fails: texture and surface limits of compute capability 9.0, the
+	 * multi-GPU board group, unified function pointers, the H100 SXM's
+	 * PCI device and subsystem ids.
+	 */
+	{ 21, 131072 }, { 22, 131072 }, { 23, 65536 }, { 24, 16384 },
+	{ 25, 16384 }, { 26, 16384 }, { 27, 32768 }, { 28, 32768 },
+	{ 29, 2048 }, { 42, 32768 }, { 43, 2048 }, { 45, 32768 },
+	{ 46, 32768 }, { 47, 8192 }, { 48, 8192 }, { 49, 32768 },
+	{ 52, 32768 }, { 53, 32768 }, { 54, 2046 }, { 55, 32768 },
+	{ 56, 131072 }, { 57, 65536 }, { 58, 16384 }, { 59, 16384 },
+	{ 60, 16384 }, { 61, 32768 }, { 62, 2048 }, { 63, 32768 },
+	{ 64, 32768 }, { 65, 2048 }, { 66, 32768 }, { 67, 32768 },
+	{ 68, 2046 }, { 70, 131072 }, { 71, 65000 }, { 72, 2097120 },
+	{ 73, 32768 }, { 74, 32768 }, { 77, 32768 }, { 85, 0 }, { 129, 0 },
+	{ 139, 0x2330 }, { 140, 0x16c110de },
 };
 
 int fake_device_attr(unsigned int attr, int *value)
