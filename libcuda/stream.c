@@ -253,6 +253,82 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
 	return r;
 }
 
+/*
+ * The stream's earlier work, waited for on behalf of a host function:
+ * refused on a capturing stream (a host node is not built: capture
+ * invalidated, STREAM_CAPTURE_UNSUPPORTED); else the synchronize's result.
+ * Returns with the library left.
+ */
+static CUresult mdgpu_cu_stream_drain_for_host(CUstream *s)
+{
+	struct mdgpu_wait w;
+	CUresult r = mdgpu_cu_stream_enter(s);
+	int ret;
+
+	if (r)
+		return r;
+	r = mdgpu_cu_capture_refuse(*s, "host function");
+	if (!r) {
+		ret = mdgpu_cu_wait(&w, mdgpu_wait_begin_sync(mdgpu_cu.g,
+				mdgpu_cu_stream_handle(*s), &w));
+		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+	}
+	mdgpu_cu_leave();
+	return r;
+}
+
+/*
+ * cuLaunchHostFunc and cuStreamAddCallback run the function in the
+ * calling thread, outside the library's lock, once the stream's earlier
+ * work is done, and return after it: work queued on the stream later
+ * runs after it, the order CUDA gives.  What this gives up is the
+ * asynchrony (the caller waits for the stream; Documentation/libcuda.md,
+ * "Host functions").  As in CUDA, cuLaunchHostFunc does not call fn when
+ * the stream's work failed (the error is returned), while
+ * cuStreamAddCallback calls it with that error as its status.
+ */
+CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn,
+				  void *userData)
+{
+	CUresult r;
+
+	if (!fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_stream_drain_for_host(&hStream);
+	if (r)
+		return r;
+	fn(userData);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamAddCallback(CUstream hStream,
+				     CUstreamCallback callback,
+				     void *userData, unsigned int flags)
+{
+	CUresult r;
+
+	if (!callback || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_stream_drain_for_host(&hStream);
+	switch (r) {
+	case CUDA_SUCCESS:
+		break;
+	case CUDA_ERROR_INVALID_HANDLE:
+	case CUDA_ERROR_INVALID_CONTEXT:
+	case CUDA_ERROR_NOT_INITIALIZED:
+	case CUDA_ERROR_DEINITIALIZED:
+	case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+	case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+	case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+		return r;	/* nothing was queued */
+	default:
+		callback(hStream, r, userData);
+		return r;
+	}
+	callback(hStream, CUDA_SUCCESS, userData);
+	return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 {
 	CUresult r = mdgpu_cu_stream_enter(&hStream);
@@ -401,6 +477,12 @@ MDGPU_CU_PTSZ(cuStreamSynchronize_ptsz, cuStreamSynchronize, (CUstream s),
 	      cuStreamSynchronize(MDGPU_CU_PTS(s)))
 MDGPU_CU_PTSZ(cuStreamQuery_ptsz, cuStreamQuery, (CUstream s),
 	      cuStreamQuery(MDGPU_CU_PTS(s)))
+MDGPU_CU_PTSZ(cuLaunchHostFunc_ptsz, cuLaunchHostFunc,
+	      (CUstream s, CUhostFn fn, void *data),
+	      cuLaunchHostFunc(MDGPU_CU_PTS(s), fn, data))
+MDGPU_CU_PTSZ(cuStreamAddCallback_ptsz, cuStreamAddCallback,
+	      (CUstream s, CUstreamCallback cb, void *data, unsigned int fl),
+	      cuStreamAddCallback(MDGPU_CU_PTS(s), cb, data, fl))
 MDGPU_CU_PTSZ(cuStreamGetFlags_ptsz, cuStreamGetFlags,
 	      (CUstream s, unsigned int *flags),
 	      cuStreamGetFlags(MDGPU_CU_PTS(s), flags))

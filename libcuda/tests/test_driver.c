@@ -618,6 +618,79 @@ static void test_contexts(void)
 	OK(cuCtxSetCurrent(primary));
 }
 
+/* What a host function saw: the words the stream copied before it. */
+struct host_fn_seen {
+	const uint32_t *words;
+	CUstream stream;
+	int calls, right, status;
+};
+
+static void CUDA_CB host_fn(void *p)
+{
+	struct host_fn_seen *h = p;
+
+	h->calls++;
+	h->right = h->words[0] == 0x5eed5eedU && h->words[1023] == 0x5eed5eedU;
+}
+
+static void CUDA_CB host_cb(CUstream s, CUresult st, void *p)
+{
+	struct host_fn_seen *h = p;
+
+	h->calls++;
+	h->status = st;
+	h->right = s == h->stream && h->words[0] == 0x5eed5eedU;
+}
+
+/*
+ * cuLaunchHostFunc / cuStreamAddCallback: the function runs after the
+ * stream's earlier work (an async copy into pinned memory it reads),
+ * once; bad arguments and a capturing stream are refused and call
+ * nothing.
+ */
+static void test_host_functions(CUstream s)
+{
+	struct host_fn_seen h = { 0 };
+	CUdeviceptr d;
+	uint32_t *pinned;
+	CUgraph g;
+
+	OK(cuMemAlloc(&d, 4096));
+	OK(cuMemAllocHost((void **)&pinned, 4096));
+	memset(pinned, 0, 4096);
+	h.words = pinned;
+	h.stream = s;
+	OK(cuMemsetD32Async(d, 0x5eed5eedU, 1024, s));
+	OK(cuMemcpyDtoHAsync(pinned, d, 4096, s));
+	OK(cuLaunchHostFunc(s, host_fn, &h));
+	EXPECT(h.calls == 1 && h.right);
+	memset(pinned, 0, 4096);
+	h.calls = h.right = 0;
+	h.status = -1;
+	OK(cuMemcpyDtoHAsync(pinned, d, 4096, s));
+	OK(cuStreamAddCallback(s, host_cb, &h, 0));
+	EXPECT(h.calls == 1 && h.right && h.status == CUDA_SUCCESS);
+	OK(cuLaunchHostFunc(CU_STREAM_PER_THREAD, host_fn, &h));
+	EXPECT(h.calls == 2);
+
+	h.calls = 0;
+	EXPECT_RES(cuLaunchHostFunc(s, NULL, &h), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuStreamAddCallback(s, NULL, &h, 0),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuStreamAddCallback(s, host_cb, &h, 1),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuLaunchHostFunc((CUstream)&h, host_fn, &h),
+		   CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	EXPECT_RES(cuLaunchHostFunc(s, host_fn, &h),
+		   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	EXPECT_RES(cuStreamEndCapture(s, &g),
+		   CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	EXPECT(h.calls == 0);
+	OK(cuMemFreeHost(pinned));
+	OK(cuMemFree(d));
+}
+
 static void test_streams_events(void)
 {
 	CUevent e0, e1, nt;
@@ -636,6 +709,7 @@ static void test_streams_events(void)
 	OK(cuCtxGetStreamPriorityRange(&lo, &hi));
 	EXPECT(lo == 0 && hi == -5);
 	EXPECT_RES(cuStreamCreate(&s, 0x8), CUDA_ERROR_INVALID_VALUE);
+	test_host_functions(s);
 
 	OK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
 	OK(cuEventCreate(&e1, CU_EVENT_BLOCKING_SYNC));
