@@ -1428,6 +1428,7 @@ static void test_capture_events(void)
 	OK(cuMemAlloc(&d1, 4096));
 	OK(cuMemAlloc(&d2, 4096));
 	OK(cuMemsetD8(d1, 0, 4096));
+	OK(cuCtxSynchronize());		/* s0's replay does not wait for it */
 
 	OK(cuStreamBeginCapture(s0, CU_STREAM_CAPTURE_MODE_GLOBAL));
 	OK(cuMemsetD8Async(d1, 0x01, 4096, s0));
