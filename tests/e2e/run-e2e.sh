@@ -8,7 +8,9 @@
 # qemu-scripts/mdgpu-vgpu, its wrapper, mdgpu's
 # libcuda.so.1 (where the mdgpu-libcuda package puts it) with the
 # driver-API program test_driver, glibc and the dynamic loader, and
-# libcuda/tests/driver-check.sh, with tests/e2e/init as /init and
+# libcuda/tests/driver-check.sh, Debian's libvirtd with its nodedev
+# driver, virsh, udevadm (systemd-udevd) with their shared libraries and
+# qemu-scripts/libvirt/mdgpu-nodedev.xml, with tests/e2e/init as /init and
 # tests/e2e/demo-run.sh as /bin/mdgpu-e2e-demo (appended cpio: a later
 # entry replaces /init).
 #
@@ -52,6 +54,9 @@ keep() {
 	[ ! -f "$log.txt" ] || mv -f "$log.txt" "$out/serial-$mode.log.txt"
 }
 trap keep EXIT
+# Debian 12's libvirtd (libvirt-daemon) with its nodedev driver only, and
+# systemd-udevd (udevadm), which relays the kernel's uevents to libvirt.
+lvdrv=/usr/lib/x86_64-linux-gnu/libvirt/connection-driver
 "$vm/mkinitramfs.sh" "$rel" "$kroot" "$initrd" "$ko" \
 	"$BUILD/e2e/mdgpud" "$BUILD/e2e/mdgpu-e2e-client" "$BUILD/mdgpuctl" \
 	"$top/qemu-scripts/mdgpu-vgpu" \
@@ -59,7 +64,11 @@ trap keep EXIT
 	"$BUILD/libcuda/tests/test_driver=/bin/test_driver" \
 	"$top/libcuda/tests/driver-check.sh=/bin/driver-check.sh" \
 	"$BUILD/mdgpud-worker" \
-	"$BUILD/cuda-fake/libcuda.so.1=/usr/lib/x86_64-linux-gnu/mdgpu-fake/libcuda.so.1"
+	"$BUILD/cuda-fake/libcuda.so.1=/usr/lib/x86_64-linux-gnu/mdgpu-fake/libcuda.so.1" \
+	/usr/sbin/libvirtd=/usr/sbin/libvirtd /usr/bin/virsh=/usr/bin/virsh \
+	"$lvdrv/libvirt_driver_nodedev.so=$lvdrv/libvirt_driver_nodedev.so" \
+	/usr/bin/udevadm=/usr/bin/udevadm \
+	"$top/qemu-scripts/libvirt/mdgpu-nodedev.xml=/usr/share/mdgpu/libvirt/mdgpu-nodedev.xml"
 mkdir -p "$stage/bin"
 cp "$here/init" "$stage/init"
 cp "$here/demo-run.sh" "$stage/bin/mdgpu-e2e-demo"
