@@ -8,7 +8,10 @@
 # qemu-scripts/mdgpu-vgpu, its wrapper, mdgpu's
 # libcuda.so.1 (where the mdgpu-libcuda package puts it) with the
 # driver-API program test_driver, glibc and the dynamic loader, and
-# libcuda/tests/driver-check.sh, with tests/e2e/init as /init and
+# libcuda/tests/driver-check.sh and qemu-scripts/libvirt/mdgpu-nodedev.xml,
+# before it (test mode) an archive of Debian's libvirtd with its nodedev
+# driver, virsh and udevadm (systemd-udevd) with their shared libraries
+# (build/e2e/libvirt.cpio, kept), with tests/e2e/init as /init and
 # tests/e2e/demo-run.sh as /bin/mdgpu-e2e-demo (appended cpio: a later
 # entry replaces /init).
 #
@@ -47,7 +50,7 @@ initrd=$out/initramfs.$$.cpio
 log=$out/serial-$mode.$$.log
 stage=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-e2e.XXXXXX")
 keep() {
-	rm -rf "$initrd" "$stage"
+	rm -rf "$initrd" "$initrd.lv" "$stage"
 	[ ! -f "$log" ] || mv -f "$log" "$out/serial-$mode.log"
 	[ ! -f "$log.txt" ] || mv -f "$log.txt" "$out/serial-$mode.log.txt"
 }
@@ -59,7 +62,33 @@ trap keep EXIT
 	"$BUILD/libcuda/tests/test_driver=/bin/test_driver" \
 	"$top/libcuda/tests/driver-check.sh=/bin/driver-check.sh" \
 	"$BUILD/mdgpud-worker" \
-	"$BUILD/cuda-fake/libcuda.so.1=/usr/lib/x86_64-linux-gnu/mdgpu-fake/libcuda.so.1"
+	"$BUILD/cuda-fake/libcuda.so.1=/usr/lib/x86_64-linux-gnu/mdgpu-fake/libcuda.so.1" \
+	"$top/qemu-scripts/libvirt/mdgpu-nodedev.xml=/usr/share/mdgpu/libvirt/mdgpu-nodedev.xml"
+# Debian 12's libvirtd (libvirt-daemon) with its nodedev driver only,
+# virsh, and udevadm run as systemd-udevd, which relays the kernel's
+# uevents to libvirt, with their libraries (69 MB; packing takes about 3 s
+# on this machine): an archive of their own, built once per build
+# directory and again whenever dpkg's database changes (a package
+# installed or upgraded), placed before the image so that the image's own
+# copies of shared libraries are the ones unpacked last.  Not for the demo.
+if [ "$mode" != demo ]; then
+	lvcpio=$BUILD/e2e/libvirt.cpio
+	if [ ! -s "$lvcpio" ] || [ /var/lib/dpkg/status -nt "$lvcpio" ]; then
+		# shellcheck source=tests/vm/pack-files.sh
+		. "$vm/pack-files.sh"
+		lvdrv=/usr/lib/x86_64-linux-gnu/libvirt/connection-driver
+		mkdir -p "$stage/lv"
+		pack_files "$stage/lv" /usr/sbin/libvirtd=/usr/sbin/libvirtd \
+			/usr/bin/virsh=/usr/bin/virsh /usr/bin/udevadm=/usr/bin/udevadm \
+			"$lvdrv/libvirt_driver_nodedev.so=$lvdrv/libvirt_driver_nodedev.so"
+		(cd "$stage/lv" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) \
+			>"$lvcpio.$$"
+		mv -f "$lvcpio.$$" "$lvcpio"
+		rm -rf "$stage/lv"
+	fi
+	cat "$lvcpio" "$initrd" >"$initrd.lv"
+	mv -f "$initrd.lv" "$initrd"
+fi
 mkdir -p "$stage/bin"
 cp "$here/init" "$stage/init"
 cp "$here/demo-run.sh" "$stage/bin/mdgpu-e2e-demo"
