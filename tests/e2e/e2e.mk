@@ -38,6 +38,11 @@ E2E_BINS := $(E2E_BUILD)/mdgpud $(E2E_BUILD)/mdgpu-e2e-client
 E2E_RT := $(if $(NVCC),$(C_OUT)/tests/rt_basic)
 E2E_DRIVER := $(C_OUT)/libcuda.so.1 $(C_OUT)/tests/test_driver
 E2E_CUDA := $(E2E_DRIVER) $(E2E_RT)
+# The nested outer daemon's backend (run-e2e-nested.sh): cuda over the
+# fake libcuda, or sim.  check-e2e-nested-all runs the kernels of
+# NESTED_CI_KVERS, whose boot also carries the driver suite, on sim and
+# the others on cuda (Documentation/ci.md, "Decisions").
+E2E_NESTED_BACKEND ?= cuda
 
 .PHONY: check-e2e check-e2e-all e2e-bins demo check-e2e-nested \
 	check-e2e-nested-all
@@ -90,14 +95,16 @@ check-e2e-nested: e2e-bins $(E2E_CUDA) nested-bins $(BUILD)/mdgpud-worker \
 	$(MAKE) --no-print-directory guest-modules KVER=$(KVER) GUEST_W=1 && \
 	E2E_NESTED_RT_BASIC=$(if $(filter 6.12,$(KVER)),,$(E2E_RT)) \
 	E2E_NESTED_DRIVER=$(E2E_NESTED_DRIVER) \
+	E2E_NESTED_BACKEND=$(E2E_NESTED_BACKEND) \
 		$(E2E_DIR)/run-e2e-nested.sh $$rel
 
 check-e2e-nested-all: e2e-bins $(E2E_CUDA) nested-bins \
 		$(BUILD)/mdgpud-worker $(CUDA_FAKE)
 	@rc=0; for k in $(E2E_KVERS); do \
-		case " $(NESTED_CI_KVERS) " in *" $$k "*) d=1 ;; *) d= ;; esac; \
+		case " $(NESTED_CI_KVERS) " in \
+		*" $$k "*) d=1 b=sim ;; *) d= b=cuda ;; esac; \
 		$(MAKE) --no-print-directory check-e2e-nested KVER=$$k \
-			E2E_NESTED_DRIVER=$$d || rc=1; \
+			E2E_NESTED_DRIVER=$$d E2E_NESTED_BACKEND=$$b || rc=1; \
 	done; exit $$rc
 
 demo: e2e-bins $(BUILD)/mdgpuctl
