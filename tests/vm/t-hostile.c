@@ -339,3 +339,49 @@ TEST(hostile_unprivileged_opens, FX_MDEV)
 	EXPECT(WEXITSTATUS(st) & 8, "the mdev's remove opened by uid 65534");
 	EXPECT(path_exists(mdev_path(UUID0, NULL)), "the mdev went away");
 }
+
+/*
+ * A read-only open yields no writable shared mapping: /dev/mdgpu opened
+ * O_RDONLY, and the worker's aperture file reopened O_RDONLY through
+ * /proc/self/fd (refused outright, or its mapping read-only: neither a
+ * PROT_WRITE mapping nor an mprotect to it).
+ */
+TEST(hostile_rdonly_no_shared_write, FX_VFIO)
+{
+	struct mdgpu_ctl_aperture_fd a = { .vgpu_id = f->vgpu };
+	char path[64];
+	void *p;
+	int ro, ap;
+
+	ro = open("/dev/mdgpu", O_RDONLY | O_CLOEXEC);
+	ASSERT(ro >= 0, "open /dev/mdgpu O_RDONLY: %s", strerror(errno));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ro,
+		 MDGPU_CTL_MMAP_OFFSET(f->vgpu, MDGPU_CTL_MMAP_RING));
+	EXPECT(p == MAP_FAILED && errno == EACCES,
+	       "writable ring mapping from an O_RDONLY /dev/mdgpu: %s",
+	       p == MAP_FAILED ? strerror(errno) : "mapped");
+	close(ro);
+
+	ASSERT(ioctl(f->ctl, MDGPU_CTL_APERTURE_FD, &a) == 0, "APERTURE_FD: %s",
+	       strerror(errno));
+	ap = a.fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", ap);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (ro >= 0) {
+		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0);
+		EXPECT(p == MAP_FAILED && errno == EACCES,
+		       "writable aperture mapping from a read-only reopen: %s",
+		       p == MAP_FAILED ? strerror(errno) : "mapped");
+		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, ro, 0);
+		if (p != MAP_FAILED) {
+			EXPECT(mprotect(p, 4096, PROT_READ | PROT_WRITE) &&
+			       errno == EACCES, "mprotect to writable: %s",
+			       strerror(errno));
+			munmap(p, 4096);
+		}
+		close(ro);
+	}
+	printf("    read-only reopen of the aperture file: %s\n",
+	       ro >= 0 ? "opened, read-only mappings only" : strerror(errno));
+	close(ap);
+}
