@@ -907,6 +907,7 @@ int mdgpud_admin_create(struct mdgpud_core *c, const struct mdgpud_config *cfg,
 {
 	const struct mdgpud_unix_listen_opts opts = {
 		.mode = cfg->admin_socket_mode,
+		.group = cfg->admin_socket_group,
 		.backlog = MDGPUD_ADMIN_CONN_MAX,
 		.log_prefix = "admin: ",
 	};

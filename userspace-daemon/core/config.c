@@ -187,6 +187,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	S("transport", transport)
 	S("cuda_worker", cuda_worker)
 	S("admin_socket_path", admin_socket_path)
+	S("admin_socket_group", admin_socket_group)
 	S("worker_user", worker_user)
 	S("worker_group", worker_group)
 	S("worker_seccomp_allow", worker_seccomp_allow)
@@ -439,6 +440,7 @@ static const struct mdgpud_config_field mdgpud_config_fields[] = {
 	MDGPUD_CFG_V(linger_us), MDGPUD_CFG_V(latency_queue_us),
 	MDGPUD_CFG_V(dma_bounce_kib), MDGPUD_CFG_V(host_mib_max),
 	MDGPUD_CFG_S(admin_socket_path), MDGPUD_CFG_V(admin_socket_mode),
+	MDGPUD_CFG_S(admin_socket_group),
 	MDGPUD_CFG_V(uid_max_connections), MDGPUD_CFG_V(uid_max_vgpus),
 	MDGPUD_CFG_V(uid_max_pinned_mib), MDGPUD_CFG_V(uid_limits_exempt),
 	MDGPUD_CFG_FIELD("uid_limits_exempt", nr_uid_limits_exempt, false),

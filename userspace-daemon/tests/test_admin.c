@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -346,6 +347,50 @@ static void test_path(void **state)
 	assert_int_equal(mdgpud_config_set(&cfg, "admin_socket_path",
 					   "/run/x/admin.sock", NULL, 0), 0);
 	assert_string_equal(cfg.admin_socket_path, "/run/x/admin.sock");
+	assert_string_equal(cfg.admin_socket_group, "");
+	assert_int_equal(mdgpud_config_set(&cfg, "admin_socket_group",
+					   "mdgpu", NULL, 0), 0);
+	assert_string_equal(cfg.admin_socket_group, "mdgpu");
+}
+
+/*
+ * admin_socket_group: the socket is chowned to the group (Debian's
+ * "daemon" group, gid 1, stands in for an exporter's) with the mode
+ * asked; an unknown group is a startup error that leaves no socket.
+ */
+static void test_socket_group(void **state)
+{
+	struct daemon *d = *state;
+	const struct group *gr = getgrnam("daemon");
+	struct mdgpud_config cfg;
+	struct mdgpud_admin *a = NULL;
+	struct mdgpud_core *core;
+	struct stat st;
+	char path[128];
+
+	if (!gr)
+		skip();
+	mdgpud_config_defaults(&cfg);
+	cfg.sim_realtime = 0;
+	snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s.g", d->path);
+	snprintf(path, sizeof(path), "%s.admin", d->path);
+	strcpy(cfg.admin_socket_path, path);
+	strcpy(cfg.admin_socket_group, "daemon");
+	cfg.admin_socket_mode = 0660;
+	cfg.log_level = MDGPUD_LOG_ERR;
+	assert_int_equal(mdgpud_core_create(&cfg, &core), 0);
+	assert_int_equal(mdgpud_admin_create(core, &cfg, &a), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_gid, gr->gr_gid);
+	assert_int_equal(st.st_mode & 0777, 0660);
+	mdgpud_admin_destroy(a);
+
+	strcpy(cfg.admin_socket_group, "no-such-group-mdgpu");
+	a = (struct mdgpud_admin *)1;
+	assert_int_equal(mdgpud_admin_create(core, &cfg, &a), -ENOENT);
+	assert_null(a);
+	assert_int_equal(access(path, F_OK), -1);
+	mdgpud_core_destroy(core);
 }
 
 static void test_list(void **state)
@@ -1019,6 +1064,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_clients, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_socket_path, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_socket_group, setup,
 						teardown),
 	};
 

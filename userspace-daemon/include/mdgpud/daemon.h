@@ -142,6 +142,7 @@ struct mdgpud_config {
 	char admin_socket_path[108];	/* admin_socket_path, "" = derived
 					 * from socket_path, "none" = off */
 	uint32_t admin_socket_mode;	/* admin_socket_mode, octal */
+	char admin_socket_group[64];	/* admin_socket_group, "" = daemon's */
 	/*
 	 * Per-uid limits of socket clients (core/limits.c) and the socket
 	 * handshake bound; 0 = unlimited for the uid_max_* keys.
