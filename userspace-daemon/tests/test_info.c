@@ -296,6 +296,46 @@ static void test_device_info(void **state)
 	assert_int_equal(call(e, 0, &c).status, -EFAULT);
 }
 
+/*
+ * Stops the dispatcher and creates a third vGPU with the given UUID on
+ * transport ops tops, its ring and "guest memory" in f, its aperture vGPU
+ * 1's; the caller destroys it and starts the dispatcher again.
+ */
+static struct mdgpud_vgpu *add_uuid_vgpu(struct env *e, struct fake *f,
+					 const struct mdgpud_vgpu_tops *tops,
+					 const uint8_t *uuid)
+{
+	struct mdgpud_vgpu_params p = { 0 };
+	struct mdgpud_vgpu *v;
+
+	mdgpud_core_stop(e->core);
+	pthread_join(e->thread, NULL);
+	p.type_name = "1g";
+	p.ring_entries = ENTRIES;
+	p.ring = f->ring;
+	p.aperture = e->ap[1];
+	p.aperture_size = AP_SIZE;
+	p.aperture_fd = -1;
+	p.tops = tops;
+	p.tpriv = f;
+	p.uuid = uuid;
+	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &v), 0);
+	return v;
+}
+
+/* The weight in force of vGPU id, as the core's statistics say. */
+static uint32_t vgpu_weight(struct env *e, uint32_t id)
+{
+	struct mdgpud_vgpu_stats st[NR_VGPUS + 1];
+	size_t n = mdgpud_core_stats(e->core, st, NR_VGPUS + 1);
+
+	for (size_t i = 0; i < n; i++)
+		if (st[i].vgpu_id == id)
+			return st[i].weight;
+	fail_msg("vgpu %u is not in the statistics", id);
+	return 0;
+}
+
 /* The kernel transport's UUID is the mdev's, given at creation. */
 static void test_given_uuid(void **state)
 {
@@ -304,24 +344,10 @@ static void test_given_uuid(void **state)
 					  0xde, 0xf0, 0x0f, 0xed, 0xcb, 0xa9,
 					  0x87, 0x65, 0x43, 0x21 };
 	struct mdgpu_cmd c = cmd(MDGPU_OP_DEVICE_INFO);
-	struct mdgpud_vgpu_params p = { 0 };
-	struct mdgpud_vgpu *v;
 	struct fake f = { 0 };
+	struct mdgpud_vgpu *v = add_uuid_vgpu(e, &f, &fake_tops, uuid);
 	struct mdgpu_device_info d;
 
-	/* The dispatcher stops while a third vGPU comes and goes. */
-	mdgpud_core_stop(e->core);
-	pthread_join(e->thread, NULL);
-	p.type_name = "1g";
-	p.ring_entries = ENTRIES;
-	p.ring = f.ring;
-	p.aperture = e->ap[1];
-	p.aperture_size = AP_SIZE;
-	p.aperture_fd = -1;
-	p.tops = &fake_tops;
-	p.tpriv = &f;
-	p.uuid = uuid;
-	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &v), 0);
 	f.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	f.guest = calloc(1, GUEST_SIZE);
 	assert_int_equal(mdgpud_core_watch(e->core, f.efd, f_doorbell_event,
@@ -365,31 +391,15 @@ static void test_knobs_owner(void **state)
 					  0x07, 0x18, 0x29, 0x3a, 0x4b, 0x5c,
 					  0x6d, 0x7e, 0x8f, 0x90 };
 	struct mdgpud_vgpu_tops sysfs_tops = fake_tops;
-	struct mdgpud_vgpu_params p = { 0 };
-	struct mdgpud_vgpu_stats st[NR_VGPUS + 1];
 	struct mdgpud_vgpu *v;
 	struct fake f = { 0 };
 	char line[64], *out = NULL;
-	size_t len = 0, cap = 0, n;
-	uint32_t w0 = 0;
+	size_t len = 0, cap = 0;
+	uint32_t w0;
 
 	sysfs_tops.knobs_owner = "sysfs";
-	mdgpud_core_stop(e->core);
-	pthread_join(e->thread, NULL);
-	p.type_name = "1g";
-	p.ring_entries = ENTRIES;
-	p.ring = f.ring;
-	p.aperture = e->ap[1];
-	p.aperture_size = AP_SIZE;
-	p.aperture_fd = -1;
-	p.tops = &sysfs_tops;
-	p.tpriv = &f;
-	p.uuid = uuid;
-	assert_int_equal(mdgpud_vgpu_create(e->core, &p, &v), 0);
-	n = mdgpud_core_stats(e->core, st, NR_VGPUS + 1);
-	for (size_t i = 0; i < n; i++)
-		if (st[i].vgpu_id == mdgpud_vgpu_id(v))
-			w0 = st[i].weight;
+	v = add_uuid_vgpu(e, &f, &sysfs_tops, uuid);
+	w0 = vgpu_weight(e, mdgpud_vgpu_id(v));
 	assert_true(w0 >= MDGPU_WEIGHT_MIN && w0 != 7);
 
 	snprintf(line, sizeof(line), "set %u weight 7", mdgpud_vgpu_id(v));
@@ -400,10 +410,7 @@ static void test_knobs_owner(void **state)
 				    ": its knobs are set in sysfs (mdgpuctl set"
 				    " a1b2c3d4-e5f6-0718-293a-4b5c6d7e8f90"
 				    " weight 7)"));
-	n = mdgpud_core_stats(e->core, st, NR_VGPUS + 1);
-	for (size_t i = 0; i < n; i++)
-		if (st[i].vgpu_id == mdgpud_vgpu_id(v))
-			assert_int_equal(st[i].weight, w0);
+	assert_int_equal(vgpu_weight(e, mdgpud_vgpu_id(v)), w0);
 
 	/* The fake transport's own vGPU keeps the admin socket's set. */
 	free(out);
@@ -413,10 +420,7 @@ static void test_knobs_owner(void **state)
 		 mdgpud_vgpu_id(e->v[0]));
 	assert_int_equal(mdgpud_admin_exec(e->core, line, true, &out, &len,
 					   &cap), 0);
-	n = mdgpud_core_stats(e->core, st, NR_VGPUS + 1);
-	for (size_t i = 0; i < n; i++)
-		if (st[i].vgpu_id == mdgpud_vgpu_id(e->v[0]))
-			assert_int_equal(st[i].weight, 7);
+	assert_int_equal(vgpu_weight(e, mdgpud_vgpu_id(e->v[0])), 7);
 	free(out);
 
 	mdgpud_vgpu_destroy(v);
