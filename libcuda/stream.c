@@ -235,31 +235,13 @@ static CUresult mdgpu_cu_stream_enter(CUstream *s)
 	return r;
 }
 
-CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
-{
-	struct mdgpu_wait w;
-	CUresult r = mdgpu_cu_stream_enter(&hStream);
-	int ret;
-
-	if (r)
-		return r;
-	r = mdgpu_cu_capture_sync(hStream);
-	if (!r) {
-		ret = mdgpu_cu_wait(&w, mdgpu_wait_begin_sync(mdgpu_cu.g,
-				mdgpu_cu_stream_handle(hStream), &w));
-		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
-	}
-	mdgpu_cu_leave();
-	return r;
-}
-
 /*
- * The stream's earlier work, waited for on behalf of a host function:
- * refused on a capturing stream (a host node is not built: capture
- * invalidated, STREAM_CAPTURE_UNSUPPORTED); else the synchronize's result.
- * Returns with the library left.
+ * Waits for stream s's work, after check (the capture rule of the
+ * caller: mdgpu_cu_capture_sync or _refuse) lets it.  Enters and leaves
+ * the library.
  */
-static CUresult mdgpu_cu_stream_drain_for_host(CUstream *s)
+static CUresult mdgpu_cu_stream_wait_all(CUstream *s,
+					 CUresult (*check)(CUstream))
 {
 	struct mdgpu_wait w;
 	CUresult r = mdgpu_cu_stream_enter(s);
@@ -267,7 +249,7 @@ static CUresult mdgpu_cu_stream_drain_for_host(CUstream *s)
 
 	if (r)
 		return r;
-	r = mdgpu_cu_capture_refuse(*s, "host function");
+	r = check(*s);
 	if (!r) {
 		ret = mdgpu_cu_wait(&w, mdgpu_wait_begin_sync(mdgpu_cu.g,
 				mdgpu_cu_stream_handle(*s), &w));
@@ -275,6 +257,18 @@ static CUresult mdgpu_cu_stream_drain_for_host(CUstream *s)
 	}
 	mdgpu_cu_leave();
 	return r;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+	return mdgpu_cu_stream_wait_all(&hStream, mdgpu_cu_capture_sync);
+}
+
+/* A host function is not captured (no host node is built): refused on a
+ * capturing stream, the capture invalidated. */
+static CUresult mdgpu_cu_capture_host_fn(CUstream s)
+{
+	return mdgpu_cu_capture_refuse(s, "host function");
 }
 
 /*
@@ -294,7 +288,7 @@ CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn,
 
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_stream_drain_for_host(&hStream);
+	r = mdgpu_cu_stream_wait_all(&hStream, mdgpu_cu_capture_host_fn);
 	if (r)
 		return r;
 	fn(userData);
@@ -309,7 +303,7 @@ CUresult CUDAAPI cuStreamAddCallback(CUstream hStream,
 
 	if (!callback || flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_stream_drain_for_host(&hStream);
+	r = mdgpu_cu_stream_wait_all(&hStream, mdgpu_cu_capture_host_fn);
 	switch (r) {
 	case CUDA_SUCCESS:
 		break;
