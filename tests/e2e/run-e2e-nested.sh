@@ -128,6 +128,7 @@ cp "$work/inner.cpio" "$stage/outer/nested/inner.cpio"
 (cd "$stage/inner" && echo init | cpio -o -H newc --quiet) \
 	>>"$stage/outer/nested/inner.cpio"
 cp "$here/nested-outer-init" "$stage/outer/init"
+cp "$here/guest-daemon.sh" "$stage/outer/bin/mdgpu-guest-daemon.sh"
 chmod 755 "$stage/outer/init"
 cp "$work/outer.cpio" "$work/outer-e2e.cpio"
 [ -z "$driver" ] ||

@@ -92,9 +92,11 @@ fi
 mkdir -p "$stage/bin"
 cp "$here/init" "$stage/init"
 cp "$here/demo-run.sh" "$stage/bin/mdgpu-e2e-demo"
+cp "$here/guest-daemon.sh" "$stage/bin/mdgpu-guest-daemon.sh"
 chmod 755 "$stage/init" "$stage/bin/mdgpu-e2e-demo"
-# /bin exists in the first archive: only the two files are appended.
-(cd "$stage" && printf 'init\nbin/mdgpu-e2e-demo\n' | cpio -o -H newc --quiet) >>"$initrd"
+# /bin exists in the first archive: only the files are appended.
+(cd "$stage" && printf 'init\nbin/mdgpu-e2e-demo\nbin/mdgpu-guest-daemon.sh\n' |
+	cpio -o -H newc --quiet) >>"$initrd"
 
 echo "e2e: booting $rel ($mode, TCG, timeout ${timeout_s}s), serial log $out/serial-$mode.log" >&2
 start=$(date +%s.%N)
