@@ -299,11 +299,12 @@ CUresult CUDAAPI cuStreamAddCallback(CUstream hStream,
 				     CUstreamCallback callback,
 				     void *userData, unsigned int flags)
 {
+	CUstream s = hStream;	/* resolved; the callback gets hStream */
 	CUresult r;
 
 	if (!callback || flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_stream_wait_all(&hStream, mdgpu_cu_capture_host_fn);
+	r = mdgpu_cu_stream_wait_all(&s, mdgpu_cu_capture_host_fn);
 	switch (r) {
 	case CUDA_SUCCESS:
 		break;

@@ -672,6 +672,40 @@ static void test_host_functions(CUstream s)
 	EXPECT(h.calls == 1 && h.right && h.status == CUDA_SUCCESS);
 	OK(cuLaunchHostFunc(CU_STREAM_PER_THREAD, host_fn, &h));
 	EXPECT(h.calls == 2);
+	/* The per-thread-default-stream exports (nvcc --default-stream
+	 * per-thread): the legacy stream handle means this thread's. */
+	{
+		CUresult (*fn_ptsz)(CUstream, CUhostFn, void *) =
+			(CUresult (*)(CUstream, CUhostFn, void *))
+			dlsym(RTLD_DEFAULT, "cuLaunchHostFunc_ptsz");
+		CUresult (*cb_ptsz)(CUstream, CUstreamCallback, void *,
+				    unsigned int) =
+			(CUresult (*)(CUstream, CUstreamCallback, void *,
+				      unsigned int))
+			dlsym(RTLD_DEFAULT, "cuStreamAddCallback_ptsz");
+
+		EXPECT(fn_ptsz && cb_ptsz);
+		if (fn_ptsz && cb_ptsz) {
+			OK(fn_ptsz(NULL, host_fn, &h));
+			EXPECT(h.calls == 3);
+			h.stream = CU_STREAM_PER_THREAD;
+			h.status = -1;
+			OK(cuMemcpyDtoHAsync(pinned, d, 4096,
+					     CU_STREAM_PER_THREAD));
+			OK(cb_ptsz(NULL, host_cb, &h, 0));
+			EXPECT(h.calls == 4 && h.right &&
+			       h.status == CUDA_SUCCESS);
+			h.stream = s;
+		}
+	}
+
+	/* The callback gets the stream as the caller passed it. */
+	h.stream = NULL;
+	h.calls = 0;
+	OK(cuMemcpyDtoHAsync(pinned, d, 4096, NULL));
+	OK(cuStreamAddCallback(NULL, host_cb, &h, 0));
+	EXPECT(h.calls == 1 && h.right && h.status == CUDA_SUCCESS);
+	h.stream = s;
 
 	h.calls = 0;
 	EXPECT_RES(cuLaunchHostFunc(s, NULL, &h), CUDA_ERROR_INVALID_VALUE);
