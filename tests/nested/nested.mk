@@ -57,7 +57,8 @@ check-nested-all: nested-bins
 check-nested-lint:
 	shellcheck -s sh $(NESTED_DIR)/inner-init $(NESTED_DIR)/outer-init \
 		$(NESTED_DIR)/run-inner $(NESTED_DIR)/outer-responder \
-		$(TOP)/tests/e2e/nested-outer-init $(TOP)/tests/e2e/nested-inner-init
+		$(TOP)/tests/e2e/nested-outer-init $(TOP)/tests/e2e/nested-inner-init \
+		$(TOP)/tests/e2e/guest-daemon.sh
 	cd $(TOP) && shellcheck -x $(NESTED_DIR)/run-nested.sh \
 		$(NESTED_DIR)/mkinitramfs-nested.sh $(NESTED_DIR)/boot-outer.sh \
 		$(NESTED_DIR)/test-boot-outer.sh tests/e2e/run-e2e-nested.sh
