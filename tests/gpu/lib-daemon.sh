@@ -34,8 +34,10 @@
 #       $B/mdgpud on the cuda backend, socket transport, its sockets
 #       DIR/mdgpud.sock and DIR/admin.sock, stderr to $OUT/mdgpud.log, the
 #       options given appended (a later -o overrides an earlier one:
-#       -o backend=sim runs it without a GPU).  Waits up to 15 s for the
-#       socket, less if the daemon exits; on failure prints
+#       -o backend=sim runs it without a GPU).  Waits up to 15 s for its
+#       "dispatcher running" or, with a log level that hides it, for a
+#       socket newer than this start (a socket file alone may be a dead
+#       daemon's), less if the daemon exits; on failure prints
 #       "FAIL: no daemon" and the log, status 1.
 #       Sets MDGPU_DAEMON_PID, MDGPU_DAEMON_SOCK and MDGPU_DAEMON_ADMIN.
 #   mdgpu_daemon_stop
@@ -51,7 +53,7 @@
 #       the system's libcuda, or with FAKE non-empty against the
 #       toolkit's stub (mdgpu's libcuda.so.1 runs it either way).
 
-# How many 50 ms steps mdgpu_daemon_start waits for the socket (15 s).
+# How many 50 ms steps mdgpu_daemon_start waits for the daemon (15 s).
 MDGPU_DAEMON_WAIT_STEPS=300
 MDGPU_DAEMON_PID=
 
@@ -126,13 +128,17 @@ mdgpu_daemon_start() {
 	shift
 	MDGPU_DAEMON_SOCK=$dir/mdgpud.sock
 	MDGPU_DAEMON_ADMIN=$dir/admin.sock
+	mkdir -p "$dir"
+	touch "$dir/.mdgpud-start"
 	"$B/mdgpud" -o backend=cuda -o transport=socket \
 		-o "socket_path=$MDGPU_DAEMON_SOCK" \
 		-o "admin_socket_path=$MDGPU_DAEMON_ADMIN" "$@" \
 		2>"$OUT/mdgpud.log" &
 	MDGPU_DAEMON_PID=$!
 	for _ in $(seq "$MDGPU_DAEMON_WAIT_STEPS"); do
-		[ -S "$MDGPU_DAEMON_SOCK" ] && return 0
+		grep -q 'dispatcher running' "$OUT/mdgpud.log" && return 0
+		[ -S "$MDGPU_DAEMON_SOCK" ] &&
+			[ "$MDGPU_DAEMON_SOCK" -nt "$dir/.mdgpud-start" ] && return 0
 		kill -0 "$MDGPU_DAEMON_PID" 2>/dev/null || break
 		sleep 0.05
 	done
