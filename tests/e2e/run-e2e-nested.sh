@@ -130,7 +130,18 @@ cp "$work/inner.cpio" "$stage/outer/nested/inner.cpio"
 cp "$here/nested-outer-init" "$stage/outer/init"
 cp "$here/guest-daemon.sh" "$stage/outer/bin/mdgpu-guest-daemon.sh"
 chmod 755 "$stage/outer/init"
-cp "$work/outer.cpio" "$work/outer-e2e.cpio"
+# Debian 12's libvirtd with its QEMU driver (and libvirt's CPU models):
+# the outer guest starts the inner one as a libvirt domain with the vGPU
+# as an mdev <hostdev> (RUN_INNER_LIBVIRT in tests/nested/run-inner).
+# Its own archive, kept between runs, placed before the image.
+lvcpio=$BUILD/e2e-nested/libvirt-qemu.cpio
+# shellcheck disable=SC2046  # packed paths hold no blanks
+pack_libvirt_cpio "$lvcpio" \
+	/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so \
+	$(find /usr/share/libvirt/cpu_map -type f | LC_ALL=C sort)
+cat "$lvcpio" "$work/outer.cpio" >"$work/outer-e2e.cpio"
+pack_files "$stage/outer" \
+	"$top/qemu-scripts/libvirt/mdgpu-domain.xml=/usr/share/mdgpu/libvirt/mdgpu-domain.xml"
 [ -z "$driver" ] ||
 	cp "$bins/mdgpu-responder" "$stage/outer/bin/mdgpu-responder"
 [ "$backend" != cuda ] ||

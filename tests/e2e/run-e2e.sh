@@ -73,19 +73,10 @@ trap keep EXIT
 # copies of shared libraries are the ones unpacked last.  Not for the demo.
 if [ "$mode" != demo ]; then
 	lvcpio=$BUILD/e2e/libvirt.cpio
-	if [ ! -s "$lvcpio" ] || [ /var/lib/dpkg/status -nt "$lvcpio" ]; then
-		# shellcheck source=tests/vm/pack-files.sh
-		. "$vm/pack-files.sh"
-		lvdrv=/usr/lib/x86_64-linux-gnu/libvirt/connection-driver
-		mkdir -p "$stage/lv"
-		pack_files "$stage/lv" /usr/sbin/libvirtd=/usr/sbin/libvirtd \
-			/usr/bin/virsh=/usr/bin/virsh /usr/bin/udevadm=/usr/bin/udevadm \
-			"$lvdrv/libvirt_driver_nodedev.so=$lvdrv/libvirt_driver_nodedev.so"
-		(cd "$stage/lv" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) \
-			>"$lvcpio.$$"
-		mv -f "$lvcpio.$$" "$lvcpio"
-		rm -rf "$stage/lv"
-	fi
+	# shellcheck source=tests/vm/pack-files.sh
+	. "$vm/pack-files.sh"
+	pack_libvirt_cpio "$lvcpio" /usr/bin/udevadm \
+		/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_nodedev.so
 	cat "$lvcpio" "$initrd" >"$initrd.lv"
 	mv -f "$initrd.lv" "$initrd"
 fi

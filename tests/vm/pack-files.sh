@@ -39,3 +39,28 @@ pack_files() {
 	done
 	[ ${#elf[@]} -eq 0 ] || pack_libs "$root" "${elf[@]}"
 }
+
+# pack_libvirt_cpio OUT FILE...
+#   A cpio archive OUT of Debian's libvirtd and virsh with each FILE
+#   (connection drivers, helpers, data files; each at its own path) and
+#   the libraries ldd names for them.  Built again only when dpkg's
+#   database is newer than OUT (a package installed or upgraded) or the
+#   list of FILEs changed (OUT.files holds the list it was built from).
+#   Placed before an image, so that the image's own copies of shared
+#   libraries are the ones unpacked last.
+pack_libvirt_cpio() {
+	local out=$1 st f
+	shift
+	if [ -s "$out" ] && [ ! /var/lib/dpkg/status -nt "$out" ] &&
+	   [ "$(cat "$out.files" 2>/dev/null)" = "$*" ]; then
+		return 0
+	fi
+	st=$(mktemp -d "${TMPDIR:-/tmp}/mdgpu-libvirt.XXXXXX")
+	# shellcheck disable=SC2046  # packed paths hold no blanks
+	pack_files "$st" /usr/sbin/libvirtd=/usr/sbin/libvirtd \
+		/usr/bin/virsh=/usr/bin/virsh $(for f; do echo "$f=$f"; done)
+	(cd "$st" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.$$"
+	rm -rf "$st"
+	mv -f "$out.$$" "$out"
+	echo "$*" >"$out.files"
+}
