@@ -33,6 +33,11 @@
 # two programs).  Before the total it prints each suite's own
 # "N passed, N failed".
 #
+# E2E_NESTED_LIBVIRT=1 (default): the outer image also carries Debian's
+# libvirtd with its QEMU driver, and the outer /init starts the inner
+# guest as a libvirt domain whose mdev <hostdev> is the one of
+# qemu-scripts/libvirt/mdgpu-domain.xml; 0: QEMU directly.
+#
 # E2E_NESTED_BACKEND=cuda (default): the outer image also carries
 # mdgpud-worker as /bin/mdgpud-worker and the fake libcuda.so.1 in
 # /usr/lib/x86_64-linux-gnu/mdgpu-fake with their libraries, and the
@@ -130,16 +135,21 @@ cp "$work/inner.cpio" "$stage/outer/nested/inner.cpio"
 cp "$here/nested-outer-init" "$stage/outer/init"
 cp "$here/guest-daemon.sh" "$stage/outer/bin/mdgpu-guest-daemon.sh"
 chmod 755 "$stage/outer/init"
-# Debian 12's libvirtd with its QEMU driver (and libvirt's CPU models):
-# the outer guest starts the inner one as a libvirt domain with the vGPU
-# as an mdev <hostdev> (RUN_INNER_LIBVIRT in tests/nested/run-inner).
-# Its own archive, kept between runs, placed before the image.
-lvcpio=$BUILD/e2e-nested/libvirt-qemu.cpio
-# shellcheck disable=SC2046  # packed paths hold no blanks
-pack_libvirt_cpio "$lvcpio" \
-	/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so \
-	$(find /usr/share/libvirt/cpu_map -type f | LC_ALL=C sort)
-cat "$lvcpio" "$work/outer.cpio" >"$work/outer-e2e.cpio"
+# E2E_NESTED_LIBVIRT=1 (default): Debian 12's libvirtd with its QEMU
+# driver (and libvirt's CPU models); the outer guest starts the inner one
+# as a libvirt domain with the vGPU as an mdev <hostdev>
+# (RUN_INNER_LIBVIRT in tests/nested/run-inner).  Its own archive, kept
+# between runs, placed before the image.
+if [ "${E2E_NESTED_LIBVIRT:-1}" = 1 ]; then
+	lvcpio=$BUILD/e2e-nested/libvirt-qemu.cpio
+	# shellcheck disable=SC2046  # packed paths hold no blanks
+	pack_libvirt_cpio "$lvcpio" \
+		/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so \
+		$(find /usr/share/libvirt/cpu_map -type f | LC_ALL=C sort)
+	cat "$lvcpio" "$work/outer.cpio" >"$work/outer-e2e.cpio"
+else
+	cp "$work/outer.cpio" "$work/outer-e2e.cpio"
+fi
 pack_files "$stage/outer" \
 	"$top/qemu-scripts/libvirt/mdgpu-domain.xml=/usr/share/mdgpu/libvirt/mdgpu-domain.xml"
 [ -z "$driver" ] ||
