@@ -43,6 +43,8 @@ pair() {
 		done
 	done
 	touch "$go"
+	# Which contexts the GPU holds mid-run: MPS clients show as type M+C.
+	(sleep 1; nvidia-smi >"$OUT/$name-nvidia-smi.txt" 2>&1) &
 	wait "${PIDS[@]}"
 	PIDS=()
 	a=$(awk '/^kernels/ {k=$2} /^seconds/ {print k / $2}' "$OUT/$name-a.out")
@@ -104,5 +106,9 @@ echo "   neighbour: $(cat "$OUT/hold.out")"
 echo "   (under MPS a fault loses every client's context: the neighbour's"
 echo "    error is expected, Documentation/spatial.md)"
 mdgpu_daemon_stop
+# The MPS control and server logs say which clients reached the server.
+cp -r "$TMP/mps/log" "$OUT/mps-log" 2>/dev/null
+grep -h -E 'NEW CLIENT|Starting new server|Server .* exited|ERROR' \
+	"$OUT"/mps-log/*.log 2>/dev/null | head -20
 [ "$status" = 0 ] && echo PASS || echo FAIL
 exit $status

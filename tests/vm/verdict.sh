@@ -9,7 +9,9 @@
 #   log) and prints a summary counted from the PASS:/FAIL: lines plus one
 #   failure for the crash.  Returns 0 only if nothing failed and QEMU exited
 #   cleanly (RC 0).  LINE_PREFIX_RE matches what a relaying guest puts before
-#   result lines (e.g. "(inner\| )?").
+#   result lines (e.g. "(inner\| )?").  The FAIL: lines are repeated just
+#   before the summary, so that a log cut to its head and tail still names
+#   what failed.
 vm_verdict() {
 	vv_tag=$1 vv_rel=$2 vv_txt=$3 vv_serial=$4 vv_rc=$5 vv_timeout=$6
 	vv_pfx=${7:-}
@@ -26,6 +28,8 @@ vm_verdict() {
 		vv_fail=$(( $(grep -cE "^${vv_pfx}FAIL: " "$vv_txt" || true) + 1 ))
 		vv_sum="$vv_pass passed, $vv_fail failed"
 	fi
+	grep -E "^${vv_pfx}FAIL: " "$vv_txt" | sed "s/^/$vv_tag: $vv_rel: /" ||
+		true
 	echo "$vv_sum"
 	case $vv_sum in
 	*" 0 failed") [ "$vv_rc" -eq 0 ] ;;
