@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # tests/e2e/guest-daemon.sh: sourced (busybox sh) by the /init of the e2e
 # guest (tests/e2e/init) and of the nested e2e's outer guest
-# (tests/e2e/nested-outer-init), where it is /bin/mdgpu-guest-daemon.sh.
+# (tests/e2e/nested-outer-init), where it is /bin/mdgpu-guest-daemon.sh:
+# the daemons those guests start, mdgpud and Debian's libvirtd.
 #
 # guest_daemon_start BACKEND LOG [OPTION...]
 #   Starts /bin/mdgpud on the kernel transport in the background, its log
@@ -18,6 +19,15 @@
 #   takes seconds).  Returns 0 once running, 1 otherwise.
 # guest_daemon_workers
 #   Prints how many mdgpud-worker processes serve a vGPU.
+# guest_libvirtd_start STEPS
+#   Starts /usr/sbin/libvirtd (log /tmp/libvirtd.log, LVPID its pid) in a
+#   guest with no user database and no /var: Debian's libvirt uses
+#   /var/run, and looks its compiled-in QEMU user (libvirt-qemu) up
+#   before it reads qemu.conf.  Waits up to STEPS x 0.1 s for its socket,
+#   less if it exits.  The caller checks that it answers.
+# guest_libvirtd_stop [PID...]
+#   SIGTERM to libvirtd and the PIDs given; waits for libvirtd and
+#   returns its exit status.
 
 guest_daemon_start() {
 	gd_backend=$1 gd_log=$2
@@ -55,4 +65,27 @@ guest_daemon_workers() {
 			grep -q '^mdgpud-worker serve ' && gd_nw=$((gd_nw + 1))
 	done
 	echo "$gd_nw"
+}
+
+guest_libvirtd_start() {
+	mkdir -p /var
+	[ -e /var/run ] || ln -s /run /var/run
+	cat >/etc/passwd <<-EOF
+	root:x:0:0:root:/root:/bin/sh
+	libvirt-qemu:x:64055:64055::/var/lib/libvirt:/bin/false
+	EOF
+	printf 'root:x:0:\nlibvirt-qemu:x:64055:\nkvm:x:64056:\n' >/etc/group
+	/usr/sbin/libvirtd >/tmp/libvirtd.log 2>&1 &
+	LVPID=$!
+	gl_i=0
+	while [ ! -S /run/libvirt/libvirt-sock ] && [ $gl_i -lt "$1" ]; do
+		kill -0 "$LVPID" 2>/dev/null || break
+		sleep 0.1
+		gl_i=$((gl_i + 1))
+	done
+}
+
+guest_libvirtd_stop() {
+	kill -TERM "$LVPID" "$@"
+	wait "$LVPID"
 }

@@ -12,6 +12,8 @@
 # buffer address: must fail in B, A's checks untouched) and a fault in B
 # (what A sees: under MPS, expected to lose its context too).
 #   OUT=dir DURATION=5 BLOCKS=66 tests/gpu/spatial.sh   (after make)
+# SPATIAL_OPTS: more -o options for the spatial daemon (sandbox variants);
+# SPATIAL_ONLY=1 skips the native and time-sliced pairs.
 # Without a GPU it says so and exits 0.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -53,14 +55,16 @@ pair() {
 	echo "   $name: $a + $b = $RATE kernels/s"
 }
 
-echo "== native: two processes, time-sliced by the GPU"
-pair native
-native=$RATE
-
 mdenv() {
 	echo LD_LIBRARY_PATH="$B/libcuda" MDGPU_SOCKET="$MDGPU_DAEMON_SOCK" \
 	     MDGPU_TYPE="$1" MDGPU_HOST_MIB=16
 }
+
+native=0 sliced=0
+if [ "${SPATIAL_ONLY:-0}" != 1 ]; then
+echo "== native: two processes, time-sliced by the GPU"
+pair native
+native=$RATE
 
 echo "== mdgpu: two time-sliced vGPUs (1g)"
 mdgpu_daemon_start "$TMP/ts" -o log_level=info -o host_mib_max=256 \
@@ -69,13 +73,17 @@ mdgpu_daemon_start "$TMP/ts" -o log_level=info -o host_mib_max=256 \
 pair sliced $(mdenv 1g)
 sliced=$RATE
 mdgpu_daemon_stop
+fi
 
 echo "== mdgpu: two spatial vGPUs (half, 50% of the SMs, spatial = mps)"
+# shellcheck disable=SC2086  # SPATIAL_OPTS: words on purpose
 mdgpu_daemon_start "$TMP/sp" -o log_level=info -o host_mib_max=256 \
 	-o spatial=mps -o "mps_dir=$TMP/mps" \
-	-o "worker_sandbox=${MDGPU_SANDBOX:-best-effort}" || exit 1
+	-o "worker_sandbox=${MDGPU_SANDBOX:-best-effort}" \
+	${SPATIAL_OPTS:-} || exit 1
 # shellcheck disable=SC2046
 pair spatial $(mdenv half)
+ls -la "$TMP/mps/pipe" >"$OUT/mps-pipe.txt" 2>&1
 spatial=$RATE
 awk -v n="$native" -v t="$sliced" -v s="$spatial" 'BEGIN {
 	printf "   spatial / time-sliced mdgpu %.2fx (target >= 1.8), " \

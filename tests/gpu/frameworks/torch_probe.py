@@ -145,6 +145,38 @@ def graph():
 step("cuda_graph", graph)
 
 
+def nccl():
+    """A single-rank NCCL all-reduce through torch.distributed: NCCL's
+    own initialisation (its device and host-mapped buffers, its kernels)
+    on whatever libcuda.so.1 the loader found."""
+    import os
+    import tempfile
+    import torch.distributed as dist
+    if not dist.is_nccl_available():
+        return "skipped: this PyTorch has no NCCL"
+    store = tempfile.NamedTemporaryFile(prefix="nccl-store-", delete=False)
+    store.close()
+    os.unlink(store.name)
+    dist.init_process_group("nccl", init_method=f"file://{store.name}",
+                            rank=0, world_size=1,
+                            device_id=torch.device("cuda", 0))
+    try:
+        a = torch.arange(1 << 20, dtype=torch.float32)
+        t = a.cuda()
+        dist.all_reduce(t, op=dist.ReduceOp.SUM)
+        u = torch.full((4096,), 2.5, device="cuda")
+        dist.all_reduce(u, op=dist.ReduceOp.AVG)
+        torch.cuda.synchronize()
+        assert torch.equal(t.cpu(), a), "SUM over one rank changed the data"
+        assert torch.equal(u.cpu(), torch.full((4096,), 2.5)), "AVG"
+        return f"NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}, 1M floats"
+    finally:
+        dist.destroy_process_group()
+
+
+step("nccl_single_rank", nccl)
+
+
 def oom():
     if not quota:
         return "skipped: no quota given"
