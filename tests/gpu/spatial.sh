@@ -76,6 +76,9 @@ mdgpu_daemon_stop
 fi
 
 echo "== mdgpu: two spatial vGPUs (half, 50% of the SMs, spatial = mps)"
+# mps_dir lies in TMP (mktemp's 0700): the spatial workers' uid must be
+# able to search it, or mdgpud refuses spatial vGPUs.
+chmod 755 "$TMP"
 # shellcheck disable=SC2086  # SPATIAL_OPTS: words on purpose
 mdgpu_daemon_start "$TMP/sp" -o log_level=info -o host_mib_max=256 \
 	-o spatial=mps -o "mps_dir=$TMP/mps" \

@@ -80,6 +80,9 @@ static const char fake_mps_control[] =
 	"[ \"$cmd\" = quit ] && rm -f \"$CUDA_MPS_PIPE_DIRECTORY/control\"\n"
 	"exit 0\n";
 
+/* The mode of each test's directory, above mps_dir. */
+static mode_t senv_dir_mode = 0755;
+
 static void *run(void *arg)
 {
 	mdgpud_core_run(((struct senv *)arg)->core);
@@ -110,7 +113,8 @@ static struct senv *senv_new_on(const char *control, uint32_t hang_ms,
 	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
 	snprintf(e->dir, sizeof(e->dir), "/tmp/mdgpud-spatial-%d-%d",
 		 (int)getpid(), seq++);
-	assert_int_equal(mkdir(e->dir, 0755), 0);
+	assert_int_equal(mkdir(e->dir, 0700), 0);
+	assert_int_equal(chmod(e->dir, senv_dir_mode), 0);
 	snprintf(e->sock, sizeof(e->sock), "%s/sock", e->dir);
 	snprintf(e->script, sizeof(e->script), "%s/mps-control", e->dir);
 	snprintf(e->mps, sizeof(e->mps), "%s/mps", e->dir);
@@ -438,6 +442,33 @@ static void test_refused_without_mps(void **state)
 	(void)t[1];
 }
 
+/*
+ * mps_dir below a directory the spatial workers' uid (one of the
+ * sandbox's, not root) may not search: an MPS client there would run
+ * without MPS and say nothing, so the daemon refuses spatial vGPUs (the
+ * control daemon never starts) while time-sliced ones work.
+ */
+static void test_mps_dir_unreachable(void **state)
+{
+	struct tenant t[1];
+	char log[64];
+	struct senv *e;
+
+	(void)state;
+	senv_dir_mode = 0700;
+	e = senv_new(NULL);
+	senv_dir_mode = 0755;
+	assert_int_equal(attach(e, &t[0], "half"), -ENXIO);
+	close(t[0].f.efd);
+	free(t[0].aperture);
+	read_log(e, log, sizeof(log));
+	assert_string_equal(log, "");
+	assert_int_equal(attach(e, &t[0], "1g"), 0);
+	senv_start(e);
+	run_spins(t, 1);
+	senv_free(e, t, 1);
+}
+
 static uint64_t gpu_ns_of(struct senv *e, const struct tenant *t)
 {
 	struct mdgpud_vgpu_stats s[8];
@@ -652,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_mps_start_quit),
 		cmocka_unit_test(test_worker_env),
 		cmocka_unit_test(test_refused_without_mps),
+		cmocka_unit_test(test_mps_dir_unreachable),
 		cmocka_unit_test(test_side_by_side),
 		cmocka_unit_test(test_hung_together),
 		cmocka_unit_test(test_selected_gpu),
