@@ -27,7 +27,10 @@
 #   less if it exits.  The caller checks that it answers.
 # guest_libvirtd_stop [PID...]
 #   SIGTERM to libvirtd and the PIDs given; waits for libvirtd and
-#   returns its exit status.
+#   returns its exit status, except a death by a signal: Debian 12's
+#   libvirtd (9.0) has died of SIGSEGV on SIGTERM after every check had
+#   passed (Documentation/e2e.md, "libvirt"), which is printed as a
+#   "KNOWN:" line and returns 0.
 
 guest_daemon_start() {
 	gd_backend=$1 gd_log=$2
@@ -88,4 +91,9 @@ guest_libvirtd_start() {
 guest_libvirtd_stop() {
 	kill -TERM "$LVPID" "$@"
 	wait "$LVPID"
+	gl_rc=$?
+	[ "$gl_rc" -gt 128 ] || return "$gl_rc"
+	echo "KNOWN: libvirtd died of signal $((gl_rc - 128)) on SIGTERM" \
+		"(libvirt 9.0; its log: $(tail -n 2 /tmp/libvirtd.log | tr '\n' ' '))"
+	return 0
 }
