@@ -70,7 +70,7 @@ debs=("$BUILD"/deb/*.deb)
 declare -A want=(
 	[mdgpud]="./usr/sbin/mdgpud ./usr/libexec/mdgpu/mdgpud
 		./usr/libexec/mdgpu/mdgpud-worker ./usr/libexec/mdgpu/mdgpud-instance
-		./usr/bin/mdgpuctl ./usr/bin/mdgpu-spin ./etc/mdgpu/mdgpud.conf
+		./usr/sbin/mdgpuctl ./usr/bin/mdgpu-spin ./etc/mdgpu/mdgpud.conf
 		./usr/lib/systemd/system/mdgpud@.service
 		./usr/lib/systemd/system/mdgpu-metrics@.service
 		./usr/lib/sysusers.d/mdgpu.conf
@@ -179,7 +179,7 @@ fi
 
 step "installed programs"
 bin="$root/usr/bin" sbin="$root/usr/sbin" lx="$root/usr/libexec/mdgpu"
-for p in "$sbin/mdgpud" "$lx/mdgpud-worker" "$bin/mdgpuctl" "$bin/mdgpu-spin"; do
+for p in "$sbin/mdgpud" "$lx/mdgpud-worker" "$sbin/mdgpuctl" "$bin/mdgpu-spin"; do
 	n=$(basename "$p")
 	[ "$("$p" --version)" = "$n $VERSION" ] || fail "$p --version"
 	"$p" --help >"$t/help.out" 2>&1 || fail "$p --help exits $?"
@@ -205,7 +205,7 @@ grep -qx 'READY=1' "$t/notify.out" || fail "first notification is not READY=1"
 grep -q "^admin: protocol=1 .*daemon_version=$VERSION" "$t/notify.out" ||
 	{ cat "$t/notify.out"; fail "admin socket did not answer at READY=1"; }
 ok "READY=1 on \$NOTIFY_SOCKET, admin socket answering when it came"
-out=$("$bin/mdgpuctl" -s "$admin" version)
+out=$("$sbin/mdgpuctl" -s "$admin" version)
 [[ $out == *"daemon_version=$VERSION"* ]] || fail "mdgpuctl version: $out"
 ok "mdgpuctl version: $out"
 "$bin/mdgpu-spin" -s "$sock" -m 16 -d 1 >"$t/spin.out" 2>&1 ||
@@ -293,7 +293,7 @@ if command -v systemd-analyze >/dev/null; then
 	rm "$root/bin/kill" && rmdir "$root/bin"
 	u="$root/usr/lib/systemd/system/mdgpu-metrics@.service"
 	# shellcheck disable=SC2016 # the unit's own ${...}, not expanded here
-	grep -qx 'ExecStart=/usr/bin/mdgpuctl -s /run/mdgpu/%i/mdgpud-admin.sock serve-metrics --listen ${MDGPU_METRICS_LISTEN}' "$u" ||
+	grep -qx 'ExecStart=/usr/sbin/mdgpuctl -s /run/mdgpu/%i/mdgpud-admin.sock serve-metrics --listen ${MDGPU_METRICS_LISTEN}' "$u" ||
 		fail "mdgpu-metrics@.service: ExecStart"
 	for d in 'Requires=mdgpud@%i.service' 'After=mdgpud@%i.service' \
 		'EnvironmentFile=-/etc/mdgpu/mdgpu-metrics@%i.env' \
@@ -340,7 +340,7 @@ mk install install-dkms install-guest
 n=0
 for f in usr/local/sbin/mdgpud usr/local/libexec/mdgpu/mdgpud \
 	usr/local/libexec/mdgpu/mdgpud-worker usr/local/libexec/mdgpu/mdgpud-instance \
-	usr/local/bin/mdgpuctl usr/local/bin/mdgpu-spin usr/local/lib/libmdgpu.a \
+	usr/local/sbin/mdgpuctl usr/local/bin/mdgpu-spin usr/local/lib/libmdgpu.a \
 	usr/local/lib/pkgconfig/libmdgpu.pc usr/local/include/mdgpu/mdgpu.h \
 	usr/local/include/mdgpu/uapi/mdgpu.h usr/local/lib/mdgpu/libcuda.so.1 \
 	usr/local/share/mdgpu/mdgpu-libcuda.conf etc/mdgpu/mdgpud.conf \
@@ -363,7 +363,7 @@ grep -qx 'prefix=/usr/local' "$d/usr/local/lib/pkgconfig/libmdgpu.pc" ||
 	fail "libmdgpu.pc: prefix"
 grep -qx 'ExecStart=/usr/local/libexec/mdgpu/mdgpud-instance %i' \
 	"$d/usr/local/lib/systemd/system/mdgpud@.service" || fail "unit: ExecStart"
-grep -q '^ExecStart=/usr/local/bin/mdgpuctl ' \
+grep -q '^ExecStart=/usr/local/sbin/mdgpuctl ' \
 	"$d/usr/local/lib/systemd/system/mdgpu-metrics@.service" ||
 	fail "metrics unit: ExecStart"
 grep -qx '/usr/local/lib/mdgpu' "$d/usr/local/share/mdgpu/mdgpu-libcuda.conf" ||
