@@ -309,10 +309,14 @@ void mdgpud_core_set_reload_hook(struct mdgpud_core *core,
  * (policy, timeslice_us: mdgpud_core_set_policy(), as the admin requests;
  * log_level) take their new values; every other key whose value differs
  * is logged by name as needing a restart and keeps its running value.
- * 0, or a negative errno with an error logged and nothing changed.
+ * 0, or a negative errno with an error logged and nothing changed.  msg
+ * (may be NULL) gets one line for systemd's STATUS=: on success what
+ * changed ("applied policy timeslice_us; needs a restart: max_vgpus",
+ * "no key changed"), on failure the reason.
  */
 int mdgpud_core_reconfigure(struct mdgpud_core *core,
-			    const struct mdgpud_config *cfg);
+			    const struct mdgpud_config *cfg, char *msg,
+			    size_t msglen);
 /* After run() returned (or was never called): tells every client the
  * daemon is gone, destroys every vGPU (scrubbing its memory), the
  * transport, the scheduler and the backend. */
