@@ -266,6 +266,8 @@ int main(int argc, char **argv)
 	}
 
 	ret = mdgpud_main_config(&args, &cfg, err, sizeof(err));
+	if (!ret)
+		ret = mdgpud_config_check_groups(&cfg, err, sizeof(err));
 	if (ret) {
 		mdgpud_main_fatal(err);
 		free(overrides);

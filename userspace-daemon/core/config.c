@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -395,6 +396,44 @@ int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 				      "worker_uid_count (%u) is below max_vgpus (%u): every vGPU's worker needs a uid of its own",
 				      cfg->worker_uid_count, cfg->max_vgpus);
 	return 0;
+}
+
+/* One group key: its name resolves, or err says which key names what. */
+static int mdgpud_config_group(const char *key, const char *name, char *err,
+			       size_t errlen)
+{
+	if (!name[0])
+		return 0;
+	errno = 0;
+	if (getgrnam(name))
+		return 0;
+	/* getgrnam(3): these errno values, or none, mean "not found". */
+	if (errno && errno != ENOENT && errno != ESRCH && errno != EBADF &&
+	    errno != EPERM) {
+		int ret = -errno;
+
+		snprintf(err, errlen, "%s = %s: group database: %s", key, name,
+			 strerror(errno));
+		return ret;
+	}
+	snprintf(err, errlen, "%s = %s: no such group (the mdgpud package's "
+		 "sysusers.d file creates group mdgpu; systemd-sysusers or "
+		 "addgroup --system creates one by hand)", key, name);
+	return -ENOENT;
+}
+
+int mdgpud_config_check_groups(const struct mdgpud_config *cfg, char *err,
+			       size_t errlen)
+{
+	int ret = 0;
+
+	if (!strcmp(cfg->transport, "socket"))
+		ret = mdgpud_config_group("socket_group", cfg->socket_group,
+					  err, errlen);
+	if (!ret && strcmp(cfg->admin_socket_path, "none"))
+		ret = mdgpud_config_group("admin_socket_group",
+					  cfg->admin_socket_group, err, errlen);
+	return ret;
 }
 
 /*

@@ -93,7 +93,46 @@ static void test_example(void **state)
 	mdgpud_config_defaults(&d);
 	assert_int_equal(mdgpud_config_load(&c, MDGPUD_EXAMPLE_CONF, false,
 					    err, sizeof(err)), 0);
+	/* The defaults but for the admin socket, which the packaged file
+	 * opens to group mdgpu (Documentation/install.md). */
+	assert_string_equal(c.admin_socket_group, "mdgpu");
+	assert_int_equal(c.admin_socket_mode, 0660);
+	strcpy(d.admin_socket_group, "mdgpu");
+	d.admin_socket_mode = 0660;
 	assert_memory_equal(&c, &d, sizeof(c));
+}
+
+/*
+ * The groups the config names exist, checked where they are used: the
+ * client socket's with the socket transport, the admin socket's unless
+ * it is off.  Group "root" (gid 0) is in every group database.
+ */
+static void test_check_groups(void **state)
+{
+	struct mdgpud_config c;
+	char err[256];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)), 0);
+	strcpy(c.socket_group, "root");
+	strcpy(c.admin_socket_group, "root");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)), 0);
+
+	strcpy(c.admin_socket_group, "no-such-group-mdgpu");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "admin_socket_group = no-such-group-mdgpu: "
+				    "no such group"));
+	strcpy(c.admin_socket_path, "none");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)), 0);
+
+	strcpy(c.socket_group, "no-such-group-mdgpu");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "socket_group = no-such-group-mdgpu: "));
+	strcpy(c.transport, "kernel");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)), 0);
 }
 
 static void test_values(void **state)
@@ -531,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_check_groups),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_parent_pci),
 		cmocka_unit_test(test_cuda_device),

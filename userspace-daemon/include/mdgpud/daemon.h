@@ -188,6 +188,15 @@ int mdgpud_config_load(struct mdgpud_config *cfg, const char *path,
 int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 			   size_t errlen);
 /*
+ * The groups the config names (socket_group with the socket transport,
+ * admin_socket_group with an admin socket) exist in the group database:
+ * 0, or -ENOENT with err naming the key and the group.  Checked once at
+ * start, before anything is created, so that a missing group is one clear
+ * error rather than a socket that is bound and then removed.
+ */
+int mdgpud_config_check_groups(const struct mdgpud_config *cfg, char *err,
+			       size_t errlen);
+/*
  * Calls fn(key, data) (fn may be NULL) once for each key whose value
  * differs between a and b, in the order Documentation/daemon.md lists
  * them; returns how many differ.
