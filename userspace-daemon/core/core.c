@@ -320,17 +320,22 @@ int mdgpud_core_reconfigure(struct mdgpud_core *c,
 /* Lifetime                                                         */
 
 /*
- * The backend's derive(): what the config derives from the GPU's ordinal
- * (worker_uid_base = auto, the default mps_dir), for the ordinal the
- * backend found cuda_device at.
+ * The backend's derive(): what the config derives from the GPU the
+ * backend found cuda_device at: worker_uid_base = auto from its PCI bus id
+ * (the ordinal where that is no PCI address), the default mps_dir from
+ * its ordinal.
  */
 static int mdgpud_core_derive(const void *arg, int ordinal,
-			      uint32_t *worker_uid_base, char *mps_dir,
-			      size_t mps_dir_len)
+			      const char *bus_id, uint32_t *worker_uid_base,
+			      char *mps_dir, size_t mps_dir_len)
 {
 	const struct mdgpud_config *cfg = arg;
+	int ret;
 
-	*worker_uid_base = mdgpud_config_worker_uid_base(cfg, ordinal);
+	ret = mdgpud_config_worker_uid_base(cfg, bus_id, ordinal,
+					    worker_uid_base);
+	if (ret)
+		return ret;
 	if (mdgpud_config_mps_dir(cfg, ordinal, mps_dir, mps_dir_len)) {
 		mdgpud_err("config: mps_dir: the path is too long");
 		return -ENAMETOOLONG;
@@ -387,8 +392,8 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.sim_realtime = cfg->sim_realtime;
 	bcfg.worker_path = cfg->cuda_worker[0] ? cfg->cuda_worker : NULL;
 	bcfg.sandbox = cfg->worker_sandbox;
-	/* worker_uid_base = auto and mps_dir's default follow the ordinal
-	 * the backend finds cuda_device at: derive() gives them. */
+	/* worker_uid_base = auto and mps_dir's default follow the GPU the
+	 * backend finds cuda_device at: derive() gives them. */
 	bcfg.worker_uid_base = cfg->worker_uid_base ==
 			       MDGPUD_WORKER_UID_BASE_AUTO ? 0 :
 			       (uint32_t)cfg->worker_uid_base;
