@@ -709,6 +709,14 @@ int mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg,
 		return 0;
 	}
 	ret = mdgpud_worker_uid_auto(bus_id, ordinal, base);
+	/* No worker runs as a uid of the range: nothing to warn about or
+	 * fail for. */
+	if (ret && (!cfg->worker_uid_count ||
+		    cfg->worker_sandbox == MDGPUD_SANDBOX_OFF)) {
+		if (ret < 0)
+			*base = 0;
+		return 0;
+	}
 	if (ret < 0)
 		mdgpud_err("config: worker_uid_base = auto: GPU %d, bus id "
 			   "'%s': no uid block", ordinal,

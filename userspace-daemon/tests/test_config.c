@@ -309,6 +309,26 @@ static void test_worker_uids(void **state)
 	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 3, &base),
 			 0);
 	assert_int_equal(base, 200000);
+	/* auto: a bus id no block follows from, an ordinal out of range
+	 * fails, unless no worker runs as a uid of the range. */
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "auto", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 3, &base),
+			 0);
+	assert_int_equal(base, 0xf0040000u);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 256,
+						       &base), -ERANGE);
+	c.worker_sandbox = MDGPUD_SANDBOX_OFF;
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 256,
+						       &base), 0);
+	assert_int_equal(base, 0);
+	c.worker_sandbox = MDGPUD_SANDBOX_REQUIRED;
+	c.worker_uid_count = 0;
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 256,
+						       &base), 0);
+	c.worker_uid_count = 64;
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "200000",
+					   err, sizeof(err)), 0);
 	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "0", err,
 					   sizeof(err)), -EINVAL);
 	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "4294967295",
