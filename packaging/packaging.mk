@@ -5,9 +5,10 @@
 #
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #       install-daemon + install-dev + install-libcuda (userspace)
-#   make install-daemon    mdgpud (PREFIX/sbin, a link to the binary in
+#   make install-daemon    mdgpud (SBINDIR, a link to the binary in
 #                          LIBEXECDIR next to mdgpud-worker), mdgpud-instance,
-#                          mdgpuctl and mdgpu-spin (PREFIX/bin),
+#                          mdgpuctl (SBINDIR: an administrator's tool),
+#                          mdgpu-spin (BINDIR),
 #                          mdgpud@.service, mdgpu-metrics@.service,
 #                          sysusers.d, /etc/mdgpu/mdgpud.conf
 #                          (kept when present), docs and licenses, the
@@ -68,7 +69,7 @@ P_DOCS := $(TOP)/README.md $(TOP)/Documentation/install.md \
 	$(TOP)/Documentation/daemon.md $(TOP)/Documentation/mdgpuctl.md \
 	$(TOP)/Documentation/libcuda.md $(TOP)/Documentation/integration.md
 P_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-	-e 's|@BINDIR@|$(BINDIR)|g' \
+	-e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' \
 	-e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@VERSION@|$(MDGPU_VERSION)|g'
@@ -93,7 +94,8 @@ install-daemon: $(BUILD)/mdgpud $(BUILD)/mdgpud-worker $(BUILD)/mdgpuctl \
 	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/mdgpud-instance
 	ln -sfn $(shell realpath -m --relative-to=$(SBINDIR) $(LIBEXECDIR))/mdgpud \
 		$(DESTDIR)$(SBINDIR)/mdgpud
-	$(INSTALL) -m 0755 $(BUILD)/mdgpuctl $(BUILD)/mdgpu-spin $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0755 $(BUILD)/mdgpuctl $(DESTDIR)$(SBINDIR)/
+	$(INSTALL) -m 0755 $(BUILD)/mdgpu-spin $(DESTDIR)$(BINDIR)/
 	$(P_SUBST) $(P_DIR)/systemd/mdgpud@.service.in \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/mdgpud@.service
 	$(P_SUBST) $(P_DIR)/systemd/mdgpu-metrics@.service.in \
@@ -151,7 +153,7 @@ install-guest: $(MDGPU_VERSION_H)
 		$(DESTDIR)$(SYSUSERSDIR)/mdgpu-guest.conf
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/mdgpud $(DESTDIR)$(BINDIR)/mdgpuctl \
+	rm -f $(DESTDIR)$(SBINDIR)/mdgpud $(DESTDIR)$(SBINDIR)/mdgpuctl \
 		$(DESTDIR)$(BINDIR)/mdgpu-spin \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/mdgpud@.service \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/mdgpu-metrics@.service \

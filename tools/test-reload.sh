@@ -6,7 +6,8 @@
 # still wins over the file, a connected tenant keeps running; an invalid
 # file changes nothing and its error names file, line and key.  Under a
 # stand-in $NOTIFY_SOCKET each reload sends RELOADING=1 with
-# MONOTONIC_USEC, then READY=1.  Needs BUILD (make check-tools sets it).
+# MONOTONIC_USEC, then READY=1 with STATUS=reloaded: <what changed> or
+# STATUS=reload failed: <reason>.  Needs BUILD (make check-daemon sets it).
 set -u
 
 BUILD=${BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
@@ -146,18 +147,36 @@ DPID=
 CHECKS=$((CHECKS + 1))
 [ "$st" = 0 ] || fail "mdgpud exited $st: $(cat "$LOG")"
 
-# READY=1; per reload RELOADING=1 with MONOTONIC_USEC, then READY=1.
+# READY=1; per reload RELOADING=1 with MONOTONIC_USEC, then READY=1 with
+# STATUS= saying what it did: the good reload's keys, each bad one's
+# reason and that the daemon keeps its configuration.
 for _ in $(seq 100); do grep -q STOPPING=1 "$NOTES" && break; sleep 0.05; done
 re='^RELOADING=1[|]MONOTONIC_USEC=[1-9][0-9]*$'
 CHECKS=$((CHECKS + 1))
 if ! awk -v re="$re" '
 	NR == 1 { ok = $0 == "READY=1"; next }
-	NR <= 7 { ok = ok && (NR % 2 ? $0 == "READY=1" : $0 ~ re); next }
+	NR <= 7 { ok = ok && (NR % 2 ? $0 ~ /^READY=1[|]STATUS=/ : $0 ~ re); next }
 	NR == 8 { ok = ok && $0 == "STOPPING=1"; next }
 	{ ok = 0 }
 	END { exit !(ok && NR == 8) }' "$NOTES"; then
 	fail "notifications: $(cat "$NOTES")"
 fi
+status() { sed -n "${1}s/^READY=1|STATUS=//p" "$NOTES"; }
+OUT=$(status 3)
+check "good reload's STATUS: $OUT" grep -qx \
+	"reloaded: applied [a-z_ ]*; needs a restart: max_vgpus" <<<"$OUT"
+for k in policy timeslice_us cap_window_us linger_us; do
+	check "good reload's STATUS lacks $k: $OUT" \
+		grep -q "applied .*\b$k\b.*;" <<<"$OUT"
+done
+OUT=$(status 5)
+check "invalid file's STATUS: $OUT" grep -qxF \
+	"reload failed: $CONF:3: bad value 'sometimes' for 'policy'; running on the previous configuration" \
+	<<<"$OUT"
+OUT=$(status 7)
+check "missing file's STATUS: $OUT" grep -qx \
+	"reload failed: open $CONF: .*; running on the previous configuration" \
+	<<<"$OUT"
 
 [ "$FAILS" = 0 ] || cat "$LOG"
 echo "test-reload: $CHECKS checks, $FAILS failed"

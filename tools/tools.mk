@@ -4,9 +4,10 @@
 #   make tools        build/mdgpuctl (admin socket client) and
 #                     build/mdgpu-spin (a demo tenant over libmdgpu)
 #   make check-tools  mdgpuctl against a real build/mdgpud (sim backend);
-#                     its SIGHUP reload (test-reload.sh); its mdev commands
-#                     on a fake sysfs tree (test-mdev.sh), plain and with
-#                     ASAN+UBSAN
+#                     its mdev commands on a fake sysfs tree
+#                     (test-mdev.sh), plain and with ASAN+UBSAN.
+#                     test-reload.sh, mdgpud's SIGHUP reload, runs in
+#                     make check-daemon
 #   make demo-host    two tenants, weights 1:3 then 3:1 live (< 30 s)
 
 T_DIR := $(TOP)/tools
@@ -51,7 +52,6 @@ check-tools: $(BUILD)/mdgpuctl $(BUILD)/mdgpu-spin $(BUILD)/mdgpud \
 	BUILD=$(BUILD) $(T_DIR)/test-mdev.sh
 	CTL=$(BUILD)/tools-san/mdgpuctl $(T_DIR)/test-mdev.sh
 	BUILD=$(BUILD) $(T_DIR)/test-mdgpuctl.sh
-	BUILD=$(BUILD) $(T_DIR)/test-reload.sh
 
 check: check-tools
 

@@ -86,10 +86,15 @@ D_TEST_EXTRA_test_worker_handles := -I$(W_DIR) $(W_HANDLES_SRCS)
 $(D_SAN)/tests/test_worker_handles: $(W_HANDLES_SRCS) $(W_DIR)/handles.h \
 	$(W_DIR)/array.h
 
-# Each test binary runs on its own; cmocka prints its own summary.
-check-daemon: $(D_TESTS) $(BUILD)/mdgpud $(BUILD)/mdgpud-worker
+# Each test binary runs on its own; cmocka prints its own summary.  Then
+# the real mdgpud's SIGHUP reload and what it tells systemd
+# (tools/test-reload.sh: it drives the daemon with mdgpuctl and a
+# mdgpu-spin tenant).
+check-daemon: $(D_TESTS) $(BUILD)/mdgpud $(BUILD)/mdgpud-worker \
+		$(BUILD)/mdgpuctl $(BUILD)/mdgpu-spin
 	@set -e; for t in $(D_TESTS); do echo "== $$t"; \
 		MDGPUD_BIN=$(BUILD)/mdgpud $$t; done
+	BUILD=$(BUILD) $(TOP)/tools/test-reload.sh
 
 check: check-daemon
 

@@ -13,7 +13,8 @@
  * Under systemd (Documentation/install.md): READY=1 goes to $NOTIFY_SOCKET
  * once the transport is up (sockets listening, or the GPU registered with
  * mdgpu.ko) and the admin socket listens (Type=notify), RELOADING=1 with
- * MONOTONIC_USEC before a reload and READY=1 after it, STOPPING=1 when
+ * MONOTONIC_USEC before a reload and READY=1 with STATUS= (what the
+ * reload changed, or why it failed) after it, STOPPING=1 when
  * the loop ends; when stderr is the journal ($JOURNAL_STREAM), each log
  * line starts with its syslog priority, "<3>" to "<7>", for journald.
  */
@@ -158,18 +159,32 @@ static int mdgpud_main_config(const struct mdgpud_main_args *a,
 	return ret;
 }
 
+/* Newlines of s as blanks: a STATUS= value is one line of the datagram. */
+static void mdgpud_main_one_line(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+}
+
 /*
  * The core's reload hook (SIGHUP), in its loop between slices: the
  * configuration built as at start, then applied; an unreadable or
- * invalid one changes nothing.  systemd hears RELOADING=1 with the
- * CLOCK_MONOTONIC time before and READY=1 after (sd_notify(3)).
+ * invalid one changes nothing.  systemd (sd_notify(3)) hears RELOADING=1
+ * with the CLOCK_MONOTONIC time before, and READY=1 after with STATUS=
+ * saying what the reload did: "reloaded: <what changed>", or "reload
+ * failed: <reason>" when the daemon keeps its running configuration.
+ * MONOTONIC_USEC is what Type=notify-reload (systemd 253) requires; the
+ * packaged unit is Type=notify, which Debian 12's systemd 252 supports,
+ * and there the field is ignored.
  */
 static void mdgpud_main_reload(struct mdgpud_core *core, void *data)
 {
 	const struct mdgpud_main_args *a = data;
 	struct mdgpud_config cfg;
 	struct timespec ts;
-	char err[512], state[64];
+	char err[512], state[640];
+	int ret;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%llu",
@@ -177,12 +192,17 @@ static void mdgpud_main_reload(struct mdgpud_core *core, void *data)
 		 (unsigned long long)ts.tv_nsec / 1000ULL);
 	mdgpud_main_notify(state);
 	mdgpud_info("reload: reading %s", a->config);
-	if (mdgpud_main_config(a, &cfg, err, sizeof(err)))
+	ret = mdgpud_main_config(a, &cfg, err, sizeof(err));
+	if (ret)
 		mdgpud_err("reload: %s; the running configuration is unchanged",
 			   err);
 	else
-		mdgpud_core_reconfigure(core, &cfg);
-	mdgpud_main_notify("READY=1");
+		ret = mdgpud_core_reconfigure(core, &cfg, err, sizeof(err));
+	mdgpud_main_one_line(err);
+	snprintf(state, sizeof(state), ret ?
+		 "READY=1\nSTATUS=reload failed: %s; running on the previous configuration" :
+		 "READY=1\nSTATUS=reloaded: %s", err);
+	mdgpud_main_notify(state);
 }
 
 static const struct option mdgpud_main_opts[] = {
@@ -246,6 +266,8 @@ int main(int argc, char **argv)
 	}
 
 	ret = mdgpud_main_config(&args, &cfg, err, sizeof(err));
+	if (!ret)
+		ret = mdgpud_config_check_groups(&cfg, err, sizeof(err));
 	if (ret) {
 		mdgpud_main_fatal(err);
 		free(overrides);

@@ -6,23 +6,27 @@
 #
 #  1. shellcheck of the scripts; every SPDX identifier in the tree has its
 #     text in LICENSES/
-#  2. packages: control fields, version, conffiles, the files each holds;
-#     the manual pages and the bash completion (check-man.sh)
+#  2. packages: control fields, version, conffiles, the files each holds,
+#     the shipped config's admin socket group and mode; the manual pages
+#     and the bash completion (check-man.sh)
 #  3. dpkg --root into an empty root (a dpkg database holding only the
 #     packages they depend on), maintainer scripts run chrootless with
 #     DPKG_ROOT set: all five "install ok installed", md5sums verified,
-#     the group made by systemd-sysusers in that root, nothing built by
-#     DKMS (no dkms tree in the root)
+#     the group made by systemd-sysusers in that root (and kept by a
+#     second configure), nothing built by DKMS (no dkms tree in the root)
 #  4. the installed programs, run from that root: --help, --version;
 #     mdgpud (sim backend) sends READY=1 to $NOTIFY_SOCKET only when its
 #     admin socket answers, prefixes its lines "<N>" when stderr is
-#     $JOURNAL_STREAM, answers daemon_version; mdgpu-spin verifies work
+#     $JOURNAL_STREAM, answers daemon_version, refuses an unknown
+#     admin_socket_group, makes its admin socket 0660 for the group it
+#     names; mdgpu-spin verifies work
 #     through it; a client built with the installed header, libmdgpu.a
 #     and pkg-config file runs; the installed libcuda.so.1, found by
 #     LD_LIBRARY_PATH, reaches the daemon; the installed layout finds
 #     mdgpud-worker (and a lone copy of mdgpud does not);
 #     mdgpud-instance passes PCI addresses on as cuda_device on a fake sysfs;
-#     systemd-analyze verify accepts the unit; the installed manual pages
+#     systemd-analyze verify accepts both units (the metrics one a
+#     DynamicUser in group mdgpu); the installed manual pages
 #     are the built ones, the completion parses and mdgpud's is a link
 #  5. DKMS builds of both modules from the installed /usr/src for 6.1 and
 #     6.12 (check-dkms.sh)
@@ -70,7 +74,7 @@ debs=("$BUILD"/deb/*.deb)
 declare -A want=(
 	[mdgpud]="./usr/sbin/mdgpud ./usr/libexec/mdgpu/mdgpud
 		./usr/libexec/mdgpu/mdgpud-worker ./usr/libexec/mdgpu/mdgpud-instance
-		./usr/bin/mdgpuctl ./usr/bin/mdgpu-spin ./etc/mdgpu/mdgpud.conf
+		./usr/sbin/mdgpuctl ./usr/bin/mdgpu-spin ./etc/mdgpu/mdgpud.conf
 		./usr/lib/systemd/system/mdgpud@.service
 		./usr/lib/systemd/system/mdgpu-metrics@.service
 		./usr/lib/sysusers.d/mdgpu.conf
@@ -122,6 +126,14 @@ dpkg-deb -c "$deb" >"$t/mdgpud.contents"
 grep -q ' ./usr/sbin/mdgpud -> ../libexec/mdgpu/mdgpud$' "$t/mdgpud.contents" ||
 	fail "mdgpud: /usr/sbin/mdgpud is not a link to ../libexec/mdgpu/mdgpud"
 ok "mdgpud: conffile, Depends $(dpkg-deb -f "$deb" Depends), sbin link"
+# The shipped config opens the admin socket to group mdgpu, read-only for
+# its members: what mdgpu-metrics@.service (DynamicUser, group mdgpu) needs.
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./etc/mdgpu/mdgpud.conf >"$t/shipped.conf"
+grep -qx 'admin_socket_group = mdgpu' "$t/shipped.conf" ||
+	fail "mdgpud.conf: no 'admin_socket_group = mdgpu'"
+grep -qx 'admin_socket_mode = 0660' "$t/shipped.conf" ||
+	fail "mdgpud.conf: no 'admin_socket_mode = 0660'"
+ok "mdgpud.conf: admin_socket_group = mdgpu, admin_socket_mode = 0660"
 for pkg in mdgpu-dkms mdgpu-guest-dkms; do
 	[ "$(dpkg-deb -f "$BUILD/deb/${pkg}_${VERSION}_all.deb" Depends)" = \
 		"dkms (>= 3.0)" ] || fail "$pkg: Depends is not dkms"
@@ -173,13 +185,22 @@ if command -v systemd-sysusers >/dev/null; then
 	grep -q '^mdgpu:x:[0-9]*:' "$root/etc/group" ||
 		fail "postinst: no group mdgpu in $root/etc/group"
 	ok "postinst: systemd-sysusers --root made group $(grep '^mdgpu:' "$root/etc/group")"
+	grep -qx 'g mdgpu -' "$root/usr/lib/sysusers.d/mdgpu.conf" ||
+		fail "sysusers.d/mdgpu.conf: no 'g mdgpu -'"
+	# A second configure (an upgrade) keeps the group and its gid.
+	cp "$root/etc/group" "$t/group.before"
+	DPKG_ROOT="$root" "$root/var/lib/dpkg/info/mdgpud.postinst" configure \
+		>>"$t/dpkg-install.log" 2>&1 || fail "mdgpud.postinst configure again"
+	cmp -s "$t/group.before" "$root/etc/group" ||
+		fail "postinst again changed $root/etc/group"
+	ok "postinst again: group mdgpu as it was"
 else
 	echo "   SKIP: systemd-sysusers not installed: group not checked"
 fi
 
 step "installed programs"
 bin="$root/usr/bin" sbin="$root/usr/sbin" lx="$root/usr/libexec/mdgpu"
-for p in "$sbin/mdgpud" "$lx/mdgpud-worker" "$bin/mdgpuctl" "$bin/mdgpu-spin"; do
+for p in "$sbin/mdgpud" "$lx/mdgpud-worker" "$sbin/mdgpuctl" "$bin/mdgpu-spin"; do
 	n=$(basename "$p")
 	[ "$("$p" --version)" = "$n $VERSION" ] || fail "$p --version"
 	"$p" --help >"$t/help.out" 2>&1 || fail "$p --help exits $?"
@@ -196,16 +217,35 @@ listener=$!
 for _ in $(seq 50); do [ -S "$run/notify" ] && break; sleep 0.1; done
 : >"$t/mdgpud.err"
 js=$(stat -c %d:%i "$t/mdgpud.err")
+# The shipped config's admin_socket_group is mdgpu, which the root has
+# and this machine need not: without it the daemon refuses to start and
+# says why; it then runs with this user's group standing in.
+out=$("$sbin/mdgpud" -c "$root/etc/mdgpu/mdgpud.conf" \
+	-o socket_path="$sock" -o backend=sim \
+	-o admin_socket_group=no-such-group-mdgpu 2>&1) && st=0 || st=$?
+if [ "$st" != 2 ] ||
+	[[ $out != *"admin_socket_group = no-such-group-mdgpu: no such group"* ]]; then
+	fail "mdgpud with an unknown admin_socket_group: exit $st: $out"
+fi
+if [ -e "$sock" ] || [ -e "$admin" ]; then
+	fail "mdgpud with an unknown admin_socket_group left a socket"
+fi
+ok "an unknown admin_socket_group stops the start (exit 2), no socket made"
+grp=$(id -gn)
 NOTIFY_SOCKET="$run/notify" JOURNAL_STREAM="$js" \
 	"$sbin/mdgpud" -c "$root/etc/mdgpu/mdgpud.conf" \
-	-o socket_path="$sock" -o backend=sim 2>>"$t/mdgpud.err" &
+	-o socket_path="$sock" -o backend=sim -o admin_socket_group="$grp" \
+	2>>"$t/mdgpud.err" &
 daemon_pid=$!
 wait "$listener" || { cat "$t/mdgpud.err"; fail "no READY=1 on \$NOTIFY_SOCKET"; }
 grep -qx 'READY=1' "$t/notify.out" || fail "first notification is not READY=1"
 grep -q "^admin: protocol=1 .*daemon_version=$VERSION" "$t/notify.out" ||
 	{ cat "$t/notify.out"; fail "admin socket did not answer at READY=1"; }
 ok "READY=1 on \$NOTIFY_SOCKET, admin socket answering when it came"
-out=$("$bin/mdgpuctl" -s "$admin" version)
+[ "$(stat -c '%a %G' "$admin")" = "660 $grp" ] ||
+	fail "admin socket: $(stat -c '%a %G' "$admin"), not 660 $grp"
+ok "admin socket: mode 660, group $grp (the shipped mode, admin_socket_group)"
+out=$("$sbin/mdgpuctl" -s "$admin" version)
 [[ $out == *"daemon_version=$VERSION"* ]] || fail "mdgpuctl version: $out"
 ok "mdgpuctl version: $out"
 "$bin/mdgpu-spin" -s "$sock" -m 16 -d 1 >"$t/spin.out" 2>&1 ||
@@ -293,16 +333,18 @@ if command -v systemd-analyze >/dev/null; then
 	rm "$root/bin/kill" && rmdir "$root/bin"
 	u="$root/usr/lib/systemd/system/mdgpu-metrics@.service"
 	# shellcheck disable=SC2016 # the unit's own ${...}, not expanded here
-	grep -qx 'ExecStart=/usr/bin/mdgpuctl -s /run/mdgpu/%i/mdgpud-admin.sock serve-metrics --listen ${MDGPU_METRICS_LISTEN}' "$u" ||
+	grep -qx 'ExecStart=/usr/sbin/mdgpuctl -s /run/mdgpu/%i/mdgpud-admin.sock serve-metrics --listen ${MDGPU_METRICS_LISTEN}' "$u" ||
 		fail "mdgpu-metrics@.service: ExecStart"
 	for d in 'Requires=mdgpud@%i.service' 'After=mdgpud@%i.service' \
 		'EnvironmentFile=-/etc/mdgpu/mdgpu-metrics@%i.env' \
+		'DynamicUser=yes' 'SupplementaryGroups=mdgpu' \
 		'CapabilityBoundingSet=' 'NoNewPrivileges=yes' \
 		'ProtectSystem=strict' \
 		'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'; do
 		grep -qxF "$d" "$u" || fail "mdgpu-metrics@.service: no $d"
 	done
-	ok "mdgpu-metrics@.service: ExecStart, its daemon's instance, environment file, hardening"
+	! grep -q '^User=' "$u" || fail "mdgpu-metrics@.service: a fixed User="
+	ok "mdgpu-metrics@.service: ExecStart, its daemon's instance, environment file, DynamicUser with group mdgpu, hardening"
 else
 	echo "   SKIP: systemd-analyze not installed"
 fi
@@ -340,7 +382,7 @@ mk install install-dkms install-guest
 n=0
 for f in usr/local/sbin/mdgpud usr/local/libexec/mdgpu/mdgpud \
 	usr/local/libexec/mdgpu/mdgpud-worker usr/local/libexec/mdgpu/mdgpud-instance \
-	usr/local/bin/mdgpuctl usr/local/bin/mdgpu-spin usr/local/lib/libmdgpu.a \
+	usr/local/sbin/mdgpuctl usr/local/bin/mdgpu-spin usr/local/lib/libmdgpu.a \
 	usr/local/lib/pkgconfig/libmdgpu.pc usr/local/include/mdgpu/mdgpu.h \
 	usr/local/include/mdgpu/uapi/mdgpu.h usr/local/lib/mdgpu/libcuda.so.1 \
 	usr/local/share/mdgpu/mdgpu-libcuda.conf etc/mdgpu/mdgpud.conf \
@@ -363,7 +405,7 @@ grep -qx 'prefix=/usr/local' "$d/usr/local/lib/pkgconfig/libmdgpu.pc" ||
 	fail "libmdgpu.pc: prefix"
 grep -qx 'ExecStart=/usr/local/libexec/mdgpu/mdgpud-instance %i' \
 	"$d/usr/local/lib/systemd/system/mdgpud@.service" || fail "unit: ExecStart"
-grep -q '^ExecStart=/usr/local/bin/mdgpuctl ' \
+grep -q '^ExecStart=/usr/local/sbin/mdgpuctl ' \
 	"$d/usr/local/lib/systemd/system/mdgpu-metrics@.service" ||
 	fail "metrics unit: ExecStart"
 grep -qx '/usr/local/lib/mdgpu' "$d/usr/local/share/mdgpu/mdgpu-libcuda.conf" ||

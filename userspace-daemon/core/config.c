@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -397,6 +398,44 @@ int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 	return 0;
 }
 
+/* One group key: its name resolves, or err says which key names what. */
+static int mdgpud_config_group(const char *key, const char *name, char *err,
+			       size_t errlen)
+{
+	if (!name[0])
+		return 0;
+	errno = 0;
+	if (getgrnam(name))
+		return 0;
+	/* getgrnam(3): these errno values, or none, mean "not found". */
+	if (errno && errno != ENOENT && errno != ESRCH && errno != EBADF &&
+	    errno != EPERM) {
+		int ret = -errno;
+
+		snprintf(err, errlen, "%s = %s: group database: %s", key, name,
+			 strerror(errno));
+		return ret;
+	}
+	snprintf(err, errlen, "%s = %s: no such group (the mdgpud package's "
+		 "sysusers.d file creates group mdgpu; systemd-sysusers or "
+		 "addgroup --system creates one by hand)", key, name);
+	return -ENOENT;
+}
+
+int mdgpud_config_check_groups(const struct mdgpud_config *cfg, char *err,
+			       size_t errlen)
+{
+	int ret = 0;
+
+	if (!strcmp(cfg->transport, "socket"))
+		ret = mdgpud_config_group("socket_group", cfg->socket_group,
+					  err, errlen);
+	if (!ret && strcmp(cfg->admin_socket_path, "none"))
+		ret = mdgpud_config_group("admin_socket_group",
+					  cfg->admin_socket_group, err, errlen);
+	return ret;
+}
+
 /*
  * Each key's field, for mdgpud_config_diff(): strings compare up to their
  * NUL, other fields byte for byte (uid_limits_exempt's unused tail is
@@ -514,27 +553,72 @@ static int mdgpud_pci_field(const char **s, int max_digits, char end,
 	return 0;
 }
 
-/*
- * "domain:bus:slot.function", or with domain_optional also
- * "bus:slot.function" (domain 0), in canonical form into out.
- */
+/* A PCI address's numbers: "domain:bus:slot.function" (or, with
+ * domain_optional, "bus:slot.function" for domain 0). */
+struct mdgpud_pci_loc {
+	uint32_t dom, bus, slot, fn;
+};
+
+static int mdgpud_pci_fields(const char *s, bool domain_optional,
+			     struct mdgpud_pci_loc *loc)
+{
+	const char *colon = strchr(s, ':');
+
+	loc->dom = 0;
+	if (!(domain_optional && colon && !strchr(colon + 1, ':')) &&
+	    mdgpud_pci_field(&s, 8, ':', &loc->dom))
+		return -EINVAL;
+	if (mdgpud_pci_field(&s, 2, ':', &loc->bus) ||
+	    mdgpud_pci_field(&s, 2, '.', &loc->slot) ||
+	    mdgpud_pci_field(&s, 1, '\0', &loc->fn) ||
+	    loc->dom > INT32_MAX || loc->slot > 0x1f || loc->fn > 7)
+		return -EINVAL;
+	return 0;
+}
+
+/* The address s names, in canonical form into out. */
 static int mdgpud_pci_parse(const char *s, bool domain_optional,
 			    char out[MDGPUD_PCI_ADDR_LEN])
 {
-	const char *colon = strchr(s, ':');
-	uint32_t dom = 0, bus, slot, fn;
+	struct mdgpud_pci_loc l;
 
-	if (!(domain_optional && colon && !strchr(colon + 1, ':')) &&
-	    mdgpud_pci_field(&s, 8, ':', &dom))
-		return -EINVAL;
-	if (mdgpud_pci_field(&s, 2, ':', &bus) ||
-	    mdgpud_pci_field(&s, 2, '.', &slot) ||
-	    mdgpud_pci_field(&s, 1, '\0', &fn) ||
-	    dom > INT32_MAX || slot > 0x1f || fn > 7)
+	if (mdgpud_pci_fields(s, domain_optional, &l))
 		return -EINVAL;
 	snprintf(out, MDGPUD_PCI_ADDR_LEN, "%04" PRIx32 ":%02" PRIx32
-		 ":%02" PRIx32 ".%" PRIx32, dom, bus, slot, fn);
+		 ":%02" PRIx32 ".%" PRIx32, l.dom, l.bus, l.slot, l.fn);
 	return 0;
+}
+
+/*
+ * Each term is below its limit, so N < MDGPUD_WORKER_UID_PCI_SLOTS
+ * (32768) and base + N x 65536 + 65535 <= 0xefffffff: no uint32_t
+ * overflow, and the block stays below MDGPUD_WORKER_UID_PROBE.
+ */
+_Static_assert((uint64_t)MDGPUD_WORKER_UID_AUTO_BASE +
+	       (uint64_t)MDGPUD_WORKER_UID_PCI_SLOTS *
+	       MDGPUD_WORKER_UID_AUTO_STEP <= MDGPUD_WORKER_UID_PROBE,
+	       "the PCI blocks end below the probe uid");
+_Static_assert((uint64_t)MDGPUD_WORKER_UID_AUTO_ORDINAL_BASE +
+	       (MDGPU_GPU_ORDINAL_MAX + 1ull) * MDGPUD_WORKER_UID_AUTO_STEP - 1
+	       < UINT32_MAX, "the ordinal blocks end below uid 2^32-1");
+
+int mdgpud_worker_uid_auto(const char *bus_id, int ordinal, uint32_t *base)
+{
+	struct mdgpud_pci_loc l;
+
+	if (bus_id && !mdgpud_pci_fields(bus_id, true, &l) &&
+	    l.dom < MDGPUD_WORKER_UID_PCI_DOMAINS && l.fn == 0) {
+		uint32_t n = l.dom * 8192u + l.bus * 32u + l.slot;
+
+		*base = MDGPUD_WORKER_UID_AUTO_BASE +
+			n * MDGPUD_WORKER_UID_AUTO_STEP;
+		return 0;
+	}
+	if (ordinal < 0 || ordinal > MDGPU_GPU_ORDINAL_MAX)
+		return -ERANGE;
+	*base = MDGPUD_WORKER_UID_AUTO_ORDINAL_BASE +
+		(uint32_t)ordinal * MDGPUD_WORKER_UID_AUTO_STEP;
+	return 1;
 }
 
 int mdgpud_pci_addr_parse(const char *s, char out[MDGPUD_PCI_ADDR_LEN])
@@ -614,11 +698,38 @@ int mdgpud_config_mps_dir(const struct mdgpud_config *cfg, int ordinal,
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg,
-				       int ordinal)
+int mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg,
+				  const char *bus_id, int ordinal,
+				  uint32_t *base)
 {
-	if (cfg->worker_uid_base == MDGPUD_WORKER_UID_BASE_AUTO)
-		return MDGPUD_WORKER_UID_AUTO_BASE +
-		       (uint32_t)ordinal * MDGPUD_WORKER_UID_AUTO_STEP;
-	return (uint32_t)cfg->worker_uid_base;
+	int ret;
+
+	if (cfg->worker_uid_base != MDGPUD_WORKER_UID_BASE_AUTO) {
+		*base = (uint32_t)cfg->worker_uid_base;
+		return 0;
+	}
+	ret = mdgpud_worker_uid_auto(bus_id, ordinal, base);
+	/* No worker runs as a uid of the range: nothing to warn about or
+	 * fail for. */
+	if (ret && (!cfg->worker_uid_count ||
+		    cfg->worker_sandbox == MDGPUD_SANDBOX_OFF)) {
+		if (ret < 0)
+			*base = 0;
+		return 0;
+	}
+	if (ret < 0)
+		mdgpud_err("config: worker_uid_base = auto: GPU %d, bus id "
+			   "'%s': no uid block", ordinal,
+			   bus_id ? bus_id : "?");
+	else if (ret)
+		mdgpud_warn("config: worker_uid_base = auto: bus id '%s' is "
+			    "not a PCI address in domains 0-%u with function "
+			    "0: uids %u..%u from CUDA ordinal %d instead, "
+			    "which another daemon that numbers its GPUs "
+			    "otherwise may share; set worker_uid_base",
+			    bus_id ? bus_id : "?",
+			    MDGPUD_WORKER_UID_PCI_DOMAINS - 1, *base,
+			    *base + (MDGPUD_WORKER_UID_AUTO_STEP - 1),
+			    ordinal);
+	return ret < 0 ? ret : 0;
 }

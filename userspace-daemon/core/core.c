@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -211,20 +212,67 @@ static bool mdgpud_core_key_live(const char *key)
 	       !strcmp(key, "log_level");
 }
 
+/*
+ * What a reload changed, for its summary (systemd's STATUS=): the keys
+ * applied and those that need a restart, each list space-separated and
+ * cut short with "..." when its buffer is full.
+ */
+struct mdgpud_core_reload_sum {
+	char applied[160], restart[160];
+};
+
+/* Append key to list (of size len), or "..." once when it does not fit. */
+static void mdgpud_core_sum_add(char *list, size_t len, const char *key)
+{
+	size_t used = strlen(list);
+
+	if (used >= 3 && !strcmp(list + used - 3, "..."))
+		return;
+	if (used + 1 + strlen(key) + 4 > len) {
+		snprintf(list + used, len - used, "%s...", used ? " " : "");
+		return;
+	}
+	snprintf(list + used, len - used, "%s%s", used ? " " : "", key);
+}
+
 static void mdgpud_core_reload_key(const char *key, void *data)
 {
-	(void)data;
-	if (mdgpud_core_key_live(key))
+	struct mdgpud_core_reload_sum *sum = data;
+
+	if (mdgpud_core_key_live(key)) {
 		mdgpud_info("reload: %s applied", key);
-	else
+		mdgpud_core_sum_add(sum->applied, sizeof(sum->applied), key);
+	} else {
 		mdgpud_warn("reload: %s changed: needs a restart, "
 			    "keeps its running value", key);
+		mdgpud_core_sum_add(sum->restart, sizeof(sum->restart), key);
+	}
+}
+
+/* The one-line summary of a successful reload into msg. */
+static void mdgpud_core_reload_summary(const struct mdgpud_core_reload_sum *s,
+				       unsigned int changed, char *msg,
+				       size_t len)
+{
+	if (!changed)
+		snprintf(msg, len, "no key changed");
+	else if (!s->restart[0])
+		snprintf(msg, len, "applied %s", s->applied);
+	else if (!s->applied[0])
+		snprintf(msg, len, "nothing applied, needs a restart: %s",
+			 s->restart);
+	else
+		snprintf(msg, len, "applied %s; needs a restart: %s",
+			 s->applied, s->restart);
 }
 
 int mdgpud_core_reconfigure(struct mdgpud_core *c,
-			    const struct mdgpud_config *cfg)
+			    const struct mdgpud_config *cfg, char *msg,
+			    size_t msglen)
 {
+	struct mdgpud_core_reload_sum sum = { { 0 }, { 0 } };
 	struct mdgpud_config old = c->cfg;
+	unsigned int changed;
 	char err[256];
 	int ret;
 
@@ -232,6 +280,8 @@ int mdgpud_core_reconfigure(struct mdgpud_core *c,
 	if (ret) {
 		mdgpud_err("reload: %s; the running configuration is unchanged",
 			   err);
+		if (msg)
+			snprintf(msg, msglen, "%s", err);
 		return ret;
 	}
 	/* One call for the three: refused, none changes. */
@@ -244,6 +294,10 @@ int mdgpud_core_reconfigure(struct mdgpud_core *c,
 			mdgpud_err("reload: policy/timeslice_us/cap_window_us "
 				   "refused: %s; the running configuration "
 				   "is unchanged", strerror(-ret));
+			if (msg)
+				snprintf(msg, msglen, "policy/timeslice_us/"
+					 "cap_window_us refused: %s",
+					 strerror(-ret));
 			return ret;
 		}
 	}
@@ -254,8 +308,11 @@ int mdgpud_core_reconfigure(struct mdgpud_core *c,
 		mdgpud_log_set_level(cfg->log_level);
 		c->cfg.log_level = cfg->log_level;
 	}
-	if (!mdgpud_config_diff(&old, cfg, mdgpud_core_reload_key, NULL))
+	changed = mdgpud_config_diff(&old, cfg, mdgpud_core_reload_key, &sum);
+	if (!changed)
 		mdgpud_info("reload: no key changed");
+	if (msg)
+		mdgpud_core_reload_summary(&sum, changed, msg, msglen);
 	return 0;
 }
 
@@ -263,17 +320,22 @@ int mdgpud_core_reconfigure(struct mdgpud_core *c,
 /* Lifetime                                                         */
 
 /*
- * The backend's derive(): what the config derives from the GPU's ordinal
- * (worker_uid_base = auto, the default mps_dir), for the ordinal the
- * backend found cuda_device at.
+ * The backend's derive(): what the config derives from the GPU the
+ * backend found cuda_device at: worker_uid_base = auto from its PCI bus id
+ * (the ordinal where that is no PCI address), the default mps_dir from
+ * its ordinal.
  */
 static int mdgpud_core_derive(const void *arg, int ordinal,
-			      uint32_t *worker_uid_base, char *mps_dir,
-			      size_t mps_dir_len)
+			      const char *bus_id, uint32_t *worker_uid_base,
+			      char *mps_dir, size_t mps_dir_len)
 {
 	const struct mdgpud_config *cfg = arg;
+	int ret;
 
-	*worker_uid_base = mdgpud_config_worker_uid_base(cfg, ordinal);
+	ret = mdgpud_config_worker_uid_base(cfg, bus_id, ordinal,
+					    worker_uid_base);
+	if (ret)
+		return ret;
 	if (mdgpud_config_mps_dir(cfg, ordinal, mps_dir, mps_dir_len)) {
 		mdgpud_err("config: mps_dir: the path is too long");
 		return -ENAMETOOLONG;
@@ -330,8 +392,8 @@ int mdgpud_core_create(const struct mdgpud_config *cfg,
 	bcfg.sim_realtime = cfg->sim_realtime;
 	bcfg.worker_path = cfg->cuda_worker[0] ? cfg->cuda_worker : NULL;
 	bcfg.sandbox = cfg->worker_sandbox;
-	/* worker_uid_base = auto and mps_dir's default follow the ordinal
-	 * the backend finds cuda_device at: derive() gives them. */
+	/* worker_uid_base = auto and mps_dir's default follow the GPU the
+	 * backend finds cuda_device at: derive() gives them. */
 	bcfg.worker_uid_base = cfg->worker_uid_base ==
 			       MDGPUD_WORKER_UID_BASE_AUTO ? 0 :
 			       (uint32_t)cfg->worker_uid_base;

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -61,9 +62,9 @@ static int mdgpud_unix_listen_clear(const struct sockaddr_un *sa,
 	return 0;
 }
 
-/* chown() path to the group called name. */
-static int mdgpud_unix_listen_chgrp(const char *path, const char *name,
-				    const char *pfx)
+/* The gid of the group called name into *gid; logged when there is none. */
+static int mdgpud_unix_listen_gid(const char *path, const char *name,
+				  gid_t *gid, const char *pfx)
 {
 	struct group *gr = getgrnam(name);
 
@@ -71,12 +72,7 @@ static int mdgpud_unix_listen_chgrp(const char *path, const char *name,
 		mdgpud_err("%s%s: group '%s': no such group", pfx, path, name);
 		return -ENOENT;
 	}
-	if (chown(path, (uid_t)-1, gr->gr_gid)) {
-		int ret = -errno;
-
-		mdgpud_err("%schown %s: %s", pfx, path, strerror(errno));
-		return ret;
-	}
+	*gid = gr->gr_gid;
 	return 0;
 }
 
@@ -85,11 +81,19 @@ int mdgpud_unix_listen(const char *path,
 {
 	const char *pfx = opts->log_prefix ? opts->log_prefix : "";
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool chgrp = opts->group && opts->group[0];
+	gid_t gid = (gid_t)-1;
 	int fd, ret;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
+	/* An unknown group fails before anything is created or removed. */
+	if (chgrp) {
+		ret = mdgpud_unix_listen_gid(path, opts->group, &gid, pfx);
+		if (ret)
+			return ret;
+	}
 	mdgpud_unix_listen_mkdir(path, pfx);
 	ret = mdgpud_unix_listen_clear(&sa, pfx);
 	if (ret)
@@ -103,15 +107,22 @@ int mdgpud_unix_listen(const char *path,
 		mdgpud_err("%sbind %s: %s", pfx, path, strerror(errno));
 		goto err_close;
 	}
+	/*
+	 * Group, then mode, both before listen(): until listen() every
+	 * connect() is refused (ECONNREFUSED) whatever the socket file's
+	 * mode, so the umask-derived mode bind() gave it is never usable, and
+	 * the group bits of the final mode never apply to the daemon's own
+	 * group first.
+	 */
+	if (chgrp && chown(path, (uid_t)-1, gid)) {
+		ret = -errno;
+		mdgpud_err("%schown %s: %s", pfx, path, strerror(errno));
+		goto err_unlink;
+	}
 	if (chmod(path, opts->mode)) {
 		ret = -errno;
 		mdgpud_err("%schmod %s: %s", pfx, path, strerror(errno));
 		goto err_unlink;
-	}
-	if (opts->group && opts->group[0]) {
-		ret = mdgpud_unix_listen_chgrp(path, opts->group, pfx);
-		if (ret)
-			goto err_unlink;
 	}
 	if (listen(fd, opts->backlog)) {
 		ret = -errno;

@@ -93,7 +93,46 @@ static void test_example(void **state)
 	mdgpud_config_defaults(&d);
 	assert_int_equal(mdgpud_config_load(&c, MDGPUD_EXAMPLE_CONF, false,
 					    err, sizeof(err)), 0);
+	/* The defaults but for the admin socket, which the packaged file
+	 * opens to group mdgpu (Documentation/install.md). */
+	assert_string_equal(c.admin_socket_group, "mdgpu");
+	assert_int_equal(c.admin_socket_mode, 0660);
+	strcpy(d.admin_socket_group, "mdgpu");
+	d.admin_socket_mode = 0660;
 	assert_memory_equal(&c, &d, sizeof(c));
+}
+
+/*
+ * The groups the config names exist, checked where they are used: the
+ * client socket's with the socket transport, the admin socket's unless
+ * it is off.  Group "root" (gid 0) is in every group database.
+ */
+static void test_check_groups(void **state)
+{
+	struct mdgpud_config c;
+	char err[256];
+
+	(void)state;
+	mdgpud_config_defaults(&c);
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)), 0);
+	strcpy(c.socket_group, "root");
+	strcpy(c.admin_socket_group, "root");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)), 0);
+
+	strcpy(c.admin_socket_group, "no-such-group-mdgpu");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "admin_socket_group = no-such-group-mdgpu: "
+				    "no such group"));
+	strcpy(c.admin_socket_path, "none");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)), 0);
+
+	strcpy(c.socket_group, "no-such-group-mdgpu");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "socket_group = no-such-group-mdgpu: "));
+	strcpy(c.transport, "kernel");
+	assert_int_equal(mdgpud_config_check_groups(&c, err, sizeof(err)), 0);
 }
 
 static void test_values(void **state)
@@ -184,20 +223,18 @@ static void test_worker_sandbox(void **state)
 {
 	struct mdgpud_config c;
 	char err[256];
+	uint32_t base;
 
 	(void)state;
 	mdgpud_config_defaults(&c);
 	assert_int_equal(c.worker_sandbox, MDGPUD_SANDBOX_REQUIRED);
 	assert_int_equal(c.worker_uid_base, MDGPUD_WORKER_UID_BASE_AUTO);
 	assert_int_equal(c.worker_uid_count, 65536);
-	/* auto: the block of the GPU's ordinal, as the backend found it. */
-	assert_int_equal(mdgpud_config_worker_uid_base(&c, 0), 1879048192u);
-	assert_int_equal(mdgpud_config_worker_uid_base(&c, 2),
-			 1879048192u + 2 * 65536);
-	assert_int_equal(mdgpud_config_worker_uid_base(&c, 255),
-			 1879048192u + 255 * 65536);
-	/* The probe's uid is past every ordinal's block. */
-	assert_int_equal(MDGPUD_WORKER_UID_PROBE, 1879048192u + 256 * 65536);
+	/* auto: the block of the GPU's PCI location (test_worker_uid_auto
+	 * has the mapping). */
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "0000:41:00.0", 1,
+						       &base), 0);
+	assert_int_equal(base, 1879048192u + 0x41 * 32 * 65536u);
 	assert_string_equal(c.worker_user, "");
 	assert_string_equal(c.worker_group, "");
 	assert_int_equal(c.worker_seccomp_learn, 0);
@@ -260,12 +297,38 @@ static void test_worker_uids(void **state)
 {
 	struct mdgpud_config c;
 	char err[256];
+	uint32_t base;
 
 	(void)state;
 	mdgpud_config_defaults(&c);
 	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "200000",
 					   err, sizeof(err)), 0);
-	assert_int_equal(mdgpud_config_worker_uid_base(&c, 3), 200000);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "0000:41:00.0", 3,
+						       &base), 0);
+	assert_int_equal(base, 200000);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 3, &base),
+			 0);
+	assert_int_equal(base, 200000);
+	/* auto: a bus id no block follows from, an ordinal out of range
+	 * fails, unless no worker runs as a uid of the range. */
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "auto", err,
+					   sizeof(err)), 0);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 3, &base),
+			 0);
+	assert_int_equal(base, 0xf0040000u);
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 256,
+						       &base), -ERANGE);
+	c.worker_sandbox = MDGPUD_SANDBOX_OFF;
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 256,
+						       &base), 0);
+	assert_int_equal(base, 0);
+	c.worker_sandbox = MDGPUD_SANDBOX_REQUIRED;
+	c.worker_uid_count = 0;
+	assert_int_equal(mdgpud_config_worker_uid_base(&c, "fake0", 256,
+						       &base), 0);
+	c.worker_uid_count = 64;
+	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "200000",
+					   err, sizeof(err)), 0);
 	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "0", err,
 					   sizeof(err)), -EINVAL);
 	assert_int_equal(mdgpud_config_set(&c, "worker_uid_base", "4294967295",
@@ -476,6 +539,82 @@ static void diff_key(const char *key, void *data)
  * list of keys): a key added there and to mdgpud_config_set() but not to
  * the diff's table would never be reported by a reload.
  */
+/*
+ * worker_uid_base = auto: a block of 65536 uids per PCI location, N =
+ * domain x 8192 + bus x 32 + device, base 0x70000000 + N x 65536, for
+ * domains 0..3 and function 0; anything else by CUDA ordinal past the
+ * probe uid, 0xf0010000 + ordinal x 65536.
+ */
+static void test_worker_uid_auto(void **state)
+{
+	static const struct {
+		const char *bus_id;
+		int ordinal, ret;
+		uint32_t base;
+	} cases[] = {
+		{ "0000:00:00.0", 7, 0, 0x70000000u },
+		{ "0000:41:00.0", 0, 0, 0x70000000u + 0x41 * 32 * 65536u },
+		{ "0000:C1:00.0", 0, 0, 0x70000000u + 0xc1 * 32 * 65536u },
+		{ "00000000:41:00.0", 0, 0, 0x70000000u + 0x41 * 32 * 65536u },
+		{ "41:00.0", 0, 0, 0x70000000u + 0x41 * 32 * 65536u },
+		{ "0000:00:1f.0", 0, 0, 0x70000000u + 31 * 65536u },
+		{ "0001:00:00.0", 0, 0, 0x70000000u + 8192 * 65536u },
+		{ "0000:ff:1f.0", 0, 0, 0x70000000u + 8191 * 65536u },
+		/* The last block: its last uid just below the probe uid. */
+		{ "0003:ff:1f.0", 0, 0, 0xefff0000u },
+		/* Not PCI, or outside what the mapping takes: by ordinal. */
+		{ "0004:00:00.0", 2, 1, 0xf0030000u },
+		{ "ffffffff:41:00.0", 0, 1, 0xf0010000u },
+		{ "0000:41:00.1", 1, 1, 0xf0020000u },
+		{ "fake0", 0, 1, 0xf0010000u },
+		{ NULL, 3, 1, 0xf0040000u },
+		{ "", 0, 1, 0xf0010000u },
+		{ "0000:41:00.0 ", 0, 1, 0xf0010000u },
+		{ "0000:100:00.0", 0, 1, 0xf0010000u },
+		{ "0000:41:20.0", 0, 1, 0xf0010000u },
+		{ "123456789:41:00.0", 0, 1, 0xf0010000u },
+		{ "fake0", 255, 1, 0xf1000000u },
+		{ "fake0", 256, -ERANGE, 0 },
+		{ "fake0", -1, -ERANGE, 0 },
+		{ NULL, INT32_MAX, -ERANGE, 0 },
+	};
+	uint32_t base, next = MDGPUD_WORKER_UID_AUTO_BASE;
+	char bus[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		base = 1;
+		assert_int_equal(mdgpud_worker_uid_auto(cases[i].bus_id,
+							cases[i].ordinal,
+							&base), cases[i].ret);
+		if (cases[i].ret >= 0)
+			assert_int_equal(base, cases[i].base);
+		else
+			assert_int_equal(base, 1);	/* untouched */
+	}
+	/* Every PCI location in order: adjacent blocks, none shared, all
+	 * above the system's uids and below the probe uid. */
+	for (unsigned int dom = 0; dom < 4; dom++)
+		for (unsigned int b = 0; b < 256; b++)
+			for (unsigned int dev = 0; dev < 32; dev++) {
+				snprintf(bus, sizeof(bus), "%04x:%02x:%02x.0",
+					 dom, b, dev);
+				assert_int_equal(mdgpud_worker_uid_auto(
+						 bus, -1, &base), 0);
+				assert_int_equal(base, next);
+				next += MDGPUD_WORKER_UID_AUTO_STEP;
+			}
+	assert_int_equal(next, MDGPUD_WORKER_UID_PROBE);
+	assert_true(MDGPUD_WORKER_UID_AUTO_BASE > 65535);
+	/* The ordinal blocks: past the probe uid, the last below 2^32 - 1. */
+	assert_int_equal(mdgpud_worker_uid_auto("x", 0, &base), 1);
+	assert_true(base > MDGPUD_WORKER_UID_PROBE);
+	assert_int_equal(mdgpud_worker_uid_auto("x", MDGPU_GPU_ORDINAL_MAX,
+						&base), 1);
+	assert_true((uint64_t)base + MDGPUD_WORKER_UID_AUTO_STEP - 1 <
+		    UINT32_MAX);
+}
+
 static void test_diff(void **state)
 {
 	struct mdgpud_config a, b;
@@ -531,12 +670,14 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_check_groups),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_parent_pci),
 		cmocka_unit_test(test_cuda_device),
 		cmocka_unit_test(test_mps_dir),
 		cmocka_unit_test(test_worker_sandbox),
 		cmocka_unit_test(test_worker_uids),
+		cmocka_unit_test(test_worker_uid_auto),
 		cmocka_unit_test(test_diff),
 	};
 

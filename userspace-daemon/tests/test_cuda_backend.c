@@ -3043,15 +3043,17 @@ static void grab_log(void *data, int level, const char *fmt, va_list ap)
 	capture_log(data, level, fmt, ap);
 }
 
-/* The backend's derive() as the core's, the ordinal kept: the tests'
- * range, and an mps_dir that names the ordinal. */
+/* The backend's derive() as the core's, the ordinal and bus id kept: the
+ * tests' range, and an mps_dir that names the ordinal. */
 static int test_derived = -1;
+static char test_derived_bus[32];
 
-static int test_derive(const void *arg, int ordinal, uint32_t *base,
-		       char *mps_dir, size_t len)
+static int test_derive(const void *arg, int ordinal, const char *bus_id,
+		       uint32_t *base, char *mps_dir, size_t len)
 {
 	(void)arg;
 	test_derived = ordinal;
+	snprintf(test_derived_bus, sizeof(test_derived_bus), "%s", bus_id);
 	*base = TEST_WORKER_UID_BASE;
 	snprintf(mps_dir, len, "/nonexistent/mps%d", ordinal);
 	return 0;
@@ -3121,10 +3123,10 @@ static void test_select_gpu(void **state)
 }
 
 /*
- * What derives from the ordinal (worker_uid_base = auto): for a bus id
- * or UUID it is known only once the probe found the GPU, so the probe
- * runs as probe_uid and the pool of the derived range opens after it; for
- * an ordinal it is derived before the probe, which runs from the pool.
+ * What derives from the GPU (worker_uid_base = auto: its PCI bus id) is
+ * known only once the probe found it, whatever names it (UUID, ordinal),
+ * so the probe runs as probe_uid and the pool of the derived range opens
+ * after it; derive() gets the ordinal and bus id the probe found.
  */
 static void test_select_derive(void **state)
 {
@@ -3152,6 +3154,7 @@ static void test_select_derive(void **state)
 	mdgpud_log_set(MDGPUD_LOG_INFO, grab_log, NULL);
 	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
 	assert_int_equal(test_derived, 1);
+	assert_string_equal(test_derived_bus, test_fake_bus[1]);
 	assert_int_equal(i2.ordinal, 1);
 	if (sandboxed) {
 		assert_non_null(strstr(test_log, probe));
@@ -3171,12 +3174,14 @@ static void test_select_derive(void **state)
 	ops->ctx_destroy(ctx);
 	ops->close(b2);
 
-	/* An ordinal: derived first, no probe uid. */
+	/* An ordinal: the same, the bus id the probe found at it. */
 	cfg.device = "2";
 	test_log[0] = 0;
 	assert_int_equal(ops->open(&cfg, &b2, &i2), 0);
 	assert_int_equal(test_derived, 2);
-	assert_null(strstr(test_log, "for the probe"));
+	assert_string_equal(test_derived_bus, test_fake_bus[2]);
+	if (sandboxed)
+		assert_non_null(strstr(test_log, "for the probe"));
 	ops->close(b2);
 	mdgpud_log_set(MDGPUD_LOG_INFO, capture_log, NULL);
 	unsetenv("MDGPUD_FAKE_CUDA_DEVICES");

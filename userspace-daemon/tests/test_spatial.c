@@ -622,15 +622,15 @@ static void test_hung_together(void **state)
 
 /*
  * cuda_device by PCI bus id, on three fake GPUs: what derives from the
- * GPU's ordinal follows the one the probe found (1), not the config's
- * text: mps_dir's default <socket dir>/mps1 is where the control daemon
- * runs, every worker, spatial or not, is given ordinal 1 and runs as a
- * uid of that ordinal's range (worker_uid_base = auto).
+ * GPU follows the one the probe found (ordinal 1, 0000:41:00.0), not the
+ * config's text: mps_dir's default <socket dir>/mps1 is where the control
+ * daemon runs, every worker, spatial or not, is given ordinal 1 and runs
+ * as a uid of the block of PCI bus 0x41 (worker_uid_base = auto).
  */
 static void test_selected_gpu(void **state)
 {
 	const uint32_t base = MDGPUD_WORKER_UID_AUTO_BASE +
-			      MDGPUD_WORKER_UID_AUTO_STEP;
+			      0x41 * 32 * MDGPUD_WORKER_UID_AUTO_STEP;
 	const struct mdgpud_gpu_info *gpu;
 	char log[512], want[160], buf[4096];
 	struct tenant t[2];

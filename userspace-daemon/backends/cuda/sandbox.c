@@ -177,7 +177,7 @@ static int mdgpud_sandbox_pool_open(struct mdgpud_cuda_sandbox *sb,
  * The workers' ids: a pool of the range, with worker_group as their one
  * supplementary group when set (device nodes of that group), or the one
  * user (and group) every worker shares.  A range not known yet (base 0:
- * it follows the GPU's ordinal, which the probe finds) is opened later by
+ * it follows the GPU, which the probe finds) is opened later by
  * sandbox_ids_open(); until then the probe runs as cfg->probe_uid.
  */
 static int mdgpud_sandbox_ids_init(struct mdgpud_cuda_sandbox *sb,
@@ -298,7 +298,7 @@ static void mdgpud_sandbox_ids_name(const struct mdgpud_cuda_sandbox *sb,
 		snprintf(group, sizeof(group), "%u", (unsigned)sb->group);
 	if (sb->ids_later)
 		snprintf(buf, len, "uid and gid %u for the probe, then one "
-			 "per worker from the range of the GPU's ordinal, "
+			 "per worker from the range of the GPU the probe finds, "
 			 "group %s", (unsigned)sb->uid, group);
 	else if (!sb->ids)
 		snprintf(buf, len, "uid %u gid %u (one for all workers), no "

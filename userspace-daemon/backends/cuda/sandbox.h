@@ -127,7 +127,7 @@ int mdgpud_cuda_sandbox_init(struct mdgpud_cuda_sandbox *sb,
 			     const struct mdgpud_backend_cfg *cfg);
 /*
  * The pool of [base, base + count) when sandbox_init() was given no base
- * (ids_later: the range follows the GPU's ordinal, which the probe
+ * (ids_later: the range follows the GPU, which the probe
  * found), checked as sandbox_init() checks one; 0 at once otherwise.
  */
 int mdgpud_cuda_sandbox_ids_open(struct mdgpud_cuda_sandbox *sb,

@@ -323,20 +323,24 @@ out:
 }
 
 /*
- * What derives from the GPU's ordinal (cfg->derive) into *local, with
- * mps_dir's text in mps_dir[PATH_MAX]: worker_uid_base and mps_dir stay
- * cfg's without a derive().
+ * What derives from the GPU the probe found (cfg->derive) into *local,
+ * with mps_dir's text in mps_dir[PATH_MAX]: worker_uid_base and mps_dir
+ * stay cfg's without a derive().
  */
 static int mdgpud_cuda_derive(const struct mdgpud_backend_cfg *cfg,
-			      int ordinal, struct mdgpud_backend_cfg *local,
+			      const struct mdgpud_cuda_rpc_info *probe,
+			      struct mdgpud_backend_cfg *local,
 			      char mps_dir[PATH_MAX])
 {
+	char bus_id[sizeof(probe->bus_id) + 1];
 	int ret;
 
 	if (!cfg->derive)
 		return 0;
-	ret = cfg->derive(cfg->derive_arg, ordinal, &local->worker_uid_base,
-			  mps_dir, PATH_MAX);
+	memcpy(bus_id, probe->bus_id, sizeof(probe->bus_id));
+	bus_id[sizeof(probe->bus_id)] = '\0';
+	ret = cfg->derive(cfg->derive_arg, (int)probe->ordinal, bus_id,
+			  &local->worker_uid_base, mps_dir, PATH_MAX);
 	if (!ret)
 		local->mps_dir = mps_dir;
 	return ret;
@@ -424,15 +428,13 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		return ret;
 	}
 	/*
-	 * What derives from the ordinal (the workers' uids, mps_dir) is
-	 * known now for an ordinal, and for a bus id or UUID once the probe
-	 * found the GPU: until then, where the uid range follows the ordinal
-	 * (worker_uid_base 0), the probe runs as cfg->probe_uid (sandbox.c).
+	 * What derives from the GPU (the workers' uids from its PCI bus id,
+	 * mps_dir from its ordinal) is known once the probe found it: until
+	 * then, where the uid range follows the GPU (worker_uid_base 0), the
+	 * probe runs as cfg->probe_uid (sandbox.c).
 	 */
 	if (mdgpu_gpu_select_ordinal(device, &ordinal))
 		ordinal = -1;
-	else if ((ret = mdgpud_cuda_derive(cfg, ordinal, &local, mps_dir)))
-		goto err_free;
 	ret = mdgpud_cuda_sandbox_init(&be->sandbox, &local);
 	if (ret)
 		goto err_free;
@@ -445,8 +447,7 @@ int mdgpud_cuda_open(const struct mdgpud_backend_cfg *cfg,
 		ret = -ENODEV;
 		goto err_sandbox;
 	}
-	if (ordinal < 0)
-		ret = mdgpud_cuda_derive(cfg, probe.ordinal, &local, mps_dir);
+	ret = mdgpud_cuda_derive(cfg, &probe, &local, mps_dir);
 	if (!ret)
 		ret = mdgpud_cuda_sandbox_ids_open(&be->sandbox,
 						   local.worker_uid_base,

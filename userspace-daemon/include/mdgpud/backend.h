@@ -104,17 +104,17 @@ struct mdgpud_backend_cfg {
 	uint32_t worker_uid_base;
 	uint32_t worker_uid_count;
 	/*
-	 * cuda: what derives from the GPU's ordinal.  When set, open()
-	 * calls derive(derive_arg, ordinal, ...) as soon as it knows the
-	 * ordinal (before the probe when device is one, after it otherwise)
-	 * and uses the worker_uid_base and mps_dir it wrote in place of
-	 * cfg's; a negative errno fails open().  worker_uid_base 0 (with a
-	 * worker_uid_count) says the range is not known before the probe,
-	 * which then runs as probe_uid (with worker_group), a uid no other
-	 * worker gets.
+	 * cuda: what derives from the GPU the probe found.  When set, open()
+	 * calls derive(derive_arg, ordinal, bus_id, ...) after the probe,
+	 * with the GPU's CUDA ordinal and PCI bus id, and uses the
+	 * worker_uid_base and mps_dir it wrote in place of cfg's; a negative
+	 * errno fails open().  worker_uid_base 0 (with a worker_uid_count)
+	 * says the range is not known before the probe, which then runs as
+	 * probe_uid (with worker_group), a uid no other worker gets.
 	 */
-	int (*derive)(const void *arg, int ordinal, uint32_t *worker_uid_base,
-		      char *mps_dir, size_t mps_dir_len);
+	int (*derive)(const void *arg, int ordinal, const char *bus_id,
+		      uint32_t *worker_uid_base, char *mps_dir,
+		      size_t mps_dir_len);
 	const void *derive_arg;
 	uint32_t probe_uid;
 	const char *worker_user;  /* name or uid, NULL = "65534"; only

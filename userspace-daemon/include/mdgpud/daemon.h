@@ -36,25 +36,41 @@
 #define MDGPUD_POLL_SMALL_SPIN_US	50u
 #define MDGPUD_POLLERS_MAX		64u
 /*
- * worker_uid_base = auto: MDGPUD_WORKER_UID_AUTO_BASE + N x
- * MDGPUD_WORKER_UID_AUTO_STEP, N the ordinal of the GPU cuda_device names
- * (as the cuda backend's probe found it), so that the daemons of a host's
- * GPUs (one per GPU) have ranges apart.  1879048192..2147352575 is a
- * block of uids systemd leaves unused (its UIDS-GIDS.md), above Debian's
- * subordinate uids (login.defs SUB_UID_MAX 600100000).
+ * worker_uid_base = auto: each GPU's workers get a block of
+ * MDGPUD_WORKER_UID_AUTO_STEP uids that follows from where the GPU sits
+ * on the PCI bus, so that the daemons of a host's GPUs (one per GPU) have
+ * ranges apart without configuration, and a GPU keeps its block when
+ * GPUs are added, removed or renumbered by CUDA:
  *
- * MDGPUD_WORKER_UID_PROBE, the first uid past the last ordinal's range in
- * that block, is the uid the probe runs as when the range is not known
- * before it: worker_uid_base = auto and cuda_device a bus id or UUID,
- * whose ordinal is what the probe finds.  No worker that serves a tenant
- * ever runs as it.
+ *   N    = domain x 8192 + bus x 32 + device    (domains 0..3, function 0)
+ *   base = MDGPUD_WORKER_UID_AUTO_BASE + N x MDGPUD_WORKER_UID_AUTO_STEP
+ *
+ * N < 32768, so the blocks fill 0x70000000..0xefffffff.  0x70000000
+ * (1879048192) is where systemd's unused block starts (its
+ * UIDS-GIDS.md), above Debian's subordinate uids (login.defs SUB_UID_MAX
+ * 600100000); blocks of N >= 4096 (domain 0 bus 128 and up, or domains
+ * 1-3) are above 2^31, where tools that keep a uid in a signed int
+ * misread it.
+ *
+ * A bus id that is not such an address (the fake libcuda's "fake0", a
+ * domain above 3, a function other than 0) falls back, with a warning, to
+ * a block by CUDA ordinal, past the probe uid:
+ * MDGPUD_WORKER_UID_AUTO_ORDINAL_BASE + ordinal x STEP, ordinal 0..255,
+ * the last uid 0xf100ffff.
+ *
+ * MDGPUD_WORKER_UID_PROBE, between the two, is the uid the probe runs as
+ * with worker_uid_base = auto: the block follows from the bus id the
+ * probe reports.  No worker that serves a tenant ever runs as it.
  */
-#define MDGPUD_WORKER_UID_BASE_AUTO	UINT64_MAX
-#define MDGPUD_WORKER_UID_AUTO_BASE	1879048192u
-#define MDGPUD_WORKER_UID_AUTO_STEP	65536u
-#define MDGPUD_WORKER_UID_PROBE		(MDGPUD_WORKER_UID_AUTO_BASE + \
-					 (MDGPU_GPU_ORDINAL_MAX + 1u) * \
-					 MDGPUD_WORKER_UID_AUTO_STEP)
+#define MDGPUD_WORKER_UID_BASE_AUTO		UINT64_MAX
+#define MDGPUD_WORKER_UID_AUTO_BASE		0x70000000u
+#define MDGPUD_WORKER_UID_AUTO_STEP		65536u
+#define MDGPUD_WORKER_UID_PCI_DOMAINS		4u
+#define MDGPUD_WORKER_UID_PCI_SLOTS	\
+	(MDGPUD_WORKER_UID_PCI_DOMAINS * 8192u)
+#define MDGPUD_WORKER_UID_PROBE			0xf0000000u
+#define MDGPUD_WORKER_UID_AUTO_ORDINAL_BASE	\
+	(MDGPUD_WORKER_UID_PROBE + MDGPUD_WORKER_UID_AUTO_STEP)
 
 /* Room for a PCI address in canonical form, NUL included. */
 #define MDGPUD_PCI_ADDR_LEN	32
@@ -188,6 +204,15 @@ int mdgpud_config_load(struct mdgpud_config *cfg, const char *path,
 int mdgpud_config_validate(const struct mdgpud_config *cfg, char *err,
 			   size_t errlen);
 /*
+ * The groups the config names (socket_group with the socket transport,
+ * admin_socket_group with an admin socket) exist in the group database:
+ * 0, or -ENOENT with err naming the key and the group.  Checked once at
+ * start, before anything is created, so that a missing group is one clear
+ * error rather than a socket that is bound and then removed.
+ */
+int mdgpud_config_check_groups(const struct mdgpud_config *cfg, char *err,
+			       size_t errlen);
+/*
  * Calls fn(key, data) (fn may be NULL) once for each key whose value
  * differs between a and b, in the order Documentation/daemon.md lists
  * them; returns how many differ.
@@ -198,10 +223,21 @@ unsigned int mdgpud_config_diff(const struct mdgpud_config *a,
 				void *data);
 /* Whether mdgpud_config_diff() compares key (a test of its table). */
 bool mdgpud_config_key_compared(const char *key);
-/* The first uid of the workers' range, worker_uid_base = auto resolved
- * for the GPU of CUDA ordinal `ordinal`. */
-uint32_t mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg,
-				       int ordinal);
+/*
+ * worker_uid_base = auto for the GPU with PCI bus id bus_id (as the probe
+ * reports it; NULL or not PCI: by ordinal) into *base: 0 from the PCI
+ * location, 1 from the ordinal (the fallback), -ERANGE when neither
+ * applies (an ordinal outside 0..MDGPU_GPU_ORDINAL_MAX).  Pure.
+ */
+int mdgpud_worker_uid_auto(const char *bus_id, int ordinal, uint32_t *base);
+/*
+ * The first uid of the workers' range into *base: cfg's number, or auto
+ * resolved by mdgpud_worker_uid_auto() with a warning logged for the
+ * ordinal fallback.  0, or -ERANGE (logged).
+ */
+int mdgpud_config_worker_uid_base(const struct mdgpud_config *cfg,
+				  const char *bus_id, int ordinal,
+				  uint32_t *base);
 /* spin_us and worker_pollers with `auto` resolved for this machine. */
 uint32_t mdgpud_config_spin_us(const struct mdgpud_config *cfg);
 uint32_t mdgpud_config_worker_pollers(const struct mdgpud_config *cfg);
@@ -309,10 +345,14 @@ void mdgpud_core_set_reload_hook(struct mdgpud_core *core,
  * (policy, timeslice_us: mdgpud_core_set_policy(), as the admin requests;
  * log_level) take their new values; every other key whose value differs
  * is logged by name as needing a restart and keeps its running value.
- * 0, or a negative errno with an error logged and nothing changed.
+ * 0, or a negative errno with an error logged and nothing changed.  msg
+ * (may be NULL) gets one line for systemd's STATUS=: on success what
+ * changed ("applied policy timeslice_us; needs a restart: max_vgpus",
+ * "no key changed"), on failure the reason.
  */
 int mdgpud_core_reconfigure(struct mdgpud_core *core,
-			    const struct mdgpud_config *cfg);
+			    const struct mdgpud_config *cfg, char *msg,
+			    size_t msglen);
 /* After run() returned (or was never called): tells every client the
  * daemon is gone, destroys every vGPU (scrubbing its memory), the
  * transport, the scheduler and the backend. */
