@@ -32,6 +32,8 @@
  *   either;
  *   a reset that arrives while A's endless kernel holds the dispatcher
  *   is done within the hang bound, and A gets a new context;
+ *   a stream memory wait that nothing releases (test_hang_memop) costs
+ *   tenant A its context within the bound the same way, B unharmed;
  *   the real mdgpud binary (MDGPUD_BIN) on the fake libcuda: its admin
  *   socket lists a tenant's hang (hangs=1, context=lost), and SIGTERM
  *   while another tenant's endless kernel holds the dispatcher ends the
@@ -584,6 +586,92 @@ static void test_hang_contained(void **state)
 }
 
 /* fill_u32 (u64 p, u32 v, u32 n), whose JIT the fake makes last ms. */
+/* A STREAM_MEMOP of A on its default stream: completes once queued. */
+static void memop_a(struct env *e, uint32_t op, uint64_t addr,
+		    uint64_t value, uint32_t flags)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_STREAM_MEMOP);
+
+	c.memop.op = op;
+	c.memop.addr = addr;
+	c.memop.value = value;
+	c.memop.flags = flags;
+	assert_int_equal(call(&e->a, &c).status, 0);
+}
+
+/*
+ * A stream memory wait nothing releases (ABI 1.10) holds A's stream as an
+ * endless kernel does: A's SYNC fails -ETIMEDOUT at the hang bound, A's
+ * context is destroyed (HANG, counted), B waits no longer than the bound
+ * plus the margin and every result of B is right; a reset gives A a new
+ * context in which writes and waits work again.
+ */
+static void test_hang_memop(void **state)
+{
+	struct env *e = *state;
+	struct tenant_b tb = { .e = e };
+	struct mdgpu_cmd c;
+	struct mdgpu_cpl cpl;
+	pthread_t tid;
+	uint64_t t0, rounds_at_hang, dev;
+	double secs;
+
+	tb.dev = alloc(&e->b, 1u << 20);
+	dev = alloc(&e->a, 4096);
+	assert_int_equal(fill_check(&e->a, dev, 1024, 0, NULL), 0);
+	assert_int_equal(pthread_create(&tid, NULL, tenant_b_main, &tb), 0);
+	usleep(100000);
+
+	/* A wait that holds goes on. */
+	memop_a(e, MDGPU_MEMOP_WRITE32, dev, 7, 0);
+	memop_a(e, MDGPU_MEMOP_WAIT32, dev, 7, MDGPU_MEMOP_WAIT_EQ);
+	c = cmd(MDGPU_OP_SYNC);
+	assert_int_equal(call(&e->a, &c).status, 0);
+
+	/* The word at dev + 8 stays 0. */
+	memop_a(e, MDGPU_MEMOP_WAIT64, dev + 8, 1, MDGPU_MEMOP_WAIT_EQ);
+	t0 = now_ns();
+	cpl = call(&e->a, &c);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	rounds_at_hang = tb.rounds;
+	fprintf(stderr, "tenant A's SYNC after an unreleased wait: %d after "
+		"%.3f s (bound %u ms)\n", cpl.status, secs, HANG_MS);
+
+	usleep(300000);
+	tb.stop = 1;
+	pthread_join(tid, NULL);
+	assert_int_equal(cpl.status, -ETIMEDOUT);
+	assert_true(secs >= HANG_MS * 1e-3);
+	assert_true(secs < HANG_MS * 1e-3 + MARGIN_S);
+	fprintf(stderr, "tenant B: %lu rounds (%lu after A's hang), %lu bad, "
+		"longest wait %.3f s\n", (unsigned long)tb.rounds,
+		(unsigned long)(tb.rounds - rounds_at_hang),
+		(unsigned long)tb.bad, (double)tb.max_wait_ns * 1e-9);
+	assert_int_equal(tb.bad, 0);
+	assert_true(tb.rounds > rounds_at_hang);
+	assert_true(tb.max_wait_ns < B_WAIT_MAX_NS);
+
+	/* A alone lost its context. */
+	c = cmd(MDGPU_OP_STREAM_MEMOP);
+	c.memop.op = MDGPU_MEMOP_WRITE32;
+	c.memop.addr = dev;
+	assert_int_equal(call(&e->a, &c).status, -ETIMEDOUT);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_HANG], 1);
+	assert_int_equal(e->b.events[MDGPU_VGPU_EVENT_HANG], 0);
+	assert_int_equal(stats_of(e, e->va).hangs, 1);
+	assert_int_equal(stats_of(e, e->vb).hangs, 0);
+	assert_int_equal(fill_check(&e->b, tb.dev, 4096, 5, NULL), 0);
+
+	/* A reset gives A a new context: writes and waits work again. */
+	reset_a(e);
+	wait_event(&e->a, MDGPU_VGPU_EVENT_RESTORED, 1);
+	dev = alloc(&e->a, 4096);
+	memop_a(e, MDGPU_MEMOP_WRITE64, dev, 1ULL << 40, 0);
+	memop_a(e, MDGPU_MEMOP_WAIT64, dev, 1ULL << 40, MDGPU_MEMOP_WAIT_GEQ);
+	c = cmd(MDGPU_OP_SYNC);
+	assert_int_equal(call(&e->a, &c).status, 0);
+}
+
 static struct mdgpu_cmd slow_load(struct env *e, unsigned int ms)
 {
 	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LOAD);
@@ -1148,6 +1236,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hang_contained, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hang_socket, setup_socket,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hang_memop, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_load_contained, setup,
 						teardown),
