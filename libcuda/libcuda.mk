@@ -71,30 +71,36 @@ $(C_SAN)/tests/test_image: $(C_TDIR)/test_image.c $(C_DIR)/image.c \
 		$(C_DIR)/image.h
 	@mkdir -p $(@D)
 	$(CC) $(C_CFLAGS) $(SAN_FLAGS) $< $(C_DIR)/image.c -lcmocka -o $@
-$(C_OUT)/tests/test_driver: $(C_TDIR)/test_driver.c $(C_OUT)/libcuda.so.1
+$(C_OUT)/tests/test_driver: $(C_TDIR)/test_driver.c $(C_TDIR)/expect.h \
+		$(C_OUT)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -I$(CUDA_INC) $< -L$(C_OUT) -lcuda -pthread -o $@
-$(C_SAN)/tests/test_driver: $(C_TDIR)/test_driver.c $(C_SAN)/libcuda.so.1
+$(C_SAN)/tests/test_driver: $(C_TDIR)/test_driver.c $(C_TDIR)/expect.h \
+		$(C_SAN)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -I$(CUDA_INC) $< -L$(C_SAN) \
 		-lcuda -pthread -o $@
 
 # test_code: the code surface (modules, launches, libraries, links,
 # occupancy, limits), a driver-API program like test_driver.
-$(C_OUT)/tests/test_code: $(C_TDIR)/test_code.c $(C_OUT)/libcuda.so.1
+$(C_OUT)/tests/test_code: $(C_TDIR)/test_code.c $(C_TDIR)/expect.h \
+		$(C_OUT)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -I$(CUDA_INC) $< -L$(C_OUT) -lcuda -pthread -o $@
-$(C_SAN)/tests/test_code: $(C_TDIR)/test_code.c $(C_SAN)/libcuda.so.1
+$(C_SAN)/tests/test_code: $(C_TDIR)/test_code.c $(C_TDIR)/expect.h \
+		$(C_SAN)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -I$(CUDA_INC) $< -L$(C_SAN) \
 		-lcuda -pthread -o $@
 
 # test_memop: stream memory operations (memop.c), a driver-API program
 # like test_driver, run by run-code-tests.sh on sim and the fake.
-$(C_OUT)/tests/test_memop: $(C_TDIR)/test_memop.c $(C_OUT)/libcuda.so.1
+$(C_OUT)/tests/test_memop: $(C_TDIR)/test_memop.c $(C_TDIR)/expect.h \
+		$(C_OUT)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -I$(CUDA_INC) $< -L$(C_OUT) -lcuda -pthread -o $@
-$(C_SAN)/tests/test_memop: $(C_TDIR)/test_memop.c $(C_SAN)/libcuda.so.1
+$(C_SAN)/tests/test_memop: $(C_TDIR)/test_memop.c $(C_TDIR)/expect.h \
+		$(C_SAN)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -I$(CUDA_INC) $< -L$(C_SAN) \
 		-lcuda -pthread -o $@

@@ -28,32 +28,7 @@
 
 #include <cuda.h>
 
-static unsigned passed, failed, skipped;
-
-#define EXPECT(cond) do {						\
-	if (cond) {							\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__,	\
-			#cond);						\
-	}								\
-} while (0)
-#define EXPECT_RES(call, want) do {					\
-	CUresult r_ = (call);						\
-	if (r_ == (want)) {						\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		fprintf(stderr, "FAIL %s:%d: %s = %d, expected %s\n",	\
-			__FILE__, __LINE__, #call, (int)r_, #want);	\
-	}								\
-} while (0)
-#define OK(call) EXPECT_RES(call, CUDA_SUCCESS)
-#define SKIP(why) do {							\
-	skipped++;							\
-	fprintf(stderr, "SKIP %s:%d: %s\n", __FILE__, __LINE__, why);	\
-} while (0)
+#include "expect.h"
 
 static bool on_cuda;
 
@@ -324,28 +299,27 @@ static void test_host_and_capture(CUdeviceptr d)
 	OK(cuStreamDestroy(s));
 }
 
+/* What the memop attributes read: what memop.c offers. */
 static void test_attributes(void)
 {
-	int v;
+	static const struct {
+		CUdevice_attribute attr;
+		int want;
+	} attrs[] = {
+		{ CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1, 1 },
+		{ CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 1 },
+		{ CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1, 1 },
+		{ CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, 1 },
+		{ CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1, 1 },
+		{ CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES, 0 },
+	};
 
-	OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1,
-				0));
-	EXPECT(v == 1);
-	OK(cuDeviceGetAttribute(&v,
-		CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, 0));
-	EXPECT(v == 1);
-	OK(cuDeviceGetAttribute(&v,
-		CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1, 0));
-	EXPECT(v == 1);
-	OK(cuDeviceGetAttribute(&v,
-		CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, 0));
-	EXPECT(v == 1);
-	OK(cuDeviceGetAttribute(&v,
-		CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1, 0));
-	EXPECT(v == 1);
-	OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES,
-				0));
-	EXPECT(v == 0);
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		int v = -1;
+
+		OK(cuDeviceGetAttribute(&v, attrs[i].attr, 0));
+		EXPECT(v == attrs[i].want);
+	}
 }
 
 /* sim: nothing could release a wait not met when it runs: refused. */

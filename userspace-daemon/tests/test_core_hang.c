@@ -493,6 +493,45 @@ static void reset_a(struct env *e)
 	e->running = true;
 }
 
+/*
+ * A's SYNC behind work that never drains (`what`), tenant B's thread tb
+ * (tid) working all along: A's SYNC fails -ETIMEDOUT after the bound and
+ * within its slack; B, stopped here (its thread uses *e: it stops before
+ * any assertion can leave), got every result right, went on after A's
+ * hang and waited for no command longer than B_WAIT_MAX_NS.
+ */
+static void sync_a_hangs(struct env *e, struct tenant_b *tb, pthread_t tid,
+			 const char *what)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_SYNC);
+	struct mdgpu_cpl cpl;
+	uint64_t t0 = now_ns(), rounds_at_hang;
+	double secs;
+
+	cpl = call(&e->a, &c);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	rounds_at_hang = tb->rounds;
+	fprintf(stderr, "tenant A's SYNC after %s: %d after %.3f s (bound %u "
+		"ms)\n", what, cpl.status, secs, HANG_MS);
+
+	usleep(300000);
+	tb->stop = 1;
+	pthread_join(tid, NULL);
+	assert_int_equal(cpl.status, -ETIMEDOUT);
+	assert_true(secs >= HANG_MS * 1e-3);
+	/* The supervisor gives the worker one more second after the bound,
+	 * then kills it; the rest is slack for a sanitized build on a busy
+	 * 2-core machine (2.50 s was measured there once). */
+	assert_true(secs < HANG_MS * 1e-3 + MARGIN_S);
+	fprintf(stderr, "tenant B: %lu rounds (%lu after A's hang), %lu bad, "
+		"longest wait %.3f s\n", (unsigned long)tb->rounds,
+		(unsigned long)(tb->rounds - rounds_at_hang),
+		(unsigned long)tb->bad, (double)tb->max_wait_ns * 1e-9);
+	assert_int_equal(tb->bad, 0);
+	assert_true(tb->rounds > rounds_at_hang);
+	assert_true(tb->max_wait_ns < B_WAIT_MAX_NS);
+}
+
 static void test_hang_contained(void **state)
 {
 	struct env *e = *state;
@@ -500,9 +539,8 @@ static void test_hang_contained(void **state)
 	struct mdgpud_vgpu_stats sa, sb;
 	struct mdgpud_core_totals totals;
 	struct mdgpu_cmd c;
-	struct mdgpu_cpl cpl;
 	pthread_t tid;
-	uint64_t t0, rounds_at_hang, dev;
+	uint64_t t0, dev;
 	double secs;
 	uint32_t fn;
 
@@ -513,31 +551,7 @@ static void test_hang_contained(void **state)
 	usleep(100000);
 
 	launch(e, fn);
-	c = cmd(MDGPU_OP_SYNC);
-	t0 = now_ns();
-	cpl = call(&e->a, &c);
-	secs = (double)(now_ns() - t0) * 1e-9;
-	rounds_at_hang = tb.rounds;
-	fprintf(stderr, "tenant A's SYNC after an endless kernel: %d after "
-		"%.3f s (bound %u ms)\n", cpl.status, secs, HANG_MS);
-
-	/* B's thread uses *e: it stops before any assertion can leave. */
-	usleep(300000);
-	tb.stop = 1;
-	pthread_join(tid, NULL);
-	assert_int_equal(cpl.status, -ETIMEDOUT);
-	assert_true(secs >= HANG_MS * 1e-3);
-	/* The supervisor gives the worker one more second after the bound,
-	 * then kills it; the rest is slack for a sanitized build on a busy
-	 * 2-core machine (2.50 s was measured there once). */
-	assert_true(secs < HANG_MS * 1e-3 + 2.5);
-	fprintf(stderr, "tenant B: %lu rounds (%lu after A's hang), %lu bad, "
-		"longest wait %.3f s\n", (unsigned long)tb.rounds,
-		(unsigned long)(tb.rounds - rounds_at_hang),
-		(unsigned long)tb.bad, (double)tb.max_wait_ns * 1e-9);
-	assert_int_equal(tb.bad, 0);
-	assert_true(tb.rounds > rounds_at_hang);
-	assert_true(tb.max_wait_ns < B_WAIT_MAX_NS);
+	sync_a_hangs(e, &tb, tid, "an endless kernel");
 
 	/* A's context is gone: its commands fail with the hang's error. */
 	c = cmd(MDGPU_OP_QUERY);
@@ -611,10 +625,8 @@ static void test_hang_memop(void **state)
 	struct env *e = *state;
 	struct tenant_b tb = { .e = e };
 	struct mdgpu_cmd c;
-	struct mdgpu_cpl cpl;
 	pthread_t tid;
-	uint64_t t0, rounds_at_hang, dev;
-	double secs;
+	uint64_t dev;
 
 	tb.dev = alloc(&e->b, 1u << 20);
 	dev = alloc(&e->a, 4096);
@@ -630,26 +642,7 @@ static void test_hang_memop(void **state)
 
 	/* The word at dev + 8 stays 0. */
 	memop_a(e, MDGPU_MEMOP_WAIT64, dev + 8, 1, MDGPU_MEMOP_WAIT_EQ);
-	t0 = now_ns();
-	cpl = call(&e->a, &c);
-	secs = (double)(now_ns() - t0) * 1e-9;
-	rounds_at_hang = tb.rounds;
-	fprintf(stderr, "tenant A's SYNC after an unreleased wait: %d after "
-		"%.3f s (bound %u ms)\n", cpl.status, secs, HANG_MS);
-
-	usleep(300000);
-	tb.stop = 1;
-	pthread_join(tid, NULL);
-	assert_int_equal(cpl.status, -ETIMEDOUT);
-	assert_true(secs >= HANG_MS * 1e-3);
-	assert_true(secs < HANG_MS * 1e-3 + MARGIN_S);
-	fprintf(stderr, "tenant B: %lu rounds (%lu after A's hang), %lu bad, "
-		"longest wait %.3f s\n", (unsigned long)tb.rounds,
-		(unsigned long)(tb.rounds - rounds_at_hang),
-		(unsigned long)tb.bad, (double)tb.max_wait_ns * 1e-9);
-	assert_int_equal(tb.bad, 0);
-	assert_true(tb.rounds > rounds_at_hang);
-	assert_true(tb.max_wait_ns < B_WAIT_MAX_NS);
+	sync_a_hangs(e, &tb, tid, "an unreleased wait");
 
 	/* A alone lost its context. */
 	c = cmd(MDGPU_OP_STREAM_MEMOP);
