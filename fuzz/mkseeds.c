@@ -197,9 +197,11 @@ static void validate_seeds(void)
 	c.memop.addr = 0xffffffffffffeff8ull; c.memop.value = ~0ull;
 	cmd("memop-write64-top", &c, 0, NULL, 0);
 	C(MDGPU_OP_STREAM_MEMOP); c.stream = 6; c.memop.op = MDGPU_MEMOP_WAIT32;
-	c.memop.addr = A1; c.memop.value = 1; c.memop.flags = MDGPU_MEMOP_WAIT_EQ;
+	c.memop.addr = A1; c.memop.value = 1;
+	c.memop.flags = MDGPU_MEMOP_WAIT_EQ;
 	cmd("memop-wait32-stream", &c, 0, NULL, 0);
-	c.memop.value = 1ull << 32; cmd("memop-wait32-wide-value", &c, 0, NULL, 0);
+	c.memop.value = 1ull << 32;
+	cmd("memop-wait32-wide-value", &c, 0, NULL, 0);
 	C(MDGPU_OP_STREAM_MEMOP); c.memop.op = MDGPU_MEMOP_WAIT64;
 	c.memop.addr = A2 + 0xff8; c.memop.value = 1ull << 40;
 	c.memop.flags = MDGPU_MEMOP_WAIT_NOR;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * libmdgpu: streams, events on streams, memsets and device copies queued
- * on a stream (ABI 1.2), stream memory operations (ABI 1.10).  Commands that only queue GPU work are submitted
- * without waiting; their errors surface at the next synchronisation
- * (mdgpu_synchronize, mdgpu_stream_synchronize, mdgpu_event_synchronize).
+ * on a stream (ABI 1.2), stream memory operations (ABI 1.10).  Commands
+ * that only queue GPU work are submitted without waiting; their errors
+ * surface at the next synchronisation (mdgpu_synchronize,
+ * mdgpu_stream_synchronize, mdgpu_event_synchronize).  Stream memory
+ * operations are the exception: below.
  */
 #include <errno.h>
 #include <stdlib.h>

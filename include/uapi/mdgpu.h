@@ -145,9 +145,10 @@
  *
  * Completions are posted in submission order.  LAUNCH, MEMSET,
  * device-to-device COPY, BUILTIN kernels, EVENT_RECORD, STREAM_WAIT_EVENT,
- * STREAM_MEMOP and a COPY with MDGPU_CMD_F_ASYNC complete once queued: their GPU work
- * may still be running (errors surface later, at the next SYNC of their
- * stream, EVENT_SYNC or STREAM_QUERY, or as a lost context).  SYNC on
+ * STREAM_MEMOP and a COPY with MDGPU_CMD_F_ASYNC complete once queued:
+ * their GPU work may still be running (errors surface later, at the next
+ * SYNC of their stream, EVENT_SYNC or STREAM_QUERY, or as a lost
+ * context).  SYNC on
  * stream 0 completes once all work of the vGPU, every stream, is done;
  * SYNC on stream s once the work queued on s before it is done.  A COPY
  * that reads or writes host memory (APERTURE, IOVA) without F_ASYNC
@@ -634,10 +635,10 @@ enum mdgpu_memop {
 #define MDGPU_MEMOP_WAIT_NOR		3
 
 struct mdgpu_cmd_memop {
-	__u64 addr;			/* device address, aligned to width */
+	__u64 addr;			/* device address, width-aligned */
 	__u64 value;			/* 32-bit ops: high half 0 */
 	__u32 op;			/* enum mdgpu_memop */
-	__u32 flags;			/* WAIT: MDGPU_MEMOP_WAIT_*; WRITE: 0 */
+	__u32 flags;			/* MDGPU_MEMOP_WAIT_* or 0 */
 };
 
 /* FUNC_SET_ATTR (ABI 1.2). */

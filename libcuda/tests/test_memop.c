@@ -329,7 +329,8 @@ static void test_sim_unmet(CUdeviceptr d)
 	EXPECT_RES(cuStreamWaitValue32(NULL, d, 1, CU_STREAM_WAIT_VALUE_EQ),
 		   CUDA_ERROR_NOT_SUPPORTED);
 	OK(cuStreamWriteValue64(NULL, d + 8, 0, 0));
-	EXPECT_RES(cuStreamWaitValue64(NULL, d + 8, 1, CU_STREAM_WAIT_VALUE_GEQ),
+	EXPECT_RES(cuStreamWaitValue64(NULL, d + 8, 1,
+				       CU_STREAM_WAIT_VALUE_GEQ),
 		   CUDA_ERROR_NOT_SUPPORTED);
 	/* The context goes on. */
 	OK(cuStreamWriteValue32(NULL, d, 3, 0));

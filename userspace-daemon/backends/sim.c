@@ -780,8 +780,8 @@ static const struct {
 	{ 109, 0 },			/* max access policy window */
 	{ 111, 1024 },			/* reserved shared memory/block */
 	{ 120, 1 },			/* cluster launch */
-	{ 122, 1 }, { 123, 1 },		/* 64-bit stream memory operations,
-					 * NOR waits (an unmet wait refused) */
+	{ 122, 1 }, { 123, 1 },		/* 64-bit stream memory ops, NOR
+					 * waits (one not met is refused) */
 	{ 129, 0 },			/* unified function pointers */
 	{ 139, 0 }, { 140, 0 },		/* PCI device, subsystem ids */
 };

@@ -1331,7 +1331,7 @@ static void test_memop(void **state)
 					 wait && fl <= MDGPU_MEMOP_WAIT_NOR ?
 					 0 : -EINVAL);
 		}
-		c.memop.flags = 1U << 30;		/* CU_STREAM_WAIT_VALUE_FLUSH */
+		c.memop.flags = 1U << 30;	/* CUDA's WAIT_VALUE_FLUSH */
 		assert_int_equal(v(f, &c), -EINVAL);
 		c.memop.flags = UINT32_MAX;
 		assert_int_equal(v(f, &c), -EINVAL);
@@ -1358,7 +1358,7 @@ static void test_memop(void **state)
 		assert_int_equal(v(f, &c), -ENOENT);
 		c.memop.addr = 0x900000;
 		assert_int_equal(v(f, &c), -ENOENT);
-		c.memop.addr = UINT64_MAX - (w - 1);	/* aligned, overflows */
+		c.memop.addr = UINT64_MAX - (w - 1);	/* aligned, wraps */
 		assert_int_equal(v(f, &c), -ENOENT);
 		c.memop.addr = BASE;
 		/* Operand bytes past the 24 of the operation are reserved. */

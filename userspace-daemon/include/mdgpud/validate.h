@@ -157,7 +157,7 @@ struct mdgpud_vcmd {
 		struct {
 			uint64_t addr, value;
 			uint32_t op;		/* enum mdgpu_memop */
-			uint32_t flags;		/* MDGPU_MEMOP_WAIT_* or 0 */
+			uint32_t flags;		/* wait condition or 0 */
 		} memop;
 		/* ABI 1.2 streams (core/exec_stream.c executes them). */
 		struct {
