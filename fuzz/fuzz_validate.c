@@ -173,6 +173,22 @@ static void check_accepted(const struct mdgpu_cmd *c,
 				   a[0] <= MDGPU_SPIN_NS_MAX);
 		break;
 	}
+	case MDGPU_OP_STREAM_MEMOP: {
+		bool wide = o->memop.op == MDGPU_MEMOP_WRITE64 ||
+			    o->memop.op == MDGPU_MEMOP_WAIT64;
+		bool wait = o->memop.op == MDGPU_MEMOP_WAIT32 ||
+			    o->memop.op == MDGPU_MEMOP_WAIT64;
+		uint64_t w = wide ? 8 : 4;
+
+		FUZZ_CHECK(o->memop.op >= MDGPU_MEMOP_WRITE32 &&
+			   o->memop.op <= MDGPU_MEMOP_WAIT64);
+		FUZZ_CHECK(!(o->memop.addr & (w - 1)) &&
+			   in_one_alloc(o->memop.addr, w));
+		FUZZ_CHECK(wide || !(o->memop.value >> 32));
+		FUZZ_CHECK(wait ? o->memop.flags <= MDGPU_MEMOP_WAIT_NOR :
+				  !o->memop.flags);
+		break;
+	}
 	default:
 		break;
 	}

@@ -2,7 +2,8 @@
 /*
  * Writes the binary seeds of fuzz/corpus/: validate/ (one accepted command
  * per opcode of ABI 1.1, one per ABI 1.2 opcode as the ABI defines it,
- * ABI 1.3's module load from device memory, a few near-misses), hello/
+ * ABI 1.3's module load from device memory, ABI 1.10's stream memory
+ * operations, a few near-misses), hello/
  * (accepted hellos) and link/ (MODULE_LINK bundles and answers).  Run by `make fuzz-seeds`
  * (the outputs are committed; rerun after an ABI change).
  *
@@ -185,6 +186,27 @@ static void validate_seeds(void)
 	c.module_link.out_addr = 2048; c.module_link.out_len = 1024;
 	c.module_link.out_space = MDGPU_SPACE_APERTURE;
 	cmd("module-link", &c, 0, NULL, 0);
+
+	/* ABI 1.10: each stream memory operation; the last word of the
+	 * allocation near the top; a 32-bit wait's value with its high half
+	 * set and a wait with CUDA's FLUSH bit (both refused). */
+	C(MDGPU_OP_STREAM_MEMOP); c.memop.op = MDGPU_MEMOP_WRITE32;
+	c.memop.addr = A0 + 4; c.memop.value = 0xfeedf00d;
+	cmd("memop-write32", &c, 0, NULL, 0);
+	C(MDGPU_OP_STREAM_MEMOP); c.memop.op = MDGPU_MEMOP_WRITE64;
+	c.memop.addr = 0xffffffffffffeff8ull; c.memop.value = ~0ull;
+	cmd("memop-write64-top", &c, 0, NULL, 0);
+	C(MDGPU_OP_STREAM_MEMOP); c.stream = 6; c.memop.op = MDGPU_MEMOP_WAIT32;
+	c.memop.addr = A1; c.memop.value = 1;
+	c.memop.flags = MDGPU_MEMOP_WAIT_EQ;
+	cmd("memop-wait32-stream", &c, 0, NULL, 0);
+	c.memop.value = 1ull << 32;
+	cmd("memop-wait32-wide-value", &c, 0, NULL, 0);
+	C(MDGPU_OP_STREAM_MEMOP); c.memop.op = MDGPU_MEMOP_WAIT64;
+	c.memop.addr = A2 + 0xff8; c.memop.value = 1ull << 40;
+	c.memop.flags = MDGPU_MEMOP_WAIT_NOR;
+	cmd("memop-wait64-nor", &c, 0, NULL, 0);
+	c.memop.flags = 1u << 30; cmd("memop-wait64-flush", &c, 0, NULL, 0);
 #undef C
 }
 

@@ -104,10 +104,27 @@ CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 }
 
 /*
+ * Stream memory operations (memop.c) need a daemon of ABI 1.10; their 64-bit
+ * form and the NOR condition also the host GPU's word for them (its
+ * CAN_USE_64_BIT_STREAM_MEM_OPS, CAN_USE_STREAM_WAIT_VALUE_NOR).  The
+ * deprecated _V1 attributes say the same of the v1 names, which memop.c
+ * serves as the _v2 ones.  Remote-write flushes are never offered.
+ */
+static int mdgpu_cu_attr_memop(CUdevice_attribute host_attr)
+{
+	if ((mdgpu_cu.info.abi_version & 0xffff) < 10)
+		return 0;
+	if (!host_attr)
+		return 1;
+	return (unsigned)host_attr < mdgpu_cu.dev.nr_attrs &&
+	       mdgpu_cu.dev.attr[host_attr] == 1;
+}
+
+/*
  * Attributes libcuda answers itself.  Capabilities of entry points it does
  * not implement (managed memory, the virtual memory API, memory pools,
- * IPC and interop handles, stream memory operations, multicast, host
- * NUMA allocation) are 0: the CUDA runtime and the frameworks check these
+ * IPC and interop handles, remote-write flushes, multicast, host NUMA
+ * allocation) are 0: the CUDA runtime and the frameworks check these
  * before using them.  The PCI location and NUMA placement of the host's
  * GPU mean nothing to a tenant: 0 and "no NUMA".  Mapped host memory
  * exists only where the daemon maps the aperture into the GPU.
@@ -115,6 +132,19 @@ CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 static bool mdgpu_cu_attr_own(CUdevice_attribute a, int *v)
 {
 	switch (a) {
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1:
+		*v = mdgpu_cu_attr_memop(0);
+		return true;
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1:
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
+		*v = mdgpu_cu_attr_memop(
+			CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS);
+		return true;
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1:
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR:
+		*v = mdgpu_cu_attr_memop(
+			CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR);
+		return true;
 	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
 		*v = mdgpu_cu.aperture_devptr != 0;
 		return true;
@@ -131,9 +161,6 @@ static bool mdgpu_cu_attr_own(CUdevice_attribute a, int *v)
 	case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
 	case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
-	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1:
-	case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1:
-	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1:
 	case CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH:
 	case CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES:
 	case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES:
@@ -152,8 +179,6 @@ static bool mdgpu_cu_attr_own(CUdevice_attribute a, int *v)
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:
 	case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:
 	case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED:
-	case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
-	case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR:
 	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:

@@ -71,20 +71,36 @@ $(C_SAN)/tests/test_image: $(C_TDIR)/test_image.c $(C_DIR)/image.c \
 		$(C_DIR)/image.h
 	@mkdir -p $(@D)
 	$(CC) $(C_CFLAGS) $(SAN_FLAGS) $< $(C_DIR)/image.c -lcmocka -o $@
-$(C_OUT)/tests/test_driver: $(C_TDIR)/test_driver.c $(C_OUT)/libcuda.so.1
+$(C_OUT)/tests/test_driver: $(C_TDIR)/test_driver.c $(C_TDIR)/expect.h \
+		$(C_OUT)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -I$(CUDA_INC) $< -L$(C_OUT) -lcuda -pthread -o $@
-$(C_SAN)/tests/test_driver: $(C_TDIR)/test_driver.c $(C_SAN)/libcuda.so.1
+$(C_SAN)/tests/test_driver: $(C_TDIR)/test_driver.c $(C_TDIR)/expect.h \
+		$(C_SAN)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -I$(CUDA_INC) $< -L$(C_SAN) \
 		-lcuda -pthread -o $@
 
 # test_code: the code surface (modules, launches, libraries, links,
 # occupancy, limits), a driver-API program like test_driver.
-$(C_OUT)/tests/test_code: $(C_TDIR)/test_code.c $(C_OUT)/libcuda.so.1
+$(C_OUT)/tests/test_code: $(C_TDIR)/test_code.c $(C_TDIR)/expect.h \
+		$(C_OUT)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) -I$(CUDA_INC) $< -L$(C_OUT) -lcuda -pthread -o $@
-$(C_SAN)/tests/test_code: $(C_TDIR)/test_code.c $(C_SAN)/libcuda.so.1
+$(C_SAN)/tests/test_code: $(C_TDIR)/test_code.c $(C_TDIR)/expect.h \
+		$(C_SAN)/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -I$(CUDA_INC) $< -L$(C_SAN) \
+		-lcuda -pthread -o $@
+
+# test_memop: stream memory operations (memop.c), a driver-API program
+# like test_driver, run by run-code-tests.sh on sim and the fake.
+$(C_OUT)/tests/test_memop: $(C_TDIR)/test_memop.c $(C_TDIR)/expect.h \
+		$(C_OUT)/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -I$(CUDA_INC) $< -L$(C_OUT) -lcuda -pthread -o $@
+$(C_SAN)/tests/test_memop: $(C_TDIR)/test_memop.c $(C_TDIR)/expect.h \
+		$(C_SAN)/libcuda.so.1
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -I$(CUDA_INC) $< -L$(C_SAN) \
 		-lcuda -pthread -o $@
@@ -113,7 +129,8 @@ $(C_OUT)/tests/rt_basic_shared: $(C_TDIR)/rt_basic.cu
 
 check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(C_SAN)/tests/test_driver $(C_OUT)/tests/test_code \
-		$(C_SAN)/tests/test_code $(BUILD)/mdgpud $(C_CUBIN) \
+		$(C_SAN)/tests/test_code $(C_OUT)/tests/test_memop \
+		$(C_SAN)/tests/test_memop $(BUILD)/mdgpud $(C_CUBIN) \
 		$(C_SAN)/tests/test_md2 $(C_RT) $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 	MDGPU_TEST_CUBIN=$(C_CUBIN) $(C_SAN)/tests/test_image
 	$(C_SAN)/tests/test_md2
@@ -125,6 +142,10 @@ check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(C_OUT)/tests/test_code
 	BUILD=$(BUILD) $(C_TDIR)/run-code-tests.sh $(C_SAN) \
 		$(C_SAN)/tests/test_code
+	BUILD=$(BUILD) $(C_TDIR)/run-code-tests.sh $(C_OUT) \
+		$(C_OUT)/tests/test_memop
+	BUILD=$(BUILD) $(C_TDIR)/run-code-tests.sh $(C_SAN) \
+		$(C_SAN)/tests/test_memop
 	$(if $(C_RT),BUILD=$(BUILD) $(C_TDIR)/run-rt-tests.sh $(C_OUT) $(C_RT),\
 		@echo "SKIP rt_basic: nvcc not found")
 	$(C_GEN) --doc $(C_OUT)/entry-points.md

@@ -338,7 +338,7 @@ static const char *const mdgpu_op_names[MDGPU_OP_COUNT] = {
 	"stream_create", "stream_destroy", "stream_wait_event", "stream_query",
 	"event_query", "event_sync", "device_info", "func_info",
 	"func_set_attr", "module_global", "ctx_limit", "occupancy",
-	"module_funcs", "module_link",
+	"module_funcs", "module_link", "stream_memop",
 };
 
 static const char *mdgpu_op_name(uint32_t op)

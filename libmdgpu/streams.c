@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * libmdgpu: streams, events on streams, memsets and device copies queued
- * on a stream (ABI 1.2).  Commands that only queue GPU work are submitted
- * without waiting; their errors surface at the next synchronisation
- * (mdgpu_synchronize, mdgpu_stream_synchronize, mdgpu_event_synchronize).
+ * on a stream (ABI 1.2), stream memory operations (ABI 1.10).  Commands
+ * that only queue GPU work are submitted without waiting; their errors
+ * surface at the next synchronisation (mdgpu_synchronize,
+ * mdgpu_stream_synchronize, mdgpu_event_synchronize).  Stream memory
+ * operations are the exception: below.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -149,4 +151,29 @@ int mdgpu_copy_dtod_on(struct mdgpu *g, uint32_t stream, mdgpu_devptr dst,
 	c.copy.dst = dst;
 	c.copy.len = len;
 	return mdgpu_async(g, &c);
+}
+
+/*
+ * STREAM_MEMOP came with ABI 1.10: an older daemon is told apart here, as
+ * it would refuse the opcode as malformed (-EINVAL).  Waited for, though
+ * the daemon completes it once queued: a refusal (the validator's, or
+ * sim's for a wait it cannot hold) is the caller's answer, not a later
+ * synchronisation's.
+ */
+int mdgpu_stream_memop(struct mdgpu *g, uint32_t stream, uint32_t op,
+		       mdgpu_devptr addr, uint64_t value, uint32_t flags)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_STREAM_MEMOP);
+	uint32_t minor = g->info.abi_version & 0xffff;
+
+	if (minor < 10)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "stream memory "
+				       "operations: the daemon speaks ABI "
+				       "1.%u (they need 1.10)", minor);
+	c.stream = stream;
+	c.memop.addr = addr;
+	c.memop.value = value;
+	c.memop.op = op;
+	c.memop.flags = flags;
+	return mdgpu_call(g, &c, NULL, NULL);
 }

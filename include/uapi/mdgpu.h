@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			9
+#define MDGPU_ABI_MINOR			10
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -140,14 +140,15 @@
  * all earlier work of blocking streams, and their later work waits for
  * it; a stream created with MDGPU_STREAM_F_NON_BLOCKING does not
  * synchronise with stream 0.  Only MEMSET, COPY, LAUNCH, BUILTIN,
- * EVENT_RECORD, SYNC, STREAM_WAIT_EVENT and STREAM_QUERY take a stream;
- * every other opcode requires 0.
+ * EVENT_RECORD, SYNC, STREAM_WAIT_EVENT, STREAM_QUERY and (ABI 1.10)
+ * STREAM_MEMOP take a stream; every other opcode requires 0.
  *
  * Completions are posted in submission order.  LAUNCH, MEMSET,
- * device-to-device COPY, BUILTIN kernels, EVENT_RECORD, STREAM_WAIT_EVENT
- * and a COPY with MDGPU_CMD_F_ASYNC complete once queued: their GPU work
- * may still be running (errors surface later, at the next SYNC of their
- * stream, EVENT_SYNC or STREAM_QUERY, or as a lost context).  SYNC on
+ * device-to-device COPY, BUILTIN kernels, EVENT_RECORD, STREAM_WAIT_EVENT,
+ * STREAM_MEMOP and a COPY with MDGPU_CMD_F_ASYNC complete once queued:
+ * their GPU work may still be running (errors surface later, at the next
+ * SYNC of their stream, EVENT_SYNC or STREAM_QUERY, or as a lost
+ * context).  SYNC on
  * stream 0 completes once all work of the vGPU, every stream, is done;
  * SYNC on stream s once the work queued on s before it is done.  A COPY
  * that reads or writes host memory (APERTURE, IOVA) without F_ASYNC
@@ -207,6 +208,12 @@ enum mdgpu_opcode {
 	 * result: bytes of the whole answer (struct mdgpu_link_answer).
 	 */
 	MDGPU_OP_MODULE_LINK = 29,
+	/*
+	 * ABI 1.10.  STREAM_MEMOP writes a 32- or 64-bit value to device
+	 * memory, or makes the header's stream wait until a value there
+	 * meets a condition (struct mdgpu_cmd_memop); completes once queued.
+	 */
+	MDGPU_OP_STREAM_MEMOP = 30,
 	MDGPU_OP_COUNT
 };
 
@@ -593,6 +600,47 @@ struct mdgpu_link_answer {
 					 MDGPU_MODULE_MAX + \
 					 2 * MDGPU_LINK_LOG_MAX)
 
+/*
+ * STREAM_MEMOP (ABI 1.10): CUDA's stream memory operations
+ * (cuStreamWriteValue32/64, cuStreamWaitValue32/64) on the header's
+ * stream.  addr is a device address inside one allocation of the vGPU
+ * (or a module global), aligned to the operation's width, the whole word
+ * inside it.  A write stores `value` there once the stream's earlier
+ * work is done; a wait holds the stream's later work until the word
+ * meets `flags`' condition.  32-bit operations take the low half of
+ * `value` and need its high half 0.  A wait that is never met keeps its
+ * stream busy: the vGPU's work does not drain, and the daemon's hang
+ * bound destroys the vGPU's context (MDGPU_VGPU_EVENT_HANG), as for a
+ * kernel that never ends.  A backend that cannot hold a stream (sim)
+ * refuses a wait not met when it runs with -EOPNOTSUPP.
+ */
+enum mdgpu_memop {
+	MDGPU_MEMOP_WRITE32 = 1,
+	MDGPU_MEMOP_WRITE64 = 2,
+	MDGPU_MEMOP_WAIT32 = 3,
+	MDGPU_MEMOP_WAIT64 = 4,
+};
+
+/*
+ * A wait's condition, CUDA's CU_STREAM_WAIT_VALUE_* values (w the word
+ * in memory, v the value): GEQ (s32 or s64)(w - v) >= 0, a cyclic
+ * comparison; EQ w == v; AND (w & v) != 0; NOR ~(w | v) != 0.  Every
+ * other bit of `flags` (CUDA's CU_STREAM_WAIT_VALUE_FLUSH included) must
+ * be 0, and a write's flags are 0 (CUDA's NO_MEMORY_BARRIER is not
+ * offered: every write is ordered after the stream's earlier writes).
+ */
+#define MDGPU_MEMOP_WAIT_GEQ		0
+#define MDGPU_MEMOP_WAIT_EQ		1
+#define MDGPU_MEMOP_WAIT_AND		2
+#define MDGPU_MEMOP_WAIT_NOR		3
+
+struct mdgpu_cmd_memop {
+	__u64 addr;			/* device address, width-aligned */
+	__u64 value;			/* 32-bit ops: high half 0 */
+	__u32 op;			/* enum mdgpu_memop */
+	__u32 flags;			/* MDGPU_MEMOP_WAIT_* or 0 */
+};
+
 /* FUNC_SET_ATTR (ABI 1.2). */
 struct mdgpu_cmd_func_attr {
 	__u32 func;
@@ -669,6 +717,7 @@ struct mdgpu_cmd {
 		struct mdgpu_cmd_limit limit;
 		struct mdgpu_cmd_occupancy occupancy;
 		struct mdgpu_cmd_module_link module_link;
+		struct mdgpu_cmd_memop memop;
 		__u8 raw[56];
 	};
 };
@@ -717,6 +766,7 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_occupancy) == 48,
 		    "occupancy size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_module_link) == 32,
 		    "module_link size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_memop) == 24, "memop size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_link_bundle) == 16,
 		    "mdgpu_link_bundle size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_link_input) == 16,

@@ -41,32 +41,7 @@
 
 #include <cuda.h>
 
-static unsigned passed, failed, skipped;
-
-#define EXPECT(cond) do {						\
-	if (cond) {							\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__,	\
-			#cond);						\
-	}								\
-} while (0)
-#define EXPECT_RES(call, want) do {					\
-	CUresult r_ = (call);						\
-	if (r_ == (want)) {						\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		fprintf(stderr, "FAIL %s:%d: %s = %d, expected %s\n",	\
-			__FILE__, __LINE__, #call, (int)r_, #want);	\
-	}								\
-} while (0)
-#define OK(call) EXPECT_RES(call, CUDA_SUCCESS)
-#define SKIP(why) do {							\
-	skipped++;							\
-	fprintf(stderr, "SKIP %s:%d: %s\n", __FILE__, __LINE__, why);	\
-} while (0)
+#include "expect.h"
 
 /* The fake libcuda's scale_add, and what the PTX ISA makes of its list:
  * offsets 0, 8, 16, sizes 8, 8, 4. */

@@ -40,7 +40,8 @@
 
 #include <cuda.h>
 
-static unsigned passed, failed;
+#include "expect.h"
+
 /* The type in the device name: what MDGPU_TYPE asked for on the socket
  * transport, none on a vGPU opened by path (--guest, --vfio). */
 static const char *name_type = " 1g";
@@ -50,27 +51,6 @@ static const char *vfio_uuid;
  * loads no code and has its own device name and attribute table; cuda
  * (the fake libcuda of CI, or a GPU) loads modules. */
 static bool on_sim = true;
-
-#define EXPECT(cond) do {						\
-	if (cond) {							\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__,	\
-			#cond);						\
-	}								\
-} while (0)
-#define EXPECT_RES(call, want) do {					\
-	CUresult r_ = (call);						\
-	if (r_ == (want)) {						\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		fprintf(stderr, "FAIL %s:%d: %s = %d, expected %s\n",	\
-			__FILE__, __LINE__, #call, (int)r_, #want);	\
-	}								\
-} while (0)
-#define OK(call) EXPECT_RES(call, CUDA_SUCCESS)
 
 static const size_t mib = 1 << 20;
 

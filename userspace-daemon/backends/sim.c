@@ -20,7 +20,11 @@
  *
  * Streams (ABI 1.2): accepted and run in submission order on the one
  * queue the context has: work runs synchronously, so every stream and
- * event is always idle (queries answer 0) and waits are no-ops.  Stream
+ * event is always idle (queries answer 0) and waits are no-ops.  A
+ * stream memory operation (ABI 1.10) runs when submitted too: a write
+ * stores its value; a wait whose condition holds goes on, and one whose
+ * condition does not hold fails with -EOPNOTSUPP, since nothing could
+ * release it (the one queue would wait for itself).  Stream
  * values are numbers (no resources); the priority range is 0 (least) to
  * -5 (greatest), the H100's, so that clients see a real range.
  */
@@ -37,6 +41,7 @@
 #include "mdgpud/backend.h"
 #include "mdgpud/cuda_values.h"
 #include "common/cpu.h"
+#include "common/memop.h"
 
 /* Cost model of the simulated clock. */
 static const uint64_t mdgpud_sim_op_ns = 2000;		/* any command */
@@ -614,6 +619,42 @@ static int mdgpud_sim_stream_wait_event(struct mdgpud_bctx *c,
 	return 0;
 }
 
+static int mdgpud_sim_stream_memop(struct mdgpud_bctx *c, uint64_t stream,
+				   uint32_t op, uint64_t addr, uint64_t value,
+				   uint32_t flags)
+{
+	bool wide = op == MDGPU_MEMOP_WRITE64 || op == MDGPU_MEMOP_WAIT64;
+	uint8_t *p = mdgpud_sim_ptr(c, addr, wide ? 8 : 4);
+	uint32_t w32, v32 = (uint32_t)value;
+	uint64_t w64;
+
+	(void)stream;	/* one queue */
+	if (!p)
+		return -EFAULT;
+	switch (op) {
+	case MDGPU_MEMOP_WRITE32:
+		memcpy(p, &v32, sizeof(v32));
+		break;
+	case MDGPU_MEMOP_WRITE64:
+		memcpy(p, &value, sizeof(value));
+		break;
+	case MDGPU_MEMOP_WAIT32:
+		memcpy(&w32, p, sizeof(w32));
+		if (!mdgpu_memop_met(flags, false, w32, value))
+			return -EOPNOTSUPP;
+		break;
+	case MDGPU_MEMOP_WAIT64:
+		memcpy(&w64, p, sizeof(w64));
+		if (!mdgpu_memop_met(flags, true, w64, value))
+			return -EOPNOTSUPP;
+		break;
+	default:
+		return -EINVAL;
+	}
+	mdgpud_sim_tick(c, 0);
+	return 0;
+}
+
 static int mdgpud_sim_stream_query(struct mdgpud_bctx *c, uint64_t stream,
 				   uint32_t *pending)
 {
@@ -739,6 +780,8 @@ static const struct {
 	{ 109, 0 },			/* max access policy window */
 	{ 111, 1024 },			/* reserved shared memory/block */
 	{ 120, 1 },			/* cluster launch */
+	{ 122, 1 }, { 123, 1 },		/* 64-bit stream memory ops, NOR
+					 * waits (one not met is refused) */
 	{ 129, 0 },			/* unified function pointers */
 	{ 139, 0 }, { 140, 0 },		/* PCI device, subsystem ids */
 };
@@ -831,6 +874,7 @@ const struct mdgpud_backend_ops mdgpud_backend_sim = {
 	.stream_destroy = mdgpud_sim_stream_destroy,
 	.stream_wait_event = mdgpud_sim_stream_wait_event,
 	.stream_query = mdgpud_sim_stream_query,
+	.stream_memop = mdgpud_sim_stream_memop,
 	.event_query = mdgpud_sim_event_query,
 	.event_sync = mdgpud_sim_event_sync,
 	.stream_priorities = mdgpud_sim_stream_priorities,

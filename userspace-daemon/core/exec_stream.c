@@ -3,8 +3,9 @@
  * Execution of the stream opcodes and event queries of ABI 1.2 (the
  * validator ran first): STREAM_CREATE and STREAM_DESTROY with their guest
  * handles, STREAM_WAIT_EVENT, STREAM_QUERY, EVENT_QUERY, EVENT_SYNC and
- * QUERY STREAM_PRIORITIES.  The opcodes that only gained a stream
- * (MEMSET, COPY, LAUNCH, BUILTIN, EVENT_RECORD, SYNC) stay in exec.c.
+ * QUERY STREAM_PRIORITIES; ABI 1.10's STREAM_MEMOP.  The opcodes that
+ * only gained a stream (MEMSET, COPY, LAUNCH, BUILTIN, EVENT_RECORD,
+ * SYNC) stay in exec.c.
  */
 #include <errno.h>
 
@@ -99,6 +100,12 @@ int mdgpud_exec_stream(struct mdgpud_vgpu *v, const struct mdgpud_vcmd *vc,
 		break;
 	case MDGPU_OP_EVENT_SYNC:
 		return b->event_sync(v->bctx, vc->event.event);
+	case MDGPU_OP_STREAM_MEMOP:
+		if (!b->stream_memop)
+			return -EOPNOTSUPP;
+		return b->stream_memop(v->bctx, vc->stream, vc->memop.op,
+				       vc->memop.addr, vc->memop.value,
+				       vc->memop.flags);
 	default:
 		return -EINVAL;
 	}

@@ -40,6 +40,7 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_OCCUPANCY] = sizeof(struct mdgpu_cmd_occupancy),
 	[MDGPU_OP_MODULE_FUNCS] = sizeof(struct mdgpu_cmd_info),
 	[MDGPU_OP_MODULE_LINK] = sizeof(struct mdgpu_cmd_module_link),
+	[MDGPU_OP_STREAM_MEMOP] = sizeof(struct mdgpu_cmd_memop),
 	[MDGPU_OP_STREAM_CREATE] = offsetof(struct mdgpu_cmd_stream, pad),
 	[MDGPU_OP_STREAM_DESTROY] = offsetof(struct mdgpu_cmd_stream, flags),
 	[MDGPU_OP_STREAM_WAIT_EVENT] = offsetof(struct mdgpu_cmd_event, end),
@@ -113,6 +114,44 @@ static int mdgpud_v_memset(const struct mdgpud_vctx *vc,
 	o->memset.value = m->value;
 	o->memset.width = width;
 	return mdgpud_check_dev(vc, m->addr, m->len);
+}
+
+/*
+ * STREAM_MEMOP (ABI 1.10): a known operation, a 32-bit value for a
+ * 32-bit one, a known wait condition (a write: flags 0), the word
+ * aligned to its width and inside one allocation of the vGPU.
+ */
+static int mdgpud_v_memop(const struct mdgpud_vctx *vc,
+			  const struct mdgpu_cmd_memop *m,
+			  struct mdgpud_vcmd *o)
+{
+	uint32_t width;
+	bool wait;
+
+	switch (m->op) {
+	case MDGPU_MEMOP_WRITE32:
+	case MDGPU_MEMOP_WAIT32:
+		width = 4;
+		break;
+	case MDGPU_MEMOP_WRITE64:
+	case MDGPU_MEMOP_WAIT64:
+		width = 8;
+		break;
+	default:
+		return -EINVAL;
+	}
+	wait = m->op == MDGPU_MEMOP_WAIT32 || m->op == MDGPU_MEMOP_WAIT64;
+	if (width == 4 && (m->value >> 32))
+		return -EINVAL;
+	if (wait ? m->flags > MDGPU_MEMOP_WAIT_NOR : m->flags != 0)
+		return -EINVAL;
+	if (m->addr & (width - 1))
+		return -EINVAL;
+	o->memop.addr = m->addr;
+	o->memop.value = m->value;
+	o->memop.op = m->op;
+	o->memop.flags = m->flags;
+	return mdgpud_check_dev(vc, m->addr, width);
 }
 
 static int mdgpud_v_copy(const struct mdgpud_vctx *vc,
@@ -604,6 +643,7 @@ static bool mdgpud_op_takes_stream(uint16_t opcode)
 	case MDGPU_OP_SYNC:
 	case MDGPU_OP_STREAM_WAIT_EVENT:
 	case MDGPU_OP_STREAM_QUERY:
+	case MDGPU_OP_STREAM_MEMOP:
 		return true;
 	default:
 		return false;
@@ -723,6 +763,8 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		return mdgpud_v_memset(vc, &c.memset, o);
 	case MDGPU_OP_COPY:
 		return mdgpud_v_copy(vc, &c.copy, o);
+	case MDGPU_OP_STREAM_MEMOP:
+		return mdgpud_v_memop(vc, &c.memop, o);
 	case MDGPU_OP_MODULE_LOAD:
 		return mdgpud_v_module_load(vc, &c.module_load, o);
 	case MDGPU_OP_MODULE_LINK:

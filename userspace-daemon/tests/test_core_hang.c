@@ -32,6 +32,8 @@
  *   either;
  *   a reset that arrives while A's endless kernel holds the dispatcher
  *   is done within the hang bound, and A gets a new context;
+ *   a stream memory wait that nothing releases (test_hang_memop) costs
+ *   tenant A its context within the bound the same way, B unharmed;
  *   the real mdgpud binary (MDGPUD_BIN) on the fake libcuda: its admin
  *   socket lists a tenant's hang (hangs=1, context=lost), and SIGTERM
  *   while another tenant's endless kernel holds the dispatcher ends the
@@ -491,6 +493,45 @@ static void reset_a(struct env *e)
 	e->running = true;
 }
 
+/*
+ * A's SYNC behind work that never drains (`what`), tenant B's thread tb
+ * (tid) working all along: A's SYNC fails -ETIMEDOUT after the bound and
+ * within its slack; B, stopped here (its thread uses *e: it stops before
+ * any assertion can leave), got every result right, went on after A's
+ * hang and waited for no command longer than B_WAIT_MAX_NS.
+ */
+static void sync_a_hangs(struct env *e, struct tenant_b *tb, pthread_t tid,
+			 const char *what)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_SYNC);
+	struct mdgpu_cpl cpl;
+	uint64_t t0 = now_ns(), rounds_at_hang;
+	double secs;
+
+	cpl = call(&e->a, &c);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	rounds_at_hang = tb->rounds;
+	fprintf(stderr, "tenant A's SYNC after %s: %d after %.3f s (bound %u "
+		"ms)\n", what, cpl.status, secs, HANG_MS);
+
+	usleep(300000);
+	tb->stop = 1;
+	pthread_join(tid, NULL);
+	assert_int_equal(cpl.status, -ETIMEDOUT);
+	assert_true(secs >= HANG_MS * 1e-3);
+	/* The supervisor gives the worker one more second after the bound,
+	 * then kills it; the rest is slack for a sanitized build on a busy
+	 * 2-core machine (2.50 s was measured there once). */
+	assert_true(secs < HANG_MS * 1e-3 + MARGIN_S);
+	fprintf(stderr, "tenant B: %lu rounds (%lu after A's hang), %lu bad, "
+		"longest wait %.3f s\n", (unsigned long)tb->rounds,
+		(unsigned long)(tb->rounds - rounds_at_hang),
+		(unsigned long)tb->bad, (double)tb->max_wait_ns * 1e-9);
+	assert_int_equal(tb->bad, 0);
+	assert_true(tb->rounds > rounds_at_hang);
+	assert_true(tb->max_wait_ns < B_WAIT_MAX_NS);
+}
+
 static void test_hang_contained(void **state)
 {
 	struct env *e = *state;
@@ -498,9 +539,8 @@ static void test_hang_contained(void **state)
 	struct mdgpud_vgpu_stats sa, sb;
 	struct mdgpud_core_totals totals;
 	struct mdgpu_cmd c;
-	struct mdgpu_cpl cpl;
 	pthread_t tid;
-	uint64_t t0, rounds_at_hang, dev;
+	uint64_t t0, dev;
 	double secs;
 	uint32_t fn;
 
@@ -511,31 +551,7 @@ static void test_hang_contained(void **state)
 	usleep(100000);
 
 	launch(e, fn);
-	c = cmd(MDGPU_OP_SYNC);
-	t0 = now_ns();
-	cpl = call(&e->a, &c);
-	secs = (double)(now_ns() - t0) * 1e-9;
-	rounds_at_hang = tb.rounds;
-	fprintf(stderr, "tenant A's SYNC after an endless kernel: %d after "
-		"%.3f s (bound %u ms)\n", cpl.status, secs, HANG_MS);
-
-	/* B's thread uses *e: it stops before any assertion can leave. */
-	usleep(300000);
-	tb.stop = 1;
-	pthread_join(tid, NULL);
-	assert_int_equal(cpl.status, -ETIMEDOUT);
-	assert_true(secs >= HANG_MS * 1e-3);
-	/* The supervisor gives the worker one more second after the bound,
-	 * then kills it; the rest is slack for a sanitized build on a busy
-	 * 2-core machine (2.50 s was measured there once). */
-	assert_true(secs < HANG_MS * 1e-3 + 2.5);
-	fprintf(stderr, "tenant B: %lu rounds (%lu after A's hang), %lu bad, "
-		"longest wait %.3f s\n", (unsigned long)tb.rounds,
-		(unsigned long)(tb.rounds - rounds_at_hang),
-		(unsigned long)tb.bad, (double)tb.max_wait_ns * 1e-9);
-	assert_int_equal(tb.bad, 0);
-	assert_true(tb.rounds > rounds_at_hang);
-	assert_true(tb.max_wait_ns < B_WAIT_MAX_NS);
+	sync_a_hangs(e, &tb, tid, "an endless kernel");
 
 	/* A's context is gone: its commands fail with the hang's error. */
 	c = cmd(MDGPU_OP_QUERY);
@@ -584,6 +600,71 @@ static void test_hang_contained(void **state)
 }
 
 /* fill_u32 (u64 p, u32 v, u32 n), whose JIT the fake makes last ms. */
+/* A STREAM_MEMOP of A on its default stream: completes once queued. */
+static void memop_a(struct env *e, uint32_t op, uint64_t addr,
+		    uint64_t value, uint32_t flags)
+{
+	struct mdgpu_cmd c = cmd(MDGPU_OP_STREAM_MEMOP);
+
+	c.memop.op = op;
+	c.memop.addr = addr;
+	c.memop.value = value;
+	c.memop.flags = flags;
+	assert_int_equal(call(&e->a, &c).status, 0);
+}
+
+/*
+ * A stream memory wait nothing releases (ABI 1.10) holds A's stream as an
+ * endless kernel does: A's SYNC fails -ETIMEDOUT at the hang bound, A's
+ * context is destroyed (HANG, counted), B waits no longer than the bound
+ * plus the margin and every result of B is right; a reset gives A a new
+ * context in which writes and waits work again.
+ */
+static void test_hang_memop(void **state)
+{
+	struct env *e = *state;
+	struct tenant_b tb = { .e = e };
+	struct mdgpu_cmd c;
+	pthread_t tid;
+	uint64_t dev;
+
+	tb.dev = alloc(&e->b, 1u << 20);
+	dev = alloc(&e->a, 4096);
+	assert_int_equal(fill_check(&e->a, dev, 1024, 0, NULL), 0);
+	assert_int_equal(pthread_create(&tid, NULL, tenant_b_main, &tb), 0);
+	usleep(100000);
+
+	/* A wait that holds goes on. */
+	memop_a(e, MDGPU_MEMOP_WRITE32, dev, 7, 0);
+	memop_a(e, MDGPU_MEMOP_WAIT32, dev, 7, MDGPU_MEMOP_WAIT_EQ);
+	c = cmd(MDGPU_OP_SYNC);
+	assert_int_equal(call(&e->a, &c).status, 0);
+
+	/* The word at dev + 8 stays 0. */
+	memop_a(e, MDGPU_MEMOP_WAIT64, dev + 8, 1, MDGPU_MEMOP_WAIT_EQ);
+	sync_a_hangs(e, &tb, tid, "an unreleased wait");
+
+	/* A alone lost its context. */
+	c = cmd(MDGPU_OP_STREAM_MEMOP);
+	c.memop.op = MDGPU_MEMOP_WRITE32;
+	c.memop.addr = dev;
+	assert_int_equal(call(&e->a, &c).status, -ETIMEDOUT);
+	assert_int_equal(e->a.events[MDGPU_VGPU_EVENT_HANG], 1);
+	assert_int_equal(e->b.events[MDGPU_VGPU_EVENT_HANG], 0);
+	assert_int_equal(stats_of(e, e->va).hangs, 1);
+	assert_int_equal(stats_of(e, e->vb).hangs, 0);
+	assert_int_equal(fill_check(&e->b, tb.dev, 4096, 5, NULL), 0);
+
+	/* A reset gives A a new context: writes and waits work again. */
+	reset_a(e);
+	wait_event(&e->a, MDGPU_VGPU_EVENT_RESTORED, 1);
+	dev = alloc(&e->a, 4096);
+	memop_a(e, MDGPU_MEMOP_WRITE64, dev, 1ULL << 40, 0);
+	memop_a(e, MDGPU_MEMOP_WAIT64, dev, 1ULL << 40, MDGPU_MEMOP_WAIT_GEQ);
+	c = cmd(MDGPU_OP_SYNC);
+	assert_int_equal(call(&e->a, &c).status, 0);
+}
+
 static struct mdgpu_cmd slow_load(struct env *e, unsigned int ms)
 {
 	struct mdgpu_cmd c = cmd(MDGPU_OP_MODULE_LOAD);
@@ -1148,6 +1229,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hang_contained, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hang_socket, setup_socket,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hang_memop, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_load_contained, setup,
 						teardown),

@@ -1242,6 +1242,25 @@ static void test_streams_async_copy_slice(void **state)
 }
 
 /*
+ * The open slice of ctx, whose work (`what`) never drains, ends
+ * -ETIMEDOUT at the hang bound, within 1.5 s of slack.
+ */
+static void slice_end_hangs(struct mdgpud_bctx *ctx, const char *what)
+{
+	struct timespec t0;
+	uint64_t gpu_ns;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(ops->slice_end(ctx, 0, &gpu_ns), -ETIMEDOUT);
+	secs = secs_since(&t0);
+	fprintf(stderr, "a slice with %s ended after %.3f s (bound %u ms)\n",
+		what, secs, TEST_HANG_MS);
+	assert_true(secs >= TEST_HANG_MS * 1e-3);
+	assert_true(secs < TEST_HANG_MS * 1e-3 + 1.5);
+}
+
+/*
  * A kernel that never ends on a created stream: the default stream's
  * queries still answer, STREAM_QUERY says pending, and SYNC 0 (which
  * covers every stream) ends at the hang bound with -ETIMEDOUT.
@@ -1252,8 +1271,6 @@ static void test_streams_hang_bound(void **state)
 	struct mdgpud_bctx *h;
 	uint64_t mod, fn, s1, d, res;
 	uint32_t pending;
-	struct timespec t0;
-	double secs;
 
 	(void)state;
 	REQUIRE_GPU();
@@ -1279,16 +1296,74 @@ static void test_streams_hang_bound(void **state)
 	assert_int_equal(test_launch(ops, h, s1, fn, one, one, 0, NULL, 0), 0);
 	assert_int_equal(ops->stream_query(h, s1, &pending), 0);
 	assert_int_equal(pending, 1);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_int_equal(ops->slice_begin(h), 0);
-	assert_int_equal(ops->slice_end(h, 0, &res), -ETIMEDOUT);
-	secs = secs_since(&t0);
-	fprintf(stderr, "a slice with an endless kernel on a created stream "
-		"ended after %.3f s (bound %u ms)\n", secs, TEST_HANG_MS);
-	assert_true(secs >= TEST_HANG_MS * 1e-3);
-	assert_true(secs < TEST_HANG_MS * 1e-3 + 1.5);
+	slice_end_hangs(h, "an endless kernel on a created stream");
 	assert_int_equal(ops->stream_query(h, s1, &pending), -ENODEV);
 	ops->ctx_destroy(h);
+}
+
+/*
+ * Stream memory operations (ABI 1.10): a wait on s1 holds it, and a fill
+ * queued behind it, while s2 runs; a write on s2 releases it; 64-bit
+ * writes and waits; a destroyed stream latched for SYNC 0; a wait that
+ * nothing releases ends its slice at the hang bound.
+ */
+static void test_streams_memop(void **state)
+{
+	struct mdgpud_bctx *ctx;
+	uint64_t d, res, s1, s2;
+	uint32_t pending;
+
+	(void)state;
+	REQUIRE_GPU();
+	ctx = ctx_new(37);
+	assert_int_equal(ops->mem_alloc(ctx, 4096, &d, &res), 0);
+	assert_int_equal(ops->mem_set(ctx, 0, d, 0, 1, 4096), 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+	assert_int_equal(ops->stream_create(ctx, MDGPU_STREAM_F_NON_BLOCKING, 0,
+					    &s1), 0);
+	assert_int_equal(ops->stream_create(ctx, MDGPU_STREAM_F_NON_BLOCKING, 0,
+					    &s2), 0);
+
+	assert_int_equal(ops->stream_memop(ctx, s1, MDGPU_MEMOP_WAIT32, d, 1,
+					   MDGPU_MEMOP_WAIT_EQ), 0);
+	builtin_on(ctx, s1, MDGPU_BUILTIN_FILL_U32, d + 64, 16, 7);
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	builtin_on(ctx, s2, MDGPU_BUILTIN_FILL_U32, d + 128, 16, 5);
+	assert_int_equal(ops->sync(ctx, s2), 0);
+	assert_words(ctx, s2, d + 128, 16, 5);
+	assert_words(ctx, s2, d + 64, 16, 0);	/* s1's fill waits */
+	assert_int_equal(ops->stream_query(ctx, s1, &pending), 0);
+	assert_int_equal(pending, 1);
+	assert_int_equal(ops->stream_memop(ctx, s2, MDGPU_MEMOP_WRITE32, d, 1,
+					   0), 0);
+	assert_int_equal(ops->sync(ctx, s1), 0);
+	assert_words(ctx, s1, d + 64, 16, 7);
+
+	assert_int_equal(ops->stream_memop(ctx, s1, MDGPU_MEMOP_WRITE64, d + 8,
+					   1ULL << 40, 0), 0);
+	assert_int_equal(ops->stream_memop(ctx, s2, MDGPU_MEMOP_WAIT64, d + 8,
+					   1ULL << 40, MDGPU_MEMOP_WAIT_GEQ),
+			 0);
+	assert_int_equal(ops->stream_memop(ctx, s2, MDGPU_MEMOP_WAIT64, d + 8,
+					   1ULL << 40, MDGPU_MEMOP_WAIT_AND),
+			 0);
+	assert_int_equal(ops->sync(ctx, 0), 0);
+
+	assert_int_equal(ops->stream_destroy(ctx, s2), 0);
+	assert_int_equal(ops->stream_memop(ctx, s2, MDGPU_MEMOP_WRITE32, d, 2,
+					   0), 0);
+	assert_int_equal(ops->sync(ctx, 0), -ENOENT);	/* latched */
+	assert_int_equal(ops->sync(ctx, 0), 0);
+
+	/* The word is 1: a wait for 2 is never met. */
+	assert_int_equal(ops->slice_begin(ctx), 0);
+	assert_int_equal(ops->stream_memop(ctx, s1, MDGPU_MEMOP_WAIT32, d, 2,
+					   MDGPU_MEMOP_WAIT_EQ), 0);
+	slice_end_hangs(ctx, "an unreleased stream wait");
+	assert_int_equal(ops->ctx_status(ctx), -ETIMEDOUT);
+	ops->ctx_destroy(ctx);
 }
 
 /*
@@ -3412,6 +3487,7 @@ int main(void)
 		cmocka_unit_test(test_streams_order_events),
 		cmocka_unit_test(test_streams_async_copy_slice),
 		cmocka_unit_test(test_streams_hang_bound),
+		cmocka_unit_test(test_streams_memop),
 		cmocka_unit_test(test_fault_code),
 		cmocka_unit_test(test_module_load_dev),
 		cmocka_unit_test(test_module_funcs),

@@ -198,12 +198,91 @@ static void test_no_foreign_code(void **state)
 			 -EOPNOTSUPP);
 }
 
+/*
+ * Stream memory operations (ABI 1.10): writes of both widths, waits met
+ * under each condition (GEQ cyclic, NOR at its edge), a wait not met
+ * refused with nothing changed, a word outside the context's memory, an
+ * unknown operation.
+ */
+static void test_stream_memop(void **state)
+{
+	struct fx *f = *state;
+	uint64_t a, rsv, w64 = 0;
+	uint32_t w32[2] = { 0 };
+	int (*memop)(struct mdgpud_bctx *, uint64_t, uint32_t, uint64_t,
+		     uint64_t, uint32_t) = f->ops->stream_memop;
+
+	assert_non_null(memop);
+	assert_int_equal(f->ops->mem_alloc(f->ctx, 4096, &a, &rsv), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WRITE64, a,
+			       0x1122334455667788ULL, 0), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WRITE32, a, 0xaabbccdd,
+			       0), 0);
+	assert_int_equal(f->ops->copy_d2h(f->ctx, 0, w32, a, 8, 0), 0);
+	assert_int_equal(w32[0], 0xaabbccdd);
+	assert_int_equal(w32[1], 0x11223344);
+
+	/* 32-bit conditions on 0xaabbccdd. */
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0xaabbccdd,
+			       MDGPU_MEMOP_WAIT_EQ), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0xaabbccdc,
+			       MDGPU_MEMOP_WAIT_GEQ), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0x1,
+			       MDGPU_MEMOP_WAIT_AND), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0x2,
+			       MDGPU_MEMOP_WAIT_NOR), 0);
+	/* Not met: refused, the word unchanged. */
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0xaabbccde,
+			       MDGPU_MEMOP_WAIT_GEQ), -EOPNOTSUPP);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0,
+			       MDGPU_MEMOP_WAIT_EQ), -EOPNOTSUPP);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0x2,
+			       MDGPU_MEMOP_WAIT_AND), -EOPNOTSUPP);
+	/* ~(w | v) is 0 when w | v has every bit. */
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, ~0xaabbccddU,
+			       MDGPU_MEMOP_WAIT_NOR), -EOPNOTSUPP);
+	/* GEQ is cyclic: 1 is after 0xffffffff, 0x80000000 apart is not. */
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WRITE32, a, 1, 0), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0xffffffff,
+			       MDGPU_MEMOP_WAIT_GEQ), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT32, a, 0x80000001,
+			       MDGPU_MEMOP_WAIT_GEQ), -EOPNOTSUPP);
+	assert_int_equal(f->ops->copy_d2h(f->ctx, 0, w32, a, 4, 0), 0);
+	assert_int_equal(w32[0], 1);
+
+	/* 64-bit: the whole word counts. */
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WRITE64, a + 8,
+			       1ULL << 40, 0), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT64, a + 8,
+			       1ULL << 40, MDGPU_MEMOP_WAIT_EQ), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT64, a + 8,
+			       (1ULL << 40) - 1, MDGPU_MEMOP_WAIT_GEQ), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT64, a + 8,
+			       UINT64_MAX, MDGPU_MEMOP_WAIT_GEQ), 0);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT64, a + 8,
+			       (1ULL << 40) + 1, MDGPU_MEMOP_WAIT_GEQ),
+			 -EOPNOTSUPP);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WAIT64, a + 8, 1,
+			       MDGPU_MEMOP_WAIT_AND), -EOPNOTSUPP);
+	assert_int_equal(f->ops->copy_d2h(f->ctx, 0, &w64, a + 8, 8, 0), 0);
+	assert_int_equal(w64, 1ULL << 40);
+
+	/* Outside the context's memory; an unknown operation. */
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WRITE64, a + 4092, 0, 0),
+			 -EFAULT);
+	assert_int_equal(memop(f->ctx, 0, MDGPU_MEMOP_WRITE32, a + 4096, 0, 0),
+			 -EFAULT);
+	assert_int_equal(memop(f->ctx, 0, 99, a, 0, 0), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
 		cmocka_unit_test(test_checksum_ref),
 		cmocka_unit_test_setup_teardown(test_builtins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_memop, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_scrub_and_limit, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_clock_events, setup,

@@ -549,9 +549,11 @@ static void test_streams(void **state)
 		MDGPU_OP_MEMSET, MDGPU_OP_COPY, MDGPU_OP_LAUNCH,
 		MDGPU_OP_BUILTIN, MDGPU_OP_EVENT_RECORD, MDGPU_OP_SYNC,
 		MDGPU_OP_STREAM_WAIT_EVENT, MDGPU_OP_STREAM_QUERY,
+		MDGPU_OP_STREAM_MEMOP,
 	};
+	enum { NR_TAKES = sizeof(takes) / sizeof(takes[0]) };
 	struct fixture *f = *state;
-	struct mdgpu_cmd c, good[8];
+	struct mdgpu_cmd c, good[NR_TAKES];
 	uint32_t st, other_st;
 
 	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_STREAM, 77, 0, &st),
@@ -559,7 +561,7 @@ static void test_streams(void **state)
 	assert_int_equal(mdgpud_handles_add(f->other_h, MDGPUD_H_STREAM, 88, 0,
 					    &other_st), 0);
 	/* One valid command of each opcode that takes a stream. */
-	for (size_t i = 0; i < 8; i++)
+	for (size_t i = 0; i < NR_TAKES; i++)
 		good[i] = cmd(takes[i]);
 	good[0].memset.addr = BASE;
 	good[0].memset.len = 16;
@@ -575,7 +577,9 @@ static void test_streams(void **state)
 	good[3].builtin.kernel = MDGPU_BUILTIN_SPIN_NS;
 	good[4].event.event = f->event;
 	good[6].event.event = f->event;
-	for (size_t i = 0; i < 8; i++) {
+	good[8].memop.op = MDGPU_MEMOP_WRITE32;
+	good[8].memop.addr = BASE;
+	for (size_t i = 0; i < NR_TAKES; i++) {
 		c = good[i];
 		assert_int_equal(v(f, &c), 0);
 		assert_int_equal(f->out.stream, 0);
@@ -596,7 +600,7 @@ static void test_streams(void **state)
 	for (uint16_t op = 0; op < MDGPU_OP_COUNT; op++) {
 		bool t = false;
 
-		for (size_t i = 0; i < 8; i++)
+		for (size_t i = 0; i < NR_TAKES; i++)
 			t |= takes[i] == op;
 		if (t)
 			continue;
@@ -613,7 +617,7 @@ static void test_streams(void **state)
 	c.copy.dst_space = MDGPU_SPACE_APERTURE;
 	assert_int_equal(v(f, &c), 0);
 	assert_int_equal(f->out.flags & MDGPU_CMD_F_ASYNC, MDGPU_CMD_F_ASYNC);
-	for (size_t i = 0; i < 8; i++) {
+	for (size_t i = 0; i < NR_TAKES; i++) {
 		if (takes[i] == MDGPU_OP_COPY)
 			continue;
 		c = good[i];
@@ -1286,6 +1290,120 @@ static void test_occupancy(void **state)
 	assert_int_equal(v(f, &c), -EINVAL);
 }
 
+/* STREAM_MEMOP (ABI 1.10): each operation, condition, alignment, range,
+ * reserved bits, and the header's stream. */
+static void test_memop(void **state)
+{
+	static const uint32_t ops[] = {
+		MDGPU_MEMOP_WRITE32, MDGPU_MEMOP_WRITE64, MDGPU_MEMOP_WAIT32,
+		MDGPU_MEMOP_WAIT64,
+	};
+	struct fixture *f = *state;
+	struct mdgpu_cmd c;
+	uint32_t st;
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		uint32_t op = ops[i];
+		bool wide = op == MDGPU_MEMOP_WRITE64 ||
+			    op == MDGPU_MEMOP_WAIT64;
+		bool wait = op == MDGPU_MEMOP_WAIT32 ||
+			    op == MDGPU_MEMOP_WAIT64;
+		uint64_t w = wide ? 8 : 4;
+
+		c = cmd(MDGPU_OP_STREAM_MEMOP);
+		c.memop.op = op;
+		c.memop.addr = BASE + 8;
+		c.memop.value = wide ? 0x123456789abcdef0ULL : 0x9abcdef0;
+		assert_int_equal(v(f, &c), 0);
+		assert_int_equal(f->out.memop.op, op);
+		assert_int_equal(f->out.memop.addr, BASE + 8);
+		assert_int_equal(f->out.memop.value, c.memop.value);
+		assert_int_equal(f->out.memop.flags, 0);
+		/* The high half of a 32-bit value is reserved. */
+		c.memop.value = 1ULL << 32;
+		assert_int_equal(v(f, &c), wide ? 0 : -EINVAL);
+		c.memop.value = 1;
+		/* Conditions: a wait's four, CUDA's FLUSH bit and every other
+		 * bit refused; a write's flags are 0 (no NO_MEMORY_BARRIER). */
+		for (uint32_t fl = 1; fl < 8; fl++) {
+			c.memop.flags = fl;
+			assert_int_equal(v(f, &c),
+					 wait && fl <= MDGPU_MEMOP_WAIT_NOR ?
+					 0 : -EINVAL);
+		}
+		c.memop.flags = 1U << 30;	/* CUDA's WAIT_VALUE_FLUSH */
+		assert_int_equal(v(f, &c), -EINVAL);
+		c.memop.flags = UINT32_MAX;
+		assert_int_equal(v(f, &c), -EINVAL);
+		c.memop.flags = wait ? MDGPU_MEMOP_WAIT_NOR : 0;
+		assert_int_equal(v(f, &c), 0);
+		assert_int_equal(f->out.memop.flags, c.memop.flags);
+		/* Alignment to the width. */
+		for (uint64_t off = 1; off < 8; off++) {
+			c.memop.addr = BASE + off;
+			assert_int_equal(v(f, &c), off % w ? -EINVAL : 0);
+		}
+		/* The word inside one allocation: the last word of the first
+		 * one, none straddling into the second (back to back), the
+		 * last of the second, past its end, another vGPU's. */
+		c.memop.addr = BASE + 4096 - w;
+		assert_int_equal(v(f, &c), 0);
+		c.memop.addr = BASE + 8192 - w;
+		assert_int_equal(v(f, &c), 0);
+		c.memop.addr = BASE + 8192;
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.memop.addr = BASE - w;
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.memop.addr = 0;
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.memop.addr = 0x900000;
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.memop.addr = UINT64_MAX - (w - 1);	/* aligned, wraps */
+		assert_int_equal(v(f, &c), -ENOENT);
+		c.memop.addr = BASE;
+		/* Operand bytes past the 24 of the operation are reserved. */
+		c.raw[sizeof(struct mdgpu_cmd_memop)] = 1;
+		assert_int_equal(v(f, &c), -EINVAL);
+		c.raw[sizeof(struct mdgpu_cmd_memop)] = 0;
+		c.raw[55] = 0x80;
+		assert_int_equal(v(f, &c), -EINVAL);
+		c.raw[55] = 0;
+		assert_int_equal(v(f, &c), 0);
+	}
+	/* Operations 0, 5 and beyond are unknown. */
+	c = cmd(MDGPU_OP_STREAM_MEMOP);
+	c.memop.addr = BASE;
+	for (uint32_t op = 0; op < 16; op++) {
+		c.memop.op = op;
+		assert_int_equal(v(f, &c), op >= MDGPU_MEMOP_WRITE32 &&
+				 op <= MDGPU_MEMOP_WAIT64 ? 0 : -EINVAL);
+	}
+	c.memop.op = UINT32_MAX;
+	assert_int_equal(v(f, &c), -EINVAL);
+	/* The header's stream: ours, another vGPU's, a handle of another
+	 * kind; F_ASYNC is COPY's only. */
+	assert_int_equal(mdgpud_handles_add(f->h, MDGPUD_H_STREAM, 77, 0, &st),
+			 0);
+	c.memop.op = MDGPU_MEMOP_WAIT64;
+	c.stream = st;
+	assert_int_equal(v(f, &c), 0);
+	assert_int_equal(f->out.stream, 77);
+	c.stream = f->event;
+	assert_int_equal(v(f, &c), -ENOENT);
+	c.stream = st;
+	c.flags = MDGPU_CMD_F_ASYNC;
+	assert_int_equal(v(f, &c), -EINVAL);
+	c.flags = MDGPU_CMD_F_IRQ;
+	assert_int_equal(v(f, &c), 0);
+	/* A module global's range is named like an allocation. */
+	assert_int_equal(mdgpud_memtab_insert_global(f->mem, 0x700000, 64,
+						  f->module), 0);
+	c.memop.addr = 0x700000 + 56;
+	assert_int_equal(v(f, &c), 0);
+	c.memop.addr = 0x700000 + 64;
+	assert_int_equal(v(f, &c), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1320,6 +1438,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handles_lifecycle, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_memop, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -331,6 +331,22 @@ int mdgpu_module_funcs(struct mdgpu *g, uint32_t module, char **names,
 int mdgpu_module_link(struct mdgpu *g, const void *bundle, size_t len,
 		      void **answer, size_t *size);
 
+/* ------------------------------------------------------------------ */
+/* ABI 1.10: stream memory operations.                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A write (MDGPU_MEMOP_WRITE32/64) or a wait (MDGPU_MEMOP_WAIT32/64, flags
+ * its condition MDGPU_MEMOP_WAIT_*) on `stream` (struct mdgpu_cmd_memop
+ * of the uapi).  Returns once the daemon queued it (a wait does not wait
+ * here), with the daemon's refusal if any: -EINVAL, -ENOENT, -ERANGE as
+ * the validator checks it, -EOPNOTSUPP from the sim backend for a wait
+ * not met when it runs.  A daemon of an older minor: -EOPNOTSUPP, with a
+ * message.
+ */
+int mdgpu_stream_memop(struct mdgpu *g, uint32_t stream, uint32_t op,
+		       mdgpu_devptr addr, uint64_t value, uint32_t flags);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,8 +13,9 @@
  * requests outstanding.
  *
  * Asynchronous requests (launch, memset, builtins other than checksum,
- * event record, stream wait, device-to-device copies, host copies with
- * the async argument set, slice begin) are posted and not waited for;
+ * event record, stream wait, stream memory operations, device-to-device
+ * copies, host copies with the async argument set, slice begin) are
+ * posted and not waited for;
  * the first error of each stream is kept by the worker and reported by
  * the next SYNC of that stream, or of stream 0 (every stream).
  * Everything else is waited for.  An answer carries, beside its errno
@@ -67,7 +68,7 @@
 #include "uapi/mdgpu.h"
 
 #define MDGPUD_CUDA_RPC_MAGIC		0x5743444dU	/* "MDCW" */
-#define MDGPUD_CUDA_RPC_VERSION		13
+#define MDGPUD_CUDA_RPC_VERSION		14
 #define MDGPUD_CUDA_RPC_SLOTS		256
 /* Inline payload of one request: a launch parameter blob or a name. */
 #define MDGPUD_CUDA_RPC_INLINE_MAX	4096
@@ -216,6 +217,10 @@ enum mdgpud_cuda_rpc_op {
 					 * driver refused the link: -EINVAL) */
 	/* Whether any stream still has work (worker/stream.c). */
 	MDGPUD_CUDA_RPC_BUSY,		/* -> r0 1: work queued on a stream */
+	/* ABI 1.10: stream memory operations (worker/requests.c). */
+	MDGPUD_CUDA_RPC_STREAM_MEMOP,	/* a0 stream, a1 MDGPU_MEMOP_*, a2
+					 * addr, a3 value, a4 wait condition
+					 * MDGPU_MEMOP_WAIT_* (write: 0) */
 	MDGPUD_CUDA_RPC_OP_COUNT
 };
 

@@ -812,6 +812,7 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.stream_destroy = mdgpud_cuda_stream_destroy,
 	.stream_wait_event = mdgpud_cuda_stream_wait_event,
 	.stream_query = mdgpud_cuda_stream_query,
+	.stream_memop = mdgpud_cuda_stream_memop,
 	.event_query = mdgpud_cuda_event_query,
 	.event_sync = mdgpud_cuda_event_sync,
 	.busy = mdgpud_cuda_busy,

@@ -239,6 +239,9 @@ int mdgpud_cuda_stream_create(struct mdgpud_bctx *ctx, uint32_t flags,
 int mdgpud_cuda_stream_destroy(struct mdgpud_bctx *ctx, uint64_t stream);
 int mdgpud_cuda_stream_wait_event(struct mdgpud_bctx *ctx, uint64_t stream,
 				  uint64_t event);
+int mdgpud_cuda_stream_memop(struct mdgpud_bctx *ctx, uint64_t stream,
+			     uint32_t op, uint64_t addr, uint64_t value,
+			     uint32_t flags);
 int mdgpud_cuda_stream_query(struct mdgpud_bctx *ctx, uint64_t stream,
 			     uint32_t *pending);
 int mdgpud_cuda_event_query(struct mdgpud_bctx *ctx, uint64_t event,

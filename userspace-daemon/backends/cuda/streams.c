@@ -85,6 +85,28 @@ int mdgpud_cuda_stream_wait_event(struct mdgpud_bctx *ctx, uint64_t stream,
 	return 0;
 }
 
+/* ABI 1.10, posted like a wait for an event: a0 stream, a1 op, a2 addr,
+ * a3 value, a4 flags.  A wait never met keeps the stream from draining:
+ * the slice's drain then finds the worker hung (rpc.c). */
+int mdgpud_cuda_stream_memop(struct mdgpud_bctx *ctx, uint64_t stream,
+			     uint32_t op, uint64_t addr, uint64_t value,
+			     uint32_t flags)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_STREAM_MEMOP, &ret);
+	if (!s)
+		return ret;
+	s->arg[0] = stream;
+	s->arg[1] = op;
+	s->arg[2] = addr;
+	s->arg[3] = value;
+	s->arg[4] = flags;
+	mdgpud_cuda_post(ctx);
+	return 0;
+}
+
 static int mdgpud_cuda_streams_query(struct mdgpud_bctx *ctx, uint32_t op,
 				     uint64_t what, uint32_t *pending)
 {

@@ -478,6 +478,18 @@ struct mdgpud_backend_ops {
 			   uint32_t *pending);
 	int (*event_sync)(struct mdgpud_bctx *ctx, uint64_t event);
 	/*
+	 * Optional (NULL: -EOPNOTSUPP), ABI 1.10: a stream memory operation
+	 * on `stream`, op MDGPU_MEMOP_*, addr a validated word of the
+	 * vGPU's memory aligned to its width (4 or 8), flags the wait's
+	 * condition MDGPU_MEMOP_WAIT_* (a write: 0).  Queued after the
+	 * stream's earlier work; returns once queued.  A backend that runs
+	 * work synchronously and cannot hold a stream (sim) fails a wait
+	 * whose condition is not met when it runs with -EOPNOTSUPP.
+	 */
+	int (*stream_memop)(struct mdgpud_bctx *ctx, uint64_t stream,
+			    uint32_t op, uint64_t addr, uint64_t value,
+			    uint32_t flags);
+	/*
 	 * Optional: *busy 1 while any of the vGPU's streams still has work
 	 * queued on the GPU, 0 once all is done; nothing is waited for.
 	 * The dispatcher's only vGPU keeps its slice while it is 1

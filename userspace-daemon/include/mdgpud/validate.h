@@ -153,6 +153,12 @@ struct mdgpud_vcmd {
 			struct mdgpud_hostbuf dst;	/* the answer */
 			uint32_t out_len;
 		} module_link;
+		/* ABI 1.10 (core/exec_stream.c executes it). */
+		struct {
+			uint64_t addr, value;
+			uint32_t op;		/* enum mdgpu_memop */
+			uint32_t flags;		/* wait condition or 0 */
+		} memop;
 		/* ABI 1.2 streams (core/exec_stream.c executes them). */
 		struct {
 			uint32_t handle;	/* DESTROY */

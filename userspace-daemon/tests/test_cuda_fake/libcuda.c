@@ -14,7 +14,9 @@
  * pointers.  Work is asynchronous as on a GPU: every stream is a queue
  * run in order by a thread of its own (see "Streams" below), so a stream
  * can be busy while another runs, events and queries see work pending,
- * and a kernel that never ends hangs only its stream.  Modules, their
+ * and a kernel that never ends hangs only its stream, as does a stream
+ * memory wait whose condition never holds (see "Stream memory
+ * operations" below).  Modules, their
  * kernels and globals, the named fake kernels that run as C on their
  * stream's thread, function attributes, occupancy, context limits and
  * the device attribute table live in modules.c (its header comment lists
@@ -72,6 +74,7 @@
  */
 #include "cuda_rpc.h"
 #include "fake.h"
+#include "common/memop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1043,6 +1046,104 @@ FAKE_EXPORT mdgpud_cu_result cuStreamWaitEvent(mdgpud_cu_stream s,
 	fake_enqueue_locked(s, op);
 	pthread_mutex_unlock(&fake_mu);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Stream memory operations (the _v2 entry points of CUDA 11.7).         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Each is an operation of its stream, run in order on the stream's
+ * thread.  A write stores the word atomically (sequentially consistent:
+ * the stream's earlier writes are visible first, the driver's default
+ * barrier).  A wait polls the word every FAKE_WAIT_POLL_NS until its
+ * condition (common/memop.h, CUDA's reading) holds, holding its stream,
+ * and through the legacy stream's dependencies the work queued after it
+ * there, as a GPU's wait does; other streams run on.  A wait that never
+ * holds keeps its stream busy until the worker is killed (the daemon's
+ * hang bound).  Flags: a write's NO_MEMORY_BARRIER (1) is taken and
+ * changes nothing here; a wait's FLUSH (1 << 30) is refused as on a
+ * device without remote-write flushes.
+ */
+#define FAKE_WAIT_POLL_NS	50000
+#define FAKE_WRITE_NO_BARRIER	0x1u
+
+static void fake_run_write_value(struct fake_op *op)
+{
+	if (op->width == 8)
+		__atomic_store_n((uint64_t *)op->dst, op->value,
+				 __ATOMIC_SEQ_CST);
+	else
+		__atomic_store_n((uint32_t *)op->dst, (uint32_t)op->value,
+				 __ATOMIC_SEQ_CST);
+}
+
+static void fake_run_wait_value(struct fake_op *op)
+{
+	const struct timespec nap = { 0, FAKE_WAIT_POLL_NS };
+	bool wide = op->width == 8;
+
+	for (;;) {
+		uint64_t w = wide ?
+			__atomic_load_n((uint64_t *)op->dst, __ATOMIC_SEQ_CST) :
+			__atomic_load_n((uint32_t *)op->dst, __ATOMIC_SEQ_CST);
+
+		if (mdgpu_memop_met((uint32_t)op->len, wide, w, op->value))
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* One operation of `width` bytes at d; cond is a wait's condition. */
+static mdgpud_cu_result fake_memop(fake_run_fn run, mdgpud_cu_stream s,
+				   mdgpud_cu_deviceptr d, uint64_t value,
+				   unsigned int width, unsigned int cond)
+{
+	if (!d || d % width)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	/* len carries the wait's condition (fake_run_wait_value). */
+	return fake_queue_mem(run, (void *)(uintptr_t)d, NULL, cond, value,
+			      width, s);
+}
+
+FAKE_EXPORT mdgpud_cu_result cuStreamWriteValue32_v2(mdgpud_cu_stream s,
+						     mdgpud_cu_deviceptr d,
+						     uint32_t v,
+						     unsigned int flags)
+{
+	if (flags & ~FAKE_WRITE_NO_BARRIER)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	return fake_memop(fake_run_write_value, s, d, v, 4, 0);
+}
+
+FAKE_EXPORT mdgpud_cu_result cuStreamWriteValue64_v2(mdgpud_cu_stream s,
+						     mdgpud_cu_deviceptr d,
+						     uint64_t v,
+						     unsigned int flags)
+{
+	if (flags & ~FAKE_WRITE_NO_BARRIER)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	return fake_memop(fake_run_write_value, s, d, v, 8, 0);
+}
+
+FAKE_EXPORT mdgpud_cu_result cuStreamWaitValue32_v2(mdgpud_cu_stream s,
+						    mdgpud_cu_deviceptr d,
+						    uint32_t v,
+						    unsigned int flags)
+{
+	if (flags > MDGPU_MEMOP_WAIT_NOR)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	return fake_memop(fake_run_wait_value, s, d, v, 4, flags);
+}
+
+FAKE_EXPORT mdgpud_cu_result cuStreamWaitValue64_v2(mdgpud_cu_stream s,
+						    mdgpud_cu_deviceptr d,
+						    uint64_t v,
+						    unsigned int flags)
+{
+	if (flags > MDGPU_MEMOP_WAIT_NOR)
+		return MDGPUD_CUDA_ERROR_INVALID_VALUE;
+	return fake_memop(fake_run_wait_value, s, d, v, 8, flags);
 }
 
 /* The H100's range. */

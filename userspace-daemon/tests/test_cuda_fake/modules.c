@@ -1070,7 +1070,8 @@ static const struct {
 	{ 86, 0 }, { 87, 2 }, { 88, 0 }, { 89, 1 }, { 90, 1 }, { 91, 0 },
 	{ 95, 1 }, { 97, 232448 }, { 98, 0 }, { 99, 1 }, { 102, 1 },
 	{ 106, 32 }, { 107, 1 }, { 108, 83886080 }, { 109, 134213632 },
-	{ 111, 1024 }, { 115, 1 }, { 120, 1 }, { 124, 1 }, { 126, 4 },
+	{ 111, 1024 }, { 115, 1 }, { 120, 1 }, { 122, 1 }, { 123, 1 },
+	{ 124, 1 }, { 126, 4 },
 	/*
 	 * What NVIDIA's runtime also reads to fill cudaDeviceProp at its
 	 * first call, which fails ("initialization error") on any read that

@@ -19,6 +19,7 @@
 #define MDGPUD_CUDA_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* CUresult is an enum with no negative member: unsigned int in the ABI. */
 typedef unsigned int mdgpud_cu_result;
@@ -298,9 +299,27 @@ struct mdgpud_cu_launch_config {
  * cuModuleGetFunctionCount and cuModuleEnumerateFunctions came with CUDA
  * 12.4, cuFuncGetName with 12.3; the two cluster occupancy questions
  * (cuOccupancyMaxActiveClusters, cuOccupancyMaxPotentialClusterSize)
- * with 11.7.
+ * with 11.7, and so did the _v2 stream memory operations (ABI 1.10,
+ * worker/requests.c; cuda.h's cuuint32_t and cuuint64_t are uint32_t
+ * and uint64_t).
  */
 #define MDGPUD_CU_OPT_FUNCS(X)						\
+	X(stream_write_value32, cuStreamWriteValue32,			\
+	  "cuStreamWriteValue32_v2",					\
+	  (mdgpud_cu_stream stream, mdgpud_cu_deviceptr addr,		\
+	   uint32_t value, unsigned int flags))				\
+	X(stream_write_value64, cuStreamWriteValue64,			\
+	  "cuStreamWriteValue64_v2",					\
+	  (mdgpud_cu_stream stream, mdgpud_cu_deviceptr addr,		\
+	   uint64_t value, unsigned int flags))				\
+	X(stream_wait_value32, cuStreamWaitValue32,			\
+	  "cuStreamWaitValue32_v2",					\
+	  (mdgpud_cu_stream stream, mdgpud_cu_deviceptr addr,		\
+	   uint32_t value, unsigned int flags))				\
+	X(stream_wait_value64, cuStreamWaitValue64,			\
+	  "cuStreamWaitValue64_v2",					\
+	  (mdgpud_cu_stream stream, mdgpud_cu_deviceptr addr,		\
+	   uint64_t value, unsigned int flags))				\
 	X(func_get_param_info, cuFuncGetParamInfo, "cuFuncGetParamInfo", \
 	  (mdgpud_cu_function func, size_t index, size_t *offset,	\
 	   size_t *size))						\

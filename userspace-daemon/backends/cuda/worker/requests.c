@@ -560,6 +560,54 @@ static int mdgpud_worker_op_stream_wait_event(struct mdgpud_worker *w,
 				 "cuStreamWaitEvent");
 }
 
+/*
+ * a0 stream, a1 MDGPU_MEMOP_*, a2 addr, a3 value, a4 wait condition (its
+ * values are CUDA's, cuda_abi_check.c): queued on the stream.  A write
+ * keeps the driver's default memory barrier (flags 0).  A driver without
+ * the _v2 entry points answers -EOPNOTSUPP.
+ */
+static int mdgpud_worker_op_stream_memop(struct mdgpud_worker *w,
+					 struct mdgpud_cuda_rpc_slot *s)
+{
+	mdgpud_cu_stream *st = mdgpud_worker_req_stream(w, s->arg[0]);
+	const struct mdgpud_cuda_api *cu = &w->cu;
+	mdgpud_cu_deviceptr addr = s->arg[2];
+	unsigned int cond = (unsigned int)s->arg[4];
+
+	if (!st)
+		return -ENOENT;
+	if (cond > MDGPU_MEMOP_WAIT_NOR)
+		return -EINVAL;
+	switch (s->arg[1]) {
+	case MDGPU_MEMOP_WRITE32:
+		if (!cu->stream_write_value32)
+			return -EOPNOTSUPP;
+		return mdgpud_worker_err(w, cu->stream_write_value32(*st,
+					 addr, (uint32_t)s->arg[3], 0),
+					 "cuStreamWriteValue32_v2");
+	case MDGPU_MEMOP_WRITE64:
+		if (!cu->stream_write_value64)
+			return -EOPNOTSUPP;
+		return mdgpud_worker_err(w, cu->stream_write_value64(*st,
+					 addr, s->arg[3], 0),
+					 "cuStreamWriteValue64_v2");
+	case MDGPU_MEMOP_WAIT32:
+		if (!cu->stream_wait_value32)
+			return -EOPNOTSUPP;
+		return mdgpud_worker_err(w, cu->stream_wait_value32(*st,
+					 addr, (uint32_t)s->arg[3], cond),
+					 "cuStreamWaitValue32_v2");
+	case MDGPU_MEMOP_WAIT64:
+		if (!cu->stream_wait_value64)
+			return -EOPNOTSUPP;
+		return mdgpud_worker_err(w, cu->stream_wait_value64(*st,
+					 addr, s->arg[3], cond),
+					 "cuStreamWaitValue64_v2");
+	default:
+		return -EINVAL;
+	}
+}
+
 static int mdgpud_worker_op_busy(struct mdgpud_worker *w,
 				 struct mdgpud_cuda_rpc_slot *s)
 {
@@ -668,6 +716,9 @@ static const struct mdgpud_worker_op mdgpud_worker_ops[] = {
 	/* ABI 1.7: link.c */
 	[MDGPUD_CUDA_RPC_MODULE_LINK] = { mdgpud_worker_op_module_link },
 	[MDGPUD_CUDA_RPC_BUSY] = { mdgpud_worker_op_busy },
+	/* ABI 1.10 */
+	[MDGPUD_CUDA_RPC_STREAM_MEMOP] = { mdgpud_worker_op_stream_memop,
+					.async = true },
 };
 
 _Static_assert(sizeof(mdgpud_worker_ops) / sizeof(mdgpud_worker_ops[0]) ==
