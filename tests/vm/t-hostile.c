@@ -15,19 +15,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-/* VFIO_DEVICE_SET_IRQS of a header and one eventfd, claiming @argsz. */
-static int irqs(struct fx *f, uint32_t index, uint32_t start, uint32_t count,
-		uint32_t flags, uint32_t argsz, int efd)
-{
-	struct {
-		struct vfio_irq_set s;
-		int32_t fd;
-	} a = { .s = { .argsz = argsz, .index = index, .start = start,
-		       .count = count, .flags = flags },
-		.fd = efd };
-
-	return ioctl(f->dev, VFIO_DEVICE_SET_IRQS, &a);
-}
+/* SET_IRQS of a header and one eventfd, claiming argsz (vgpu.c). */
+#define irqs(f, index, start, count, flags, argsz, efd) \
+	set_irqs_raw(f, index, start, count, flags, argsz, efd)
 
 TEST(hostile_set_irqs_edges, FX_VFIO)
 {

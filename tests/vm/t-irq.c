@@ -94,26 +94,13 @@ TEST(irq_intx_disable_gates, FX_VFIO)
 	close(efd);
 }
 
-/* SET_IRQS with two eventfds of data whatever the flags: ioctl's return. */
-static int set_irqs_raw(struct fx *f, uint32_t index, uint32_t start,
-			uint32_t count, uint32_t flags, int efd)
-{
-	struct {
-		struct vfio_irq_set s;
-		int32_t fd[2];
-	} a = { .s = { .argsz = sizeof(a), .index = index, .start = start,
-		       .count = count, .flags = flags },
-		.fd = { efd, efd } };
-
-	return ioctl(f->dev, VFIO_DEVICE_SET_IRQS, &a);
-}
-
 TEST(set_irqs_invalid, FX_VFIO)
 {
 	int efd = eventfd(0, EFD_CLOEXEC);
 	const uint32_t ev = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
 
-#define SET(idx, st, cnt, fl) set_irqs_raw(f, idx, st, cnt, fl, efd)
+#define SET(idx, st, cnt, fl) set_irqs_raw(f, idx, st, cnt, fl, \
+		sizeof(struct vfio_irq_set) + 2 * sizeof(int32_t), efd)
 	EXPECT_ERRNO(SET(VFIO_PCI_NUM_IRQS, 0, 1, ev), EINVAL);
 	EXPECT_ERRNO(SET(VFIO_PCI_MSI_IRQ_INDEX, 1, 1, ev), EINVAL);
 	EXPECT_ERRNO(SET(VFIO_PCI_MSI_IRQ_INDEX, 0, 2, ev), EINVAL);

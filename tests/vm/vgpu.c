@@ -557,6 +557,25 @@ int set_irq_fd(struct fx *f, unsigned int index, int efd)
 	return ioctl(f->dev, VFIO_DEVICE_SET_IRQS, &a) ? -errno : 0;
 }
 
+/*
+ * VFIO_DEVICE_SET_IRQS as a hostile user may issue it: any header,
+ * @argsz claimed, and two copies of @efd after the header whatever the
+ * flags say (the kernel reads at most what argsz and count allow, and
+ * refuses more).  The ioctl's return, errno set.
+ */
+int set_irqs_raw(struct fx *f, uint32_t index, uint32_t start,
+		 uint32_t count, uint32_t flags, uint32_t argsz, int efd)
+{
+	struct {
+		struct vfio_irq_set s;
+		int32_t fd[2];
+	} a = { .s = { .argsz = argsz, .index = index, .start = start,
+		       .count = count, .flags = flags },
+		.fd = { efd, efd } };
+
+	return ioctl(f->dev, VFIO_DEVICE_SET_IRQS, &a);
+}
+
 int set_irq_none(struct fx *f, unsigned int index, uint32_t action,
 		 uint32_t count)
 {

@@ -136,6 +136,8 @@ uint32_t cfg_rd(struct fx *f, uint32_t off, size_t size);
 void cfg_wr(struct fx *f, uint32_t off, size_t size, uint32_t v);
 void *bar_map(struct fx *f, int bar);
 int set_irq_fd(struct fx *f, unsigned int index, int efd);
+int set_irqs_raw(struct fx *f, uint32_t index, uint32_t start,
+		 uint32_t count, uint32_t flags, uint32_t argsz, int efd);
 int set_irq_none(struct fx *f, unsigned int index, uint32_t action,
 		 uint32_t count);
 int fired(int efd, int ms);
