@@ -112,7 +112,7 @@ CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
  */
 static int mdgpu_cu_attr_memop(CUdevice_attribute host_attr)
 {
-	if ((mdgpu_cu.info.abi_version & 0xffff) < 10)
+	if (!mdgpu_cu_memop_offered())
 		return 0;
 	if (!host_attr)
 		return 1;

@@ -123,6 +123,14 @@ static CUresult mdgpu_cu_memop_make(unsigned type, CUdeviceptr addr,
 	return CUDA_SUCCESS;
 }
 
+/* The first ABI minor with STREAM_MEMOP. */
+#define MDGPU_CU_MEMOP_MINOR	10
+
+bool mdgpu_cu_memop_offered(void)
+{
+	return (mdgpu_cu.info.abi_version & 0xffff) >= MDGPU_CU_MEMOP_MINOR;
+}
+
 /*
  * Under the lock: the stream argument resolved, its capture refused, the
  * daemon's minor checked.  *stream becomes the resolved stream.
@@ -136,10 +144,11 @@ static CUresult mdgpu_cu_memop_stream(CUstream *stream)
 	r = mdgpu_cu_capture_refuse(*stream, "a stream memory operation");
 	if (r)
 		return r;
-	if ((mdgpu_cu.info.abi_version & 0xffff) < 10) {
+	if (!mdgpu_cu_memop_offered()) {
 		mdgpu_cu_log("stream memory operations: the daemon speaks ABI "
-			     "1.%u (they need 1.10)",
-			     mdgpu_cu.info.abi_version & 0xffff);
+			     "1.%u (they need 1.%u)",
+			     mdgpu_cu.info.abi_version & 0xffff,
+			     MDGPU_CU_MEMOP_MINOR);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
 	return CUDA_SUCCESS;

@@ -280,6 +280,9 @@ uint32_t mdgpu_cu_stream_handle(CUstream s);
 /* Under the lock: frees s and its daemon stream, whose queued work still
  * runs. */
 void mdgpu_cu_stream_drop(CUstream s);
+/* Whether the daemon serves stream memory operations (memop.c): ABI
+ * 1.10 or later. */
+bool mdgpu_cu_memop_offered(void);
 /*
  * Under the lock: the calling thread's per-thread default stream of ctx
  * if it still lives, else NULL; remember s as that stream (-ENOMEM).
