@@ -166,32 +166,72 @@ static void test_batch(CUdeviceptr d)
 typedef CUresult (*memop32_fn)(CUstream, CUdeviceptr, cuuint32_t,
 			       unsigned int);
 
-/* The v1 names and the per-thread-default-stream variants. */
+typedef CUresult (*memop64_fn)(CUstream, CUdeviceptr, cuuint64_t,
+			       unsigned int);
+typedef CUresult (*batch_fn)(CUstream, unsigned int,
+			     CUstreamBatchMemOpParams *, unsigned int);
+
+/* Every exported name of the memop calls besides the _v2 ones that
+ * cuda.h maps to: the v1 names and the per-thread-default-stream
+ * variants, each called once and its effect checked. */
 static void test_names(CUdeviceptr d)
 {
-	static const char *const names[] = {
+	static const char *const w32[] = {
 		"cuStreamWriteValue32", "cuStreamWriteValue32_ptsz",
 		"cuStreamWriteValue32_v2_ptsz",
 	};
+	static const char *const w64[] = {
+		"cuStreamWriteValue64", "cuStreamWriteValue64_ptsz",
+		"cuStreamWriteValue64_v2_ptsz",
+	};
+	static const char *const wait32[] = {
+		"cuStreamWaitValue32", "cuStreamWaitValue32_ptsz",
+		"cuStreamWaitValue32_v2_ptsz",
+	};
+	static const char *const wait64[] = {
+		"cuStreamWaitValue64", "cuStreamWaitValue64_ptsz",
+		"cuStreamWaitValue64_v2_ptsz",
+	};
+	static const char *const batch[] = {
+		"cuStreamBatchMemOp_ptsz", "cuStreamBatchMemOp_v2_ptsz",
+	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		memop32_fn fn = (memop32_fn)dlsym(RTLD_DEFAULT, names[i]);
+	for (size_t i = 0; i < sizeof(w32) / sizeof(w32[0]); i++) {
+		memop32_fn w = (memop32_fn)dlsym(RTLD_DEFAULT, w32[i]);
+		memop32_fn t = (memop32_fn)dlsym(RTLD_DEFAULT, wait32[i]);
+
+		EXPECT(w != NULL && t != NULL);
+		if (!w || !t)
+			continue;
+		OK(w(NULL, d, 100 + (uint32_t)i, 0));
+		OK(t(NULL, d, 100 + (uint32_t)i, CU_STREAM_WAIT_VALUE_EQ));
+		OK(cuCtxSynchronize());
+		EXPECT(get32(d) == 100 + i);
+	}
+	for (size_t i = 0; i < sizeof(w64) / sizeof(w64[0]); i++) {
+		memop64_fn w = (memop64_fn)dlsym(RTLD_DEFAULT, w64[i]);
+		memop64_fn t = (memop64_fn)dlsym(RTLD_DEFAULT, wait64[i]);
+
+		EXPECT(w != NULL && t != NULL);
+		if (!w || !t)
+			continue;
+		OK(w(NULL, d + 8, (1ULL << 40) + i, 0));
+		OK(t(NULL, d + 8, (1ULL << 40) + i, CU_STREAM_WAIT_VALUE_GEQ));
+		OK(cuCtxSynchronize());
+		EXPECT(get64(d + 8) == (1ULL << 40) + i);
+	}
+	for (size_t i = 0; i < sizeof(batch) / sizeof(batch[0]); i++) {
+		batch_fn fn = (batch_fn)dlsym(RTLD_DEFAULT, batch[i]);
+		CUstreamBatchMemOpParams p;
 
 		EXPECT(fn != NULL);
 		if (!fn)
 			continue;
-		OK(fn(NULL, d, 100 + (uint32_t)i, 0));
+		memop(&p, CU_STREAM_MEM_OP_WRITE_VALUE_32, d, 200 + (uint32_t)i,
+		      0);
+		OK(fn(NULL, 1, &p, 0));
 		OK(cuCtxSynchronize());
-		EXPECT(get32(d) == 100 + i);
-	}
-	{
-		memop32_fn wait = (memop32_fn)dlsym(RTLD_DEFAULT,
-						    "cuStreamWaitValue32_ptsz");
-
-		EXPECT(wait != NULL);
-		if (wait)
-			OK(wait(NULL, d, 102, CU_STREAM_WAIT_VALUE_EQ));
-		OK(cuCtxSynchronize());
+		EXPECT(get32(d) == 200 + i);
 	}
 }
 
