@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/pci_loc.h"
 #include "priv.h"
 
 static CUresult mdgpu_cu_device_check(CUdevice dev)
@@ -86,6 +87,51 @@ CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 /* cuDeviceGetUuid (9.2) and _v2 (11.4) differ only for MIG instances,
  * which a vGPU is not. */
 MDGPU_CU_ALIAS(cuDeviceGetUuid, cuDeviceGetUuid_v2);
+
+/*
+ * The vGPU's PCI location, the one its PCI attributes give: 0000:00:00.0
+ * (the host GPU's location is not the tenant's to know).  Written as
+ * NVIDIA's driver writes a bus id, "%04x:%02x:%02x.0" in upper case, cut
+ * to len bytes with the NUL as cuDeviceGetName cuts a name.
+ */
+CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+	CUresult r;
+
+	if (!pciBusId || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	r = mdgpu_cu_device_check(dev);
+	if (!r)
+		snprintf(pciBusId, (size_t)len, "%04X:%02X:%02X.0", 0, 0, 0);
+	mdgpu_cu_leave();
+	return r;
+}
+
+/* Device 0 for the vGPU's location in any spelling CUDA takes
+ * (common/pci_loc.h), CUDA_ERROR_INVALID_DEVICE for any other location,
+ * CUDA_ERROR_INVALID_VALUE for text that is not a location. */
+CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
+{
+	struct mdgpu_pci_loc l;
+	CUresult r;
+
+	if (!dev || !pciBusId)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_enter();
+	if (r)
+		return r;
+	mdgpu_cu_leave();
+	if (mdgpu_pci_loc_parse(pciBusId, MDGPU_PCI_LOC_DOMAIN_OPTIONAL |
+				MDGPU_PCI_LOC_FUNCTION_OPTIONAL, &l))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (l.dom || l.bus || l.slot || l.fn)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*dev = 0;
+	return CUDA_SUCCESS;
+}
 
 CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {

@@ -9,7 +9,6 @@
  * it is shared with other tenants and would tell one tenant about the
  * others' work (Documentation/nvml.md).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "uapi/mdgpu.h"
+#include "common/pci_loc.h"
 #include "priv.h"
 
 /* The vGPU's PCI identity, as libcuda reports it: its own vendor and
@@ -74,52 +74,19 @@ nvmlReturn_t DECLDIR nvmlDeviceGetHandleByUUID(const char *uuid,
 	return NVML_SUCCESS;
 }
 
-/* [domain:]bus:device.function in hex, as NVML takes it; false if s is
- * not one. */
-static bool mdgpu_nvml_parse_bus_id(const char *s, unsigned long v[4])
-{
-	unsigned long n[4];
-	int parts = 0;
-	char *end;
-
-	for (;;) {
-		if (!isxdigit((unsigned char)*s) || parts == 4)
-			return false;
-		n[parts++] = strtoul(s, &end, 16);
-		if (end - s > 8)
-			return false;
-		s = end;
-		if (*s == ':' && parts < 3) {
-			s++;
-		} else if (*s == '.' && parts >= 2) {
-			s++;
-		} else {
-			break;
-		}
-	}
-	if (*s || parts < 3)
-		return false;
-	if (parts == 3) {		/* bus:device.function */
-		v[0] = 0;
-		memcpy(&v[1], n, 3 * sizeof(n[0]));
-	} else {
-		memcpy(v, n, 4 * sizeof(n[0]));
-	}
-	return v[1] <= 0xff && v[2] <= 0x1f && v[3] <= 7;
-}
-
 nvmlReturn_t DECLDIR nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId,
 						      nvmlDevice_t *device)
 {
 	nvmlReturn_t r = mdgpu_nvml_check_init();
-	unsigned long id[4];
+	struct mdgpu_pci_loc l;
 
 	if (r)
 		return r;
-	if (!pciBusId || !device || !mdgpu_nvml_parse_bus_id(pciBusId, id))
+	if (!pciBusId || !device ||
+	    mdgpu_pci_loc_parse(pciBusId, MDGPU_PCI_LOC_DOMAIN_OPTIONAL, &l))
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (mdgpu_nvml_check(&mdgpu_nvml_device) || id[0] || id[1] ||
-	    id[2] || id[3])
+	if (mdgpu_nvml_check(&mdgpu_nvml_device) || l.dom || l.bus ||
+	    l.slot || l.fn)
 		return NVML_ERROR_NOT_FOUND;
 	*device = &mdgpu_nvml_device;
 	return NVML_SUCCESS;

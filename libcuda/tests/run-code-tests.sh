@@ -12,7 +12,8 @@
 # synchronize does not hold other threads (MDGPU_TEST_CONCURRENCY), on the
 # same daemon with its default slices: the daemon's only vGPU keeps its
 # slice while its streams have work (core/dispatch.c), so a 1 s kernel on
-# one stream does not hold up another thread's commands.
+# one stream does not hold up another thread's commands.  With
+# MDGPU_CODE_TESTS_GPU=1 the cuda backend runs on the machine's GPU.
 #   run-code-tests.sh LIBDIR PROGRAM   (BUILD: the build directory)
 set -u
 
@@ -78,8 +79,18 @@ else
 fi
 stop
 
-if [ -x "$BUILD/mdgpud-worker" ] && [ -f "$BUILD/cuda-fake/libcuda.so.1" ]; then
-	start cuda LD_LIBRARY_PATH="$BUILD/cuda-fake"
+# MDGPU_CODE_TESTS_GPU=1 (the GPU machine): the cuda backend's workers
+# load the system's libcuda.so.1, the GPU, instead of the fake.
+if [ "${MDGPU_CODE_TESTS_GPU:-0}" = 1 ]; then
+	CUDA_LIB=
+	HAVE_CUDA_LIB=true
+else
+	CUDA_LIB=$BUILD/cuda-fake
+	HAVE_CUDA_LIB=false
+	[ -f "$CUDA_LIB/libcuda.so.1" ] && HAVE_CUDA_LIB=true
+fi
+if [ -x "$BUILD/mdgpud-worker" ] && $HAVE_CUDA_LIB; then
+	start cuda ${CUDA_LIB:+LD_LIBRARY_PATH="$CUDA_LIB"}
 	case $? in
 	0) run cuda "$PROG" || FAILS=$((FAILS + 1))
 	   run cuda env CUDA_MODULE_LOADING=EAGER "$PROG" ||

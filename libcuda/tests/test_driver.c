@@ -120,6 +120,61 @@ static bool uuid_is(const CUuuid *u, const char *s)
 	return !strcasecmp(t, s);
 }
 
+/*
+ * The vGPU's PCI location: the bus id agrees with the PCI attributes (all
+ * 0), cut like a name; every spelling CUDA takes finds device 0, another
+ * location is INVALID_DEVICE, text that is not one INVALID_VALUE.
+ */
+static void test_device_pci(void)
+{
+	static const char *const same[] = {
+		"0000:00:00.0", "00000000:00:00.0", "00:00.0", "0:0:0",
+		"0000:00:00", "0:0.0",
+	};
+	static const char *const other[] = {
+		"0000:00:01.0", "0001:00:00.0", "00:00.1", "0000:3b:00.0",
+		"7fffffff:ff:1f.7",
+	};
+	static const char *const bad[] = {
+		"", ":", "0000:00:00.", "0000:00:20.0", "0000:00:00.8",
+		"000000000:00:00.0", "0000:000:00.0", "0000:00:00.0 ",
+		"80000000:00:00.0", "0000:00:00:00.0", "00.0", "0000:0g:00.0",
+		"0000:00", "0000:00:00.00",
+	};
+	char id[32];
+	CUdevice d;
+	int x;
+
+	OK(cuDeviceGetPCIBusId(id, sizeof(id), 0));
+	EXPECT(!strcmp(id, "0000:00:00.0"));
+	OK(cuDeviceGetPCIBusId(id, 5, 0));
+	EXPECT(!strcmp(id, "0000"));
+	EXPECT_RES(cuDeviceGetPCIBusId(id, sizeof(id), 1),
+		   CUDA_ERROR_INVALID_DEVICE);
+	EXPECT_RES(cuDeviceGetPCIBusId(id, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuDeviceGetPCIBusId(NULL, 13, 0), CUDA_ERROR_INVALID_VALUE);
+	OK(cuDeviceGetAttribute(&x, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0));
+	EXPECT(x == 0);
+	OK(cuDeviceGetAttribute(&x, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0));
+	EXPECT(x == 0);
+	OK(cuDeviceGetAttribute(&x, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0));
+	EXPECT(x == 0);
+	for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+		d = -1;
+		OK(cuDeviceGetByPCIBusId(&d, same[i]));
+		EXPECT(d == 0);
+	}
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		EXPECT_RES(cuDeviceGetByPCIBusId(&d, other[i]),
+			   CUDA_ERROR_INVALID_DEVICE);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT_RES(cuDeviceGetByPCIBusId(&d, bad[i]),
+			   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuDeviceGetByPCIBusId(NULL, "0000:00:00.0"),
+		   CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuDeviceGetByPCIBusId(&d, NULL), CUDA_ERROR_INVALID_VALUE);
+}
+
 static void test_device(void)
 {
 	CUdevice d = -1;
@@ -185,6 +240,7 @@ static void test_device(void)
 	EXPECT_RES(cuDeviceGetAttribute(&x,
 			CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 3),
 		   CUDA_ERROR_INVALID_DEVICE);
+	test_device_pci();
 }
 
 static void *thread_no_ctx(void *arg)

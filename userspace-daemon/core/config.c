@@ -22,6 +22,7 @@
 #include "mdgpud/log.h"
 #include "mdgpud/sched.h"
 #include "common/gpu_select.h"
+#include "common/pci_loc.h"
 #include "common/words.h"
 
 void mdgpud_config_defaults(struct mdgpud_config *cfg)
@@ -529,60 +530,14 @@ bool mdgpud_config_key_compared(const char *key)
 	return false;
 }
 
-/*
- * One field of a PCI address: 1 to max_digits hexadecimal digits and
- * then the character end; *s moves past both.
- */
-static int mdgpud_pci_field(const char **s, int max_digits, char end,
-			    uint32_t *out)
-{
-	uint32_t v = 0;
-	int n = 0;
-
-	for (; isxdigit((unsigned char)**s); (*s)++) {
-		if (++n > max_digits)
-			return -EINVAL;
-		v = v << 4 | (uint32_t)(isdigit((unsigned char)**s) ?
-			      **s - '0' : tolower((unsigned char)**s) - 'a' + 10);
-	}
-	if (!n || **s != end)
-		return -EINVAL;
-	if (end)
-		(*s)++;
-	*out = v;
-	return 0;
-}
-
-/* A PCI address's numbers: "domain:bus:slot.function" (or, with
- * domain_optional, "bus:slot.function" for domain 0). */
-struct mdgpud_pci_loc {
-	uint32_t dom, bus, slot, fn;
-};
-
-static int mdgpud_pci_fields(const char *s, bool domain_optional,
-			     struct mdgpud_pci_loc *loc)
-{
-	const char *colon = strchr(s, ':');
-
-	loc->dom = 0;
-	if (!(domain_optional && colon && !strchr(colon + 1, ':')) &&
-	    mdgpud_pci_field(&s, 8, ':', &loc->dom))
-		return -EINVAL;
-	if (mdgpud_pci_field(&s, 2, ':', &loc->bus) ||
-	    mdgpud_pci_field(&s, 2, '.', &loc->slot) ||
-	    mdgpud_pci_field(&s, 1, '\0', &loc->fn) ||
-	    loc->dom > INT32_MAX || loc->slot > 0x1f || loc->fn > 7)
-		return -EINVAL;
-	return 0;
-}
-
 /* The address s names, in canonical form into out. */
 static int mdgpud_pci_parse(const char *s, bool domain_optional,
 			    char out[MDGPUD_PCI_ADDR_LEN])
 {
-	struct mdgpud_pci_loc l;
+	struct mdgpu_pci_loc l;
 
-	if (mdgpud_pci_fields(s, domain_optional, &l))
+	if (mdgpu_pci_loc_parse(s, domain_optional ?
+				MDGPU_PCI_LOC_DOMAIN_OPTIONAL : 0, &l))
 		return -EINVAL;
 	snprintf(out, MDGPUD_PCI_ADDR_LEN, "%04" PRIx32 ":%02" PRIx32
 		 ":%02" PRIx32 ".%" PRIx32, l.dom, l.bus, l.slot, l.fn);
@@ -604,9 +559,10 @@ _Static_assert((uint64_t)MDGPUD_WORKER_UID_AUTO_ORDINAL_BASE +
 
 int mdgpud_worker_uid_auto(const char *bus_id, int ordinal, uint32_t *base)
 {
-	struct mdgpud_pci_loc l;
+	struct mdgpu_pci_loc l;
 
-	if (bus_id && !mdgpud_pci_fields(bus_id, true, &l) &&
+	if (bus_id && !mdgpu_pci_loc_parse(bus_id,
+					   MDGPU_PCI_LOC_DOMAIN_OPTIONAL, &l) &&
 	    l.dom < MDGPUD_WORKER_UID_PCI_DOMAINS && l.fn == 0) {
 		uint32_t n = l.dom * 8192u + l.bus * 32u + l.slot;
 
