@@ -328,6 +328,7 @@ static int cmd_spin(double secs, uint64_t ns)
 struct reset_arg {
 	struct mdgpu *g;
 	int ret;
+	uint64_t start_ns, end_ns;	/* the mdgpu_reset() call */
 };
 
 static void *reset_thread(void *p)
@@ -336,7 +337,9 @@ static void *reset_thread(void *p)
 	struct timespec ts = { 0, 150 * 1000 * 1000 };
 
 	nanosleep(&ts, NULL);
+	a->start_ns = now_ns();
 	a->ret = mdgpu_reset(a->g);
+	a->end_ns = now_ns();
 	return NULL;
 }
 
@@ -355,22 +358,30 @@ static int cmd_reset(void)
 	CHECK(g, mdgpu_mem_alloc(g, 1 << 20, &d));
 	CHECK(g, mdgpu_fill_u32(g, d, 1 << 18, 0x5a5a5a5a));
 	/*
-	 * 2 s of queued work in 20 commands: few enough to be queued long
-	 * before the reset, however slowly this guest submits.
+	 * 20 s of queued work in 20 commands: few enough to be queued long
+	 * before the reset, however slowly this guest submits, and long
+	 * enough that the reset reaches the device first even in a guest
+	 * nested in a TCG guest on a loaded 2-core host, where 2 s of work
+	 * once finished before the reset took effect.  A reset that works
+	 * ends the wait at once, so the length costs nothing.
 	 */
 	for (int i = 0; i < 20; i++)
-		CHECK(g, mdgpu_spin_ns(g, 100000000));
+		CHECK(g, mdgpu_spin_ns(g, MDGPU_SPIN_NS_MAX));
 	ra.g = g;
 	t0 = now_ns();
 	pthread_create(&th, NULL, reset_thread, &ra);
 	ret = mdgpu_synchronize(g);
 	pthread_join(th, NULL);
 	EXPECT(ra.ret == 0, "VFIO_DEVICE_RESET: %d", ra.ret);
-	EXPECT(ret == -ECANCELED, "waiting through a reset gave %d (%s)", ret,
-	       mdgpu_last_error(g));
-	printf("ok: reset after 150 ms of 2 s of queued work: the wait "
-	       "returned %d (%s) after %.0f ms\n", ret, mdgpu_last_error(g),
-	       (now_ns() - t0) / 1e6);
+	EXPECT(ret == -ECANCELED, "waiting through a reset gave %d (%s) "
+	       "after %.0f ms; the reset call ran from %.0f to %.0f ms", ret,
+	       mdgpu_last_error(g), (now_ns() - t0) / 1e6,
+	       (ra.start_ns - t0) / 1e6, (ra.end_ns - t0) / 1e6);
+	printf("ok: reset after 150 ms of 20 s of queued work: the wait "
+	       "returned %d (%s) after %.0f ms; the reset call ran from "
+	       "%.0f to %.0f ms\n", ret, mdgpu_last_error(g),
+	       (now_ns() - t0) / 1e6, (ra.start_ns - t0) / 1e6,
+	       (ra.end_ns - t0) / 1e6);
 	CHECK(g, mdgpu_query(g, MDGPU_QUERY_FB_USED, &used));
 	EXPECT(used == 0, "fb_used after reset %" PRIu64, used);
 	ret = mdgpu_checksum(g, d, 1 << 18, &sum);
