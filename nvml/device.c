@@ -259,6 +259,32 @@ nvmlReturn_t DECLDIR nvmlDeviceGetComputeMode(nvmlDevice_t device,
 	return NVML_SUCCESS;
 }
 
+/*
+ * Peer-to-peer between two devices: a process sees one vGPU and no peer
+ * (libcuda's cuDeviceCanAccessPeer has none to name), so the only pair
+ * there is, the vGPU with itself, answers NOT_SUPPORTED for every
+ * capability.  The call succeeds, as on a single-GPU host: NCCL asks it
+ * of every pair of devices, the device with itself included, at its first
+ * NVML use and fails its initialisation on an error.
+ */
+nvmlReturn_t DECLDIR nvmlDeviceGetP2PStatus(nvmlDevice_t device1,
+					    nvmlDevice_t device2,
+					    nvmlGpuP2PCapsIndex_t p2pIndex,
+					    nvmlGpuP2PStatus_t *p2pStatus)
+{
+	nvmlReturn_t r = mdgpu_nvml_check(device1);
+
+	if (!r)
+		r = mdgpu_nvml_check(device2);
+	if (r)
+		return r;
+	if (!p2pStatus || (unsigned int)p2pIndex >=
+	    (unsigned int)NVML_P2P_CAPS_INDEX_UNKNOWN)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*p2pStatus = NVML_P2P_STATUS_NOT_SUPPORTED;
+	return NVML_SUCCESS;
+}
+
 /* Nothing of the vGPU outlives its user: a socket vGPU goes with its
  * connection, a VM's is the daemon's and the module's to keep. */
 nvmlReturn_t DECLDIR nvmlDeviceGetPersistenceMode(nvmlDevice_t device,

@@ -328,6 +328,20 @@ static void test_properties(void **state)
 	assert_int_equal(minor_nr, 9);
 	assert_int_equal(nvmlDeviceGetBrand(dev, &brand), NVML_SUCCESS);
 	assert_int_equal(brand, NVML_BRAND_UNKNOWN);
+	/* P2P: the vGPU with itself, the one pair, has none of it. */
+	for (int i = 0; i < (int)NVML_P2P_CAPS_INDEX_UNKNOWN; i++) {
+		nvmlGpuP2PStatus_t p2p = NVML_P2P_STATUS_OK;
+
+		assert_int_equal(nvmlDeviceGetP2PStatus(dev, dev,
+				 (nvmlGpuP2PCapsIndex_t)i, &p2p), NVML_SUCCESS);
+		assert_int_equal(p2p, NVML_P2P_STATUS_NOT_SUPPORTED);
+	}
+	assert_int_equal(nvmlDeviceGetP2PStatus(dev, dev,
+			 NVML_P2P_CAPS_INDEX_UNKNOWN, &(nvmlGpuP2PStatus_t){ 0 }),
+			 NVML_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(nvmlDeviceGetP2PStatus(dev, dev,
+			 NVML_P2P_CAPS_INDEX_READ, NULL),
+			 NVML_ERROR_INVALID_ARGUMENT);
 
 	assert_int_equal(nvmlSystemGetDriverVersion(s, sizeof(s)),
 			 NVML_SUCCESS);
@@ -407,6 +421,14 @@ static void test_bad_handles(void **state)
 				 NVML_ERROR_INVALID_ARGUMENT);
 		assert_int_equal(nvmlDeviceGetIndex(d, &x),
 				 NVML_ERROR_INVALID_ARGUMENT);
+		assert_int_equal(nvmlDeviceGetP2PStatus(d, dev,
+				 NVML_P2P_CAPS_INDEX_READ,
+				 &(nvmlGpuP2PStatus_t){ 0 }),
+				 NVML_ERROR_INVALID_ARGUMENT);
+		assert_int_equal(nvmlDeviceGetP2PStatus(dev, d,
+				 NVML_P2P_CAPS_INDEX_WRITE,
+				 &(nvmlGpuP2PStatus_t){ 0 }),
+				 NVML_ERROR_INVALID_ARGUMENT);
 		assert_int_equal(nvmlDeviceGetTemperature(d,
 				 NVML_TEMPERATURE_GPU, &x),
 				 NVML_ERROR_INVALID_ARGUMENT);
@@ -433,6 +455,7 @@ static const char *const implemented[] = {
 	"nvmlDeviceGetPciInfo", "nvmlDeviceGetPciInfo_v2",
 	"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetCudaComputeCapability",
 	"nvmlDeviceGetComputeMode", "nvmlDeviceGetPersistenceMode",
+	"nvmlDeviceGetP2PStatus",
 	"nvmlDeviceGetIndex", "nvmlDeviceGetMinorNumber", "nvmlDeviceGetBrand",
 	"nvmlDeviceGetArchitecture", "nvmlDeviceGetTemperature",
 	"nvmlDeviceGetPowerUsage", "nvmlDeviceGetClockInfo",
