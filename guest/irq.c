@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mdgpu-guest: interrupts.  One vector, MSI if the platform gives it, INTx
- * otherwise.  The handler only acknowledges IRQ_STATUS and wakes waiters;
- * what the interrupt means is decided by the waiters, under the device lock,
- * from the registers (see mdgpu_gdev_sync()).
+ * otherwise.  The handler wakes waiters (under INTx it first acknowledges
+ * IRQ_STATUS); what the interrupt means is decided by the waiters, under
+ * the device lock, from the registers (see mdgpu_gdev_sync()).
  */
 #include <linux/interrupt.h>
 #include <linux/moduleparam.h>
@@ -27,6 +27,17 @@ static irqreturn_t mdgpu_gdev_isr(int irq, void *data)
 	struct mdgpu_gdev *gd = data;
 	u32 pending;
 
+	/*
+	 * MSI is never shared and the device sends one for every cause it
+	 * raises, pending or not: nothing to tell apart or acknowledge, and
+	 * no register access (a VM exit) on the completion path.  The
+	 * waiters read what changed.
+	 */
+	if (gd->irq_mode == MDGPU_GUEST_IRQ_MSI) {
+		atomic64_inc(&gd->irq_count);
+		mdgpu_gdev_kick(gd);
+		return IRQ_HANDLED;
+	}
 	pending = mdgpu_gdev_read(gd, MDGPU_REG_IRQ_STATUS);
 	/* Shared INTx line, or a device that is gone (all-ones). */
 	if (!pending || pending == U32_MAX)

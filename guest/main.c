@@ -25,13 +25,51 @@ module_param_named(reset_timeout_ms, mdgpu_gdev_reset_timeout_ms, uint,
 MODULE_PARM_DESC(reset_timeout_ms,
 		 "longest wait of RESET for the host to complete a reset (ms)");
 
+/*
+ * Where the device mirrors register @reg in BAR2 (struct
+ * mdgpu_ring_mirror, ABI 1.11; the fence is a little-endian u64, its
+ * high half 4 bytes in), or -1 for a register read in BAR0 only.
+ */
+static int mdgpu_gdev_mirror_off(u32 reg)
+{
+	switch (reg) {
+	case MDGPU_REG_FENCE_LO:
+		return offsetof(struct mdgpu_ring_mirror, fence);
+	case MDGPU_REG_FENCE_HI:
+		return offsetof(struct mdgpu_ring_mirror, fence) + 4;
+	case MDGPU_REG_SQ_HEAD:
+		return offsetof(struct mdgpu_ring_mirror, sq_head);
+	case MDGPU_REG_SQ_TAIL:
+		return offsetof(struct mdgpu_ring_mirror, sq_tail);
+	case MDGPU_REG_ERROR:
+		return offsetof(struct mdgpu_ring_mirror, error);
+	case MDGPU_REG_IRQ_STATUS:
+		return offsetof(struct mdgpu_ring_mirror, irq_status);
+	case MDGPU_REG_STATUS:
+		return offsetof(struct mdgpu_ring_mirror, status);
+	default:
+		return -1;
+	}
+}
+
+/*
+ * A register: from the mirror where the device keeps one (a memory read,
+ * no trap to the host), else from BAR0 (a trapped access, a VM exit).
+ * Every BAR0 access is counted (sysfs bar0_reads, bar0_writes).
+ */
 u32 mdgpu_gdev_read(struct mdgpu_gdev *gd, u32 reg)
 {
+	int off = gd->mirror ? mdgpu_gdev_mirror_off(reg) : -1;
+
+	if (off >= 0)
+		return readl(gd->mirror + off);
+	atomic64_inc(&gd->bar0_reads);
 	return readl(gd->regs + reg);
 }
 
 void mdgpu_gdev_write(struct mdgpu_gdev *gd, u32 reg, u32 val)
 {
+	atomic64_inc(&gd->bar0_writes);
 	writel(val, gd->regs + reg);
 }
 
@@ -203,6 +241,28 @@ static int mdgpu_gdev_check(struct mdgpu_gdev *gd)
 	return 0;
 }
 
+static bool mdgpu_gdev_use_mirror = true;
+module_param_named(register_mirror, mdgpu_gdev_use_mirror, bool, 0444);
+MODULE_PARM_DESC(register_mirror,
+		 "read polled registers from the device's mirror in BAR2 (ABI 1.11); 0: in BAR0, a VM exit each, as for an older device");
+
+/*
+ * The register mirror of a device of ABI 1.11 or later whose BAR2 holds
+ * it; without one (an older device, or register_mirror=0) every register
+ * is read in BAR0.
+ */
+static int mdgpu_gdev_map_mirror(struct mdgpu_gdev *gd)
+{
+	u64 off = MDGPU_RING_MIRROR_OFFSET(gd->ring_entries);
+
+	if (!mdgpu_gdev_use_mirror || (gd->abi_version & 0xffff) < 11 ||
+	    MDGPU_RING_REGION_BYTES(gd->ring_entries) > gd->ring_size)
+		return 0;
+	gd->mirror = pci_iomap_range(gd->pdev, MDGPU_BAR_RING, off,
+				     MDGPU_RING_MIRROR_SIZE);
+	return gd->mirror ? 0 : -ENOMEM;
+}
+
 /* BAR0 registers, BAR2 ring, BAR4 aperture: memory BARs, page aligned. */
 static int mdgpu_gdev_bars(struct mdgpu_gdev *gd)
 {
@@ -263,6 +323,9 @@ static int mdgpu_gdev_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	ret = mdgpu_gdev_check(gd);
 	if (ret)
 		goto err_unmap;
+	ret = mdgpu_gdev_map_mirror(gd);
+	if (ret)
+		goto err_unmap;
 	pci_set_master(pdev);
 
 	ret = ida_alloc(&mdgpu_gdev_ida, GFP_KERNEL);
@@ -296,10 +359,11 @@ static int mdgpu_gdev_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	pci_set_drvdata(pdev, gd);
 
 	dev_info(&pdev->dev,
-		 "%s: ABI %u.%u, %u ring entries, aperture %llu KiB, %s\n",
+		 "%s: ABI %u.%u, %u ring entries, aperture %llu KiB, %s, registers %s\n",
 		 gd->name, gd->abi_version >> 16, gd->abi_version & 0xffff,
 		 gd->ring_entries, (u64)gd->aper_size >> 10,
-		 gd->irq_mode == MDGPU_GUEST_IRQ_MSI ? "MSI" : "INTx");
+		 gd->irq_mode == MDGPU_GUEST_IRQ_MSI ? "MSI" : "INTx",
+		 gd->mirror ? "mirrored" : "in BAR0 only");
 	return 0;
 
 err_stop:
@@ -311,6 +375,8 @@ err_ida:
 	ida_free(&mdgpu_gdev_ida, gd->index);
 err_unmap:
 	pci_clear_master(pdev);
+	if (gd->mirror)
+		pci_iounmap(pdev, gd->mirror);
 	pci_iounmap(pdev, gd->regs);
 err_release:
 	pci_release_regions(pdev);
@@ -341,11 +407,63 @@ static void mdgpu_gdev_remove(struct pci_dev *pdev)
 	mdgpu_gdev_kick(gd);
 	ida_free(&mdgpu_gdev_ida, gd->index);
 	pci_clear_master(pdev);
+	if (gd->mirror)
+		pci_iounmap(pdev, gd->mirror);
 	pci_iounmap(pdev, gd->regs);
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
 	mdgpu_gdev_put(gd);
 }
+
+/*
+ * sysfs, on the PCI device: the trapped register accesses the driver made
+ * (each a VM exit to the VMM) and whether it reads the mirror.
+ */
+static ssize_t bar0_reads_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	struct mdgpu_gdev *gd = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&gd->bar0_reads));
+}
+static DEVICE_ATTR_RO(bar0_reads);
+
+static ssize_t bar0_writes_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct mdgpu_gdev *gd = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&gd->bar0_writes));
+}
+static DEVICE_ATTR_RO(bar0_writes);
+
+static ssize_t register_mirror_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	struct mdgpu_gdev *gd = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%d\n", gd->mirror ? 1 : 0);
+}
+static DEVICE_ATTR_RO(register_mirror);
+
+static ssize_t irq_mode_show(struct device *dev,
+			     struct device_attribute *attr, char *buf)
+{
+	struct mdgpu_gdev *gd = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%s\n",
+			  gd->irq_mode == MDGPU_GUEST_IRQ_MSI ? "msi" : "intx");
+}
+static DEVICE_ATTR_RO(irq_mode);
+
+static struct attribute *mdgpu_gdev_attrs[] = {
+	&dev_attr_bar0_reads.attr,
+	&dev_attr_bar0_writes.attr,
+	&dev_attr_register_mirror.attr,
+	&dev_attr_irq_mode.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(mdgpu_gdev);
 
 static const struct pci_device_id mdgpu_gdev_ids[] = {
 	{ PCI_DEVICE(MDGPU_PCI_VENDOR_ID, MDGPU_PCI_DEVICE_ID) },
@@ -358,6 +476,7 @@ static struct pci_driver mdgpu_gdev_driver = {
 	.id_table = mdgpu_gdev_ids,
 	.probe = mdgpu_gdev_probe,
 	.remove = mdgpu_gdev_remove,
+	.dev_groups = mdgpu_gdev_groups,
 };
 module_pci_driver(mdgpu_gdev_driver);
 

@@ -46,15 +46,19 @@ enum mdgpu_gdev_flag {
  *    REMOVED transition.  Whoever holds it and sees REMOVED clear may touch
  *    the BARs: remove sets REMOVED under @lock before freeing the IRQ and
  *    unmapping.
- *  - the interrupt handler takes no lock: it reads and clears IRQ_STATUS
- *    (write-1-to-clear, so it cannot lose bits set by the device
- *    concurrently), updates atomics and flag bits, and wakes @wq.
+ *  - the interrupt handler takes no lock: under INTx it reads and clears
+ *    IRQ_STATUS (write-1-to-clear, so it cannot lose bits set by the
+ *    device concurrently), under MSI it touches no register; it updates
+ *    atomics and flag bits, and wakes @wq.
  *    Waiters recheck the device under @lock.
  */
 struct mdgpu_gdev {
 	struct kref ref;
 	struct pci_dev *pdev;
 	void __iomem *regs;		/* BAR0 */
+	void __iomem *mirror;		/* BAR2's register mirror, or NULL */
+	atomic64_t bar0_reads;		/* trapped accesses made */
+	atomic64_t bar0_writes;
 	resource_size_t ring_phys;	/* BAR2 */
 	resource_size_t ring_size;
 	resource_size_t aper_phys;	/* BAR4 */

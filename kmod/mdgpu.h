@@ -214,6 +214,8 @@ struct mdgpu_vgpu_stats {
 	u64 resets;
 	u64 hangs;			/* MDGPU_VGPU_EVENT_HANG received */
 	u64 contexts_lost;		/* MDGPU_VGPU_EVENT_LOST received */
+	u64 bar0_reads;			/* trapped BAR0 accesses: VM exits */
+	u64 bar0_writes;
 };
 
 struct mdgpu_vgpu {
@@ -282,6 +284,7 @@ int mdgpu_regs_access(struct mdgpu_vgpu *vgpu, u64 off, size_t size,
 int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
 			const struct mdgpu_ctl_complete *c, bool dma_idle);
 bool mdgpu_regs_reset_pending(struct mdgpu_vgpu *vgpu);
+void mdgpu_regs_mirror(struct mdgpu_vgpu *vgpu);
 
 /* Index in vgpu->regs of the register at BAR0 offset @off. */
 #define MDGPU_REG(off)		((off) / 4)
@@ -304,6 +307,7 @@ static inline void mdgpu_reg_write(struct mdgpu_vgpu *vgpu, u32 reg, u32 val)
 	lockdep_assert_held(&vgpu->lock);
 
 	vgpu->regs[MDGPU_REG(reg)] = val;
+	mdgpu_regs_mirror(vgpu);
 }
 
 /* Clear the bits of @clear, then set those of @set. */
@@ -315,6 +319,7 @@ static inline void mdgpu_reg_update(struct mdgpu_vgpu *vgpu, u32 reg,
 	lockdep_assert_held(&vgpu->lock);
 
 	*r = (*r & ~clear) | set;
+	mdgpu_regs_mirror(vgpu);
 }
 
 /* ---- interrupts (mdgpu_irq.c) ------------------------------------------- */

@@ -74,6 +74,39 @@ static inline u32 *mdgpu_reg(struct mdgpu_vgpu *vgpu, u32 off)
 	return &vgpu->regs[MDGPU_REG(off)];
 }
 
+/*
+ * __mdgpu_regs_mirror() - copy the polled registers into the ring's
+ * mirror (struct mdgpu_ring_mirror, ABI 1.11), status last: a reader
+ * that reads status and then the rest sees the rest at least as new.
+ * Called at the end of every change of the registers, before the lock
+ * that covered it is dropped; mdgpu_regs_init() calls it before the vGPU
+ * is published.
+ */
+static void __mdgpu_regs_mirror(struct mdgpu_vgpu *vgpu)
+{
+	struct mdgpu_ring_mirror *m = vgpu->ring->vaddr +
+		MDGPU_RING_MIRROR_OFFSET(vgpu->ring_entries);
+
+	WRITE_ONCE(m->fence, (u64)*mdgpu_reg(vgpu, MDGPU_REG_FENCE_HI) << 32 |
+		   *mdgpu_reg(vgpu, MDGPU_REG_FENCE_LO));
+	WRITE_ONCE(m->sq_head, *mdgpu_reg(vgpu, MDGPU_REG_SQ_HEAD));
+	WRITE_ONCE(m->sq_tail, *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL));
+	WRITE_ONCE(m->error, *mdgpu_reg(vgpu, MDGPU_REG_ERROR));
+	WRITE_ONCE(m->irq_status, *mdgpu_reg(vgpu, MDGPU_REG_IRQ_STATUS));
+	WRITE_ONCE(m->reserved, 0);
+	/* Pairs with the reader's read barrier between status and the rest. */
+	smp_wmb();
+	WRITE_ONCE(m->status, *mdgpu_reg(vgpu, MDGPU_REG_STATUS));
+}
+
+/* The mirror after a change of the registers.  Caller must hold vgpu->lock. */
+void mdgpu_regs_mirror(struct mdgpu_vgpu *vgpu)
+{
+	lockdep_assert_held(&vgpu->lock);
+
+	__mdgpu_regs_mirror(vgpu);
+}
+
 static void mdgpu_reg_set64(struct mdgpu_vgpu *vgpu, u32 lo, u64 val)
 {
 	*mdgpu_reg(vgpu, lo) = lower_32_bits(val);
@@ -92,6 +125,7 @@ void mdgpu_regs_init(struct mdgpu_vgpu *vgpu)
 	*mdgpu_reg(vgpu, MDGPU_REG_TYPE_ID) = vgpu->type->id;
 	*mdgpu_reg(vgpu, MDGPU_REG_WEIGHT) = vgpu->weight;
 	*mdgpu_reg(vgpu, MDGPU_REG_SM_COUNT) = vgpu->parent->sm_count;
+	__mdgpu_regs_mirror(vgpu);
 }
 
 /*
@@ -122,6 +156,7 @@ void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu)
 	mdgpu_reg_set64(vgpu, MDGPU_REG_FENCE_LO, 0);
 	mdgpu_reg_set64(vgpu, MDGPU_REG_FB_USED_LO, 0);
 	*mdgpu_reg(vgpu, MDGPU_REG_SCRATCH) = 0;
+	mdgpu_regs_mirror(vgpu);
 }
 
 static void mdgpu_reg_control(struct mdgpu_vgpu *vgpu, u32 old, u32 val)
@@ -204,6 +239,10 @@ int mdgpu_regs_access(struct mdgpu_vgpu *vgpu, u64 off, size_t size,
 
 	lockdep_assert_held(&vgpu->lock);
 
+	if (write)
+		vgpu->stats.bar0_writes++;
+	else
+		vgpu->stats.bar0_reads++;
 	if (size != 4 || (off & 3) || off >= MDGPU_REGS_SIZE ||
 	    size > MDGPU_REGS_SIZE - off) {
 		vgpu->stats.bad_accesses++;
@@ -241,6 +280,7 @@ int mdgpu_regs_access(struct mdgpu_vgpu *vgpu, u64 off, size_t size,
 	}
 	if (desc->write)
 		desc->write(vgpu, old, *val);
+	mdgpu_regs_mirror(vgpu);
 	return 0;
 }
 
@@ -289,5 +329,6 @@ int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
 	}
 	if (irq)
 		mdgpu_irq_raise(vgpu, irq);
+	mdgpu_regs_mirror(vgpu);
 	return 0;
 }

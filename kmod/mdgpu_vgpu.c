@@ -130,17 +130,27 @@ void mdgpu_vgpu_post(struct mdgpu_vgpu *vgpu, u32 type)
  * mdgpu_vgpu_reset() - device reset (VFIO_DEVICE_RESET, CONTROL.RESET,
  * close): a new generation (the daemon's COMPLETE and DMA of the old one
  * are refused from now on), registers to defaults with RESET_PENDING while
- * a daemon serves the vGPU, ring and aperture zeroed, a pending doorbell
+ * a daemon serves the vGPU, ring (but its register mirror, which shows the
+ * registers' new values) and aperture zeroed, a pending doorbell
  * dropped, RESET queued with the new generation.  Caller must hold
  * vgpu->lock.
  */
 void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu)
 {
+	u64 mirror = MDGPU_RING_MIRROR_OFFSET(vgpu->ring_entries);
+	u64 after = mirror + MDGPU_RING_MIRROR_SIZE;
+
 	lockdep_assert_held(&vgpu->lock);
 
 	vgpu->gen++;
 	mdgpu_regs_reset(vgpu);
-	memset(vgpu->ring->vaddr, 0, vgpu->ring->size);
+	/*
+	 * The ring but the register mirror, which mdgpu_regs_reset() has
+	 * just written: a VFIO user polling it never reads a zeroed STATUS
+	 * (READY clear would look like a lost daemon).
+	 */
+	memset(vgpu->ring->vaddr, 0, mirror);
+	memset(vgpu->ring->vaddr + after, 0, vgpu->ring->size - after);
 	memset(vgpu->aperture->vaddr, 0, vgpu->aperture->size);
 	vgpu->stats.resets++;
 	mdgpu_event_cancel(&vgpu->ev[MDGPU_EV_DOORBELL]);
@@ -232,7 +242,7 @@ static int mdgpu_vfio_init(struct vfio_device *vdev)
 		mdgpu_event_init(&vgpu->ev[i]);
 
 	vgpu->ring_entries = MDGPU_RING_ENTRIES_DEFAULT;
-	vgpu->ring_size = MDGPU_RING_BYTES(vgpu->ring_entries);
+	vgpu->ring_size = MDGPU_RING_REGION_BYTES(vgpu->ring_entries);
 	vgpu->ring_size = max_t(u32, PAGE_SIZE,
 				roundup_pow_of_two(vgpu->ring_size));
 	vgpu->aperture_size = info->aperture_mib << 20;

@@ -16,6 +16,8 @@
  *   written;
  *   wait: SQ_HEAD is polled for spin_us, then the thread sleeps on the
  *   interrupt eventfd (20 ms at most between looks at STATUS).
+ * A device of ABI 1.11 mirrors STATUS, SQ_HEAD and ERROR in BAR2 (struct
+ * mdgpu_ring_mirror): those are read there, a load instead of a pread.
  *
  * STATUS decides the errors: BACKEND_LOST -> -ENODEV (mdgpud is gone),
  * ENABLED cleared -> -ECANCELED (someone reset the device: queued work
@@ -61,6 +63,7 @@ struct mdgpu_vfio {
 	uint64_t regs_off, cfg_off;
 	uint8_t *ring;
 	size_t ring_size;
+	const struct mdgpu_ring_mirror *mirror;	/* in ring, or NULL */
 	uint8_t *ap;
 	size_t ap_size;
 	uint32_t flagged;		/* commands up to here have F_IRQ */
@@ -82,6 +85,27 @@ static int mdgpu_vfio_wr(struct mdgpu_vfio *s, uint32_t reg, uint32_t v)
 	ssize_t n = pwrite(s->dev, &v, 4, (off_t)(s->regs_off + reg));
 
 	return n == 4 ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/*
+ * A register that waits poll: from the ring's mirror where the device
+ * keeps one (a load, no system call), else from BAR0.  STATUS and
+ * SQ_HEAD are loaded with acquire ordering: what is read after them (the
+ * completions up to the head, ERROR after STATUS) is at least as new.
+ */
+static int mdgpu_vfio_polled(struct mdgpu_vfio *s, uint32_t reg, uint32_t *v)
+{
+	const struct mdgpu_ring_mirror *m = s->mirror;
+
+	if (m && reg == MDGPU_REG_STATUS)
+		*v = __atomic_load_n(&m->status, __ATOMIC_ACQUIRE);
+	else if (m && reg == MDGPU_REG_SQ_HEAD)
+		*v = __atomic_load_n(&m->sq_head, __ATOMIC_ACQUIRE);
+	else if (m && reg == MDGPU_REG_ERROR)
+		*v = __atomic_load_n(&m->error, __ATOMIC_RELAXED);
+	else
+		return mdgpu_vfio_rd(s, reg, v);
+	return 0;
 }
 
 static int mdgpu_vfio_set_irq(struct mdgpu_vfio *s, uint32_t index, int fd)
@@ -346,7 +370,7 @@ static int mdgpu_vfio_reset_done(struct mdgpu_vfio *s)
 		struct pollfd p = { .fd = s->efd, .events = POLLIN };
 		uint64_t cnt;
 
-		ret = mdgpu_vfio_rd(s, MDGPU_REG_STATUS, &st);
+		ret = mdgpu_vfio_polled(s, MDGPU_REG_STATUS, &st);
 		if (ret)
 			return ret == -EIO ? -ENODEV : ret;
 		if (!(st & MDGPU_STATUS_READY))
@@ -440,6 +464,10 @@ static int mdgpu_vfio_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 	if (ret)
 		goto err;
 	s->ring_size = r2.size;
+	if ((ver & 0xffff) >= 11 &&
+	    MDGPU_RING_REGION_BYTES(entries) <= s->ring_size)
+		s->mirror = (const void *)(s->ring +
+					   MDGPU_RING_MIRROR_OFFSET(entries));
 	ret = mdgpu_vfio_map(g, s, &r4, &s->ap);
 	if (ret)
 		goto err;
@@ -506,7 +534,7 @@ static uint32_t mdgpu_vfio_head(struct mdgpu *g)
 	struct mdgpu_vfio *s = g->tpriv;
 	uint32_t h;
 
-	if (mdgpu_vfio_rd(s, MDGPU_REG_SQ_HEAD, &h))
+	if (mdgpu_vfio_polled(s, MDGPU_REG_SQ_HEAD, &h))
 		return g->reaped;	/* nothing newer known */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return h;
@@ -516,7 +544,7 @@ static uint32_t mdgpu_vfio_head(struct mdgpu *g)
 static int mdgpu_vfio_health(struct mdgpu_vfio *s)
 {
 	uint32_t st, err = 0;
-	int ret = mdgpu_vfio_rd(s, MDGPU_REG_STATUS, &st);
+	int ret = mdgpu_vfio_polled(s, MDGPU_REG_STATUS, &st);
 
 	if (ret)
 		return ret == -EIO ? -ENODEV : ret;
@@ -525,7 +553,7 @@ static int mdgpu_vfio_health(struct mdgpu_vfio *s)
 	if (!(st & MDGPU_STATUS_ENABLED))
 		return -ECANCELED;
 	if (st & MDGPU_STATUS_RING_ERROR) {
-		mdgpu_vfio_rd(s, MDGPU_REG_ERROR, &err);
+		mdgpu_vfio_polled(s, MDGPU_REG_ERROR, &err);
 		return err && err < 4096 ? -(int)err : -EPROTO;
 	}
 	return 0;
@@ -591,7 +619,7 @@ static int mdgpu_vfio_reset_since(struct mdgpu *g)
 {
 	uint32_t st;
 
-	if (mdgpu_vfio_rd(g->tpriv, MDGPU_REG_STATUS, &st))
+	if (mdgpu_vfio_polled(g->tpriv, MDGPU_REG_STATUS, &st))
 		return 0;	/* the next wait reports it */
 	return st & MDGPU_STATUS_ENABLED ? 0 : -ECANCELED;
 }
@@ -600,7 +628,7 @@ static uint32_t mdgpu_vfio_status(struct mdgpu *g)
 {
 	uint32_t st;
 
-	return mdgpu_vfio_rd(g->tpriv, MDGPU_REG_STATUS, &st) ? 0 : st;
+	return mdgpu_vfio_polled(g->tpriv, MDGPU_REG_STATUS, &st) ? 0 : st;
 }
 
 const struct mdgpu_tops mdgpu_tops_vfio = {

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			10
+#define MDGPU_ABI_MINOR			11
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -166,6 +166,40 @@
 #define MDGPU_RING_CQ_OFFSET(entries)	((__u64)(entries) * MDGPU_CMD_SIZE)
 #define MDGPU_RING_BYTES(entries)	((__u64)(entries) * \
 					 (MDGPU_CMD_SIZE + MDGPU_CPL_SIZE))
+
+/*
+ * The register mirror (ABI 1.11).  Right after the completion queue, at
+ * MDGPU_RING_MIRROR_OFFSET(entries) of the ring region (BAR2), the device
+ * keeps a copy of the registers a driver polls, so that polling reads
+ * memory: in a VM each BAR0 access is a VM exit handed to the VMM, which
+ * reads or writes the VFIO device; BAR2 is mapped into the guest and
+ * reading it traps nowhere.  The mirror is updated, under the same lock,
+ * whenever one of its registers changes, before the BAR0 access, reset or
+ * daemon call that changed it returns: after a write to SQ_TAIL or
+ * CONTROL, the mirror already shows its effect.  Each field is one
+ * aligned store (fence one 64-bit store), fence, heads and the rest
+ * first and status last, with a write barrier between: a reader that
+ * reads status, then (after a read barrier) the other fields, sees them
+ * at least as new as that status.  The device never reads the mirror: a
+ * VFIO user that writes it only misleads itself, until the next update.
+ * BAR0 keeps every register; a driver of a device older than 1.11 reads
+ * them there.
+ */
+struct mdgpu_ring_mirror {
+	__u64 fence;			/* FENCE_HI:FENCE_LO */
+	__u32 sq_head;			/* SQ_HEAD */
+	__u32 sq_tail;			/* SQ_TAIL: the last doorbell taken */
+	__u32 error;			/* ERROR */
+	__u32 irq_status;		/* IRQ_STATUS */
+	__u32 status;			/* STATUS */
+	__u32 reserved;			/* 0 */
+};
+
+#define MDGPU_RING_MIRROR_OFFSET(entries)	MDGPU_RING_BYTES(entries)
+#define MDGPU_RING_MIRROR_SIZE		32
+/* Bytes of the ring region of a vGPU of @entries: queues and mirror. */
+#define MDGPU_RING_REGION_BYTES(entries) \
+	(MDGPU_RING_MIRROR_OFFSET(entries) + MDGPU_RING_MIRROR_SIZE)
 
 enum mdgpu_opcode {
 	MDGPU_OP_NOP = 0,
@@ -758,6 +792,8 @@ struct mdgpu_cpl {
 
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd) == MDGPU_CMD_SIZE,
 		    "mdgpu_cmd size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ring_mirror) == MDGPU_RING_MIRROR_SIZE,
+		    "mdgpu_ring_mirror size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cpl) == MDGPU_CPL_SIZE,
 		    "mdgpu_cpl size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_launch) <= 56, "launch size");

@@ -175,6 +175,89 @@ static int cmd_roundtrip(void)
 	return 0;
 }
 
+/* An attribute of the guest driver's PCI device, or -1. */
+static long long guest_attr(const char *attr, char *text, size_t len)
+{
+	const char *dev = strrchr(uuid, '/');
+	char path[256], buf[32] = "";
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/sys/class/misc/%s/device/%s",
+		 dev ? dev + 1 : uuid, attr);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	if (!fgets(buf, sizeof(buf), fp))
+		buf[0] = '\0';
+	fclose(fp);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (text)
+		snprintf(text, len, "%s", buf);
+	return buf[0] ? strtoll(buf, NULL, 10) : -1;
+}
+
+/*
+ * What a launch and a synchronize cost over the guest driver in trapped
+ * register accesses, each a VM exit to the VMM: the driver counts every
+ * BAR0 access it makes (sysfs bar0_reads, bar0_writes).  `n` rounds of a
+ * FILL and a synchronize, after one warm-up round.  With the register
+ * mirror (ABI 1.11) a round reads no register and writes two: the
+ * doorbells of its two commands (plus, under INTx, an acknowledgement
+ * per interrupt); `mirror` says whether the driver is expected to use it.
+ */
+static int cmd_exits(unsigned int n, int mirror)
+{
+	long long r0, w0, r1, w1, use;
+	mdgpu_devptr d;
+	struct mdgpu *g;
+	char irq[16];
+	uint64_t t0;
+	double us;
+	int ret;
+
+	use = guest_attr("register_mirror", NULL, 0);
+	guest_attr("irq_mode", irq, sizeof(irq));
+	EXPECT(use == mirror, "register_mirror %lld, expected %d", use,
+	       mirror);
+	ret = open_vgpu(&g);
+	if (ret)
+		return ret;
+	CHECK(g, mdgpu_mem_alloc(g, 4096, &d));
+	CHECK(g, mdgpu_fill_u32(g, d, 1024, 1));
+	CHECK(g, mdgpu_synchronize(g));
+	r0 = guest_attr("bar0_reads", NULL, 0);
+	w0 = guest_attr("bar0_writes", NULL, 0);
+	t0 = now_ns();
+	for (unsigned int i = 0; i < n; i++) {
+		CHECK(g, mdgpu_fill_u32(g, d, 1024, i));
+		CHECK(g, mdgpu_synchronize(g));
+	}
+	us = (now_ns() - t0) / 1e3 / n;
+	r1 = guest_attr("bar0_reads", NULL, 0) - r0;
+	w1 = guest_attr("bar0_writes", NULL, 0) - w0;
+	EXPECT(r0 >= 0 && w0 >= 0, "no bar0_reads/bar0_writes in sysfs");
+	printf("ok: launch + synchronize, %u rounds, registers %s, %s: "
+	       "%.2f BAR0 reads and %.2f writes (VM exits) per round, "
+	       "%.0f us per round\n", n, use ? "mirrored" : "in BAR0", irq,
+	       (double)r1 / n, (double)w1 / n, us);
+	if (mirror) {
+		EXPECT(r1 == 0, "%lld BAR0 reads with the mirror", r1);
+		if (!strcmp(irq, "msi"))
+			EXPECT(w1 == 2LL * n, "%lld BAR0 writes for %u "
+			       "doorbells", w1, 2 * n);
+		else
+			EXPECT(w1 >= 2LL * n && w1 <= 4LL * n, "%lld BAR0 "
+			       "writes for %u doorbells", w1, 2 * n);
+	} else {
+		/* Each submission alone reads STATUS and FENCE twice. */
+		EXPECT(r1 >= 16LL * n, "%lld BAR0 reads without the mirror",
+		       r1);
+	}
+	CHECK(g, mdgpu_mem_free(g, d));
+	mdgpu_close(g);
+	return 0;
+}
+
 /* Zero-copy host memory of the vfio transport: VFIO_IOMMU_MAP_DMA'd,
  * copies are MDGPU_SPACE_IOVA commands served with MDGPU_CTL_DMA. */
 static int cmd_iova(void)
@@ -977,6 +1060,9 @@ int main(int argc, char **argv)
 		return cmd_survive(argv[3]);
 	if (!strcmp(argv[1], "reset"))
 		return cmd_reset();
+	if (!strcmp(argv[1], "exits") && argc == 5 &&
+	    !strcmp(transport, "guest"))
+		return cmd_exits((unsigned int)atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(argv[1], "resetstorm") && argc == 5)
 		return cmd_resetstorm(atof(argv[3]),
 				      (unsigned int)atoi(argv[4]));
@@ -985,7 +1071,7 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: mdgpu-e2e-client [--transport=vfio|guest] "
 		"roundtrip|iova|work|quota|spin|reset|resetstorm|survive|fuzz|"
-		"demo DEV "
+		"demo|exits DEV "
 		"[args] (see the source)\n");
 	return 2;
 }

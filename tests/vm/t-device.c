@@ -21,7 +21,8 @@ TEST(device_info, FX_VFIO)
 TEST(region_info, FX_VFIO)
 {
 	const struct vtype *t = vtype_by_name("1g");
-	uint64_t ring = MDGPU_RING_BYTES(rd32(f, MDGPU_REG_RING_ENTRIES)), p2 = 1;
+	uint64_t ring = MDGPU_RING_REGION_BYTES(rd32(f, MDGPU_REG_RING_ENTRIES));
+	uint64_t p2 = 1;
 	const uint32_t rw = VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE;
 
 	while (p2 < ring)
