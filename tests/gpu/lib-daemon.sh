@@ -35,9 +35,9 @@
 #       DIR/mdgpud.sock and DIR/admin.sock, stderr to $OUT/mdgpud.log, the
 #       options given appended (a later -o overrides an earlier one:
 #       -o backend=sim runs it without a GPU).  Waits up to 15 s for its
-#       "dispatcher running" or, with a log level that hides it, for a
-#       socket newer than this start (a socket file alone may be a dead
-#       daemon's), less if the daemon exits; on failure prints
+#       "dispatcher running" or, with a log level that hides it, for its
+#       socket (one left by an earlier daemon is removed before the
+#       start), less if the daemon exits; on failure prints
 #       "FAIL: no daemon" and the log, status 1.
 #       Sets MDGPU_DAEMON_PID, MDGPU_DAEMON_SOCK and MDGPU_DAEMON_ADMIN.
 #   mdgpu_daemon_stop
@@ -129,7 +129,11 @@ mdgpu_daemon_start() {
 	MDGPU_DAEMON_SOCK=$dir/mdgpud.sock
 	MDGPU_DAEMON_ADMIN=$dir/admin.sock
 	mkdir -p "$dir"
-	touch "$dir/.mdgpud-start"
+	# A socket left by an earlier daemon would pass for this one's: it
+	# goes first.  (Comparing times cannot tell them apart: file times
+	# move in clock ticks, and a daemon can bind within the tick in
+	# which it was started.)
+	rm -f "$MDGPU_DAEMON_SOCK"
 	"$B/mdgpud" -o backend=cuda -o transport=socket \
 		-o "socket_path=$MDGPU_DAEMON_SOCK" \
 		-o "admin_socket_path=$MDGPU_DAEMON_ADMIN" "$@" \
@@ -137,8 +141,7 @@ mdgpu_daemon_start() {
 	MDGPU_DAEMON_PID=$!
 	for _ in $(seq "$MDGPU_DAEMON_WAIT_STEPS"); do
 		grep -q 'dispatcher running' "$OUT/mdgpud.log" && return 0
-		[ -S "$MDGPU_DAEMON_SOCK" ] &&
-			[ "$MDGPU_DAEMON_SOCK" -nt "$dir/.mdgpud-start" ] && return 0
+		[ -S "$MDGPU_DAEMON_SOCK" ] && return 0
 		kill -0 "$MDGPU_DAEMON_PID" 2>/dev/null || break
 		sleep 0.05
 	done
