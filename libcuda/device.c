@@ -168,10 +168,11 @@ static int mdgpu_cu_attr_memop(CUdevice_attribute host_attr)
 
 /*
  * Attributes libcuda answers itself.  Capabilities of entry points it does
- * not implement (managed memory, the virtual memory API, memory pools,
- * IPC and interop handles, remote-write flushes, multicast, host NUMA
- * allocation) are 0: the CUDA runtime and the frameworks check these
- * before using them.  The PCI location and NUMA placement of the host's
+ * not implement (managed memory, the virtual memory API, IPC and interop
+ * handles, shareable and host memory pools, remote-write flushes,
+ * multicast, host NUMA allocation) are 0: the CUDA runtime and the
+ * frameworks check these before using them.  Device memory pools
+ * (mempool.c) are 1.  The PCI location and NUMA placement of the host's
  * GPU mean nothing to a tenant: 0 and "no NUMA".  Mapped host memory
  * exists only where the daemon maps the aperture into the GPU.
  */
@@ -196,6 +197,7 @@ static bool mdgpu_cu_attr_own(CUdevice_attribute a, int *v)
 		return true;
 	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
 	case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:	/* mempool.c */
 		*v = 1;
 		return true;
 	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
@@ -219,7 +221,6 @@ static bool mdgpu_cu_attr_own(CUdevice_attribute a, int *v)
 	case CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED:
-	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING:

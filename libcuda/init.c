@@ -43,6 +43,10 @@ static const unsigned mdgpu_cu_guest_probe = 16;
 struct mdgpu_cu_state mdgpu_cu = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.primary = { .primary = true },
+	/* cuda.h's defaults: the three reuse policies on. */
+	.pool_default = { .dflt = true, .reuse_follow = 1,
+			  .reuse_opportunistic = 1, .reuse_internal = 1 },
+	.pool_current = &mdgpu_cu.pool_default,
 };
 
 /* Sets of live objects. */

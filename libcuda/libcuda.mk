@@ -105,6 +105,18 @@ $(C_SAN)/tests/test_memop: $(C_TDIR)/test_memop.c $(C_TDIR)/expect.h \
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -I$(CUDA_INC) $< -L$(C_SAN) \
 		-lcuda -pthread -o $@
 
+# test_mempool: memory pools (mempool.c), a driver-API program like
+# test_driver, run by run-code-tests.sh on sim and the fake.
+$(C_OUT)/tests/test_mempool: $(C_TDIR)/test_mempool.c $(C_TDIR)/expect.h \
+		$(C_OUT)/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) -I$(CUDA_INC) $< -L$(C_OUT) -lcuda -pthread -o $@
+$(C_SAN)/tests/test_mempool: $(C_TDIR)/test_mempool.c $(C_TDIR)/expect.h \
+		$(C_SAN)/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) -I$(CUDA_INC) $< -L$(C_SAN) \
+		-lcuda -pthread -o $@
+
 # A real cubin for test_image when nvcc is here (else that test skips).
 NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc))
 C_CUBIN := $(if $(NVCC),$(C_SAN)/tests/kernel.cubin)
@@ -130,7 +142,8 @@ $(C_OUT)/tests/rt_basic_shared: $(C_TDIR)/rt_basic.cu
 check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(C_SAN)/tests/test_driver $(C_OUT)/tests/test_code \
 		$(C_SAN)/tests/test_code $(C_OUT)/tests/test_memop \
-		$(C_SAN)/tests/test_memop $(BUILD)/mdgpud $(C_CUBIN) \
+		$(C_SAN)/tests/test_memop $(C_OUT)/tests/test_mempool \
+		$(C_SAN)/tests/test_mempool $(BUILD)/mdgpud $(C_CUBIN) \
 		$(C_SAN)/tests/test_md2 $(C_RT) $(CUDA_FAKE) $(BUILD)/mdgpud-worker
 	MDGPU_TEST_CUBIN=$(C_CUBIN) $(C_SAN)/tests/test_image
 	$(C_SAN)/tests/test_md2
@@ -146,6 +159,10 @@ check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(C_OUT)/tests/test_memop
 	BUILD=$(BUILD) $(C_TDIR)/run-code-tests.sh $(C_SAN) \
 		$(C_SAN)/tests/test_memop
+	BUILD=$(BUILD) $(C_TDIR)/run-code-tests.sh $(C_OUT) \
+		$(C_OUT)/tests/test_mempool
+	BUILD=$(BUILD) $(C_TDIR)/run-code-tests.sh $(C_SAN) \
+		$(C_SAN)/tests/test_mempool
 	$(if $(C_RT),BUILD=$(BUILD) $(C_TDIR)/run-rt-tests.sh $(C_OUT) $(C_RT),\
 		@echo "SKIP rt_basic: nvcc not found")
 	$(C_GEN) --doc $(C_OUT)/entry-points.md

@@ -20,6 +20,11 @@
  * on the calling thread's per-thread default stream where the plain ones
  * use the legacy stream (stream.c).
  *
+ * Memory pools (mempool.c) allocate and free through the same paths
+ * (mdgpu_cu_mem_alloc, mdgpu_cu_mem_free); their allocations carry
+ * their pool, which the pool's accounting follows whichever call frees
+ * them (cuMemFreeAsync, cuMemFree, their context's destruction).
+ *
  * Capture: memsets and copies are handed to mdgpu_cu_submit() (graph.c),
  * which queues them, or makes them nodes of a capturing stream's graph.
  * Allocating, freeing and registering memory are potentially unsafe
@@ -92,6 +97,8 @@ struct mdgpu_cu_alloc *mdgpu_cu_alloc_range(mdgpu_devptr addr, uint64_t len)
 static void mdgpu_cu_alloc_drop(struct mdgpu_cu_alloc *a)
 {
 	mdgpu_mem_free(mdgpu_cu.g, a->addr);
+	if (a->pool)
+		mdgpu_cu_pool_alloc_gone(a);
 	mdgpu_cu_alloc_forget(a);
 }
 
@@ -119,12 +126,30 @@ void mdgpu_cu_mem_release(CUcontext ctx)
 	}
 }
 
+CUresult mdgpu_cu_mem_alloc(CUcontext ctx, uint64_t size,
+			    struct mdgpu_cu_alloc **out)
+{
+	struct mdgpu_cu_alloc *a;
+	mdgpu_devptr addr;
+	int ret;
+
+	ret = mdgpu_mem_alloc(mdgpu_cu.g, size, &addr);
+	if (ret)
+		return mdgpu_cu_error(ret);
+	a = mdgpu_cu_alloc_add(ctx, addr, size, false);
+	if (!a) {
+		mdgpu_mem_free(mdgpu_cu.g, addr);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*out = a;
+	return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-	mdgpu_devptr addr;
+	struct mdgpu_cu_alloc *a;
 	CUcontext ctx;
 	CUresult r;
-	int ret;
 
 	if (!dptr || !bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -132,18 +157,10 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	if (r)
 		return r;
 	r = mdgpu_cu_capture_unsafe("cuMemAlloc");
-	if (r)
-		goto out;
-	ret = mdgpu_mem_alloc(mdgpu_cu.g, bytesize, &addr);
-	if (ret) {
-		r = mdgpu_cu_error(ret);
-	} else if (!mdgpu_cu_alloc_add(ctx, addr, bytesize, false)) {
-		mdgpu_mem_free(mdgpu_cu.g, addr);
-		r = CUDA_ERROR_OUT_OF_MEMORY;
-	} else {
-		*dptr = (CUdeviceptr)addr;
-	}
-out:
+	if (!r)
+		r = mdgpu_cu_mem_alloc(ctx, bytesize, &a);
+	if (!r)
+		*dptr = (CUdeviceptr)a->addr;
 	mdgpu_cu_leave();
 	return r;
 }
@@ -176,12 +193,24 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 	return r;
 }
 
+CUresult mdgpu_cu_mem_free(mdgpu_devptr addr)
+{
+	struct mdgpu_cu_alloc *a = mdgpu_cu_alloc_find(addr, true);
+	int ret;
+
+	if (!a || a->global)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Queued work of any stream may still use it. */
+	ret = mdgpu_synchronize(mdgpu_cu.g);
+	mdgpu_cu_alloc_drop(a);
+	return ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
 	struct mdgpu_cu_alloc *a;
 	CUcontext ctx;
 	CUresult r;
-	int ret;
 
 	/*
 	 * Freeing 0 does nothing and succeeds once the driver is
@@ -200,14 +229,12 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 	if (r)
 		return r;
 	a = mdgpu_cu_alloc_find(dptr, true);
-	if (!a || a->global) {
+	if (!a || a->global)
 		r = CUDA_ERROR_INVALID_VALUE;
-	} else if (!(r = mdgpu_cu_capture_unsafe("cuMemFree"))) {
-		/* Queued work of any stream may still use it. */
-		ret = mdgpu_synchronize(mdgpu_cu.g);
-		r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
-		mdgpu_cu_alloc_drop(a);
-	}
+	else
+		r = mdgpu_cu_capture_unsafe("cuMemFree");
+	if (!r)
+		r = mdgpu_cu_mem_free(dptr);
 	mdgpu_cu_leave();
 	return r;
 }
@@ -1098,6 +1125,9 @@ static CUresult mdgpu_cu_ptr_attr(void *data, CUpointer_attribute attr,
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPED:	/* a bool, as in CUDA */
 		*(bool *)data = true;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:	/* NULL: no pool's */
+		*(CUmemoryPool *)data = a ? a->pool : NULL;
 		return CUDA_SUCCESS;
 	default:
 		mdgpu_cu_log("cuPointerGetAttribute(%d): not supported",

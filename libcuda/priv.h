@@ -82,6 +82,25 @@ struct mdgpu_cu_alloc {
 	uint64_t size;
 	uint64_t id;
 	bool global;
+	struct CUmemPoolHandle_st *pool;	/* a pool's (mempool.c), or NULL */
+};
+
+/*
+ * A memory pool (mempool.c): the stream-ordered allocator's accounting
+ * over ordinary allocations.  Nothing is cached, so the reserved bytes
+ * are the used bytes: the sizes of the live allocations in `allocs`, each
+ * a daemon allocation (bounded by the daemon's max_allocs and quota).  A
+ * pool destroyed with live allocations leaves mdgpu_cu.pools (its handle
+ * is then refused) and is freed with its last allocation (`destroyed`).
+ */
+struct CUmemPoolHandle_st {
+	bool dflt;			/* the device's default pool */
+	bool destroyed;
+	uint64_t max_size;		/* CUmemPoolProps.maxSize, 0: none */
+	uint64_t used, used_high, reserved_high;
+	uint64_t release_threshold;
+	int reuse_follow, reuse_opportunistic, reuse_internal;
+	struct mdgpu_cu_set allocs;	/* struct mdgpu_cu_alloc * */
 };
 
 /* Host memory: zero-copy (cuMemHostAlloc) or registered (not zero-copy:
@@ -206,6 +225,9 @@ struct mdgpu_cu_state {
 	struct mdgpu_cu_set captures;	/* struct mdgpu_cu_capture * */
 	struct mdgpu_cu_set graphs;	/* CUgraph */
 	struct mdgpu_cu_set execs;	/* CUgraphExec */
+	struct mdgpu_cu_set pools;	/* CUmemoryPool made by cuMemPoolCreate */
+	struct CUmemPoolHandle_st pool_default;	/* device 0's, never freed */
+	CUmemoryPool pool_current;	/* cuDeviceSetMemPool's, or the default */
 };
 
 extern struct mdgpu_cu_state mdgpu_cu;
@@ -301,6 +323,22 @@ struct mdgpu_cu_alloc *mdgpu_cu_alloc_add(CUcontext ctx, mdgpu_devptr addr,
 					  uint64_t size, bool global);
 /* Under the lock: forget a recorded range without freeing it. */
 void mdgpu_cu_alloc_forget(struct mdgpu_cu_alloc *a);
+/*
+ * Under the lock: a new device allocation of size > 0 bytes owned by ctx,
+ * recorded (cuMemAlloc's path: the daemon enforces the quota), or the
+ * CUresult cuMemAlloc answers.
+ */
+CUresult mdgpu_cu_mem_alloc(CUcontext ctx, uint64_t size,
+			    struct mdgpu_cu_alloc **out);
+/*
+ * Under the lock: frees the allocation starting at addr as cuMemFree
+ * does (the vGPU synchronised first, since queued work of any stream may
+ * still use it): CUDA_ERROR_INVALID_VALUE when addr starts no allocation
+ * (or a module global), else the synchronisation's result.
+ */
+CUresult mdgpu_cu_mem_free(mdgpu_devptr addr);
+/* Under the lock (mempool.c): allocation a of a pool is being freed. */
+void mdgpu_cu_pool_alloc_gone(struct mdgpu_cu_alloc *a);
 /* Under the lock: the recorded range holding [addr, addr + len), len > 0,
  * or NULL. */
 struct mdgpu_cu_alloc *mdgpu_cu_alloc_range(mdgpu_devptr addr, uint64_t len);
