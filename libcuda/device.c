@@ -51,22 +51,36 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 	return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
+/*
+ * A text about device dev into out, cut to len bytes with its NUL as the
+ * driver cuts names and bus ids: fill writes it, under the lock.
+ */
+static CUresult mdgpu_cu_device_text(char *out, int len, CUdevice dev,
+				     void (*fill)(char *out, size_t len))
 {
 	CUresult r;
 
-	if (!name || len <= 0)
+	if (!out || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	r = mdgpu_cu_enter();
 	if (r)
 		return r;
 	r = mdgpu_cu_device_check(dev);
 	if (!r)
-		snprintf(name, (size_t)len, "mdgpu vGPU%s%s of %s",
-			 mdgpu_cu.type[0] ? " " : "", mdgpu_cu.type,
-			 mdgpu_cu.dev.name);
+		fill(out, (size_t)len);
 	mdgpu_cu_leave();
 	return r;
+}
+
+static void mdgpu_cu_name(char *out, size_t len)
+{
+	snprintf(out, len, "mdgpu vGPU%s%s of %s",
+		 mdgpu_cu.type[0] ? " " : "", mdgpu_cu.type, mdgpu_cu.dev.name);
+}
+
+CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	return mdgpu_cu_device_text(name, len, dev, mdgpu_cu_name);
 }
 
 CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
@@ -94,20 +108,14 @@ MDGPU_CU_ALIAS(cuDeviceGetUuid, cuDeviceGetUuid_v2);
  * NVIDIA's driver writes a bus id, "%04x:%02x:%02x.0" in upper case, cut
  * to len bytes with the NUL as cuDeviceGetName cuts a name.
  */
+static void mdgpu_cu_bus_id(char *out, size_t len)
+{
+	snprintf(out, len, "%04X:%02X:%02X.0", 0, 0, 0);
+}
+
 CUresult CUDAAPI cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
-	CUresult r;
-
-	if (!pciBusId || len <= 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	r = mdgpu_cu_enter();
-	if (r)
-		return r;
-	r = mdgpu_cu_device_check(dev);
-	if (!r)
-		snprintf(pciBusId, (size_t)len, "%04X:%02X:%02X.0", 0, 0, 0);
-	mdgpu_cu_leave();
-	return r;
+	return mdgpu_cu_device_text(pciBusId, len, dev, mdgpu_cu_bus_id);
 }
 
 /* Device 0 for the vGPU's location in any spelling CUDA takes
