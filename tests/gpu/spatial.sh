@@ -121,5 +121,7 @@ mdgpu_daemon_stop
 cp -r "$TMP/mps/log" "$OUT/mps-log" 2>/dev/null
 grep -h -E 'NEW CLIENT|Starting new server|Server .* exited|ERROR' \
 	"$OUT"/mps-log/*.log 2>/dev/null | head -20
+# mdgpud's own check of each spatial worker (the driver's MPS_ENABLED).
+grep -h -E 'MPS client' "$OUT/mdgpud.log" 2>/dev/null | head -8
 [ "$status" = 0 ] && echo PASS || echo FAIL
 exit $status

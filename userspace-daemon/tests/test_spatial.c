@@ -13,6 +13,9 @@
  *   the daemon's own environment has one.
  * - refused: MPS that cannot start makes spatial vGPUs fail at create
  *   (-ENXIO); time-sliced ones still work.
+ * - MPS client: each spatial worker's MPS_ENABLED is checked; one that is
+ *   no client of the server (its control socket gone) is logged as an
+ *   error and runs its work all the same.
  * - side by side: two spatial vGPUs each running SPINS x 20 ms kernels
  *   finish in less than 1.5 times one alone; two time-sliced ones take
  *   at least 1.6 times.  Each member's statistics carry its own GPU time.
@@ -481,6 +484,86 @@ static uint64_t gpu_ns_of(struct senv *e, const struct tenant *t)
 	return 0;
 }
 
+/* The daemon's messages of level INFO and worse, one per line. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[16384];
+
+static void keep_log(void *data, int level, const char *fmt, va_list ap)
+{
+	size_t n;
+
+	(void)data;
+	if (level > MDGPUD_LOG_INFO)
+		return;
+	pthread_mutex_lock(&log_lock);
+	n = strlen(log_text);
+	if (n + 2 < sizeof(log_text)) {
+		vsnprintf(log_text + n, sizeof(log_text) - n - 1, fmt, ap);
+		strcat(log_text, "\n");
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+static bool log_has(const char *a, const char *b)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&log_lock);
+	for (const char *l = log_text; *l && !found;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
+		size_t len = strcspn(l, "\n");
+		const char *pa = memmem(l, len, a, strlen(a));
+
+		found = pa && memmem(pa, len - (size_t)(pa - l), b, strlen(b));
+	}
+	pthread_mutex_unlock(&log_lock);
+	return found;
+}
+
+/*
+ * Each spatial worker is checked to be a client of the MPS server (the
+ * driver's MPS_ENABLED; the fake answers 1 while the control socket of
+ * its pipe directory exists): one that is not is logged as an error and
+ * still runs its work; a time-sliced worker is not checked.
+ */
+static void test_mps_client_check(void **state)
+{
+	struct tenant t[2];
+	char control[160], id[32];
+	struct senv *e;
+
+	(void)state;
+	/* senv_new() sets the sink to stderr: the log is kept after it. */
+	log_text[0] = 0;
+	e = senv_new(NULL);
+	mdgpud_log_set(MDGPUD_LOG_INFO, keep_log, NULL);
+	assert_int_equal(attach(e, &t[0], "quarter"), 0);
+	assert_int_equal(attach(e, &t[1], "1g"), 0);
+	senv_start(e);
+	run_spins(t, 2);
+	snprintf(id, sizeof(id), "vgpu %u:", mdgpud_vgpu_id(t[0].v));
+	assert_true(log_has(id, "is an MPS client, 25% of the SMs"));
+	snprintf(id, sizeof(id), "vgpu %u:", mdgpud_vgpu_id(t[1].v));
+	assert_false(log_has(id, "MPS client"));
+	senv_free(e, t, 2);
+
+	/* The server's control socket gone before the worker starts: the
+	 * spatial worker is no client; its work runs all the same. */
+	log_text[0] = 0;
+	e = senv_new(NULL);
+	mdgpud_log_set(MDGPUD_LOG_INFO, keep_log, NULL);
+	snprintf(control, sizeof(control), "%s/pipe/control", e->mps);
+	assert_int_equal(unlink(control), 0);
+	assert_int_equal(attach(e, &t[0], "quarter"), 0);
+	senv_start(e);
+	run_spins(t, 1);
+	snprintf(id, sizeof(id), "vgpu %u:", mdgpud_vgpu_id(t[0].v));
+	assert_true(log_has(id, "is not an MPS client"));
+	assert_true(log_has(id, "time-sliced, not beside the other vGPUs"));
+	senv_free(e, t, 1);
+	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
+}
+
 static void test_side_by_side(void **state)
 {
 	struct tenant t[2];
@@ -684,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_worker_env),
 		cmocka_unit_test(test_refused_without_mps),
 		cmocka_unit_test(test_mps_dir_unreachable),
+		cmocka_unit_test(test_mps_client_check),
 		cmocka_unit_test(test_side_by_side),
 		cmocka_unit_test(test_hung_together),
 		cmocka_unit_test(test_selected_gpu),

@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+
+#include <mdgpud/cuda_values.h>
 
 #define FAKE_DEVICES_MAX	8
 #define FAKE_BUS_ID_LEN		32
@@ -85,12 +88,32 @@ FAKE_EXPORT mdgpud_cu_result cuDeviceGetName(char *name, int len,
 	return 0;
 }
 
+/*
+ * MPS_ENABLED as a client process sees it: 1 where the environment names
+ * an MPS pipe directory whose control socket exists (the fake has no
+ * server; the daemon's tests start a fake control daemon that makes
+ * one), else 0.
+ */
+static int fake_mps_enabled(void)
+{
+	const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+	char path[4096];
+
+	return dir && *dir &&
+	       snprintf(path, sizeof(path), "%s/control", dir) <
+	       (int)sizeof(path) && !access(path, F_OK);
+}
+
 FAKE_EXPORT mdgpud_cu_result cuDeviceGetAttribute(int *v,
 						  mdgpud_cu_device_attribute a,
 						  mdgpud_cu_device d)
 {
 	if (fake_device_ordinal(d) < 0)
 		return MDGPUD_CUDA_ERROR_INVALID_DEVICE;
+	if (a == MDGPUD_CU_DEV_ATTR_MPS_ENABLED) {
+		*v = fake_mps_enabled();
+		return 0;
+	}
 	return fake_device_attr(a, v) ? MDGPUD_CUDA_ERROR_INVALID_VALUE : 0;
 }
 
