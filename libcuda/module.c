@@ -222,6 +222,13 @@ CUresult mdgpu_cu_module_new(const char *who, CUcontext ctx,
 	ret = mdgpu_module_load(mdgpu_cu.g, kind, start, size, &m->module);
 	if (ret) {
 		mdgpu_cu_log("%s: %s", who, mdgpu_last_error(mdgpu_cu.g));
+		/* What was sent, and the host driver's code if it refused
+		 * it: a refused library is then told from a broken one. */
+		mdgpu_cu_log("%s: the image was %s, %zu bytes; the host "
+			     "driver's code %llu", who,
+			     kind == MDGPU_MODULE_PTX ? "PTX" : "ELF or fatbin",
+			     size, (unsigned long long)
+			     mdgpu_last_code(mdgpu_cu.g));
 		/* The host driver's own CUresult when it refused the
 		 * image (mdgpu_cu_error), else a refused image. */
 		r = ret == -EINVAL && !mdgpu_last_code(mdgpu_cu.g) ?

@@ -44,10 +44,14 @@ BEGIN {
 	L = "^libcuda\\(mdgpu\\): "
 	nocode = "module_load: not supported by this backend or transport \\(-95\\)$"
 	code_err = 801
+	host_code = 0
 	if (backend == "cuda") {
 		nocode = "module_load: malformed command or argument \\(-22\\)$"
 		code_err = 200
+		host_code = 200
 	}
+	image = "the image was ELF or fatbin, [0-9]+ bytes; the host " \
+		"driver.s code " host_code "$"
 	if (mode == "lazy") {
 		need(L "cuInit: vGPU [0-9]+ over the " transport \
 		     " transport, quota " quota " bytes")
@@ -65,6 +69,7 @@ BEGIN {
 		need("^rt_basic: launch error " code_err " ")
 		need("^rt_basic: all passed$")
 		need(L "cuLibraryGetKernel: " nocode)
+		need(L "cuLibraryGetKernel: " image)
 		bad("integrity checks failed",
 		    "the runtime'"'"'s integrity check failed")
 		bad("not supported \\(its private tables",
@@ -75,6 +80,7 @@ BEGIN {
 	} else {
 		need("^rt_basic: FAIL cudaGetDeviceCount: .* = " code_err " ")
 		need(L "cuLibraryLoadData: " nocode)
+		need(L "cuLibraryLoadData: " image)
 		rc_want = 1
 	}
 }
