@@ -10,8 +10,8 @@
  * Exported names are the driver's own (cuInit, cuMemAlloc_v2, ...), the
  * one exception to the mdgpud_ prefix: this file IS a libcuda.
  *
- * "Device memory" is host memory of the worker; device addresses are host
- * pointers.  Work is asynchronous as on a GPU: every stream is a queue
+ * "Device memory" is host memory of the worker, mapped for it alone (never
+ * the heap: see cuMemAlloc_v2); device addresses are host pointers.  Work is asynchronous as on a GPU: every stream is a queue
  * run in order by a thread of its own (see "Streams" below), so a stream
  * can be busy while another runs, events and queries see work pending,
  * and a kernel that never ends hangs only its stream, as does a stream
@@ -80,6 +80,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -715,10 +716,72 @@ static mdgpud_cu_result fake_alloc_misbehave(size_t n)
 	_exit(3);
 }
 
+/*
+ * Device memory: pages of its own (mmap), never the process's heap, so
+ * that an allocation holds only what device memory held before, as on a
+ * GPU: zero when new, and a freed block's old contents when it comes
+ * back, as the driver gives freed memory back within a process (which is
+ * why the worker must scrub).  Freed blocks are kept, up to
+ * FAKE_DEV_KEPT bytes, and reused whole by the next allocation of their
+ * rounded size; beyond that they are unmapped.
+ */
+#define FAKE_DEV_KEPT		(256u << 20)
+
+struct fake_dev_block {
+	uintptr_t addr;
+	size_t len;
+	bool free;
+};
+
+static pthread_mutex_t fake_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fake_dev_block *fake_dev;
+static size_t fake_dev_n, fake_dev_cap, fake_dev_kept;
+
+/* Under fake_dev_lock: a free block of len bytes, made used, or 0. */
+static uintptr_t fake_dev_reuse(size_t len)
+{
+	for (size_t i = 0; i < fake_dev_n; i++)
+		if (fake_dev[i].free && fake_dev[i].len == len) {
+			fake_dev[i].free = false;
+			fake_dev_kept -= len;
+			return fake_dev[i].addr;
+		}
+	return 0;
+}
+
+/* Under fake_dev_lock: a new mapping of len bytes recorded, or 0. */
+static uintptr_t fake_dev_map(size_t len)
+{
+	void *m;
+
+	if (fake_dev_n == fake_dev_cap) {
+		size_t cap = fake_dev_cap ? 2 * fake_dev_cap : 64;
+		void *t = realloc(fake_dev, cap * sizeof(*fake_dev));
+
+		if (!t)
+			return 0;
+		fake_dev = t;
+		fake_dev_cap = cap;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 0;
+	/* Huge pages: a large fill or copy on a loaded CI machine then
+	 * costs far fewer page faults. */
+	if (len >= (2u << 20))
+		madvise(m, len, MADV_HUGEPAGE);
+	fake_dev[fake_dev_n++] = (struct fake_dev_block){
+		.addr = (uintptr_t)m, .len = len,
+	};
+	return (uintptr_t)m;
+}
+
 FAKE_EXPORT mdgpud_cu_result cuMemAlloc_v2(mdgpud_cu_deviceptr *p, size_t n)
 {
 	mdgpud_cu_result tried = fake_alloc_misbehave(n);
-	void *m;
+	size_t len;
+	uintptr_t m;
 
 	if (tried)
 		return tried;
@@ -726,28 +789,40 @@ FAKE_EXPORT mdgpud_cu_result cuMemAlloc_v2(mdgpud_cu_deviceptr *p, size_t n)
 		return fake_sticky;
 	if (n > (1ull << 30))
 		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
-	/* Like the driver within one process: freed memory may come back
-	 * with its old contents (malloc reuse), so the worker must scrub. */
-	if (n >= (2u << 20)) {
-		/* Huge pages: a large fill or copy on a loaded CI machine
-		 * then costs far fewer page faults. */
-		m = aligned_alloc(2u << 20, (n + (2u << 20) - 1) &
-					    ~(size_t)((2u << 20) - 1));
-		if (m)
-			madvise(m, n, MADV_HUGEPAGE);
-	} else {
-		m = aligned_alloc(256, (n + 255) & ~(size_t)255);
-	}
+	len = (n + 4095) & ~(size_t)4095;
+	pthread_mutex_lock(&fake_dev_lock);
+	m = fake_dev_reuse(len);
+	if (!m)
+		m = fake_dev_map(len);
+	pthread_mutex_unlock(&fake_dev_lock);
 	if (!m)
 		return MDGPUD_CUDA_ERROR_OUT_OF_MEMORY;
-	*p = (uintptr_t)m;
+	*p = m;
 	return 0;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuMemFree_v2(mdgpud_cu_deviceptr p)
 {
-	free((void *)(uintptr_t)p);
-	return fake_sticky;
+	mdgpud_cu_result r = MDGPUD_CUDA_ERROR_INVALID_VALUE;
+
+	pthread_mutex_lock(&fake_dev_lock);
+	for (size_t i = 0; i < fake_dev_n; i++) {
+		struct fake_dev_block *b = &fake_dev[i];
+
+		if (b->addr != p || b->free)
+			continue;
+		if (fake_dev_kept + b->len <= FAKE_DEV_KEPT) {
+			b->free = true;
+			fake_dev_kept += b->len;
+		} else {
+			munmap((void *)b->addr, b->len);
+			*b = fake_dev[--fake_dev_n];
+		}
+		r = fake_sticky;
+		break;
+	}
+	pthread_mutex_unlock(&fake_dev_lock);
+	return r;
 }
 
 FAKE_EXPORT mdgpud_cu_result cuMemsetD8Async(mdgpud_cu_deviceptr d,
