@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * libFuzzer harness: libcuda's module image parsers (libcuda/image.c):
- * kind and size detection of PTX text, ELF64 cubins, fatbins and fatbin
+ * libFuzzer harness: the module image parsers (include/common/cu_image.h,
+ * used by libcuda and mdgpud-worker; libcuda/image.c): kind and size
+ * detection of PTX text, ELF64 cubins, fatbins and fatbin
  * wrappers (mdgpu_cu_image_size()), then, for PTX, the kernel parameter
  * layout (mdgpu_cu_ptx_layout()) of the first `.entry` in the text.
  *

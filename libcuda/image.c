@@ -3,9 +3,7 @@
  * libcuda: module image kinds and sizes, PTX kernel parameter layouts.
  *
  * cuModuleLoadData takes an image without its length; the length is found
- * from the image, as the real driver does: PTX is text up to its NUL, a
- * cubin is an ELF64 file whose extent its headers give, a fatbin is its
- * header and the entry bytes the header counts.
+ * from the image, as the real driver does (common/cu_image.h).
  */
 #include <elf.h>
 #include <errno.h>
@@ -15,165 +13,15 @@
 
 #include "image.h"
 
-/* First word of a fatbin (its header) and of the wrapper nvcc emits in
- * .nvFatBinSegment; little-endian in the image, as on the hosts built
- * for. */
-static const uint32_t mdgpu_cu_fatbin_magic = 0xba55ed50U;
-static const uint32_t mdgpu_cu_fatbin_wrapper_magic = 0x466243b1U;
-
-/* The fatbin header (fatbinary_section.h's layout): entries follow it. */
-struct mdgpu_cu_fatbin_header {
-	uint32_t magic;
-	uint16_t version;		/* 1 */
-	uint16_t header_size;		/* bytes, >= sizeof(this) */
-	uint64_t fat_size;		/* bytes of entries after the header */
-};
-
-/* nvcc's wrapper (__fatBinC_Wrapper_t) in .nvFatBinSegment. */
-struct mdgpu_cu_fatbin_wrapper {
-	uint32_t magic;
-	uint32_t version;		/* 1: data is the fatbin; 2: data is
-					 * nvlink's device-linked fatbin */
-	const void *data;
-	const void *filename_or_fatbins;
-};
-
-/* end = max(end, off + n * entsize), overflow-checked; false on overflow. */
-static bool mdgpu_cu_extent(uint64_t *end, uint64_t off, uint64_t n,
-			    uint64_t entsize)
-{
-	uint64_t bytes, e;
-
-	if (__builtin_mul_overflow(n, entsize, &bytes) ||
-	    __builtin_add_overflow(off, bytes, &e))
-		return false;
-	if (e > *end)
-		*end = e;
-	return true;
-}
-
-static int mdgpu_cu_elf_size(const unsigned char *p, size_t max,
-			     size_t *size)
-{
-	Elf64_Ehdr eh;
-	uint64_t end = sizeof(eh);
-
-	if (max < sizeof(eh))
-		return -EINVAL;
-	memcpy(&eh, p, sizeof(eh));
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    eh.e_ehsize != sizeof(Elf64_Ehdr) ||
-	    (eh.e_phnum && eh.e_phentsize != sizeof(Elf64_Phdr)) ||
-	    (eh.e_shnum && eh.e_shentsize != sizeof(Elf64_Shdr)))
-		return -EINVAL;
-	if (!mdgpu_cu_extent(&end, eh.e_phoff, eh.e_phnum,
-			     sizeof(Elf64_Phdr)) ||
-	    !mdgpu_cu_extent(&end, eh.e_shoff, eh.e_shnum,
-			     sizeof(Elf64_Shdr)))
-		return -EINVAL;
-	if (end > max)
-		return -E2BIG;
-	/* Section headers are inside max now: their contents extend it. */
-	for (uint16_t i = 0; i < eh.e_shnum; i++) {
-		Elf64_Shdr sh;
-
-		memcpy(&sh, p + eh.e_shoff + (uint64_t)i * sizeof(sh),
-		       sizeof(sh));
-		if (sh.sh_type == SHT_NOBITS)
-			continue;
-		if (!mdgpu_cu_extent(&end, sh.sh_offset, 1, sh.sh_size))
-			return -EINVAL;
-	}
-	for (uint16_t i = 0; i < eh.e_phnum; i++) {
-		Elf64_Phdr ph;
-
-		memcpy(&ph, p + eh.e_phoff + (uint64_t)i * sizeof(ph),
-		       sizeof(ph));
-		if (!mdgpu_cu_extent(&end, ph.p_offset, 1, ph.p_filesz))
-			return -EINVAL;
-	}
-	if (end > max)
-		return -E2BIG;
-	*size = end;
-	return 0;
-}
-
-static int mdgpu_cu_fatbin_size(const unsigned char *p, size_t max,
-				size_t *size)
-{
-	struct mdgpu_cu_fatbin_header h;
-	uint64_t end;
-
-	if (max < sizeof(h))
-		return -EINVAL;
-	memcpy(&h, p, sizeof(h));
-	if (h.version != 1 || h.header_size < sizeof(h))
-		return -EINVAL;
-	if (__builtin_add_overflow(h.fat_size, (uint64_t)h.header_size, &end))
-		return -EINVAL;
-	if (end > max)
-		return -E2BIG;
-	*size = end;
-	return 0;
-}
-
 const void *mdgpu_cu_fatbin_unwrap(const void *wrapper)
 {
 	struct mdgpu_cu_fatbin_wrapper w;
 
 	memcpy(&w, wrapper, sizeof(w));
-	if (w.magic != mdgpu_cu_fatbin_wrapper_magic ||
+	if (w.magic != MDGPU_CU_FATBIN_WRAPPER_MAGIC ||
 	    (w.version != 1 && w.version != 2))
 		return NULL;
 	return w.data;
-}
-
-/*
- * Does the image start with the n bytes of magic.  Byte by byte, stopping
- * at the first difference: a short PTX text ends in a NUL, which no magic
- * contains, so nothing past its end is read.
- */
-static bool mdgpu_cu_starts(const unsigned char *p, const unsigned char *magic,
-			    size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != magic[i])
-			return false;
-	return true;
-}
-
-int mdgpu_cu_image_size(const void *image, size_t max,
-			enum mdgpu_cu_image_kind *kind, size_t *size)
-{
-	const unsigned char *p = image;
-	unsigned char fb[4], wrap[4];
-	size_t n;
-
-	if (!image || max < sizeof(fb))
-		return -EINVAL;
-	memcpy(fb, &mdgpu_cu_fatbin_magic, sizeof(fb));
-	memcpy(wrap, &mdgpu_cu_fatbin_wrapper_magic, sizeof(wrap));
-	if (mdgpu_cu_starts(p, fb, sizeof(fb))) {
-		*kind = MDGPU_CU_IMAGE_FATBIN;
-		return mdgpu_cu_fatbin_size(p, max, size);
-	}
-	if (mdgpu_cu_starts(p, wrap, sizeof(wrap))) {
-		*kind = MDGPU_CU_IMAGE_WRAPPER;
-		return -EOPNOTSUPP;
-	}
-	if (mdgpu_cu_starts(p, (const unsigned char *)ELFMAG, SELFMAG)) {
-		*kind = MDGPU_CU_IMAGE_ELF;
-		return mdgpu_cu_elf_size(p, max, size);
-	}
-	*kind = MDGPU_CU_IMAGE_PTX;
-	n = strnlen(image, max);
-	if (n == max)
-		return -E2BIG;
-	if (n == 0)
-		return -EINVAL;
-	*size = n + 1;
-	return 0;
 }
 
 /* PTX tokens: directives and identifiers, numbers, single punctuation. */

@@ -10,25 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum mdgpu_cu_image_kind {
-	MDGPU_CU_IMAGE_PTX = 1,		/* NUL-terminated text */
-	MDGPU_CU_IMAGE_ELF = 2,		/* ELF64 cubin */
-	MDGPU_CU_IMAGE_FATBIN = 3,	/* fatbin: header and entries */
-	MDGPU_CU_IMAGE_WRAPPER = 4,	/* nvcc's wrapper of a fatbin */
-};
-
-/*
- * Kind and size in bytes of the image at `image`, reading no more than
- * `max` bytes: PTX up to and including its NUL; an ELF64 cubin up to the
- * end of the furthest of its header, program header table, section header
- * table and section contents; a fatbin its 16-byte header (version 1)
- * plus the entry bytes the header counts.  -EINVAL: not an image (an ELF
- * of another class or with bad header sizes, a fatbin header of another
- * version, text without a NUL within max); -E2BIG: larger than max;
- * -EOPNOTSUPP: a fatbin wrapper (*kind is set; mdgpu_cu_fatbin_unwrap).
- */
-int mdgpu_cu_image_size(const void *image, size_t max,
-			enum mdgpu_cu_image_kind *kind, size_t *size);
+#include "common/cu_image.h"
 
 /*
  * The fatbin a wrapper (MDGPU_CU_IMAGE_WRAPPER) points to, or NULL for a

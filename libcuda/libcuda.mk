@@ -123,6 +123,12 @@ C_CUBIN := $(if $(NVCC),$(C_SAN)/tests/kernel.cubin)
 $(C_SAN)/tests/kernel.cubin: $(C_TDIR)/cubin_kernel.cu
 	@mkdir -p $(@D)
 	$(NVCC) -cubin -arch=sm_90 $< -o $@
+# and a fatbin of SASS for two GPUs and PTX, as nvcc lays its entries out.
+C_FATBIN := $(if $(NVCC),$(C_SAN)/tests/kernel.fatbin)
+$(C_SAN)/tests/kernel.fatbin: $(C_TDIR)/cubin_kernel.cu
+	@mkdir -p $(@D)
+	$(NVCC) -fatbin -gencode arch=compute_80,code=sm_80 \
+		-gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
 
 # MD2 of the integrity check (export.c), against RFC 1319's vectors.
 $(C_SAN)/tests/test_md2: $(C_TDIR)/test_md2.c $(C_DIR)/md2.c $(C_DIR)/md2.h
@@ -143,9 +149,10 @@ check-libcuda: $(C_SAN)/tests/test_image $(C_OUT)/tests/test_driver \
 		$(C_SAN)/tests/test_driver $(C_OUT)/tests/test_code \
 		$(C_SAN)/tests/test_code $(C_OUT)/tests/test_memop \
 		$(C_SAN)/tests/test_memop $(C_OUT)/tests/test_mempool \
-		$(C_SAN)/tests/test_mempool $(BUILD)/mdgpud $(C_CUBIN) \
+		$(C_SAN)/tests/test_mempool $(BUILD)/mdgpud $(C_CUBIN) $(C_FATBIN) \
 		$(C_SAN)/tests/test_md2 $(C_RT) $(CUDA_FAKE) $(BUILD)/mdgpud-worker
-	MDGPU_TEST_CUBIN=$(C_CUBIN) $(C_SAN)/tests/test_image
+	MDGPU_TEST_CUBIN=$(C_CUBIN) MDGPU_TEST_FATBIN=$(C_FATBIN) \
+		$(C_SAN)/tests/test_image
 	$(C_SAN)/tests/test_md2
 	BUILD=$(BUILD) $(C_TDIR)/run-driver-tests.sh $(C_OUT) \
 		$(C_OUT)/tests/test_driver

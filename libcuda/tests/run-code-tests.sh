@@ -70,10 +70,18 @@ run() {
 		MDGPU_TEST_BACKEND="$backend" "$@"
 }
 
+# failed BACKEND: one more failed run; the daemon's warnings and errors
+# so far tell what it saw (a killed worker, a refused command).
+failed() {
+	FAILS=$((FAILS + 1))
+	echo "-- mdgpud ($1): its warnings and errors so far (last 30)"
+	grep -a -E '] (warn|err): ' "$TMP/$1.log" | tail -30
+}
+
 # Each backend: lazy library loading (the default), then eager.
 if start sim; then
-	run sim "$PROG" || FAILS=$((FAILS + 1))
-	run sim env CUDA_MODULE_LOADING=EAGER "$PROG" || FAILS=$((FAILS + 1))
+	run sim "$PROG" || failed sim
+	run sim env CUDA_MODULE_LOADING=EAGER "$PROG" || failed sim
 else
 	FAILS=$((FAILS + 1))
 fi
@@ -92,11 +100,9 @@ fi
 if [ -x "$BUILD/mdgpud-worker" ] && $HAVE_CUDA_LIB; then
 	start cuda ${CUDA_LIB:+LD_LIBRARY_PATH="$CUDA_LIB"}
 	case $? in
-	0) run cuda "$PROG" || FAILS=$((FAILS + 1))
-	   run cuda env CUDA_MODULE_LOADING=EAGER "$PROG" ||
-		FAILS=$((FAILS + 1))
-	   run cuda env MDGPU_TEST_CONCURRENCY=1 "$PROG" ||
-		FAILS=$((FAILS + 1)) ;;
+	0) run cuda "$PROG" || failed cuda
+	   run cuda env CUDA_MODULE_LOADING=EAGER "$PROG" || failed cuda
+	   run cuda env MDGPU_TEST_CONCURRENCY=1 "$PROG" || failed cuda ;;
 	1) FAILS=$((FAILS + 1)) ;;
 	esac
 	stop

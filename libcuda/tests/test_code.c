@@ -43,12 +43,24 @@
 
 #include "expect.h"
 
-/* The fake libcuda's scale_add, and what the PTX ISA makes of its list:
+/* scale_add, p[i] = p[i] * k + i: the fake libcuda runs its C function of
+ * that name, a GPU this PTX.  What the PTX ISA makes of its list:
  * offsets 0, 8, 16, sizes 8, 8, 4. */
 static const char ptx[] =
 	".version 8.0\n.target sm_90\n.address_size 64\n"
 	".visible .entry scale_add(.param .u64 p, .param .u64 n, "
-	".param .u32 k)\n{\n\tret;\n}\n";
+	".param .u32 k)\n{\n"
+	"\t.reg .pred %p<2>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<8>;\n"
+	"\tld.param.u64 %rd1, [p];\n\tld.param.u64 %rd2, [n];\n"
+	"\tld.param.u32 %r1, [k];\n\tmov.u32 %r2, %ctaid.x;\n"
+	"\tmov.u32 %r3, %ntid.x;\n\tmov.u32 %r4, %tid.x;\n"
+	"\tmul.wide.u32 %rd3, %r2, %r3;\n\tcvt.u64.u32 %rd4, %r4;\n"
+	"\tadd.u64 %rd3, %rd3, %rd4;\n\tsetp.ge.u64 %p1, %rd3, %rd2;\n"
+	"\t@%p1 bra DONE;\n\tcvta.to.global.u64 %rd5, %rd1;\n"
+	"\tshl.b64 %rd6, %rd3, 2;\n\tadd.u64 %rd7, %rd5, %rd6;\n"
+	"\tld.global.u32 %r5, [%rd7];\n\tcvt.u32.u64 %r6, %rd3;\n"
+	"\tmad.lo.u32 %r7, %r5, %r1, %r6;\n\tst.global.u32 [%rd7], %r7;\n"
+	"DONE:\n\tret;\n}\n";
 
 static bool on_cuda;
 /* The cuda backend over the fake libcuda of CI (its device's name). */
@@ -84,8 +96,11 @@ static void remove_tmp(void)
 
 static void test_images(void)
 {
-	/* Fatbin header (version 1, 16 bytes) and 64 bytes of entries. */
-	static const uint32_t fatbin[20] = { 0xba55ed50U, 0x00100001U, 64 };
+	/* Fatbin header (version 1, 16 bytes) and 64 bytes of entries: one
+	 * entry (an ELF of no bytes), and none (zeroed, refused here). */
+	static const uint32_t fatbin[20] = { 0xba55ed50U, 0x00100001U, 64, 0,
+					     0x01010002U, 64, 0, 0 };
+	static const uint32_t zeroed[20] = { 0xba55ed50U, 0x00100001U, 64 };
 	static const uint32_t fatbin_v2[4] = { 0xba55ed50U, 0x00100002U, 0 };
 	struct { uint32_t magic, version; const void *data, *f; }
 		wrap = { 0x466243b1U, 1, fatbin, NULL },
@@ -120,6 +135,7 @@ static void test_images(void)
 		EXPECT(on_cuda || r2 == CUDA_ERROR_NOT_SUPPORTED);
 	}
 	EXPECT_RES(cuModuleLoadData(&m, fatbin_v2), CUDA_ERROR_INVALID_IMAGE);
+	EXPECT_RES(cuModuleLoadData(&m, zeroed), CUDA_ERROR_INVALID_IMAGE);
 	EXPECT_RES(cuModuleLoadFatBinary(NULL, fatbin),
 		   CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuModuleLoadFatBinary(&m, NULL), CUDA_ERROR_INVALID_VALUE);

@@ -818,21 +818,19 @@ static void test_modules(void)
 	CUjit_option opt = CU_JIT_MAX_REGISTERS;
 	void *val = (void *)(uintptr_t)32;
 
-	/* The sim backend loads no code; the cuda backend loads the PTX,
-	 * finds its kernel, and refuses the fatbin, which holds no image. */
+	/* The sim backend loads no code; the cuda backend loads the PTX and
+	 * finds its kernel.  The fatbin, of zeroed entries, is not whole by
+	 * its own headers: refused on every backend before it is sent. */
 	if (on_sim) {
 		EXPECT_RES(cuModuleLoadData(&m, ptx), CUDA_ERROR_NOT_SUPPORTED);
 		EXPECT_RES(cuModuleLoadDataEx(&m, ptx, 1, &opt, &val),
-			   CUDA_ERROR_NOT_SUPPORTED);
-		EXPECT_RES(cuModuleLoadData(&m, fatbin),
 			   CUDA_ERROR_NOT_SUPPORTED);
 	} else {
 		OK(cuModuleLoadDataEx(&m, ptx, 1, &opt, &val));
 		OK(cuModuleGetFunction(&f, m, "k"));
 		OK(cuModuleUnload(m));
-		EXPECT_RES(cuModuleLoadData(&m, fatbin),
-			   CUDA_ERROR_INVALID_IMAGE);
 	}
+	EXPECT_RES(cuModuleLoadData(&m, fatbin), CUDA_ERROR_INVALID_IMAGE);
 	EXPECT_RES(cuModuleLoadDataEx(&m, ptx, 1, NULL, NULL),
 		   CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RES(cuModuleLoadData(&m, badelf), CUDA_ERROR_INVALID_IMAGE);

@@ -121,8 +121,29 @@ static void test_elf_size(void **state)
 
 static void test_fatbin(void **state)
 {
-	/* Header: magic, version 1, header 16 bytes, 64 entry bytes. */
-	static const uint32_t fb[20] = { 0xba55ed50U, 0x00100001U, 64, 0 };
+	/* Header: magic, version 1, header 16 bytes, 64 entry bytes: one
+	 * entry (kind 2, ELF; version 0x101) of a 64-byte header and no
+	 * payload. */
+	static const uint32_t fb[20] = { 0xba55ed50U, 0x00100001U, 64, 0,
+					 0x01010002U, 64, 0, 0 };
+	/* Entries that do not tile the 64 bytes: none (zeroed, which kept
+	 * NVIDIA's loader busy for more than 60 s), a header under 16
+	 * bytes, a payload past the end, a payload size that overflows,
+	 * 32 of 64 bytes covered, no entry bytes at all. */
+	static const uint32_t zeroed[20] = { 0xba55ed50U, 0x00100001U, 64, 0 };
+	static const uint32_t small_ent[20] = { 0xba55ed50U, 0x00100001U, 64,
+						0, 0x01010002U, 8, 0, 0 };
+	static const uint32_t past[20] = { 0xba55ed50U, 0x00100001U, 64, 0,
+					   0x01010002U, 32, 40, 0 };
+	static const uint32_t ovf[20] = { 0xba55ed50U, 0x00100001U, 64, 0,
+					  0x01010002U, 32, 0xffffffffU,
+					  0xffffffffU };
+	static const uint32_t part[20] = { 0xba55ed50U, 0x00100001U, 64, 0,
+					   0x01010002U, 32, 0, 0 };
+	static const uint32_t empty[4] = { 0xba55ed50U, 0x00100001U, 0, 0 };
+	/* Two entries tiling the 64 bytes: 16 + 16 of payload, then 32. */
+	uint32_t two[20] = { 0xba55ed50U, 0x00100001U, 64, 0,
+			     0x01010001U, 16, 16, 0 };
 	static const uint32_t v2[4] = { 0xba55ed50U, 0x00100002U, 64, 0 };
 	static const uint32_t short_hdr[4] = { 0xba55ed50U, 0x00080001U, 0, 0 };
 	static const uint32_t huge[4] = { 0xba55ed50U, 0x00100001U,
@@ -137,6 +158,23 @@ static void test_fatbin(void **state)
 	assert_int_equal(mdgpu_cu_image_size(fb, sizeof(fb), &kind, &size), 0);
 	assert_int_equal(kind, MDGPU_CU_IMAGE_FATBIN);
 	assert_int_equal(size, 80);
+	two[12] = 0x01010002U;
+	two[13] = 32;
+	assert_int_equal(mdgpu_cu_image_size(two, sizeof(two), &kind, &size),
+			 0);
+	assert_int_equal(size, 80);
+	assert_int_equal(mdgpu_cu_image_size(zeroed, sizeof(zeroed), &kind,
+					     &size), -EINVAL);
+	assert_int_equal(mdgpu_cu_image_size(small_ent, sizeof(small_ent),
+					     &kind, &size), -EINVAL);
+	assert_int_equal(mdgpu_cu_image_size(past, sizeof(past), &kind, &size),
+			 -EINVAL);
+	assert_int_equal(mdgpu_cu_image_size(ovf, sizeof(ovf), &kind, &size),
+			 -EINVAL);
+	assert_int_equal(mdgpu_cu_image_size(part, sizeof(part), &kind, &size),
+			 -EINVAL);
+	assert_int_equal(mdgpu_cu_image_size(empty, sizeof(empty), &kind,
+					     &size), -EINVAL);
 	/* The header's count past max, other versions, short headers, a
 	 * count that overflows. */
 	assert_int_equal(mdgpu_cu_image_size(fb, 79, &kind, &size), -E2BIG);
@@ -157,17 +195,16 @@ static void test_fatbin(void **state)
 	assert_null(mdgpu_cu_fatbin_unwrap(&wrap3));
 }
 
-/* A cubin nvcc built from a .cu (when the toolkit is here), as the
- * driver receives it: its size must be the file's. */
-static void test_nvcc_cubin(void **state)
+/* A cubin or fatbin nvcc built from a .cu (when the toolkit is here), as
+ * the driver receives it: its kind is `want`, its size the file's. */
+static void expect_nvcc_image(const char *var, enum mdgpu_cu_image_kind want)
 {
-	const char *path = getenv("MDGPU_TEST_CUBIN");
+	const char *path = getenv(var);
 	enum mdgpu_cu_image_kind kind;
 	unsigned char *buf;
 	size_t n, size = 0;
 	FILE *f;
 
-	(void)state;
 	if (!path || !*path)
 		skip();
 	f = fopen(path, "rb");
@@ -177,9 +214,21 @@ static void test_nvcc_cubin(void **state)
 	n = fread(buf, 1, 64 << 20, f);
 	fclose(f);
 	assert_int_equal(mdgpu_cu_image_size(buf, n, &kind, &size), 0);
-	assert_int_equal(kind, MDGPU_CU_IMAGE_ELF);
+	assert_int_equal(kind, want);
 	assert_int_equal(size, n);
 	free(buf);
+}
+
+static void test_nvcc_cubin(void **state)
+{
+	(void)state;
+	expect_nvcc_image("MDGPU_TEST_CUBIN", MDGPU_CU_IMAGE_ELF);
+}
+
+static void test_nvcc_fatbin(void **state)
+{
+	(void)state;
+	expect_nvcc_image("MDGPU_TEST_FATBIN", MDGPU_CU_IMAGE_FATBIN);
 }
 
 static void expect_layout(const char *ptx, const char *name,
@@ -278,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_elf_size),
 		cmocka_unit_test(test_fatbin),
 		cmocka_unit_test(test_nvcc_cubin),
+		cmocka_unit_test(test_nvcc_fatbin),
 		cmocka_unit_test(test_ptx_layout),
 		cmocka_unit_test(test_ptx_layout_refused),
 	};

@@ -6,8 +6,11 @@
 # threads (66: half of the H100's SMs), for DURATION seconds:
 #   1. natively, time-sliced by the GPU;
 #   2. on mdgpu as two time-sliced vGPUs (type 1g, spatial = none);
-#   3. on mdgpu as two spatial vGPUs (type half, 50% SMs, spatial = mps);
-# printing each aggregate kernels/s and the ratio 3 / 2 (target >= 1.8).
+#   3. natively as two MPS clients of 50% of the SMs each (when
+#      nvidia-cuda-mps-control is found): MPS's own bound on 4;
+#   4. on mdgpu as two spatial vGPUs (type half, 50% SMs, spatial = mps);
+# printing each aggregate kernels/s, the ratio 4 / 2 (target >= 1.8) and
+# 4 / 3.
 # Then, between the two spatial vGPUs: a forged pointer (B reads A's
 # buffer address: must fail in B, A's checks untouched) and a fault in B
 # (what A sees: under MPS, expected to lose its context too).
@@ -75,6 +78,30 @@ sliced=$RATE
 mdgpu_daemon_stop
 fi
 
+# Native MPS: the same two tenants as MPS clients of 50% of the SMs each,
+# with no mdgpu: the bound MPS itself sets on the spatial pair.
+native_mps=0
+MPS_CONTROL=$(command -v nvidia-cuda-mps-control)
+if [ -n "$MPS_CONTROL" ]; then
+	echo "== native MPS: two processes, MPS clients of 50% of the SMs each"
+	mkdir -p "$TMP/nmps/pipe" "$TMP/nmps/log"
+	export CUDA_MPS_PIPE_DIRECTORY=$TMP/nmps/pipe
+	export CUDA_MPS_LOG_DIRECTORY=$TMP/nmps/log
+	if "$MPS_CONTROL" -d; then
+		pair native-mps CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50
+		native_mps=$RATE
+		echo quit | "$MPS_CONTROL"
+		# The control daemon exits once its server has.
+		for _ in $(seq 100); do
+			[ -S "$TMP/nmps/pipe/control" ] || break
+			sleep 0.05
+		done
+	else
+		echo "   (nvidia-cuda-mps-control -d failed: no native MPS pair)"
+	fi
+	unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
+
 echo "== mdgpu: two spatial vGPUs (half, 50% of the SMs, spatial = mps)"
 # mps_dir lies in TMP (mktemp's 0700): the spatial workers' uid must be
 # able to search it, or mdgpud refuses spatial vGPUs.
@@ -92,6 +119,8 @@ awk -v n="$native" -v t="$sliced" -v s="$spatial" 'BEGIN {
 	printf "   spatial / time-sliced mdgpu %.2fx (target >= 1.8), " \
 	       "spatial / native %.2fx\n", t ? s / t : 0, n ? s / n : 0
 	exit !(t && s / t >= 1.8) }' || status=1
+[ "$native_mps" != 0 ] && awk -v m="$native_mps" -v s="$spatial" 'BEGIN {
+	printf "   spatial / native MPS %.2fx\n", s / m }'
 
 echo "== forged pointer between the two spatial vGPUs"
 # shellcheck disable=SC2046

@@ -496,6 +496,28 @@ static void pack_scale_add(uint8_t blob[20], uint64_t p, uint64_t n,
 	memcpy(blob + 16, &k, 4);
 }
 
+/* A fatbin of zeroed entries, one whose entry reaches past the bytes it
+ * gave, an ELF whose section table lies past its end, a fatbin wrapper
+ * (host pointers). */
+static const uint32_t zeroed_fatbin[20] = { 0xba55ed50U, 0x00100001U, 64 };
+static const uint32_t long_entry_fatbin[8] = { 0xba55ed50U, 0x00100001U, 16,
+					       0, 0x01010002U, 16, 4096, 0 };
+static const unsigned char short_elf[64] = {
+	0x7f, 'E', 'L', 'F', 2, 1, 1, 0, [16] = 2, 0, 190, 0, 1,
+	[40] = 0, 0x10, 0, 0, 0, 0, 0, 0,	/* e_shoff 4096 */
+	[52] = 64, 0, 0, 0, 0, 0, 64, 0, 4, 0,	/* 4 section headers */
+};
+static const uint32_t wrapper[4] = { 0x466243b1U, 1, 0x1000, 0 };
+static const struct {
+	const void *p;
+	size_t len;
+} bad_images[] = {
+	{ zeroed_fatbin, sizeof(zeroed_fatbin) },
+	{ long_entry_fatbin, sizeof(long_entry_fatbin) },
+	{ short_elf, sizeof(short_elf) },
+	{ wrapper, sizeof(wrapper) },
+};
+
 static void test_module_launch_events(void **state)
 {
 	const uint64_t n = 100000;
@@ -524,6 +546,17 @@ static void test_module_launch_events(void **state)
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, bad_ptx,
 					  sizeof(bad_ptx) - 1, &mod), -EINVAL);
 	assert_int_equal(ops->err_code(ctx), 218);
+	/* Images not whole by their own headers never reach the driver
+	 * (NVIDIA's loader trusts them: the zeroed fatbin kept it busy for
+	 * more than 60 s): -EINVAL, CUDA_ERROR_INVALID_IMAGE (200). */
+	for (size_t i = 0; i < sizeof(bad_images) / sizeof(bad_images[0]);
+	     i++) {
+		assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_CUBIN,
+						  bad_images[i].p,
+						  bad_images[i].len, &mod),
+				 -EINVAL);
+		assert_int_equal(ops->err_code(ctx), 200);
+	}
 	assert_int_equal(ops->module_load(ctx, MDGPU_MODULE_PTX, scale_add_ptx,
 					  sizeof(scale_add_ptx) - 1, &mod), 0);
 	assert_int_equal(ops->func_get(ctx, mod, "no_such_kernel", &fn, NULL),

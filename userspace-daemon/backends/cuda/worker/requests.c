@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <common/cu_image.h>
 #include <mdgpud/cuda_values.h>
 #include <uapi/mdgpu.h>
 
@@ -174,15 +175,20 @@ static int mdgpud_worker_op_copy_d2d(struct mdgpud_worker *w,
 }
 
 /*
- * Loads the NUL-terminated image `img` into the context and answers its
- * module handle.  A refused image answers -EINVAL (-EIO for an error
- * that lost the context), the driver's CUresult (serve.c puts w->last_cu
- * into the answer) and its JIT log as inline data, at most
- * MDGPUD_WORKER_JIT_LOG_BYTES - 1 bytes.
+ * Loads the image img[0..len), NUL-terminated at img[len], into the
+ * context and answers its module handle.  The host driver takes an image
+ * without its length and trusts its headers, so it gets only an image
+ * whole within len by its own headers (common/cu_image.h), never a
+ * fatbin wrapper (host pointers of the tenant's choosing): anything else
+ * is -EINVAL with CUDA_ERROR_INVALID_IMAGE, as the driver answers a
+ * malformed image, and the driver never sees it.  A refused image
+ * answers -EINVAL (-EIO for an error that lost the context), the
+ * driver's CUresult (serve.c puts w->last_cu into the answer) and its
+ * JIT log as inline data, at most MDGPUD_WORKER_JIT_LOG_BYTES - 1 bytes.
  */
 static int mdgpud_worker_module_image(struct mdgpud_worker *w,
 				      struct mdgpud_cuda_rpc_slot *s,
-				      const void *img)
+				      const void *img, size_t len)
 {
 	char log[MDGPUD_WORKER_JIT_LOG_BYTES] = "";
 	mdgpud_cu_jit_option opt[2] = {
@@ -194,8 +200,19 @@ static int mdgpud_worker_module_image(struct mdgpud_worker *w,
 	mdgpud_cu_result res;
 	int ret;
 
+	enum mdgpu_cu_image_kind kind;
+	size_t size;
+
 	_Static_assert(MDGPUD_WORKER_JIT_LOG_BYTES <= MDGPUD_CUDA_RPC_INLINE_MAX,
 		       "the JIT log fits the inline area");
+	/* len + 1: PTX's size counts its NUL. */
+	if (mdgpu_cu_image_size(img, len + 1, &kind, &size) ||
+	    (kind != MDGPU_CU_IMAGE_PTX && size > len)) {
+		mdgpud_worker_err_msg(w, "module image of %zu bytes refused: "
+				      "not whole by its own headers", len);
+		w->last_cu = MDGPUD_CUDA_ERROR_INVALID_IMAGE;
+		return -EINVAL;
+	}
 	res = w->cu.module_load_data_ex(&mod, img, 2, opt, val);
 	if (res) {
 		size_t n = strnlen(log, sizeof(log) - 1);
@@ -221,7 +238,7 @@ static int mdgpud_worker_op_module_load(struct mdgpud_worker *w,
 		return -EINVAL;
 	/* The supervisor NUL-terminated it; make sure of it for PTX. */
 	w->shm->staging[len] = 0;
-	return mdgpud_worker_module_image(w, s, w->shm->staging);
+	return mdgpud_worker_module_image(w, s, w->shm->staging, len);
 }
 
 /*
@@ -253,7 +270,7 @@ static int mdgpud_worker_op_module_load_dev(struct mdgpud_worker *w,
 	ret = mdgpud_worker_err(w, res, "module image d2h");
 	if (!ret) {
 		img[len] = 0;
-		ret = mdgpud_worker_module_image(w, s, img);
+		ret = mdgpud_worker_module_image(w, s, img, len);
 	}
 	free(img);
 	return ret;
