@@ -304,6 +304,26 @@ static bool mdgpu_cu_host_bytes(uint64_t *bytes, bool *explicit)
 }
 
 /*
+ * Unified addressing: pinned memory (cuMemHostAlloc, the zero-copy area
+ * of the aperture) is reached by kernels at the address the program
+ * holds.  The GPU reaches the aperture at APERTURE_DEVPTR, the address
+ * the worker mapped and registered it at, so the aperture is mapped
+ * there in this process too, before any of it is handed out.  Where
+ * this process already uses that range (or the transport maps no
+ * aperture of its own: vfio, guest), the host pointer and the device
+ * pointer differ: cuMemHostGetDevicePointer gives the one kernels take.
+ */
+static void mdgpu_cu_place_aperture(void)
+{
+	if (!mdgpu_cu.aperture_devptr)
+		return;
+	if (mdgpu_aperture_place(mdgpu_cu.g, mdgpu_cu.aperture_devptr))
+		mdgpu_cu_log("cuInit: pinned memory's host and device "
+			     "pointers differ: %s",
+			     mdgpu_last_error(mdgpu_cu.g));
+}
+
+/*
  * What the daemon tells of the GPU: DEVICE_INFO (ABI 1.2, so an older
  * daemon is refused here with a message rather than half working) and
  * where kernels see the aperture.
@@ -337,6 +357,7 @@ static CUresult mdgpu_cu_describe(void)
 		return mdgpu_cu_result(ret);
 	}
 	mdgpu_cu.aperture_mapped = mapped;
+	mdgpu_cu_place_aperture();
 	return CUDA_SUCCESS;
 }
 

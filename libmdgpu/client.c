@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "priv.h"
 
@@ -429,6 +430,30 @@ int mdgpu_query2(struct mdgpu *g, uint32_t what, uint64_t *value,
 
 	c.query.what = what;
 	return mdgpu_call(g, &c, value, value2);
+}
+
+int mdgpu_aperture_place(struct mdgpu *g, uint64_t addr)
+{
+	int ret;
+
+	if (!g->tops->place_aperture)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "the %s transport "
+				       "cannot place its aperture",
+				       g->tops->name);
+	if (g->nblk)
+		return mdgpu_set_error(g, -EBUSY, "zero-copy memory was "
+				       "handed out before the aperture moved");
+	if (addr % (uint64_t)sysconf(_SC_PAGESIZE))
+		return mdgpu_set_error(g, -EINVAL, "aperture address %#llx is "
+				       "not page aligned",
+				       (unsigned long long)addr);
+	ret = g->tops->place_aperture(g, addr);
+	if (ret)
+		return mdgpu_set_error(g, ret, "placing the aperture at %#llx",
+				       (unsigned long long)addr);
+	if (g->host_space == MDGPU_SPACE_APERTURE)
+		g->host_mem = g->aperture + g->host_off;
+	return 0;
 }
 
 /* Wait for staging half k to be free again; returns its status. */

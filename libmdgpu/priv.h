@@ -42,6 +42,10 @@ struct mdgpu_tops {
 	/* Optional (socket, vfio): MDGPU_STATUS_* of the open vGPU now,
 	 * for error messages; 0 when it cannot be read. */
 	uint32_t (*status)(struct mdgpu *g);
+	/* Optional (socket): map the aperture again at addr exactly and
+	 * drop the old mapping, g->aperture following; -EEXIST where
+	 * something lies at addr (nothing changes). */
+	int (*place_aperture)(struct mdgpu *g, uint64_t addr);
 };
 
 /*

@@ -40,6 +40,7 @@ struct mdgpu_sock {
 	size_t ring_map_size;
 	uint8_t *ap;
 	size_t ap_size;
+	int ap_fd;		/* kept for mdgpu_sock_place_aperture() */
 };
 
 static int mdgpu_sock_recv_welcome(struct mdgpu *g, int fd,
@@ -108,6 +109,8 @@ static void mdgpu_sock_close(struct mdgpu *g)
 		munmap(s->ap, s->ap_size);
 	if (s->db_fd >= 0)
 		close(s->db_fd);
+	if (s->ap_fd >= 0)
+		close(s->ap_fd);
 	if (s->fd >= 0)
 		close(s->fd);	/* the daemon destroys the vGPU */
 	free(s);
@@ -138,7 +141,7 @@ static int mdgpu_sock_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->fd = s->db_fd = -1;
+	s->fd = s->db_fd = s->ap_fd = -1;
 	g->tpriv = s;
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s->fd < 0) {
@@ -193,7 +196,7 @@ static int mdgpu_sock_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 		goto err_fds;
 	}
 	close(fds[MDGPU_SOCK_FD_RING]);
-	close(fds[MDGPU_SOCK_FD_APERTURE]);
+	s->ap_fd = fds[MDGPU_SOCK_FD_APERTURE];
 	s->db_fd = fds[MDGPU_SOCK_FD_DOORBELL];
 
 	s->ctrl = (struct mdgpu_sock_ctrl *)s->ring_map;
@@ -220,6 +223,35 @@ err_fds:
 err:
 	mdgpu_sock_close(g);
 	return ret;
+}
+
+/*
+ * The aperture mapped again at addr, from the memfd kept open for it.
+ * MAP_FIXED_NOREPLACE never replaces a mapping of this process; a
+ * kernel older than 4.17 takes it as a hint and may map elsewhere, which
+ * counts as taken.
+ */
+static int mdgpu_sock_place_aperture(struct mdgpu *g, uint64_t addr)
+{
+	struct mdgpu_sock *s = g->tpriv;
+	void *want = (void *)(uintptr_t)addr, *p;
+
+	if ((uint64_t)(uintptr_t)addr != addr)
+		return -EINVAL;
+	if (want == s->ap)
+		return 0;
+	p = mmap(want, s->ap_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, s->ap_fd, 0);
+	if (p == MAP_FAILED)
+		return errno == EEXIST ? -EEXIST : -errno;
+	if (p != want) {
+		munmap(p, s->ap_size);
+		return -EEXIST;
+	}
+	munmap(s->ap, s->ap_size);
+	s->ap = p;
+	g->aperture = p;
+	return 0;
 }
 
 static void mdgpu_sock_doorbell(struct mdgpu *g, uint32_t tail)
@@ -337,4 +369,5 @@ const struct mdgpu_tops mdgpu_tops_socket = {
 	.wait = mdgpu_sock_wait,
 	.concurrent_wait = true,
 	.status = mdgpu_sock_status,
+	.place_aperture = mdgpu_sock_place_aperture,
 };

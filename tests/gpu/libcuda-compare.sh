@@ -22,6 +22,9 @@ status=0
 DEVRT=$(dirname "$(dirname "$NVCC")")/lib64/libcudadevrt.a
 [ -f "$DEVRT" ] || DEVRT=/usr/local/cuda/targets/x86_64-linux/lib/libcudadevrt.a
 "$NVCC" -ptx -arch=sm_90 -o "$B/spin.ptx" tests/gpu/libcuda/spin.cu || exit 1
+# A runtime program (static cudart) whose kernels take pinned host
+# pointers as the program holds them.
+"$NVCC" -arch=sm_90 -o "$B/uva_host" tests/gpu/libcuda/uva_host.cu || exit 1
 for p in drvtest linktest ptdstest; do
 	gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 		tests/gpu/libcuda/$p.c -o "$B/$p" -lcuda -pthread || exit 1
@@ -62,6 +65,8 @@ compare drvtest-fault "$B/drvtest" "$B/drvtest.ptx" fault
 compare linktest "$B/linktest" "$B/link_rdc.cubin" "$DEVRT"
 # The per-thread default stream (nvcc --default-stream per-thread).
 compare ptdstest "$B/ptdstest" "$B/spin.ptx"
+# Unified addressing of pinned memory: kernels given host pointers.
+compare uva_host "$B/uva_host"
 # Two tenants: one faults, the other's results are unaffected.
 ( mdgpu "$B/drvtest" "$B/drvtest.ptx" >"$OUT/neighbour.mdgpu" \
 	2>"$OUT/neighbour.mdgpu.log" ) &

@@ -111,6 +111,19 @@ int mdgpu_host_free(struct mdgpu *g, void *ptr);
 int mdgpu_host_aperture_offset(struct mdgpu *g, const void *p,
 			       uint64_t *off);
 
+/*
+ * Maps the aperture again at exactly `addr` in this process (page
+ * aligned) and drops the old mapping, so that zero-copy memory lies at
+ * the address the GPU reaches it by (QUERY APERTURE_DEVPTR): a host
+ * pointer is then its own device pointer, as unified addressing promises
+ * of pinned memory.  Only before the first mdgpu_host_alloc() and while
+ * no command is in flight (pointers into the old mapping die with it).
+ * -EEXIST: something of this process already lies there (the mapping
+ * stays where it was); -EOPNOTSUPP: the transport maps no aperture of
+ * its own (socket only); -EBUSY: zero-copy memory was handed out.
+ */
+int mdgpu_aperture_place(struct mdgpu *g, uint64_t addr);
+
 /* Query MDGPU_QUERY_* (uapi); query2 also returns result2. */
 int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value);
 int mdgpu_query2(struct mdgpu *g, uint32_t what, uint64_t *value,
