@@ -6,6 +6,7 @@
 // and how many words the kernel got wrong (libcuda-compare.sh runs it on
 // NVIDIA's libcuda.so.1 and on mdgpu's and compares the lines).
 #include <cstdio>
+#include <cstring>
 #include <cuda_runtime.h>
 
 __global__ void scale_add(unsigned *p, unsigned long long n, unsigned k)
@@ -25,12 +26,16 @@ static int run(const char *what, unsigned *h, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		h[i] = (unsigned)(i * 13 + 5);
+	/* What the runtime leaves unfilled reads as 0x5a5a5a5a. */
+	memset(&a, 0x5a, sizeof(a));
 	e = cudaPointerGetAttributes(&a, h);
 	printf("%s: attributes %s, type %d, device pointer %s\n", what,
 	       cudaGetErrorName(e), (int)a.type,
 	       a.devicePointer == h ? "is the host pointer" : "differs");
 	scale_add<<<(unsigned)((n + 255) / 256), 256>>>(h, n, 3);
-	e = cudaDeviceSynchronize();
+	e = cudaGetLastError();
+	if (e == cudaSuccess)
+		e = cudaDeviceSynchronize();
 	for (size_t i = 0; i < n; i++)
 		bad += h[i] != (unsigned)(i * 13 + 5) * 3 + (unsigned)i;
 	printf("%s: kernel %s, %zu of %zu words wrong\n", what,
