@@ -523,8 +523,8 @@ static bool log_has(const char *a, const char *b)
 /*
  * Each spatial worker is checked to be a client of the MPS server (the
  * driver's MPS_ENABLED; the fake answers 1 while the control socket of
- * its pipe directory exists): one that is not is logged as an error and
- * still runs its work; a time-sliced worker is not checked.
+ * its pipe directory exists): one that is not is refused, its commands
+ * fail and the reason is logged; a time-sliced worker is not checked.
  */
 static void test_mps_client_check(void **state)
 {
@@ -548,19 +548,25 @@ static void test_mps_client_check(void **state)
 	senv_free(e, t, 2);
 
 	/* The server's control socket gone before the worker starts: the
-	 * spatial worker is no client; its work runs all the same. */
+	 * spatial worker is no client, so its context is refused (its
+	 * commands fail) while a time-sliced neighbour works. */
 	log_text[0] = 0;
 	e = senv_new(NULL);
 	mdgpud_log_set(MDGPUD_LOG_INFO, keep_log, NULL);
 	snprintf(control, sizeof(control), "%s/pipe/control", e->mps);
 	assert_int_equal(unlink(control), 0);
 	assert_int_equal(attach(e, &t[0], "quarter"), 0);
+	assert_int_equal(attach(e, &t[1], "1g"), 0);
 	senv_start(e);
-	run_spins(t, 1);
+	submit_spin(&t[0]);
+	submit_sync(&t[0]);
+	wait_done(&t[0]);
+	assert_int_not_equal(last_status(&t[0]), 0);
+	run_spins(&t[1], 1);
 	snprintf(id, sizeof(id), "vgpu %u:", mdgpud_vgpu_id(t[0].v));
+	assert_true(log_has(id, "refused: its worker"));
 	assert_true(log_has(id, "is not an MPS client"));
-	assert_true(log_has(id, "time-sliced, not beside the other vGPUs"));
-	senv_free(e, t, 1);
+	senv_free(e, t, 2);
 	mdgpud_log_set(MDGPUD_LOG_ERR, NULL, NULL);
 }
 

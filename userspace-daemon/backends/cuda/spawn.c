@@ -739,15 +739,15 @@ static int mdgpud_cuda_start_failed(struct mdgpud_bctx *ctx, int err,
  * A spatial context's worker must be a client of the MPS server for its
  * SM share to mean anything: the driver tells the worker so in
  * CU_DEVICE_ATTRIBUTE_MPS_ENABLED, read with the other attributes at its
- * start.  One that is not (the server gone or unreachable for the spatial
- * uid, its pipe directory another's) still runs its work right, in a
- * context of its own that the GPU time-slices with the others instead of
- * running it beside them: the share the type promises is not kept.  That
- * is logged as an error, once per context, not refused: what the driver
- * answers here has not been measured under MPS yet (spatial.md).  A
- * driver that has no such attribute leaves it unknown.
+ * start (1 for every spatial worker on the H100 under MPS, driver 580;
+ * spatial.md).  One that is not (the server gone or unreachable for the
+ * spatial uid, its pipe directory another's) would run in a context of
+ * its own that the GPU time-slices with the others: the share the type
+ * promises would not be kept, so the context is refused (-ENODEV), with
+ * the reason logged.  A driver that has no such attribute leaves it
+ * unknown: a warning, and the context runs.
  */
-static void mdgpud_cuda_spatial_mps_check(struct mdgpud_bctx *ctx)
+static int mdgpud_cuda_spatial_mps_check(struct mdgpud_bctx *ctx)
 {
 	const struct mdgpud_cuda_rpc_info *in = &ctx->shm->info;
 	int32_t v = MDGPU_ATTR_NONE;
@@ -755,24 +755,27 @@ static void mdgpud_cuda_spatial_mps_check(struct mdgpud_bctx *ctx)
 	if (in->nr_attrs > MDGPUD_CU_DEV_ATTR_MPS_ENABLED)
 		v = in->attr[MDGPUD_CU_DEV_ATTR_MPS_ENABLED];
 	ctx->mps_client = v == MDGPU_ATTR_NONE ? -1 : v != 0;
-	if (ctx->mps_client > 0)
+	if (ctx->mps_client > 0) {
 		mdgpud_info("cuda: vgpu %u: worker %d is an MPS client, %u%% "
 			    "of the SMs", ctx->vgpu_id, (int)ctx->pid,
 			    ctx->sm_percent);
-	else if (!ctx->mps_client)
-		mdgpud_err("cuda: vgpu %u: spatial (%u%% of the SMs), but its "
-			   "worker %d is not an MPS client (the driver's "
-			   "MPS_ENABLED is 0): its work runs right but "
+	} else if (!ctx->mps_client) {
+		mdgpud_err("cuda: vgpu %u: spatial (%u%% of the SMs) refused: "
+			   "its worker %d is not an MPS client (the driver's "
+			   "MPS_ENABLED is 0), so its work would be "
 			   "time-sliced, not beside the other vGPUs; check that "
 			   "the MPS server of %s runs and that uid %u can reach "
 			   "it (Documentation/spatial.md)", ctx->vgpu_id,
 			   ctx->sm_percent, (int)ctx->pid,
 			   ctx->be->mps.pipe_dir, (unsigned)ctx->cred.uid);
-	else
+		return -ENODEV;
+	} else {
 		mdgpud_warn("cuda: vgpu %u: spatial (%u%% of the SMs): the "
 			    "driver does not say whether worker %d is an MPS "
 			    "client", ctx->vgpu_id, ctx->sm_percent,
 			    (int)ctx->pid);
+	}
+	return 0;
 }
 
 /*
@@ -826,8 +829,9 @@ int mdgpud_cuda_ctx_start_poll(struct mdgpud_bctx *ctx)
 				      &ctx->sandbox_active))
 		return mdgpud_cuda_start_failed(ctx, -ENODEV,
 						"sandbox not as configured");
-	if (ctx->sm_percent)
-		mdgpud_cuda_spatial_mps_check(ctx);
+	if (ctx->sm_percent && mdgpud_cuda_spatial_mps_check(ctx))
+		return mdgpud_cuda_start_failed(ctx, -ENODEV,
+						"spatial, not an MPS client");
 	ctx->starting = false;
 	mdgpud_dbg("cuda: vgpu %u: worker %d ready", ctx->vgpu_id,
 		   (int)ctx->pid);
