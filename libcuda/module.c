@@ -221,14 +221,26 @@ CUresult mdgpu_cu_module_new(const char *who, CUcontext ctx,
 	}
 	ret = mdgpu_module_load(mdgpu_cu.g, kind, start, size, &m->module);
 	if (ret) {
-		mdgpu_cu_log("%s: %s", who, mdgpu_last_error(mdgpu_cu.g));
+		uint64_t code = mdgpu_last_code(mdgpu_cu.g);
+		const char *name = NULL;
+
 		/* What was sent, and the host driver's code if it refused
 		 * it: a refused library is then told from a broken one. */
-		mdgpu_cu_log("%s: the image was %s, %zu bytes; the host "
-			     "driver's code %llu", who,
-			     kind == MDGPU_MODULE_PTX ? "PTX" : "ELF or fatbin",
-			     size, (unsigned long long)
-			     mdgpu_last_code(mdgpu_cu.g));
+		if (code && code <= INT32_MAX)
+			cuGetErrorName((CUresult)code, &name);
+		if (name)
+			mdgpu_cu_log("%s: the host driver refused the %s image "
+				     "of %zu bytes: %s (%llu)", who,
+				     kind == MDGPU_MODULE_PTX ? "PTX" :
+				     "ELF or fatbin", size, name,
+				     (unsigned long long)code);
+		else
+			mdgpu_cu_log("%s: %s; the image was %s, %zu bytes; "
+				     "the host driver's code %llu", who,
+				     mdgpu_last_error(mdgpu_cu.g),
+				     kind == MDGPU_MODULE_PTX ? "PTX" :
+				     "ELF or fatbin", size,
+				     (unsigned long long)code);
 		/* The host driver's own CUresult when it refused the
 		 * image (mdgpu_cu_error), else a refused image. */
 		r = ret == -EINVAL && !mdgpu_last_code(mdgpu_cu.g) ?
