@@ -315,9 +315,14 @@ static bool mdgpu_cu_host_bytes(uint64_t *bytes, bool *explicit)
  */
 static void mdgpu_cu_place_aperture(void)
 {
+	int ret;
+
 	if (!mdgpu_cu.aperture_devptr)
 		return;
-	if (mdgpu_aperture_place(mdgpu_cu.g, mdgpu_cu.aperture_devptr))
+	ret = mdgpu_aperture_place(mdgpu_cu.g, mdgpu_cu.aperture_devptr);
+	/* -EOPNOTSUPP: a transport without an aperture of its own to move
+	 * (documented, not news for each program). */
+	if (ret && ret != -EOPNOTSUPP)
 		mdgpu_cu_log("cuInit: pinned memory's host and device "
 			     "pointers differ: %s",
 			     mdgpu_last_error(mdgpu_cu.g));

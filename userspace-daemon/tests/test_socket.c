@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -331,6 +332,56 @@ static void test_host_memory(void **state)
 
 	o.host_bytes = 2048 * MIB;	/* above host_mib_max */
 	assert_int_equal(mdgpu_open(&o, &g), -E2BIG);
+}
+
+/*
+ * mdgpu_aperture_place(): the aperture mapped again at a chosen address,
+ * its contents the same memory (zero-copy buffers carved there, copies
+ * through them); refused where this process has a mapping (which stays
+ * untouched, as does the aperture), at an unaligned address, and once
+ * zero-copy memory was handed out.
+ */
+static void test_aperture_place(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu_open_opts o = { .path = d->path, .type = "1g",
+				     .host_bytes = 8 * MIB };
+	const size_t span = 64 * MIB;
+	uint32_t *a, *b;
+	uint8_t *free_at, *taken;
+	struct mdgpu *g;
+	mdgpu_devptr x;
+
+	assert_int_equal(mdgpu_open(&o, &g), 0);
+	/* An address range known to be free: reserved, then given back. */
+	free_at = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	assert_true(free_at != MAP_FAILED);
+	assert_int_equal(munmap(free_at, span), 0);
+	taken = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(taken != MAP_FAILED);
+	taken[0] = 0x5a;
+	assert_int_equal(mdgpu_aperture_place(g, (uintptr_t)taken), -EEXIST);
+	assert_int_equal(taken[0], 0x5a);
+	assert_int_equal(mdgpu_aperture_place(g, (uintptr_t)free_at + 1),
+			 -EINVAL);
+	assert_int_equal(mdgpu_aperture_place(g, (uintptr_t)free_at), 0);
+	/* Placed twice at the same address: nothing to do. */
+	assert_int_equal(mdgpu_aperture_place(g, (uintptr_t)free_at), 0);
+	assert_int_equal(mdgpu_host_alloc(g, 4 * MIB, (void **)&a), 0);
+	assert_int_equal(mdgpu_host_alloc(g, 4 * MIB, (void **)&b), 0);
+	assert_true((uint8_t *)a >= free_at && (uint8_t *)a < free_at + span);
+	for (uint32_t i = 0; i < MIB; i++)
+		a[i] = i * 2654435761U;
+	assert_int_equal(mdgpu_mem_alloc(g, 4 * MIB, &x), 0);
+	assert_int_equal(mdgpu_copy_htod(g, x, a, 4 * MIB), 0);
+	assert_int_equal(mdgpu_copy_dtoh(g, b, x, 4 * MIB), 0);
+	assert_memory_equal(a, b, 4 * MIB);
+	assert_int_equal(mdgpu_aperture_place(g, (uintptr_t)free_at + span),
+			 -EBUSY);
+	mdgpu_close(g);
+	munmap(taken, 4096);
 }
 
 static void test_quota(void **state)
@@ -988,6 +1039,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_large_module, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_host_memory, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_aperture_place, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_scrub, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),
