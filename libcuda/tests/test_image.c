@@ -142,8 +142,9 @@ static void test_fatbin(void **state)
 					   0x01010002U, 32, 0, 0 };
 	static const uint32_t empty[4] = { 0xba55ed50U, 0x00100001U, 0, 0 };
 	/* Two entries tiling the 64 bytes: 16 + 16 of payload, then 32. */
-	uint32_t two[20] = { 0xba55ed50U, 0x00100001U, 64, 0,
-			     0x01010001U, 16, 16, 0 };
+	static const uint32_t two[20] = { 0xba55ed50U, 0x00100001U, 64, 0,
+					  0x01010001U, 16, 16, 0,
+					  [12] = 0x01010002U, 32, 0, 0 };
 	static const uint32_t v2[4] = { 0xba55ed50U, 0x00100002U, 64, 0 };
 	static const uint32_t short_hdr[4] = { 0xba55ed50U, 0x00080001U, 0, 0 };
 	static const uint32_t huge[4] = { 0xba55ed50U, 0x00100001U,
@@ -158,8 +159,6 @@ static void test_fatbin(void **state)
 	assert_int_equal(mdgpu_cu_image_size(fb, sizeof(fb), &kind, &size), 0);
 	assert_int_equal(kind, MDGPU_CU_IMAGE_FATBIN);
 	assert_int_equal(size, 80);
-	two[12] = 0x01010002U;
-	two[13] = 32;
 	assert_int_equal(mdgpu_cu_image_size(two, sizeof(two), &kind, &size),
 			 0);
 	assert_int_equal(size, 80);

@@ -14,8 +14,8 @@
  * - refused: MPS that cannot start makes spatial vGPUs fail at create
  *   (-ENXIO); time-sliced ones still work.
  * - MPS client: each spatial worker's MPS_ENABLED is checked; one that is
- *   no client of the server (its control socket gone) is logged as an
- *   error and runs its work all the same.
+ *   no client of the server (its control socket gone) is refused, the
+ *   reason logged, while a time-sliced neighbour works.
  * - side by side: two spatial vGPUs each running SPINS x 20 ms kernels
  *   finish in less than 1.5 times one alone; two time-sliced ones take
  *   at least 1.6 times.  Each member's statistics carry its own GPU time.

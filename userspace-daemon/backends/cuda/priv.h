@@ -141,9 +141,6 @@ struct mdgpud_bctx {
 	struct mdgpud_backend *be;
 	uint32_t vgpu_id;
 	uint32_t sm_percent;	/* spatial: its SM share; 0 = time-sliced */
-	/* spatial: its worker a client of the MPS server, as the driver
-	 * told the worker (1, 0), or -1: not told. */
-	int mps_client;
 	struct mdgpud_cuda_rpc_shm *shm;
 	int sock;		/* fd passing to the worker */
 	pid_t pid;		/* -1 once reaped */

@@ -645,7 +645,6 @@ static int mdgpud_cuda_ctx_spawn(struct mdgpud_backend *be, uint32_t vgpu_id,
 	ctx->be = be;
 	ctx->vgpu_id = vgpu_id;
 	ctx->sm_percent = sm_percent;
-	ctx->mps_client = -1;
 	ctx->pid = -1;
 	ctx->pidfd = -1;
 	ctx->sock = -1;
@@ -754,12 +753,14 @@ static int mdgpud_cuda_spatial_mps_check(struct mdgpud_bctx *ctx)
 
 	if (in->nr_attrs > MDGPUD_CU_DEV_ATTR_MPS_ENABLED)
 		v = in->attr[MDGPUD_CU_DEV_ATTR_MPS_ENABLED];
-	ctx->mps_client = v == MDGPU_ATTR_NONE ? -1 : v != 0;
-	if (ctx->mps_client > 0) {
-		mdgpud_info("cuda: vgpu %u: worker %d is an MPS client, %u%% "
-			    "of the SMs", ctx->vgpu_id, (int)ctx->pid,
-			    ctx->sm_percent);
-	} else if (!ctx->mps_client) {
+	if (v == MDGPU_ATTR_NONE) {
+		mdgpud_warn("cuda: vgpu %u: spatial (%u%% of the SMs): the "
+			    "driver does not say whether worker %d is an MPS "
+			    "client", ctx->vgpu_id, ctx->sm_percent,
+			    (int)ctx->pid);
+		return 0;
+	}
+	if (!v) {
 		mdgpud_err("cuda: vgpu %u: spatial (%u%% of the SMs) refused: "
 			   "its worker %d is not an MPS client (the driver's "
 			   "MPS_ENABLED is 0), so its work would be "
@@ -769,12 +770,9 @@ static int mdgpud_cuda_spatial_mps_check(struct mdgpud_bctx *ctx)
 			   ctx->sm_percent, (int)ctx->pid,
 			   ctx->be->mps.pipe_dir, (unsigned)ctx->cred.uid);
 		return -ENODEV;
-	} else {
-		mdgpud_warn("cuda: vgpu %u: spatial (%u%% of the SMs): the "
-			    "driver does not say whether worker %d is an MPS "
-			    "client", ctx->vgpu_id, ctx->sm_percent,
-			    (int)ctx->pid);
 	}
+	mdgpud_info("cuda: vgpu %u: worker %d is an MPS client, %u%% of the "
+		    "SMs", ctx->vgpu_id, (int)ctx->pid, ctx->sm_percent);
 	return 0;
 }
 
