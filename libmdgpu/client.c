@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,7 +340,8 @@ static const char *const mdgpu_op_names[MDGPU_OP_COUNT] = {
 	"stream_create", "stream_destroy", "stream_wait_event", "stream_query",
 	"event_query", "event_sync", "device_info", "func_info",
 	"func_set_attr", "module_global", "ctx_limit", "occupancy",
-	"module_funcs", "module_link", "stream_memop",
+	"module_funcs", "module_link", "stream_memop", "host_register",
+	"host_unregister",
 };
 
 static const char *mdgpu_op_name(uint32_t op)
@@ -454,6 +456,42 @@ int mdgpu_aperture_place(struct mdgpu *g, uint64_t addr)
 	if (g->host_space == MDGPU_SPACE_APERTURE)
 		g->host_mem = g->aperture + g->host_off;
 	return 0;
+}
+
+int mdgpu_host_register(struct mdgpu *g, int fd, uint64_t offset,
+			uint64_t len, uint64_t addr, uint32_t flags,
+			mdgpu_devptr *devptr)
+{
+	static _Atomic uint32_t next_token;
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_HOST_REGISTER);
+	uint32_t token = atomic_fetch_add(&next_token, 1);
+	int ret;
+
+	if (!g->tops->send_fd)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "the %s transport "
+				       "cannot register host memory",
+				       g->tops->name);
+	if ((g->info.abi_version & 0xffff) < 12)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "the daemon's ABI "
+				       "predates host registration (1.12)");
+	ret = g->tops->send_fd(g, fd, token);
+	if (ret)
+		return mdgpu_set_error(g, ret, "sending a descriptor to "
+				       "register");
+	c.host_register.token = token;
+	c.host_register.flags = flags;
+	c.host_register.offset = offset;
+	c.host_register.len = len;
+	c.host_register.addr = addr;
+	return mdgpu_call(g, &c, devptr, NULL);
+}
+
+int mdgpu_host_unregister(struct mdgpu *g, mdgpu_devptr devptr)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_HOST_UNREGISTER);
+
+	c.free.addr = devptr;
+	return mdgpu_call(g, &c, NULL, NULL);
 }
 
 /* Wait for staging half k to be free again; returns its status. */

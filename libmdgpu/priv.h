@@ -46,6 +46,8 @@ struct mdgpu_tops {
 	 * drop the old mapping, g->aperture following; -EEXIST where
 	 * something lies at addr (nothing changes). */
 	int (*place_aperture)(struct mdgpu *g, uint64_t addr);
+	/* Optional (socket): send fd for the HOST_REGISTER of `token`. */
+	int (*send_fd)(struct mdgpu *g, int fd, uint32_t token);
 };
 
 /*

@@ -254,6 +254,37 @@ static int mdgpu_sock_place_aperture(struct mdgpu *g, uint64_t addr)
 	return 0;
 }
 
+/* One struct mdgpu_sock_fd_msg with fd (uapi section 4). */
+static int mdgpu_sock_send_fd(struct mdgpu *g, int fd, uint32_t token)
+{
+	struct mdgpu_sock *s = g->tpriv;
+	struct mdgpu_sock_fd_msg m = { .magic = MDGPU_SOCK_FD_MAGIC,
+				       .token = token };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	memset(&u, 0, sizeof(u));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	do {
+		n = sendmsg(s->fd, &msg, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EPIPE ? -ENODEV : -errno;
+	return n == (ssize_t)sizeof(m) ? 0 : -EPROTO;
+}
+
 static void mdgpu_sock_doorbell(struct mdgpu *g, uint32_t tail)
 {
 	struct mdgpu_sock *s = g->tpriv;
@@ -370,4 +401,5 @@ const struct mdgpu_tops mdgpu_tops_socket = {
 	.concurrent_wait = true,
 	.status = mdgpu_sock_status,
 	.place_aperture = mdgpu_sock_place_aperture,
+	.send_fd = mdgpu_sock_send_fd,
 };

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			11
+#define MDGPU_ABI_MINOR			12
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -248,6 +248,14 @@ enum mdgpu_opcode {
 	 * meets a condition (struct mdgpu_cmd_memop); completes once queued.
 	 */
 	MDGPU_OP_STREAM_MEMOP = 30,
+	/*
+	 * ABI 1.12.  HOST_REGISTER maps host memory the client shares with
+	 * the daemon (struct mdgpu_cmd_host_register) for the GPU; result:
+	 * its device address.  HOST_UNREGISTER (struct mdgpu_cmd_free: that
+	 * address) ends it.  Socket transport only.
+	 */
+	MDGPU_OP_HOST_REGISTER = 31,
+	MDGPU_OP_HOST_UNREGISTER = 32,
 	MDGPU_OP_COUNT
 };
 
@@ -675,6 +683,37 @@ struct mdgpu_cmd_memop {
 	__u32 flags;			/* MDGPU_MEMOP_WAIT_* or 0 */
 };
 
+/*
+ * HOST_REGISTER (ABI 1.12): [offset, offset + len) of the file the client
+ * sent with `token` (struct mdgpu_sock_fd_msg, section 4) is mapped for
+ * the vGPU's GPU; completion result: the device address kernels, copies
+ * and memsets reach it by, until HOST_UNREGISTER of that address.  The
+ * file must be shared memory (tmpfs, a memfd, hugetlbfs) the client
+ * opened for reading and, without MDGPU_HOST_REG_F_READ_ONLY, writing;
+ * offset and len page-aligned, len at least a page, the range inside the
+ * file.  addr is where the client maps that range (page-aligned, 0: no
+ * wish): the daemon maps it at the same address when that is free, so
+ * that the device address equals the client's pointer; otherwise
+ * elsewhere.  Errors: -ENOENT no descriptor was sent with `token`
+ * (each descriptor serves one HOST_REGISTER, which consumes it, and a
+ * refused one too); -EINVAL not shared memory, bad alignment or flags;
+ * -ERANGE the range is not inside the file; -ENOMEM over the daemon's
+ * register_mib_max for the vGPU or the GPU driver could not pin it;
+ * -ENOSPC the vGPU's memory table is full; -EOPNOTSUPP the transport
+ * carries no descriptors (kernel transport) or the backend has no host
+ * mapping (sim).  The registration is not charged to the quota (it is
+ * the client's memory); the daemon's register_mib_max bounds it.
+ */
+#define MDGPU_HOST_REG_F_READ_ONLY	(1U << 0)	/* the GPU only reads */
+
+struct mdgpu_cmd_host_register {
+	__u32 token;			/* of the descriptor sent */
+	__u32 flags;			/* MDGPU_HOST_REG_F_* */
+	__u64 offset;			/* in the file */
+	__u64 len;
+	__u64 addr;			/* the client's mapping, or 0 */
+};
+
 /* FUNC_SET_ATTR (ABI 1.2). */
 struct mdgpu_cmd_func_attr {
 	__u32 func;
@@ -752,6 +791,7 @@ struct mdgpu_cmd {
 		struct mdgpu_cmd_occupancy occupancy;
 		struct mdgpu_cmd_module_link module_link;
 		struct mdgpu_cmd_memop memop;
+		struct mdgpu_cmd_host_register host_register;
 		__u8 raw[56];
 	};
 };
@@ -1063,8 +1103,14 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
  * struct mdgpu_sock_hello.  The daemon answers with one struct
  * mdgpu_sock_welcome; if its status is 0 the same message carries, as
  * SCM_RIGHTS, MDGPU_SOCK_NR_FDS file descriptors in MDGPU_SOCK_FD_* order.
- * The connection then stays open and silent: its end (close, exit, kill)
- * destroys the vGPU, freeing and scrubbing all its memory.
+ * The connection then stays open: its end (close, exit, kill) destroys
+ * the vGPU, freeing and scrubbing all its memory.  The only message a
+ * client sends on it afterwards (ABI 1.12) is a struct mdgpu_sock_fd_msg
+ * carrying exactly one file descriptor as SCM_RIGHTS, for a later
+ * HOST_REGISTER with the same token; the daemon holds at most
+ * MDGPU_SOCK_FDS_MAX of them not yet consumed (more: the one past the
+ * limit is closed, and its HOST_REGISTER fails -ENOENT).  Anything else
+ * on the connection ends it.
  *
  * The ring memfd holds a struct mdgpu_sock_ctrl at offset 0 and the
  * section-2 ring (SQ, then CQ) at welcome.ring_offset; the aperture memfd
@@ -1096,6 +1142,8 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
 #define MDGPU_SOCK_FD_DOORBELL		2
 #define MDGPU_SOCK_NR_FDS		3
 #define MDGPU_SOCK_CTRL_SIZE		4096	/* ring_offset is at least this */
+#define MDGPU_SOCK_FD_MAGIC		0x4446474dU	/* "MGFD" */
+#define MDGPU_SOCK_FDS_MAX		8
 
 struct mdgpu_sock_hello {
 	__u32 magic;			/* MDGPU_SOCK_MAGIC */
@@ -1126,6 +1174,12 @@ struct mdgpu_sock_welcome {
 	__u64 reserved;
 };
 
+/* A descriptor for HOST_REGISTER (ABI 1.12), sent after the welcome. */
+struct mdgpu_sock_fd_msg {
+	__u32 magic;			/* MDGPU_SOCK_FD_MAGIC */
+	__u32 token;			/* any value; HOST_REGISTER names it */
+};
+
 /* Shared control page; each side writes only its own cache line. */
 struct mdgpu_sock_ctrl {
 	/* written by the client */
@@ -1145,6 +1199,8 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_sock_hello) == 64,
 		    "mdgpu_sock_hello size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_sock_welcome) == 80,
 		    "mdgpu_sock_welcome size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_sock_fd_msg) == 8,
+		    "mdgpu_sock_fd_msg size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_sock_ctrl) == 128,
 		    "mdgpu_sock_ctrl size");
 

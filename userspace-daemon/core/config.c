@@ -59,6 +59,7 @@ void mdgpud_config_defaults(struct mdgpud_config *cfg)
 	cfg->latency_queue_us = 500;
 	cfg->dma_bounce_kib = 1024;
 	cfg->host_mib_max = 1024;
+	cfg->register_mib_max = 1024;
 	cfg->admin_socket_path[0] = '\0';	/* derived from socket_path */
 	cfg->admin_socket_mode = 0600;
 	/* Per-uid limits and the handshake bound (Documentation/daemon.md,
@@ -241,6 +242,7 @@ int mdgpud_config_set(struct mdgpud_config *cfg, const char *key,
 	U("latency_queue_us", 0, 1000000, latency_queue_us)
 	U("dma_bounce_kib", 4, 1U << 20, dma_bounce_kib)
 	U("host_mib_max", 0, 1U << 20, host_mib_max)
+	U("register_mib_max", 0, 1U << 20, register_mib_max)
 	/* Per-uid limits, the handshake bound, context overhead. */
 	U("uid_max_connections", 0, 1U << 20, uid_max_connections)
 	U("uid_max_vgpus", 0, 1U << 20, uid_max_vgpus)
@@ -479,6 +481,7 @@ static const struct mdgpud_config_field mdgpud_config_fields[] = {
 	MDGPUD_CFG_V(worker_poll_us), MDGPUD_CFG_V(worker_pollers),
 	MDGPUD_CFG_V(linger_us), MDGPUD_CFG_V(latency_queue_us),
 	MDGPUD_CFG_V(dma_bounce_kib), MDGPUD_CFG_V(host_mib_max),
+	MDGPUD_CFG_V(register_mib_max),
 	MDGPUD_CFG_S(admin_socket_path), MDGPUD_CFG_V(admin_socket_mode),
 	MDGPUD_CFG_S(admin_socket_group),
 	MDGPUD_CFG_V(uid_max_connections), MDGPUD_CFG_V(uid_max_vgpus),

@@ -147,6 +147,7 @@ struct mdgpud_vgpu {
 
 	/* Statistics (written under core->lock). */
 	uint64_t gpu_ns, slices, commands, errors, bytes_copied;
+	uint64_t host_reg_bytes;	/* registered (HOST_REGISTER) */
 	uint64_t hangs, ctx_losses;	/* contexts lost, by cause */
 	uint64_t resets;		/* mdgpud_vgpu_reset() calls */
 	uint64_t hist[MDGPUD_HIST_BUCKETS];

@@ -4,9 +4,13 @@
  * backend ops, allocation accounting, handle tables, IOVA bounce copies.
  */
 #include <errno.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include "core_priv.h"
 
@@ -62,6 +66,91 @@ static int mdgpud_exec_alloc(struct mdgpud_vgpu *v, uint64_t size,
 		return ret == -EEXIST ? -EIO : ret;	/* backend bug */
 	}
 	return 0;
+}
+
+/*
+ * The file a client sent for HOST_REGISTER: shared memory (tmpfs, which
+ * memfds live on, or hugetlbfs), whose pages the GPU driver may pin for
+ * as long as the registration lasts and whose access cannot stall the
+ * worker (no file system behind it), holding [offset, offset + len).
+ * Whether the client may write it, the mapping decides (its open mode).
+ */
+static int mdgpud_exec_host_file(int fd, uint64_t offset, uint64_t len)
+{
+	struct statfs fs;
+	struct stat st;
+	uint64_t end;
+
+	if (fstat(fd, &st) || fstatfs(fd, &fs))
+		return -errno;
+	if (!S_ISREG(st.st_mode) || (fs.f_type != TMPFS_MAGIC &&
+				     fs.f_type != HUGETLBFS_MAGIC))
+		return -EINVAL;
+	if (__builtin_add_overflow(offset, len, &end) || st.st_size < 0 ||
+	    end > (uint64_t)st.st_size)
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * HOST_REGISTER: the descriptor the client sent is taken (and closed)
+ * whatever the outcome, so that a refused registration leaves nothing
+ * behind in the transport.
+ */
+static int mdgpud_exec_host_register(struct mdgpud_vgpu *v,
+				     const struct mdgpud_vcmd *vc,
+				     uint64_t *result)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t max = (uint64_t)v->core->cfg.register_mib_max << 20;
+	uint64_t len = vc->host_register.len, dev, total;
+	int fd, ret;
+
+	if (!v->tops->take_fd)
+		return -EOPNOTSUPP;
+	fd = v->tops->take_fd(v->tpriv, vc->host_register.token);
+	if (fd < 0)
+		return fd;
+	ret = mdgpud_exec_host_file(fd, vc->host_register.offset, len);
+	if (!ret && (!b->host_register || !b->host_unregister))
+		ret = -EOPNOTSUPP;
+	if (!ret && (__builtin_add_overflow(v->host_reg_bytes, len, &total) ||
+		     total > max))
+		ret = -ENOMEM;
+	if (!ret)
+		ret = b->host_register(v->bctx, fd, vc->host_register.offset,
+				       len, vc->host_register.addr,
+				       vc->host_register.flags &
+				       MDGPU_HOST_REG_F_READ_ONLY, &dev);
+	close(fd);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&v->core->lock);
+	ret = mdgpud_memtab_insert_host(v->mem, dev, len);
+	if (!ret)
+		v->host_reg_bytes = total;
+	pthread_mutex_unlock(&v->core->lock);
+	if (ret) {
+		b->host_unregister(v->bctx, dev);
+		return ret == -EEXIST ? -EIO : ret;	/* backend bug */
+	}
+	*result = dev;
+	return 0;
+}
+
+static int mdgpud_exec_host_unregister(struct mdgpud_vgpu *v, uint64_t addr)
+{
+	struct mdgpud_mem_entry e;
+	int ret;
+
+	pthread_mutex_lock(&v->core->lock);
+	ret = mdgpud_memtab_remove_host(v->mem, addr, &e);
+	if (!ret)
+		v->host_reg_bytes -= e.size;
+	pthread_mutex_unlock(&v->core->lock);
+	if (ret)
+		return ret;
+	return v->core->bops->host_unregister(v->bctx, e.addr);
 }
 
 /* Reads len bytes of a validated host buffer (aperture or guest IOVA). */
@@ -265,6 +354,10 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		if (ret)
 			return ret;
 		return b->mem_free(v->bctx, e.addr, e.size);
+	case MDGPU_OP_HOST_REGISTER:
+		return mdgpud_exec_host_register(v, vc, result);
+	case MDGPU_OP_HOST_UNREGISTER:
+		return mdgpud_exec_host_unregister(v, vc->free.addr);
 	case MDGPU_OP_MEMSET:
 		return b->mem_set(v->bctx, vc->stream, vc->memset.addr,
 				  vc->memset.value, vc->memset.width,

@@ -16,6 +16,7 @@ struct mdgpud_memtab {
 	uint64_t requested;	/* sum of size */
 	uint32_t count;		/* entries, globals included */
 	uint32_t globals;	/* entries that are module globals */
+	uint32_t hosts;		/* entries that are host registrations */
 	uint32_t max_entries;
 	uint64_t charge[MDGPUD_MEMTAB_CHARGES];
 	struct mdgpud_mem_entry *e;	/* sorted by addr, disjoint */
@@ -101,7 +102,8 @@ int mdgpud_memtab_insert(struct mdgpud_memtab *mt, uint64_t addr,
 		return -EEXIST;
 	memmove(&mt->e[i + 2], &mt->e[i + 1],
 		(mt->count - (uint32_t)(i + 1)) * sizeof(*mt->e));
-	mt->e[i + 1] = (struct mdgpud_mem_entry){ addr, size, reserved, 0 };
+	mt->e[i + 1] = (struct mdgpud_mem_entry){ addr, size, reserved, 0,
+						  false };
 	mt->count++;
 	mt->used = total;
 	mt->requested = req;
@@ -115,6 +117,8 @@ static void mdgpud_memtab_delete(struct mdgpud_memtab *mt, uint32_t i,
 		*removed = mt->e[i];
 	if (mt->e[i].module) {
 		mt->globals--;
+	} else if (mt->e[i].host) {
+		mt->hosts--;
 	} else {
 		mt->used -= mt->e[i].reserved;
 		mt->requested -= mt->e[i].size;
@@ -130,7 +134,7 @@ int mdgpud_memtab_remove(struct mdgpud_memtab *mt, uint64_t addr,
 
 	if (i < 0 || mt->e[i].addr != addr)
 		return -ENOENT;
-	if (mt->e[i].module)
+	if (mt->e[i].module || mt->e[i].host)
 		return -EINVAL;
 	mdgpud_memtab_delete(mt, (uint32_t)i, removed);
 	return 0;
@@ -177,22 +181,23 @@ uint64_t mdgpud_memtab_requested(const struct mdgpud_memtab *mt)
 
 uint32_t mdgpud_memtab_count(const struct mdgpud_memtab *mt)
 {
-	return mt->count - mt->globals;
+	return mt->count - mt->globals - mt->hosts;
 }
 
-int mdgpud_memtab_insert_global(struct mdgpud_memtab *mt, uint64_t addr,
-				uint64_t size, uint32_t module)
+/*
+ * Inserts e, an entry not charged to the quota, at its place: -EEXIST if
+ * it overlaps another, -ENOSPC with the table full.
+ */
+static int mdgpud_memtab_place(struct mdgpud_memtab *mt,
+			       const struct mdgpud_mem_entry *e)
 {
 	uint64_t end;
 	long i;
 
-	if (!size || !module || __builtin_add_overflow(addr, size, &end))
+	if (!e->size || __builtin_add_overflow(e->addr, e->size, &end))
 		return -EINVAL;
-	i = mdgpud_memtab_floor(mt, addr);
-	if (i >= 0 && mt->e[i].addr == addr && mt->e[i].size == size &&
-	    mt->e[i].module == module)
-		return 0;	/* asked for before */
-	if (i >= 0 && mt->e[i].addr + mt->e[i].size > addr)
+	i = mdgpud_memtab_floor(mt, e->addr);
+	if (i >= 0 && mt->e[i].addr + mt->e[i].size > e->addr)
 		return -EEXIST;
 	if ((uint32_t)(i + 1) < mt->count && mt->e[i + 1].addr < end)
 		return -EEXIST;
@@ -200,9 +205,49 @@ int mdgpud_memtab_insert_global(struct mdgpud_memtab *mt, uint64_t addr,
 		return -ENOSPC;
 	memmove(&mt->e[i + 2], &mt->e[i + 1],
 		(mt->count - (uint32_t)(i + 1)) * sizeof(*mt->e));
-	mt->e[i + 1] = (struct mdgpud_mem_entry){ addr, size, 0, module };
+	mt->e[i + 1] = *e;
 	mt->count++;
-	mt->globals++;
+	return 0;
+}
+
+int mdgpud_memtab_insert_global(struct mdgpud_memtab *mt, uint64_t addr,
+				uint64_t size, uint32_t module)
+{
+	struct mdgpud_mem_entry e = { addr, size, 0, module, false };
+	long i;
+	int ret;
+
+	if (!module)
+		return -EINVAL;
+	i = mdgpud_memtab_floor(mt, addr);
+	if (i >= 0 && mt->e[i].addr == addr && mt->e[i].size == size &&
+	    mt->e[i].module == module)
+		return 0;	/* asked for before */
+	ret = mdgpud_memtab_place(mt, &e);
+	if (!ret)
+		mt->globals++;
+	return ret;
+}
+
+int mdgpud_memtab_insert_host(struct mdgpud_memtab *mt, uint64_t addr,
+			      uint64_t size)
+{
+	struct mdgpud_mem_entry e = { addr, size, 0, 0, true };
+	int ret = mdgpud_memtab_place(mt, &e);
+
+	if (!ret)
+		mt->hosts++;
+	return ret;
+}
+
+int mdgpud_memtab_remove_host(struct mdgpud_memtab *mt, uint64_t addr,
+			      struct mdgpud_mem_entry *removed)
+{
+	long i = mdgpud_memtab_floor(mt, addr);
+
+	if (i < 0 || mt->e[i].addr != addr || !mt->e[i].host)
+		return -ENOENT;
+	mdgpud_memtab_delete(mt, (uint32_t)i, removed);
 	return 0;
 }
 

@@ -41,6 +41,8 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_MODULE_FUNCS] = sizeof(struct mdgpu_cmd_info),
 	[MDGPU_OP_MODULE_LINK] = sizeof(struct mdgpu_cmd_module_link),
 	[MDGPU_OP_STREAM_MEMOP] = sizeof(struct mdgpu_cmd_memop),
+	[MDGPU_OP_HOST_REGISTER] = sizeof(struct mdgpu_cmd_host_register),
+	[MDGPU_OP_HOST_UNREGISTER] = sizeof(struct mdgpu_cmd_free),
 	[MDGPU_OP_STREAM_CREATE] = offsetof(struct mdgpu_cmd_stream, pad),
 	[MDGPU_OP_STREAM_DESTROY] = offsetof(struct mdgpu_cmd_stream, flags),
 	[MDGPU_OP_STREAM_WAIT_EVENT] = offsetof(struct mdgpu_cmd_event, end),
@@ -688,6 +690,33 @@ static int mdgpud_v_stream_op(const struct mdgpud_vctx *vc, uint16_t opcode,
 	return 0;
 }
 
+/*
+ * HOST_REGISTER: page-aligned offset, length and address (the ABI's page
+ * is 4 KiB; a host of larger pages refuses what its mmap refuses), the
+ * range not wrapping.  Whether the token names a descriptor, and the
+ * file behind it, are the executor's to check (core/exec.c).
+ */
+static int mdgpud_v_host_register(const struct mdgpu_cmd_host_register *h,
+				  struct mdgpud_vcmd *o)
+{
+	const uint64_t page = 4096;
+	uint64_t end;
+
+	if (h->flags & ~MDGPU_HOST_REG_F_READ_ONLY)
+		return -EINVAL;
+	if (!h->len || (h->len | h->offset | h->addr) & (page - 1))
+		return -EINVAL;
+	if (__builtin_add_overflow(h->offset, h->len, &end) ||
+	    __builtin_add_overflow(h->addr, h->len, &end))
+		return -ERANGE;
+	o->host_register.token = h->token;
+	o->host_register.flags = h->flags;
+	o->host_register.offset = h->offset;
+	o->host_register.len = h->len;
+	o->host_register.addr = h->addr;
+	return 0;
+}
+
 /* The queried value is one this ABI defines and the daemon answers. */
 static bool mdgpud_query_known(uint32_t what)
 {
@@ -756,9 +785,13 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 		o->alloc.size = c.alloc.size;
 		return 0;
 	case MDGPU_OP_MEM_FREE:
+	case MDGPU_OP_HOST_UNREGISTER:
 		o->free.addr = c.free.addr;
-		/* Exactly an allocation's start: the executor removes it. */
+		/* Exactly an allocation's (a registration's) start: the
+		 * executor removes it. */
 		return mdgpud_check_dev(vc, c.free.addr, 0);
+	case MDGPU_OP_HOST_REGISTER:
+		return mdgpud_v_host_register(&c.host_register, o);
 	case MDGPU_OP_MEMSET:
 		return mdgpud_v_memset(vc, &c.memset, o);
 	case MDGPU_OP_COPY:

@@ -432,6 +432,14 @@ static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 			break;
 		if (e.module)	/* a module global: went with its module */
 			continue;
+		if (e.host) {	/* the client's memory: unpinned, not freed */
+			pthread_mutex_lock(&v->core->lock);
+			v->host_reg_bytes -= e.size;
+			pthread_mutex_unlock(&v->core->lock);
+			if (live)
+				b->host_unregister(v->bctx, e.addr);
+			continue;
+		}
 		freed += e.size;
 		if (!live)
 			continue;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -382,6 +383,94 @@ static void test_aperture_place(void **state)
 			 -EBUSY);
 	mdgpu_close(g);
 	munmap(taken, 4096);
+}
+
+/*
+ * HOST_REGISTER (ABI 1.12): a memfd this process maps, registered for the
+ * GPU.  On the cuda backend the worker maps it at the same address (free
+ * there), so the device address is the client's pointer; copies and
+ * memsets through it reach the client's pages both ways.  Refused: a
+ * descriptor that is not shared memory, a range past the file, unaligned
+ * values, more than register_mib_max; MEM_FREE of a registration, an
+ * unregistration of an address that is none.  On sim: -EOPNOTSUPP.
+ */
+static void test_host_register(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g");
+	const size_t len = 2 * MIB;
+	int fd = memfd_create("test-host-register", MFD_CLOEXEC);
+	int big = memfd_create("test-host-register-big", MFD_CLOEXEC);
+	int efd = eventfd(0, EFD_CLOEXEC);
+	uint32_t *p, *back;
+	mdgpu_devptr dev, dev2, x;
+
+	assert_true(fd >= 0 && big >= 0 && efd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(2 * len)), 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 (off_t)len);
+	assert_true(p != MAP_FAILED);
+	back = malloc(len);
+	assert_non_null(back);
+	for (uint32_t i = 0; i < len / 4; i++)
+		p[i] = i * 2654435761U;
+	if (!on_cuda()) {
+		assert_int_equal(mdgpu_host_register(g, fd, len, len,
+						     (uintptr_t)p, 0, &dev),
+				 -EOPNOTSUPP);
+		goto out;
+	}
+	assert_int_equal(mdgpu_host_register(g, fd, len, len, (uintptr_t)p, 0,
+					     &dev), 0);
+	assert_int_equal(dev, (uintptr_t)p);
+	/* Device to device through the registration: the client's words. */
+	assert_int_equal(mdgpu_mem_alloc(g, len, &x), 0);
+	assert_int_equal(mdgpu_copy_dtod(g, x, dev, len), 0);
+	assert_int_equal(mdgpu_copy_dtoh(g, back, x, len), 0);
+	assert_memory_equal(back, p, len);
+	/* And back into the client's pages. */
+	assert_int_equal(mdgpu_memset(g, dev + 4096, 0xab, 4096), 0);
+	assert_int_equal(p[1024], 0xababababU);
+	assert_int_equal(p[2048], 2048 * 2654435761U);
+	/* The range is checked like an allocation's. */
+	assert_int_equal(mdgpu_memset(g, dev + len - 4096, 0, 8192),
+			 -ERANGE);
+	/* The same pages again: another mapping (the address is taken in
+	 * the worker now), another device address. */
+	assert_int_equal(mdgpu_host_register(g, fd, len, len, (uintptr_t)p,
+					     MDGPU_HOST_REG_F_READ_ONLY,
+					     &dev2), 0);
+	assert_true(dev2 != dev);
+	assert_int_equal(mdgpu_copy_dtod(g, x, dev2, 8192), 0);
+	assert_int_equal(mdgpu_copy_dtoh(g, back, x, 8192), 0);
+	assert_memory_equal(back, p, 8192);
+	/* Refusals. */
+	assert_int_equal(mdgpu_mem_free(g, dev), -EINVAL);
+	assert_int_equal(mdgpu_host_unregister(g, dev + 4096), -ENOENT);
+	assert_int_equal(mdgpu_host_unregister(g, x), -ENOENT);
+	assert_int_equal(mdgpu_host_register(g, efd, 0, 4096, 0, 0, &x),
+			 -EINVAL);
+	assert_int_equal(mdgpu_host_register(g, fd, len, 2 * len, 0, 0, &x),
+			 -ERANGE);
+	assert_int_equal(mdgpu_host_register(g, fd, 100, 4096, 0, 0, &x),
+			 -EINVAL);
+	assert_int_equal(mdgpu_host_register(g, fd, 0, 4096, 0, 2, &x),
+			 -EINVAL);
+	assert_int_equal(ftruncate(big, (off_t)(1025 * MIB)), 0);
+	assert_int_equal(mdgpu_host_register(g, big, 0, 1025 * MIB, 0, 0,
+					     &x), -ENOMEM);
+	/* Unregistered: the range is no device memory any more. */
+	assert_int_equal(mdgpu_host_unregister(g, dev), 0);
+	assert_int_equal(mdgpu_host_unregister(g, dev), -ENOENT);
+	assert_int_equal(mdgpu_memset(g, dev, 0, 4096), -ENOENT);
+	/* The vGPU's end unregisters what is left (dev2). */
+out:
+	mdgpu_close(g);
+	munmap(p, len);
+	free(back);
+	close(fd);
+	close(big);
+	close(efd);
 }
 
 static void test_quota(void **state)
@@ -1041,6 +1130,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_memory, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_aperture_place, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_host_register, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_scrub, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),

@@ -86,6 +86,10 @@ struct mdgpud_sock_client {
 	uint32_t entries;
 	uint8_t *ap;
 	uint64_t ap_size;
+	/* Descriptors sent for HOST_REGISTER, not yet taken (take_fd). */
+	struct { uint32_t token; int fd; } fds[MDGPU_SOCK_FDS_MAX];
+	uint32_t nr_fds;
+	bool bad;			/* broke the protocol: shut down */
 };
 
 /* ---------------------------------------------------------------- */
@@ -195,6 +199,97 @@ static void mdgpud_sock_context_event(void *priv, uint32_t event)
 	mdgpud_sock_futex_wake(&cl->ctrl->sq_head);
 }
 
+/*
+ * Takes every message the client sent since the handshake: each must be
+ * a struct mdgpu_sock_fd_msg with exactly one descriptor (kept for a
+ * HOST_REGISTER, up to MDGPU_SOCK_FDS_MAX; past that it is closed and
+ * its registration fails -ENOENT).  Anything else breaks the protocol:
+ * the connection is shut down here and freed by its next event (the
+ * dispatcher may be the caller, in the middle of the vGPU's slice).
+ * Returns 0, or -EPIPE once the connection is broken or closed.
+ */
+static int mdgpud_sock_recv_fds(struct mdgpud_sock_client *cl)
+{
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * 2)];
+			struct cmsghdr align;
+		} u;
+		struct mdgpu_sock_fd_msg m;
+		struct iovec iov = { &m, sizeof(m) };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+				      .msg_control = u.buf,
+				      .msg_controllen = sizeof(u.buf) };
+		struct cmsghdr *cm;
+		int fds[2], nfds = 0;
+		ssize_t n;
+
+		if (cl->bad)
+			return -EPIPE;
+		n = recvmsg(cl->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		for (cm = CMSG_FIRSTHDR(&msg); n > 0 && cm;
+		     cm = CMSG_NXTHDR(&msg, cm)) {
+			size_t k;
+
+			if (cm->cmsg_level != SOL_SOCKET ||
+			    cm->cmsg_type != SCM_RIGHTS)
+				continue;
+			k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+				       sizeof(fd));
+				if (nfds < 2)
+					fds[nfds++] = fd;
+				else
+					close(fd);
+			}
+		}
+		if (n == (ssize_t)sizeof(m) && m.magic == MDGPU_SOCK_FD_MAGIC &&
+		    nfds == 1 && !(msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+			if (cl->nr_fds < MDGPU_SOCK_FDS_MAX) {
+				cl->fds[cl->nr_fds].token = m.token;
+				cl->fds[cl->nr_fds++].fd = fds[0];
+			} else {
+				mdgpud_dbg("vgpu %u: pid %d sent more than %u "
+					   "descriptors not yet registered: "
+					   "closed one", mdgpud_vgpu_id(cl->vgpu),
+					   (int)cl->pid, MDGPU_SOCK_FDS_MAX);
+				close(fds[0]);
+			}
+			continue;
+		}
+		while (nfds)
+			close(fds[--nfds]);
+		if (n > 0)
+			mdgpud_warn("vgpu %u: unexpected data from pid %d, "
+				    "disconnecting", mdgpud_vgpu_id(cl->vgpu),
+				    (int)cl->pid);
+		cl->bad = true;
+		shutdown(cl->fd, SHUT_RDWR);
+		return -EPIPE;
+	}
+}
+
+static int mdgpud_sock_take_fd(void *priv, uint32_t token)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	mdgpud_sock_recv_fds(cl);
+	for (uint32_t i = 0; i < cl->nr_fds; i++) {
+		if (cl->fds[i].token == token) {
+			int fd = cl->fds[i].fd;
+
+			cl->fds[i] = cl->fds[--cl->nr_fds];
+			return fd;
+		}
+	}
+	return -ENOENT;
+}
+
 static const struct mdgpud_vgpu_tops mdgpud_sock_tops = {
 	.sq_tail = mdgpud_sock_sq_tail,
 	.sq_entry = mdgpud_sock_sq_entry,
@@ -204,6 +299,7 @@ static const struct mdgpud_vgpu_tops mdgpud_sock_tops = {
 	.ring_error = mdgpud_sock_ring_error,
 	.lost = mdgpud_sock_lost,
 	.context_event = mdgpud_sock_context_event,
+	.take_fd = mdgpud_sock_take_fd,
 	.dma = NULL,		/* no guest IOVA over a socket */
 };
 
@@ -250,6 +346,8 @@ static void mdgpud_sock_client_free(struct mdgpud_sock_client *cl)
 		close(cl->ring_fd);
 	if (cl->ap_fd >= 0)
 		close(cl->ap_fd);
+	while (cl->nr_fds)
+		close(cl->fds[--cl->nr_fds].fd);
 	free(cl);
 }
 
@@ -472,18 +570,14 @@ static void mdgpud_sock_timer_event(void *data, uint32_t events)
 	mdgpud_sock_timer_arm(t);
 }
 
-/* After the handshake the client only ever closes. */
+/*
+ * After the handshake a client sends only descriptors for HOST_REGISTER;
+ * anything else, or its end, ends the connection.
+ */
 static void mdgpud_sock_client_idle_event(struct mdgpud_sock_client *cl,
 					  uint32_t events)
 {
-	uint8_t junk[64];
-	ssize_t n = read(cl->fd, junk, sizeof(junk));
-
-	if (n > 0)
-		mdgpud_warn("vgpu %u: unexpected data from pid %d, "
-			    "disconnecting", mdgpud_vgpu_id(cl->vgpu),
-			    (int)cl->pid);
-	else if (n < 0 && errno == EAGAIN && !(events & (EPOLLHUP | EPOLLERR)))
+	if (!mdgpud_sock_recv_fds(cl) && !(events & (EPOLLHUP | EPOLLERR)))
 		return;
 	mdgpud_info("vgpu %u: client pid %d gone", mdgpud_vgpu_id(cl->vgpu),
 		    (int)cl->pid);

@@ -124,6 +124,25 @@ int mdgpu_host_aperture_offset(struct mdgpu *g, const void *p,
  */
 int mdgpu_aperture_place(struct mdgpu *g, uint64_t addr);
 
+/*
+ * Registers [offset, offset + len) of fd for the vGPU's GPU (ABI 1.12
+ * HOST_REGISTER): shared memory (a memfd, a tmpfs or hugetlbfs file)
+ * opened for reading and writing (for reading only with
+ * MDGPU_HOST_REG_F_READ_ONLY), offset and len page-aligned.  addr: where
+ * this process maps that range (page-aligned), or 0; the daemon's side
+ * maps it at the same address where it can, and *devptr is then addr.
+ * *devptr is the device address kernels, memsets and copies
+ * (MDGPU_SPACE_DEVICE) reach the memory by until mdgpu_host_unregister,
+ * which needs the work that uses it done.  fd stays the caller's.
+ * -EOPNOTSUPP: the transport carries no descriptors (socket only) or the
+ * backend cannot map host memory (sim); the other errors are the
+ * command's (uapi, HOST_REGISTER).
+ */
+int mdgpu_host_register(struct mdgpu *g, int fd, uint64_t offset,
+			uint64_t len, uint64_t addr, uint32_t flags,
+			mdgpu_devptr *devptr);
+int mdgpu_host_unregister(struct mdgpu *g, mdgpu_devptr devptr);
+
 /* Query MDGPU_QUERY_* (uapi); query2 also returns result2. */
 int mdgpu_query(struct mdgpu *g, uint32_t what, uint64_t *value);
 int mdgpu_query2(struct mdgpu *g, uint32_t what, uint64_t *value,

@@ -130,6 +130,15 @@ static inline uint64_t mdgpud_cuda_copy_spin(uint64_t len, uint64_t spin_ns)
 						 : MDGPUD_CUDA_SPIN_COPY_MAX_NS;
 }
 
+/*
+ * MAP's flags.  CLIENT: a tenant's memory (HOST_REGISTER), mapped at a3
+ * when that range is free, and registered with the driver or refused
+ * (the supervisor's regions stay usable, pageable, if pinning fails).
+ * READ_ONLY: mapped and registered for reading only.
+ */
+#define MDGPUD_CUDA_MAP_F_CLIENT	(1u << 0)
+#define MDGPUD_CUDA_MAP_F_READ_ONLY	(1u << 1)
+
 /* Worker fds (fixed numbers after exec). */
 #define MDGPUD_CUDA_WORKER_SHM_FD	3
 #define MDGPUD_CUDA_WORKER_SOCK_FD	4
@@ -144,7 +153,9 @@ enum mdgpud_cuda_worker_state {
 
 enum mdgpud_cuda_rpc_op {
 	MDGPUD_CUDA_RPC_NOP = 0,
-	MDGPUD_CUDA_RPC_MAP,		/* a0 region, a1 offset, a2 size; fd */
+	MDGPUD_CUDA_RPC_MAP,		/* a0 region, a1 offset, a2 size, a3
+					 * address wished (CLIENT), a4
+					 * MDGPUD_CUDA_MAP_F_*; fd */
 	MDGPUD_CUDA_RPC_UNMAP,		/* a0 region */
 	MDGPUD_CUDA_RPC_MEM_ALLOC,	/* a0 size -> r0 addr, r1 reserved */
 	MDGPUD_CUDA_RPC_MEM_FREE,	/* a0 addr, a1 size */

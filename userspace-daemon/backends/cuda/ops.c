@@ -36,10 +36,31 @@ static int mdgpud_cuda_send_fd(struct mdgpud_bctx *ctx, int fd, uint32_t tag)
 	return 0;
 }
 
-/* Maps [fd offset, +size) into the worker as a new region at `ptr`. */
-static int mdgpud_cuda_region_add(struct mdgpud_bctx *ctx, int fd,
+/* The lowest region number no region holds (the worker's are an array:
+ * numbers freed by host_free/host_unregister are used again). */
+static uint32_t mdgpud_cuda_region_id(const struct mdgpud_bctx *ctx)
+{
+	uint32_t id = MDGPUD_CUDA_RPC_REGION_STAGING + 1;
+
+	for (size_t i = 0; i < ctx->nr_regions;) {
+		if (ctx->regions[i].id == id) {
+			id++;
+			i = 0;
+		} else {
+			i++;
+		}
+	}
+	return id;
+}
+
+/*
+ * Maps [fd offset, +size) into the worker as a new region at `ptr`
+ * (MAP's a3, a4: `addr` and `flags` for a client's registration).
+ */
+static int mdgpud_cuda_region_map(struct mdgpud_bctx *ctx, int fd,
 				  uint64_t offset, void *ptr, size_t size,
-				  int owned)
+				  int owned, uint64_t addr, uint32_t flags,
+				  uint32_t *idp)
 {
 	struct mdgpud_cuda_rpc_slot *s;
 	uint32_t id;
@@ -58,20 +79,107 @@ static int mdgpud_cuda_region_add(struct mdgpud_bctx *ctx, int fd,
 	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_MAP, &ret);
 	if (!s)
 		return ret;
-	id = ctx->next_region;
+	id = mdgpud_cuda_region_id(ctx);
 	ret = mdgpud_cuda_send_fd(ctx, fd, id);
 	if (ret)
 		return ret;
 	s->arg[0] = id;
 	s->arg[1] = offset;
 	s->arg[2] = size;
+	s->arg[3] = addr;
+	s->arg[4] = flags;
 	ret = mdgpud_cuda_call(ctx, s);
 	if (ret)
 		return ret;
-	ctx->next_region++;
 	ctx->regions[ctx->nr_regions++] = (struct mdgpud_cuda_region){
 		.ptr = ptr, .size = size, .id = id, .owned = owned };
+	if (idp)
+		*idp = id;
 	return 0;
+}
+
+static int mdgpud_cuda_region_add(struct mdgpud_bctx *ctx, int fd,
+				  uint64_t offset, void *ptr, size_t size,
+				  int owned)
+{
+	return mdgpud_cuda_region_map(ctx, fd, offset, ptr, size, owned, 0, 0,
+				      NULL);
+}
+
+/* Unmaps region i from the worker and forgets it. */
+static void mdgpud_cuda_region_drop(struct mdgpud_bctx *ctx, size_t i)
+{
+	struct mdgpud_cuda_region r = ctx->regions[i];
+	struct mdgpud_cuda_rpc_slot *s;
+	int err;
+
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_UNMAP, &err);
+	if (s) {
+		s->arg[0] = r.id;
+		mdgpud_cuda_call(ctx, s);
+	}
+	if (r.owned)
+		munmap(r.ptr, r.size);
+	ctx->regions[i] = ctx->regions[--ctx->nr_regions];
+}
+
+/*
+ * A client's registration (HOST_REGISTER): mapped by the worker at addr
+ * where it can, registered with the driver (DEVICEMAP), and its device
+ * address asked for (HOST_DEVPTR), whole or not at all.
+ */
+static int mdgpud_cuda_host_register(struct mdgpud_bctx *ctx, int fd,
+				     uint64_t offset, uint64_t len,
+				     uint64_t addr, bool read_only,
+				     uint64_t *devptr)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	uint64_t dev;
+	uint32_t id;
+	size_t i;
+	int ret;
+
+	if (len > SIZE_MAX)
+		return -ENOMEM;
+	ret = mdgpud_cuda_region_map(ctx, fd, offset, NULL, (size_t)len, 0,
+				     addr, MDGPUD_CUDA_MAP_F_CLIENT |
+				     (read_only ? MDGPUD_CUDA_MAP_F_READ_ONLY :
+						  0), &id);
+	if (ret)
+		return ret;
+	for (i = 0; ctx->regions[i].id != id; i++)
+		;
+	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_HOST_DEVPTR, &ret);
+	if (s) {
+		s->arg[0] = id;
+		ret = mdgpud_cuda_call(ctx, s);
+	}
+	if (!ret) {
+		dev = mdgpud_cuda_result(s, 0);
+		/* The worker's answer is checked, never trusted. */
+		if (!dev || mdgpud_cuda_result(s, 1) != len ||
+		    dev > UINT64_MAX - len)
+			ret = -EIO;
+	}
+	if (ret) {
+		mdgpud_cuda_region_drop(ctx, i);
+		return ret;
+	}
+	ctx->regions[i].devptr = dev;
+	*devptr = dev;
+	return 0;
+}
+
+static int mdgpud_cuda_host_unregister(struct mdgpud_bctx *ctx,
+				       uint64_t devptr)
+{
+	for (size_t i = 0; i < ctx->nr_regions; i++) {
+		if (!ctx->regions[i].ptr && ctx->regions[i].devptr == devptr) {
+			mdgpud_cuda_region_drop(ctx, i);
+			return ctx->dead ? -ENODEV : 0;
+		}
+	}
+	return -ENOENT;
 }
 
 static void *mdgpud_cuda_host_alloc(struct mdgpud_bctx *ctx, size_t size)
@@ -112,22 +220,11 @@ static void mdgpud_cuda_host_free(struct mdgpud_bctx *ctx, void *ptr,
 				  size_t size)
 {
 	(void)size;
-	for (size_t i = 0; i < ctx->nr_regions; i++) {
-		struct mdgpud_cuda_region r = ctx->regions[i];
-		struct mdgpud_cuda_rpc_slot *s;
-		int err;
-
-		if (r.ptr != ptr)
-			continue;
-		s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_UNMAP, &err);
-		if (s) {
-			s->arg[0] = r.id;
-			mdgpud_cuda_call(ctx, s);
+	for (size_t i = 0; ptr && i < ctx->nr_regions; i++) {
+		if (ctx->regions[i].ptr == ptr) {
+			mdgpud_cuda_region_drop(ctx, i);
+			return;
 		}
-		if (r.owned)
-			munmap(r.ptr, r.size);
-		ctx->regions[i] = ctx->regions[--ctx->nr_regions];
-		return;
 	}
 }
 
@@ -149,7 +246,7 @@ mdgpud_cuda_region_find(struct mdgpud_bctx *ctx, const void *p, uint64_t len)
 		const struct mdgpud_cuda_region *r = &ctx->regions[i];
 		uintptr_t b = (uintptr_t)r->ptr;
 
-		if (a >= b && a - b <= r->size && len <= r->size - (a - b))
+		if (r->ptr && a >= b && a - b <= r->size && len <= r->size - (a - b))
 			return r;
 	}
 	return NULL;
@@ -808,6 +905,8 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.ctx_limit = mdgpud_cuda_ctx_limit,
 	.occupancy = mdgpud_cuda_occupancy,
 	.host_devptr = mdgpud_cuda_host_devptr,
+	.host_register = mdgpud_cuda_host_register,
+	.host_unregister = mdgpud_cuda_host_unregister,
 	.stream_create = mdgpud_cuda_stream_create,
 	.stream_destroy = mdgpud_cuda_stream_destroy,
 	.stream_wait_event = mdgpud_cuda_stream_wait_event,

@@ -130,11 +130,17 @@ struct mdgpud_backend {
 	struct mdgpud_cuda_mps mps;	/* spatial = mps */
 };
 
+/*
+ * Host memory mapped into the worker: the supervisor's own (ptr: its
+ * address here) or a client's registration (ptr NULL: the supervisor
+ * does not map it; devptr: where the GPU reaches it).
+ */
 struct mdgpud_cuda_region {
 	uint8_t *ptr;
 	size_t size;
 	uint32_t id;
 	int owned;		/* host_alloc'd: munmap on free */
+	uint64_t devptr;	/* a client's registration: its address */
 };
 
 struct mdgpud_bctx {
@@ -181,7 +187,6 @@ struct mdgpud_bctx {
 	uint8_t big_busy[MDGPUD_CUDA_RPC_BIG_SLOTS];
 	struct mdgpud_cuda_region *regions;
 	size_t nr_regions, cap_regions;
-	uint32_t next_region;
 	uint32_t sandbox_active;	/* MDGPUD_SANDBOX_* the worker has */
 	struct mdgpud_cuda_cred cred;	/* its ids; a pool's uid is given
 					 * back once it is reaped */

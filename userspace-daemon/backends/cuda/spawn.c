@@ -648,7 +648,6 @@ static int mdgpud_cuda_ctx_spawn(struct mdgpud_backend *be, uint32_t vgpu_id,
 	ctx->pid = -1;
 	ctx->pidfd = -1;
 	ctx->sock = -1;
-	ctx->next_region = MDGPUD_CUDA_RPC_REGION_STAGING + 1;
 	ctx->shm = mdgpud_cuda_shm_new(be, &fd);
 	if (!ctx->shm) {
 		free(ctx);

@@ -22,6 +22,7 @@
 #ifndef MDGPUD_BACKEND_H
 #define MDGPUD_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -457,6 +458,19 @@ struct mdgpud_backend_ops {
 	 */
 	int (*host_devptr)(struct mdgpud_bctx *ctx, const void *ptr,
 			   size_t size, uint64_t *devptr, uint64_t *bytes);
+	/*
+	 * A client's shared memory for its GPU (HOST_REGISTER, ABI 1.12):
+	 * [offset, offset + len) of fd, a checked shared-memory file, mapped
+	 * and pinned for the context, at `addr` of the backend's address
+	 * space when that is free (else anywhere); *devptr: where kernels
+	 * and copies reach it.  The caller keeps fd.  host_unregister(devptr)
+	 * unpins and unmaps it; work still queued that uses it must be done
+	 * (the client synchronises first).  NULL: not supported.
+	 */
+	int (*host_register)(struct mdgpud_bctx *ctx, int fd, uint64_t offset,
+			     uint64_t len, uint64_t addr, bool read_only,
+			     uint64_t *devptr);
+	int (*host_unregister)(struct mdgpud_bctx *ctx, uint64_t devptr);
 	/*
 	 * Streams and event queries (ABI 1.2).  stream_create: flags
 	 * MDGPU_STREAM_F_*, priority already clamped to stream_priorities().

@@ -154,6 +154,8 @@ struct mdgpud_config {
 	uint32_t dma_bounce_kib;	/* dma_bounce_kib (IOVA transports) */
 	uint32_t host_mib_max;		/* host_mib_max: zero-copy host area
 					 * a socket client may ask for */
+	uint32_t register_mib_max;	/* register_mib_max: host memory one
+					 * vGPU may register (HOST_REGISTER) */
 	/* Admin socket (core/admin.c, Documentation/mdgpuctl.md). */
 	char admin_socket_path[108];	/* admin_socket_path, "" = derived
 					 * from socket_path, "none" = off */

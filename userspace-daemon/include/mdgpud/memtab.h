@@ -11,6 +11,7 @@
 #ifndef MDGPUD_MEMTAB_H
 #define MDGPUD_MEMTAB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct mdgpud_memtab;
@@ -21,6 +22,8 @@ struct mdgpud_mem_entry {
 	uint64_t reserved;	/* bytes the backend set aside */
 	uint32_t module;	/* 0: an allocation; else the guest handle of
 				 * the module whose global this range is */
+	bool host;		/* host memory the client registered
+				 * (HOST_REGISTER), not an allocation */
 };
 
 /* max_entries: limit of live allocations (config), quota in bytes. */
@@ -59,6 +62,18 @@ int mdgpud_memtab_insert_global(struct mdgpud_memtab *mt, uint64_t addr,
 				uint64_t size, uint32_t module);
 /* Forget every global of `module`. */
 void mdgpud_memtab_remove_module(struct mdgpud_memtab *mt, uint32_t module);
+
+/*
+ * Registered host memory (HOST_REGISTER): a range COPY, MEMSET and
+ * STREAM_MEMOP may name like an allocation, not charged to the quota
+ * (the client's own memory), refused by mdgpud_memtab_remove (-EINVAL).
+ * Insert: -EEXIST on overlap, -ENOSPC with the table full.  Remove: the
+ * registration that starts exactly at addr, -ENOENT if there is none.
+ */
+int mdgpud_memtab_insert_host(struct mdgpud_memtab *mt, uint64_t addr,
+			      uint64_t size);
+int mdgpud_memtab_remove_host(struct mdgpud_memtab *mt, uint64_t addr,
+			      struct mdgpud_mem_entry *removed);
 
 /*
  * Device memory a context reserves for something other than an

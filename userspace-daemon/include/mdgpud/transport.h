@@ -56,6 +56,13 @@ struct mdgpud_vgpu_tops {
 	 * way to tell.
 	 */
 	void (*context_event)(void *priv, uint32_t event);
+	/*
+	 * The file descriptor the client sent with `token` for HOST_REGISTER
+	 * (uapi section 4), now the caller's to close; -ENOENT if none was
+	 * sent.  Called by the dispatcher thread; NULL when the transport
+	 * carries no descriptors.
+	 */
+	int (*take_fd)(void *priv, uint32_t token);
 	/* Guest memory by IOVA; NULL when the transport has none. */
 	int (*dma)(void *priv, uint64_t iova, void *buf, uint64_t len,
 		   bool write);

@@ -159,6 +159,12 @@ struct mdgpud_vcmd {
 			uint32_t op;		/* enum mdgpu_memop */
 			uint32_t flags;		/* wait condition or 0 */
 		} memop;
+		/* ABI 1.12 (core/exec.c executes it). */
+		struct {
+			uint32_t token;
+			uint32_t flags;		/* MDGPU_HOST_REG_F_* */
+			uint64_t offset, len, addr;
+		} host_register;
 		/* ABI 1.2 streams (core/exec_stream.c executes them). */
 		struct {
 			uint32_t handle;	/* DESTROY */

@@ -93,10 +93,40 @@ static int mdgpud_worker_mem_recv_fd(struct mdgpud_worker *w, uint32_t *tag)
 	return fd;
 }
 
-/* Maps [off, off + size) of the fd that comes with the request. */
-int mdgpud_worker_mem_map(struct mdgpud_worker *w, uint64_t region,
-			  uint64_t off, uint64_t size)
+/*
+ * A tenant's memory (MDGPUD_CUDA_MAP_F_CLIENT): mapped at `addr` when
+ * that range is free in this process, so that the device address the
+ * driver gives it equals the tenant's pointer, else anywhere.
+ */
+static void *mdgpud_worker_mem_map_client(int fd, uint64_t off,
+					  uint64_t size, uint64_t addr,
+					  int prot)
 {
+	void *p = MAP_FAILED;
+
+	if (addr && addr <= UINTPTR_MAX - size)
+		p = mmap((void *)(uintptr_t)addr, size, prot,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)off);
+	if (p == MAP_FAILED)
+		p = mmap(NULL, size, prot, MAP_SHARED, fd, (off_t)off);
+	return p;
+}
+
+/*
+ * Maps [off, off + size) of the fd that comes with the request; flags
+ * MDGPUD_CUDA_MAP_F_* (a client's registration: at addr if it can be,
+ * registered with the driver or refused).
+ */
+int mdgpud_worker_mem_map(struct mdgpud_worker *w, uint64_t region,
+			  uint64_t off, uint64_t size, uint64_t addr,
+			  uint64_t flags)
+{
+	const uint64_t known = MDGPUD_CUDA_MAP_F_CLIENT |
+			       MDGPUD_CUDA_MAP_F_READ_ONLY;
+	bool client = flags & MDGPUD_CUDA_MAP_F_CLIENT;
+	bool ro = flags & MDGPUD_CUDA_MAP_F_READ_ONLY;
+	unsigned int reg = MDGPUD_CU_MEMHOSTREGISTER_PORTABLE |
+			   MDGPUD_CU_MEMHOSTREGISTER_DEVICEMAP;
 	uint32_t tag;
 	int fd;
 	void *p;
@@ -105,7 +135,8 @@ int mdgpud_worker_mem_map(struct mdgpud_worker *w, uint64_t region,
 	if (fd < 0)
 		return fd;
 	if (tag != (uint32_t)region || region == 0 ||
-	    region > MDGPUD_WORKER_REGION_MAX || size == 0) {
+	    region > MDGPUD_WORKER_REGION_MAX || size == 0 ||
+	    (flags & ~known) || (ro && !client)) {
 		close(fd);
 		return -EINVAL;
 	}
@@ -118,11 +149,31 @@ int mdgpud_worker_mem_map(struct mdgpud_worker *w, uint64_t region,
 		close(fd);
 		return -EEXIST;
 	}
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		 (off_t)off);
+	if (client)
+		p = mdgpud_worker_mem_map_client(fd, off, size, addr,
+						 ro ? PROT_READ :
+						      PROT_READ | PROT_WRITE);
+	else
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 (off_t)off);
 	close(fd);
 	if (p == MAP_FAILED)
 		return -errno;
+	if (client) {
+		mdgpud_cu_result res;
+
+		if (ro)
+			reg |= MDGPUD_CU_MEMHOSTREGISTER_READ_ONLY;
+		res = w->cu.mem_host_register(p, size, reg);
+		if (res) {
+			munmap(p, size);
+			return mdgpud_worker_err(w, res, "cuMemHostRegister");
+		}
+		w->regions[region].ptr = p;
+		w->regions[region].size = size;
+		w->regions[region].registered = 1;
+		return 0;
+	}
 	madvise(p, size, MADV_HUGEPAGE);	/* advisory, as in host_alloc */
 	w->regions[region].ptr = p;
 	w->regions[region].size = size;

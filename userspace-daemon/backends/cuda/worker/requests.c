@@ -46,7 +46,8 @@ static int mdgpud_worker_op_nop(struct mdgpud_worker *w,
 static int mdgpud_worker_op_map(struct mdgpud_worker *w,
 				struct mdgpud_cuda_rpc_slot *s)
 {
-	return mdgpud_worker_mem_map(w, s->arg[0], s->arg[1], s->arg[2]);
+	return mdgpud_worker_mem_map(w, s->arg[0], s->arg[1], s->arg[2],
+				     s->arg[3], s->arg[4]);
 }
 
 static int mdgpud_worker_op_unmap(struct mdgpud_worker *w,

@@ -144,7 +144,8 @@ int mdgpud_worker_mem_init(struct mdgpud_worker *w);
 uint8_t *mdgpud_worker_mem_host(struct mdgpud_worker *w, uint64_t region,
 				uint64_t off, uint64_t len);
 int mdgpud_worker_mem_map(struct mdgpud_worker *w, uint64_t region,
-			  uint64_t off, uint64_t size);
+			  uint64_t off, uint64_t size, uint64_t addr,
+			  uint64_t flags);
 int mdgpud_worker_mem_unmap(struct mdgpud_worker *w, uint64_t region);
 void mdgpud_worker_mem_unmap_all(struct mdgpud_worker *w);
 int mdgpud_worker_mem_alloc(struct mdgpud_worker *w, uint64_t size,
