@@ -159,6 +159,7 @@ static int mdgpu_cu_copy_run(const struct mdgpu_cu_op *op, uint32_t stream)
 {
 	uint32_t f = op->u.copy.async ? MDGPU_COPY_ASYNC : 0;
 	uint64_t w = op->u.copy.width, rows = op->u.copy.rows;
+	bool wait = false;
 	int ret = 0;
 
 	/* Contiguous rows on both sides are one copy. */
@@ -169,7 +170,20 @@ static int mdgpu_cu_copy_run(const struct mdgpu_cu_op *op, uint32_t stream)
 	for (uint64_t i = 0; i < rows && !ret; i++) {
 		uintptr_t d = op->u.copy.dst + i * op->u.copy.dpitch;
 		uintptr_t s = op->u.copy.src + i * op->u.copy.spitch;
+		uint64_t dev = 0;
 
+		/* Registered shared memory: the GPU copies it itself. */
+		if (op->u.copy.dir == MDGPU_CU_HTOD)
+			dev = mdgpu_cu_host_reg_dev(s, w);
+		else if (op->u.copy.dir == MDGPU_CU_DTOH)
+			dev = mdgpu_cu_host_reg_dev(d, w);
+		if (dev) {
+			ret = op->u.copy.dir == MDGPU_CU_HTOD ?
+			      mdgpu_copy_dtod_on(mdgpu_cu.g, stream, d, dev, w) :
+			      mdgpu_copy_dtod_on(mdgpu_cu.g, stream, dev, s, w);
+			wait = !op->u.copy.async;
+			continue;
+		}
 		switch (op->u.copy.dir) {
 		case MDGPU_CU_HTOD:
 			ret = mdgpu_copy_htod_on(mdgpu_cu.g, stream, f, d,
@@ -184,6 +198,9 @@ static int mdgpu_cu_copy_run(const struct mdgpu_cu_op *op, uint32_t stream)
 			break;
 		}
 	}
+	/* A synchronous copy with pinned memory returns once done. */
+	if (!ret && wait)
+		ret = mdgpu_stream_synchronize(mdgpu_cu.g, stream);
 	return ret;
 }
 
@@ -250,7 +267,7 @@ static CUresult mdgpu_cu_op_check(const struct mdgpu_cu_op *op)
 			return CUDA_ERROR_INVALID_HANDLE;
 		return CUDA_SUCCESS;
 	case MDGPU_CU_OP_MEMSET:
-		if (!mdgpu_cu_alloc_range(op->u.memset.dst,
+		if (!mdgpu_cu_dev_range(op->u.memset.dst,
 					  mdgpu_cu_span(op->u.memset.rows,
 							op->u.memset.pitch,
 							op->u.memset.bytes)))
@@ -263,11 +280,11 @@ static CUresult mdgpu_cu_op_check(const struct mdgpu_cu_op *op)
 				      c->u.copy.width);
 		if (c->u.copy.dir == MDGPU_CU_DTOH ?
 		    !mdgpu_cu_host_zero_copy(c->u.copy.dst, dspan) :
-		    !mdgpu_cu_alloc_range(c->u.copy.dst, dspan))
+		    !mdgpu_cu_dev_range(c->u.copy.dst, dspan))
 			return CUDA_ERROR_INVALID_VALUE;
 		if (c->u.copy.dir == MDGPU_CU_HTOD ?
 		    !mdgpu_cu_host_zero_copy(c->u.copy.src, sspan) :
-		    !mdgpu_cu_alloc_range(c->u.copy.src, sspan))
+		    !mdgpu_cu_dev_range(c->u.copy.src, sspan))
 			return CUDA_ERROR_INVALID_VALUE;
 		return CUDA_SUCCESS;
 	case MDGPU_CU_OP_EVENT_RECORD:

@@ -122,6 +122,7 @@ void mdgpu_cu_graph_release(CUcontext ctx);
 /* memory.c: is [p, p + len) inside zero-copy host memory
  * (cuMemHostAlloc), which the daemon reaches when a graph runs. */
 bool mdgpu_cu_host_zero_copy(uintptr_t p, uint64_t len);
+uint64_t mdgpu_cu_host_reg_dev(uintptr_t p, uint64_t len);
 
 /*
  * launch.c: the parameter blob of a launch of f from kernelParams or

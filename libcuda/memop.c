@@ -115,7 +115,7 @@ static CUresult mdgpu_cu_memop_make(unsigned type, CUdeviceptr addr,
 			     (unsigned long long)addr);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	if (!mdgpu_cu_alloc_range(addr, width))
+	if (!mdgpu_cu_dev_range(addr, width))
 		return CUDA_ERROR_INVALID_VALUE;
 	out->addr = addr;
 	out->value = width == 4 ? (uint32_t)value : value;

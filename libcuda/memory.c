@@ -94,6 +94,27 @@ struct mdgpu_cu_alloc *mdgpu_cu_alloc_range(mdgpu_devptr addr, uint64_t len)
 	return a && len && len <= a->size - (addr - a->addr) ? a : NULL;
 }
 
+/*
+ * Under the lock: is [addr, addr + len) device memory the program may
+ * name: in an allocation (or module global), or in registered shared
+ * host memory by its device address (hostreg.c), which the daemon
+ * records as well.
+ */
+bool mdgpu_cu_dev_range(mdgpu_devptr addr, uint64_t len)
+{
+	if (mdgpu_cu_alloc_range(addr, len))
+		return true;
+	for (size_t i = 0; len && i < mdgpu_cu.hosts.n; i++) {
+		const struct mdgpu_cu_host *h = mdgpu_cu.hosts.v[i];
+		uint64_t dev = h->zc_dev + ((uintptr_t)h->ptr - h->zc_base);
+
+		if (h->zc_dev && addr >= dev && addr - dev < h->size &&
+		    len <= h->size - (addr - dev))
+			return true;
+	}
+	return false;
+}
+
 static void mdgpu_cu_alloc_drop(struct mdgpu_cu_alloc *a)
 {
 	mdgpu_mem_free(mdgpu_cu.g, a->addr);
@@ -106,6 +127,8 @@ static void mdgpu_cu_host_drop(struct mdgpu_cu_host *h)
 {
 	if (!h->registered)
 		mdgpu_host_free(mdgpu_cu.g, h->ptr);
+	else if (h->zc_dev)
+		mdgpu_host_unregister(mdgpu_cu.g, h->zc_dev);
 	mdgpu_cu_set_del(&mdgpu_cu.hosts, h);
 	free(h);
 }
@@ -316,7 +339,7 @@ static CUresult mdgpu_cu_memset(CUdeviceptr dst, size_t pitch, uint32_t value,
 	r = mdgpu_cu_stream_resolve(NULL, &stream);
 	if (r || !bytes || !rows)
 		goto out;
-	if (!mdgpu_cu_alloc_range(dst, span)) {
+	if (!mdgpu_cu_dev_range(dst, span)) {
 		r = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
@@ -442,9 +465,9 @@ static CUresult mdgpu_cu_copy_op(enum mdgpu_cu_dir dir, uintptr_t dst,
 static CUresult mdgpu_cu_copy_check(enum mdgpu_cu_dir dir, CUdeviceptr ddst,
 				    CUdeviceptr dsrc, size_t n)
 {
-	if (dir != MDGPU_CU_DTOH && !mdgpu_cu_alloc_range(ddst, n))
+	if (dir != MDGPU_CU_DTOH && !mdgpu_cu_dev_range(ddst, n))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dir != MDGPU_CU_HTOD && !mdgpu_cu_alloc_range(dsrc, n))
+	if (dir != MDGPU_CU_HTOD && !mdgpu_cu_dev_range(dsrc, n))
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
@@ -899,8 +922,23 @@ bool mdgpu_cu_host_zero_copy(uintptr_t p, uint64_t len)
 {
 	struct mdgpu_cu_host *h = mdgpu_cu_host_find((const void *)p, false);
 
-	return h && !h->registered && len &&
+	return h && (!h->registered || h->zc_dev) && len &&
 	       len <= h->size - (p - (uintptr_t)h->ptr);
+}
+
+/*
+ * Under the lock: the device address of [p, p + len) where it lies in
+ * registered memory the GPU reaches itself (hostreg.c), else 0: copies
+ * run as device-to-device copies there.
+ */
+uint64_t mdgpu_cu_host_reg_dev(uintptr_t p, uint64_t len)
+{
+	struct mdgpu_cu_host *h = mdgpu_cu_host_find((const void *)p, false);
+
+	if (!h || !h->zc_dev || !len ||
+	    len > h->size - (p - (uintptr_t)h->ptr))
+		return 0;
+	return h->zc_dev + (p - h->zc_base);
 }
 
 CUresult CUDAAPI cuMemFreeHost(void *p)
@@ -934,9 +972,13 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 }
 
 /*
- * Registered host memory is recorded, not shared with the daemon: copies
- * from and to it are staged through the aperture (correct, not
- * zero-copy), and kernels cannot reach it (DEVICEMAP refused).
+ * Registered host memory that is shared memory (a memfd, /dev/shm, a
+ * hugetlbfs file) is registered with the daemon (hostreg.c): kernels
+ * reach it, copies from and to it run on the GPU.  Other memory
+ * (private: malloc, anonymous mappings) cannot be shared with the
+ * daemon's worker: it is recorded, copies are staged through the
+ * aperture (correct, not zero-copy), and DEVICEMAP or IOMEMORY is
+ * refused (NOT_SUPPORTED, logged), since kernels could not reach it.
  */
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize,
 				      unsigned int Flags)
@@ -948,14 +990,14 @@ CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize,
 	struct mdgpu_cu_host *h;
 	CUcontext ctx;
 	CUresult r;
+	int ret;
 
 	if (!p || !bytesize || (Flags & ~known) ||
 	    (uintptr_t)p > UINTPTR_MAX - bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (Flags & (CU_MEMHOSTREGISTER_DEVICEMAP |
-		     CU_MEMHOSTREGISTER_IOMEMORY)) {
-		mdgpu_cu_log("cuMemHostRegister: device-mapped and I/O memory "
-			     "registration are not supported");
+	if (Flags & CU_MEMHOSTREGISTER_IOMEMORY) {
+		mdgpu_cu_log("cuMemHostRegister: I/O memory registration is "
+			     "not supported");
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
 	r = mdgpu_cu_enter_ctx(&ctx);
@@ -979,6 +1021,22 @@ CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize,
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
+	ret = mdgpu_cu_host_share(p, bytesize,
+				  Flags & CU_MEMHOSTREGISTER_READ_ONLY,
+				  &h->zc_base, &h->zc_dev);
+	if (ret && (Flags & CU_MEMHOSTREGISTER_DEVICEMAP)) {
+		mdgpu_cu_log("cuMemHostRegister: %p (%zu bytes) cannot be "
+			     "mapped for the GPU: %s", p, bytesize,
+			     ret == -EINVAL ? "not shared memory" :
+					      strerror(-ret));
+		mdgpu_cu_set_del(&mdgpu_cu.hosts, h);
+		free(h);
+		r = ret == -ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY :
+				     CUDA_ERROR_NOT_SUPPORTED;
+		goto out;
+	}
+	if (ret)
+		h->zc_dev = 0;
 	h->ctx = ctx;
 	h->ptr = p;
 	h->size = bytesize;
@@ -998,10 +1056,17 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 	if (r)
 		return r;
 	h = mdgpu_cu_host_find(p, true);
-	if (!h || !h->registered)
+	if (!h || !h->registered) {
 		r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-	else if (!(r = mdgpu_cu_capture_unsafe("cuMemHostUnregister")))
+	} else if (!(r = mdgpu_cu_capture_unsafe("cuMemHostUnregister"))) {
+		/* Queued work may still reach shared pages. */
+		if (h->zc_dev) {
+			int ret = mdgpu_synchronize(mdgpu_cu.g);
+
+			r = ret ? mdgpu_cu_error(ret) : CUDA_SUCCESS;
+		}
 		mdgpu_cu_host_drop(h);
+	}
 	mdgpu_cu_leave();
 	return r;
 }
@@ -1032,6 +1097,10 @@ static CUresult mdgpu_cu_host_devptr(const struct mdgpu_cu_host *h,
 {
 	uint64_t off;
 
+	if (h->registered && h->zc_dev) {
+		*out = (CUdeviceptr)(h->zc_dev + ((uintptr_t)p - h->zc_base));
+		return CUDA_SUCCESS;
+	}
 	if (h->registered || !mdgpu_cu.aperture_devptr)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (mdgpu_host_aperture_offset(mdgpu_cu.g, p, &off) ||

@@ -103,15 +103,26 @@ struct CUmemPoolHandle_st {
 	struct mdgpu_cu_set allocs;	/* struct mdgpu_cu_alloc * */
 };
 
-/* Host memory: zero-copy (cuMemHostAlloc) or registered (not zero-copy:
- * copies from it are staged, Documentation/libcuda.md). */
+/*
+ * Host memory: zero-copy (cuMemHostAlloc), or registered: shared with the
+ * GPU where the pages are shared memory (hostreg.c; zc_dev the device
+ * address of the page at zc_base), else a record whose copies are staged
+ * (Documentation/libcuda.md).
+ */
 struct mdgpu_cu_host {
 	CUcontext ctx;
 	void *ptr;
 	size_t size;
 	unsigned flags;			/* CU_MEMHOSTALLOC_* / _REGISTER_* */
 	bool registered;
+	uintptr_t zc_base;		/* registered and shared: */
+	uint64_t zc_dev;		/* 0 where not shared */
 };
+
+/* hostreg.c: registers [p, p + size) with the daemon if the pages are
+ * shared memory; negative errno otherwise (-EINVAL: private memory). */
+int mdgpu_cu_host_share(const void *p, size_t size, bool ro,
+			uintptr_t *base, uint64_t *dev);
 
 /*
  * A module of the vGPU.  ctx is the context that loaded it, NULL for a
@@ -342,6 +353,9 @@ void mdgpu_cu_pool_alloc_gone(struct mdgpu_cu_alloc *a);
 /* Under the lock: the recorded range holding [addr, addr + len), len > 0,
  * or NULL. */
 struct mdgpu_cu_alloc *mdgpu_cu_alloc_range(mdgpu_devptr addr, uint64_t len);
+/* Under the lock: that, or [addr, addr + len) of registered shared host
+ * memory by its device address (memory.c). */
+bool mdgpu_cu_dev_range(mdgpu_devptr addr, uint64_t len);
 void mdgpu_cu_module_release(CUcontext ctx);
 void mdgpu_cu_stream_release(CUcontext ctx);
 

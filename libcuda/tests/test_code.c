@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <fcntl.h>
@@ -1108,6 +1109,108 @@ static void test_cuda_host_pointer(void)
 	EXPECT(bad == 0);
 	OK(cuModuleUnload(m));
 	OK(cuMemFreeHost(h));
+}
+
+/*
+ * cuMemHostRegister of shared memory (a memfd the program maps): the
+ * daemon maps the same pages for the GPU (HOST_REGISTER), so a kernel
+ * given the device pointer writes the program's memory, copies from and
+ * to it run on the GPU, memsets and device-to-device copies take its
+ * device address; unregistered, the device address is gone.  Private
+ * memory with DEVICEMAP stays refused (test_driver).  On sim the daemon
+ * maps no host memory: DEVICEMAP is refused, a plain registration is a
+ * record (copies staged).
+ */
+static void test_host_register(void)
+{
+	enum { n = 4096 };
+	const size_t bytes = n * sizeof(uint32_t);
+	int fd = memfd_create("test-code-register", MFD_CLOEXEC);
+	uint32_t *h, back[n];
+	uint64_t count = n;
+	uint32_t k = 3;
+	CUdeviceptr hd = 0, d, p;
+	void *params[3] = { &p, &count, &k };
+	CUmodule m;
+	CUfunction f;
+	unsigned bad = 0;
+
+	EXPECT(fd >= 0 && !ftruncate(fd, (off_t)bytes));
+	h = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT(h != MAP_FAILED);
+	if (fd < 0 || h == MAP_FAILED)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		h[i] = i * 5 + 1;
+	if (!on_cuda) {
+		EXPECT_RES(cuMemHostRegister(h, bytes,
+					     CU_MEMHOSTREGISTER_DEVICEMAP),
+			   CUDA_ERROR_NOT_SUPPORTED);
+		OK(cuMemHostRegister(h, bytes, 0));
+		EXPECT_RES(cuMemHostGetDevicePointer(&hd, h, 0),
+			   CUDA_ERROR_NOT_SUPPORTED);
+		OK(cuMemAlloc(&d, bytes));
+		OK(cuMemcpyHtoD(d, h, bytes));
+		OK(cuMemcpyDtoH(back, d, bytes));
+		EXPECT(!memcmp(back, h, bytes));
+		OK(cuMemFree(d));
+		OK(cuMemHostUnregister(h));
+		goto out;
+	}
+	OK(cuMemHostRegister(h, bytes, CU_MEMHOSTREGISTER_DEVICEMAP));
+	OK(cuMemHostGetDevicePointer(&hd, h, 0));
+	EXPECT(hd != 0);
+	if (hd != (CUdeviceptr)(uintptr_t)h)
+		fprintf(stderr, "registered memory: device pointer %#llx, "
+			"host %p (the worker had that range taken)\n",
+			(unsigned long long)hd, (void *)h);
+	OK(cuMemHostGetDevicePointer(&p, h + 10, 0));
+	EXPECT(p == hd + 40);
+	/* A kernel writes the program's pages through the device pointer. */
+	p = hd;
+	OK(cuModuleLoadData(&m, ptx));
+	OK(cuModuleGetFunction(&f, m, "scale_add"));
+	OK(cuLaunchKernel(f, n / 256, 1, 1, 256, 1, 1, 0, NULL, params,
+			  NULL));
+	OK(cuCtxSynchronize());
+	for (unsigned i = 0; i < n; i++)
+		bad += h[i] != (i * 5 + 1) * k + i;
+	EXPECT(bad == 0);
+	/* Copies both ways, on the GPU. */
+	OK(cuMemAlloc(&d, bytes));
+	OK(cuMemcpyHtoD(d, h, bytes));
+	memset(back, 0, bytes);
+	OK(cuMemcpyDtoH(back, d, bytes));
+	EXPECT(!memcmp(back, h, bytes));
+	OK(cuMemsetD32(d, 0x01020304, n));
+	OK(cuMemcpyDtoH(h + 1, d, bytes - 8));
+	EXPECT(h[0] == k && h[1] == 0x01020304 && h[n - 2] == 0x01020304);
+	/* Its device address names it like device memory. */
+	OK(cuMemsetD32(hd, 0xcafe, 16));
+	OK(cuCtxSynchronize());
+	EXPECT(h[0] == 0xcafe && h[15] == 0xcafe && h[16] == 0x01020304);
+	OK(cuMemcpyDtoD(d, hd + 64, 64));
+	OK(cuMemcpyDtoH(back, d, 64));
+	EXPECT(back[0] == 0x01020304);
+	EXPECT_RES(cuMemsetD32(hd, 0, n + 1), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemHostRegister(h + 1024, 64, 0),
+		   CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+	OK(cuMemHostUnregister(h));
+	EXPECT_RES(cuMemsetD32(hd, 0, 16), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RES(cuMemHostGetDevicePointer(&p, h, 0),
+		   CUDA_ERROR_INVALID_VALUE);
+	/* Read-only: the GPU reads it. */
+	OK(cuMemHostRegister(h, bytes, CU_MEMHOSTREGISTER_DEVICEMAP |
+				       CU_MEMHOSTREGISTER_READ_ONLY));
+	OK(cuMemcpyHtoD(d, h, bytes));
+	OK(cuMemcpyDtoH(back, d, bytes));
+	EXPECT(!memcmp(back, h, bytes));
+	OK(cuMemHostUnregister(h));
+	OK(cuMemFree(d));
+	OK(cuModuleUnload(m));
+out:
+	munmap(h, bytes);
+	close(fd);
 }
 
 static void test_cuda_module(void)
@@ -2558,6 +2661,7 @@ int main(void)
 	test_capture_refusals();
 	test_tools_module();
 	test_ptds_exit(ctx);
+	test_host_register();
 	if (on_cuda) {
 		test_cuda_module();
 		test_cuda_host_pointer();

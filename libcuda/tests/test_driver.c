@@ -550,7 +550,8 @@ static void test_memory_streams(void)
 	c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
 	EXPECT_RES(cuMemcpy2D(&c), CUDA_ERROR_NOT_SUPPORTED);
 
-	/* Registered memory: copies are staged, kernels cannot reach it. */
+	/* Registered private memory: copies are staged, kernels cannot
+	 * reach it (shared memory: test_code test_cuda_host_register). */
 	OK(cuMemHostRegister(reg, sizeof(reg), CU_MEMHOSTREGISTER_PORTABLE));
 	EXPECT_RES(cuMemHostRegister(reg + 16, 16, 0),
 		   CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
