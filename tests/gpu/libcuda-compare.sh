@@ -25,6 +25,9 @@ DEVRT=$(dirname "$(dirname "$NVCC")")/lib64/libcudadevrt.a
 # A runtime program (static cudart) whose kernels take pinned host
 # pointers as the program holds them.
 "$NVCC" -arch=sm_90 -o "$B/uva_host" tests/gpu/libcuda/uva_host.cu || exit 1
+# Registered shared memory (NCCL's shm transport's calls) and private.
+"$NVCC" -arch=sm_90 -o "$B/host_register" tests/gpu/libcuda/host_register.cu ||
+	exit 1
 for p in drvtest linktest ptdstest; do
 	gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 		tests/gpu/libcuda/$p.c -o "$B/$p" -lcuda -pthread || exit 1
@@ -67,6 +70,8 @@ compare linktest "$B/linktest" "$B/link_rdc.cubin" "$DEVRT"
 compare ptdstest "$B/ptdstest" "$B/spin.ptx"
 # Unified addressing of pinned memory: kernels given host pointers.
 compare uva_host "$B/uva_host"
+# cudaHostRegister of shared memory: kernels, copies and memsets reach it.
+compare host_register "$B/host_register"
 # Two tenants: one faults, the other's results are unaffected.
 ( mdgpu "$B/drvtest" "$B/drvtest.ptx" >"$OUT/neighbour.mdgpu" \
 	2>"$OUT/neighbour.mdgpu.log" ) &
