@@ -189,6 +189,21 @@ static void check_accepted(const struct mdgpu_cmd *c,
 				  !o->memop.flags);
 		break;
 	}
+	case MDGPU_OP_HOST_REGISTER: {
+		uint64_t end;
+
+		FUZZ_CHECK(o->host_register.len &&
+			   !((o->host_register.len | o->host_register.offset |
+			      o->host_register.addr) & 4095));
+		FUZZ_CHECK(!__builtin_add_overflow(o->host_register.offset,
+						   o->host_register.len, &end) &&
+			   !__builtin_add_overflow(o->host_register.addr,
+						   o->host_register.len, &end));
+		FUZZ_CHECK(!(o->host_register.flags &
+			     ~MDGPU_HOST_REG_F_READ_ONLY));
+		FUZZ_CHECK(!c->stream);
+		break;
+	}
 	default:
 		break;
 	}

@@ -207,6 +207,17 @@ static void validate_seeds(void)
 	c.memop.flags = MDGPU_MEMOP_WAIT_NOR;
 	cmd("memop-wait64-nor", &c, 0, NULL, 0);
 	c.memop.flags = 1u << 30; cmd("memop-wait64-flush", &c, 0, NULL, 0);
+
+	/* ABI 1.12: a registration, one wrapping the address space, a
+	 * registration's release. */
+	C(MDGPU_OP_HOST_REGISTER); c.host_register.token = 7;
+	c.host_register.offset = 4096; c.host_register.len = 1 << 20;
+	c.host_register.addr = 0x7f0000000000ull;
+	cmd("host-register", &c, 0, NULL, 0);
+	c.host_register.addr = 0xfffffffffff00000ull;
+	cmd("host-register-wrap", &c, 0, NULL, 0);
+	C(MDGPU_OP_HOST_UNREGISTER); c.free.addr = A1;
+	cmd("host-unregister", &c, 0, NULL, 0);
 #undef C
 }
 
