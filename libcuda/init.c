@@ -211,6 +211,9 @@ void mdgpu_cu_apply_sched(unsigned flags)
 
 CUresult mdgpu_cu_enter(void)
 {
+	/* The host-function thread holds the vGPU (stream.c). */
+	if (mdgpu_cu_in_host_fn)
+		return CUDA_ERROR_NOT_PERMITTED;
 	pthread_mutex_lock(&mdgpu_cu.lock);
 	if (!mdgpu_cu.init_done || mdgpu_cu.init_result != CUDA_SUCCESS) {
 		pthread_mutex_unlock(&mdgpu_cu.lock);

@@ -262,6 +262,9 @@ CUresult mdgpu_cu_error(int err);
  * caller holds the lock and must mdgpu_cu_leave().
  */
 CUresult mdgpu_cu_enter(void);
+/* stream.c: set on the host-function thread, whose CUDA calls
+ * mdgpu_cu_enter refuses (CUDA_ERROR_NOT_PERMITTED). */
+extern _Thread_local bool mdgpu_cu_in_host_fn;
 void mdgpu_cu_leave(void);
 /*
  * Called with the lock held: finishes the wait w that `begun` (the

@@ -272,22 +272,175 @@ static CUresult mdgpu_cu_capture_host_fn(CUstream s)
 }
 
 /*
- * cuLaunchHostFunc and cuStreamAddCallback run the function in the
- * calling thread, outside the library's lock, once the stream's earlier
- * work is done, and return after it: work queued on the stream later
- * runs after it, the order CUDA gives.  What this gives up is the
- * asynchrony (the caller waits for the stream; Documentation/libcuda.md,
- * "Host functions").  As in CUDA, cuLaunchHostFunc does not call fn when
- * the stream's work failed (the error is returned), while
- * cuStreamAddCallback calls it with that error as its status.
+ * Host functions (cuLaunchHostFunc, cuStreamAddCallback).
+ *
+ * Asynchronous where the transport lets the daemon hold the vGPU (the
+ * socket transport, daemon ABI 1.12): the call queues a HOST_FUNC and
+ * returns; the daemon completes it once every stream's earlier work is
+ * done and then runs no other command of the vGPU until the function
+ * returned.  The function runs on libcuda's host-function thread (one
+ * per process, started at the first use), in the order the calls were
+ * made, and that thread then tells the daemon (mdgpu_host_fn_done).  So
+ * work queued on the stream later runs after it, as CUDA orders it; so
+ * does the work queued on every other stream later (stronger than CUDA:
+ * correct, with less overlap).  That thread never takes the library's
+ * lock: a thread holding it may be waiting for the ring, which moves
+ * only once the function returned.  A CUDA call from the function (CUDA
+ * forbids them) fails CUDA_ERROR_NOT_PERMITTED (mdgpu_cu_enter) rather
+ * than wait forever for the vGPU the function holds.
+ *
+ * Elsewhere (guest, vfio, an older daemon) the function runs in the
+ * calling thread once the stream's earlier work is done, and the call
+ * returns after it.  As in CUDA, cuLaunchHostFunc does not call fn when
+ * the work before it failed (a lost context; synchronously: the error
+ * is returned), while cuStreamAddCallback calls it with that error as
+ * its status.  Documentation/libcuda.md, "Host functions".
  */
+struct mdgpu_cu_hostfn {
+	struct mdgpu_cu_hostfn *next;
+	struct mdgpu_wait w;
+	CUhostFn fn;			/* cuLaunchHostFunc, or */
+	CUstreamCallback cb;		/* cuStreamAddCallback */
+	CUstream stream;		/* as the caller passed it */
+	void *data;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	struct mdgpu_cu_hostfn *head, **tail;
+	bool started;
+} mdgpu_cu_hostfns = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.more = PTHREAD_COND_INITIALIZER,
+	.tail = &mdgpu_cu_hostfns.head,
+};
+
+_Thread_local bool mdgpu_cu_in_host_fn;
+
+static void *mdgpu_cu_hostfn_thread(void *arg)
+{
+	(void)arg;
+	mdgpu_cu_in_host_fn = true;
+	for (;;) {
+		struct mdgpu_cu_hostfn *it;
+		int st;
+
+		pthread_mutex_lock(&mdgpu_cu_hostfns.lock);
+		while (!mdgpu_cu_hostfns.head)
+			pthread_cond_wait(&mdgpu_cu_hostfns.more,
+					  &mdgpu_cu_hostfns.lock);
+		it = mdgpu_cu_hostfns.head;
+		mdgpu_cu_hostfns.head = it->next;
+		if (!it->next)
+			mdgpu_cu_hostfns.tail = &mdgpu_cu_hostfns.head;
+		pthread_mutex_unlock(&mdgpu_cu_hostfns.lock);
+
+		mdgpu_wait_run(mdgpu_cu.g, &it->w);
+		/* The daemon holds the vGPU after a HOST_FUNC that succeeded,
+		 * so its slot cannot be reused before the answer is read; a
+		 * failed one is not held (the context is lost). */
+		if (it->w.state != MDGPU_WAIT_DONE)
+			st = -EIO;
+		else
+			st = it->w.ret ? it->w.ret : it->w.cpl.status;
+		if (it->fn && !st)
+			it->fn(it->data);
+		else if (it->cb)
+			it->cb(it->stream, mdgpu_cu_result(st), it->data);
+		mdgpu_host_fn_done(mdgpu_cu.g, &it->w);
+		free(it);
+	}
+	return NULL;
+}
+
+/*
+ * Under the lock, stream resolved and checked: queues the host function
+ * (fn or cb); -EOPNOTSUPP where it cannot run asynchronously (the
+ * caller runs it itself), else 0 or the error of the queueing.
+ */
+static int mdgpu_cu_hostfn_queue(CUhostFn fn, CUstreamCallback cb,
+				 CUstream stream, void *data)
+{
+	struct mdgpu_cu_hostfn *it;
+	pthread_attr_t attr;
+	pthread_t t;
+	int ret;
+
+	if (!mdgpu_wait_concurrent(mdgpu_cu.g))
+		return -EOPNOTSUPP;
+	if (!mdgpu_cu_hostfns.started) {
+		if (pthread_attr_init(&attr))
+			return -EOPNOTSUPP;
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		ret = pthread_create(&t, &attr, mdgpu_cu_hostfn_thread, NULL);
+		pthread_attr_destroy(&attr);
+		if (ret) {
+			mdgpu_cu_log("host functions: no thread (%s): they run "
+				     "in the caller", strerror(ret));
+			return -EOPNOTSUPP;
+		}
+		mdgpu_cu_hostfns.started = true;
+	}
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	ret = mdgpu_wait_begin_host_fn(mdgpu_cu.g, &it->w);
+	if (ret) {
+		free(it);
+		return ret;
+	}
+	it->fn = fn;
+	it->cb = cb;
+	it->stream = stream;
+	it->data = data;
+	pthread_mutex_lock(&mdgpu_cu_hostfns.lock);
+	*mdgpu_cu_hostfns.tail = it;
+	mdgpu_cu_hostfns.tail = &it->next;
+	pthread_cond_signal(&mdgpu_cu_hostfns.more);
+	pthread_mutex_unlock(&mdgpu_cu_hostfns.lock);
+	return 0;
+}
+
+/*
+ * Queues the host function if it can run asynchronously: CUDA_SUCCESS
+ * with *queued, or the error of the stream or the queueing; !*queued
+ * with success: the caller runs it synchronously.
+ */
+static CUresult mdgpu_cu_hostfn_async(CUstream *s, CUhostFn fn,
+				      CUstreamCallback cb, CUstream as_passed,
+				      void *data, bool *queued)
+{
+	CUresult r = mdgpu_cu_stream_enter(s);
+	int ret;
+
+	*queued = false;
+	if (r)
+		return r;
+	r = mdgpu_cu_capture_host_fn(*s);
+	if (!r) {
+		ret = mdgpu_cu_hostfn_queue(fn, cb, as_passed, data);
+		if (!ret)
+			*queued = true;
+		else if (ret != -EOPNOTSUPP)
+			r = mdgpu_cu_error(ret);
+	}
+	mdgpu_cu_leave();
+	return r;
+}
+
 CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn,
 				  void *userData)
 {
+	CUstream s = hStream;
+	bool queued;
 	CUresult r;
 
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_hostfn_async(&s, fn, NULL, hStream, userData, &queued);
+	if (r || queued)
+		return r;
 	r = mdgpu_cu_stream_wait_all(&hStream, mdgpu_cu_capture_host_fn);
 	if (r)
 		return r;
@@ -300,10 +453,16 @@ CUresult CUDAAPI cuStreamAddCallback(CUstream hStream,
 				     void *userData, unsigned int flags)
 {
 	CUstream s = hStream;	/* resolved; the callback gets hStream */
+	bool queued;
 	CUresult r;
 
 	if (!callback || flags)
 		return CUDA_ERROR_INVALID_VALUE;
+	r = mdgpu_cu_hostfn_async(&s, NULL, callback, hStream, userData,
+				  &queued);
+	if (r || queued)
+		return r;
+	s = hStream;
 	r = mdgpu_cu_stream_wait_all(&s, mdgpu_cu_capture_host_fn);
 	switch (r) {
 	case CUDA_SUCCESS:

@@ -341,7 +341,7 @@ static const char *const mdgpu_op_names[MDGPU_OP_COUNT] = {
 	"event_query", "event_sync", "device_info", "func_info",
 	"func_set_attr", "module_global", "ctx_limit", "occupancy",
 	"module_funcs", "module_link", "stream_memop", "host_register",
-	"host_unregister",
+	"host_unregister", "host_func",
 };
 
 static const char *mdgpu_op_name(uint32_t op)
@@ -1136,6 +1136,23 @@ int mdgpu_wait_begin_event(struct mdgpu *g, uint32_t event,
 
 	c.event.event = event;
 	return mdgpu_wait_submit(g, &c, w);
+}
+
+int mdgpu_wait_begin_host_fn(struct mdgpu *g, struct mdgpu_wait *w)
+{
+	struct mdgpu_cmd c = mdgpu_cmd_init(MDGPU_OP_HOST_FUNC);
+
+	if (!g->tops->host_fn_done || !g->tops->concurrent_wait ||
+	    (g->info.abi_version & 0xffff) < 12)
+		return mdgpu_set_error(g, -EOPNOTSUPP, "host functions need "
+				       "the socket transport and a daemon of "
+				       "ABI 1.12");
+	return mdgpu_wait_submit(g, &c, w);
+}
+
+void mdgpu_host_fn_done(struct mdgpu *g, const struct mdgpu_wait *w)
+{
+	g->tops->host_fn_done(g, w->seq + 1);
 }
 
 /*

@@ -48,6 +48,9 @@ struct mdgpu_tops {
 	int (*place_aperture)(struct mdgpu *g, uint64_t addr);
 	/* Optional (socket): send fd for the HOST_REGISTER of `token`. */
 	int (*send_fd)(struct mdgpu *g, int fd, uint32_t token);
+	/* Optional (socket): store ctrl.host_done = value and wake the
+	 * daemon; callable from any thread. */
+	void (*host_fn_done)(struct mdgpu *g, uint32_t value);
 };
 
 /*

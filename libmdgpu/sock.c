@@ -285,18 +285,35 @@ static int mdgpu_sock_send_fd(struct mdgpu *g, int fd, uint32_t token)
 	return n == (ssize_t)sizeof(m) ? 0 : -EPROTO;
 }
 
-static void mdgpu_sock_doorbell(struct mdgpu *g, uint32_t tail)
+/* Stores value in the client's word (release), then wakes the daemon
+ * if it sleeps: the doorbell, and HOST_FUNC's host_done. */
+static void mdgpu_sock_ring(struct mdgpu_sock *s, uint32_t *word,
+			    uint32_t value)
 {
-	struct mdgpu_sock *s = g->tpriv;
 	uint64_t one = 1;
 
-	__atomic_store_n(&s->ctrl->sq_tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(word, value, __ATOMIC_RELEASE);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (__atomic_load_n(&s->ctrl->daemon_sleeping, __ATOMIC_RELAXED)) {
 		ssize_t r = write(s->db_fd, &one, sizeof(one));
 
 		(void)r;	/* a full counter still wakes the daemon */
 	}
+}
+
+static void mdgpu_sock_doorbell(struct mdgpu *g, uint32_t tail)
+{
+	struct mdgpu_sock *s = g->tpriv;
+
+	mdgpu_sock_ring(s, &s->ctrl->sq_tail, tail);
+}
+
+/* Any thread: it touches only ctrl.host_done and the eventfd. */
+static void mdgpu_sock_host_fn_done(struct mdgpu *g, uint32_t value)
+{
+	struct mdgpu_sock *s = g->tpriv;
+
+	mdgpu_sock_ring(s, &s->ctrl->host_done, value);
 }
 
 static uint32_t mdgpu_sock_head(struct mdgpu *g)
@@ -402,4 +419,5 @@ const struct mdgpu_tops mdgpu_tops_socket = {
 	.status = mdgpu_sock_status,
 	.place_aperture = mdgpu_sock_place_aperture,
 	.send_fd = mdgpu_sock_send_fd,
+	.host_fn_done = mdgpu_sock_host_fn_done,
 };

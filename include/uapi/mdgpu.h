@@ -256,6 +256,14 @@ enum mdgpu_opcode {
 	 */
 	MDGPU_OP_HOST_REGISTER = 31,
 	MDGPU_OP_HOST_UNREGISTER = 32,
+	/*
+	 * ABI 1.12.  HOST_FUNC (no operands, stream 0): completes once all
+	 * earlier work of every stream is done; the vGPU then takes no other
+	 * command until the client stores this command's ring position + 1
+	 * in ctrl.host_done (the host function it stands for returned).
+	 * Socket transport only.
+	 */
+	MDGPU_OP_HOST_FUNC = 33,
 	MDGPU_OP_COUNT
 };
 
@@ -1127,7 +1135,10 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_event) == 64,
  * client_waiting, re-checks and sleeps with FUTEX_WAIT on sq_head (with a
  * timeout, so it also notices a daemon that died), and takes its 1 back
  * when done: several threads of a client may sleep at once.  No socket
- * message is exchanged per command.
+ * message is exchanged per command.  After a HOST_FUNC completes (ABI
+ * 1.12) the client stores its ring position + 1 in ctrl.host_done
+ * (release), then a full barrier, and kicks the doorbell eventfd if
+ * ctrl.daemon_sleeping is set, as for a doorbell.
  *
  * ctrl.status carries MDGPU_STATUS_*: READY while served,
  * BACKEND_LOST once the daemon shuts down (every later wait fails
@@ -1185,7 +1196,8 @@ struct mdgpu_sock_ctrl {
 	/* written by the client */
 	__u32 sq_tail;			/* doorbell, free-running */
 	__u32 client_waiting;		/* client threads asleep on sq_head */
-	__u8 pad0[56];
+	__u32 host_done;		/* HOST_FUNC at n returned: n + 1 */
+	__u8 pad0[52];
 	/* written by the daemon */
 	__u32 sq_head;			/* completed, free-running; futex */
 	__u32 status;			/* MDGPU_STATUS_* */

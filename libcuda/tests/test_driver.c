@@ -37,6 +37,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -680,16 +681,46 @@ static void CUDA_CB host_cb(CUstream s, CUresult st, void *p)
 }
 
 /*
+ * An asynchronous host function: waits (up to 5 s) for the caller to say
+ * that cuLaunchHostFunc returned, tries a CUDA call (refused: the
+ * function holds the vGPU), then writes the pinned word that a copy
+ * queued after it takes to the device.
+ */
+struct host_fn_async {
+	volatile int returned;
+	int saw_return, cuda_call;
+	uint32_t *word;
+};
+
+static void CUDA_CB host_fn_async(void *p)
+{
+	struct host_fn_async *a = p;
+	CUdevice dev;
+
+	for (int i = 0; i < 5000 && !a->returned; i++)
+		usleep(1000);
+	a->saw_return = a->returned;
+	a->cuda_call = cuCtxGetDevice(&dev);
+	*a->word = 0xf00dfaceU;
+}
+
+/*
  * cuLaunchHostFunc / cuStreamAddCallback: the function runs after the
  * stream's earlier work (an async copy into pinned memory it reads),
  * once; bad arguments and a capturing stream are refused and call
- * nothing.
+ * nothing.  Over the socket transport they are asynchronous: the call
+ * returns before the function ran, work queued after it runs after it
+ * (a copy of what it wrote), and a CUDA call from it is refused with
+ * CUDA_ERROR_NOT_PERMITTED; elsewhere they run in the caller.
  */
 static void test_host_functions(CUstream s)
 {
 	struct host_fn_seen h = { 0 };
+	struct host_fn_async a = { 0 };
+	bool async = getenv("MDGPU_SOCKET") && !getenv("MDGPU_VFIO") &&
+		     !getenv("MDGPU_DEVICE");
 	CUdeviceptr d;
-	uint32_t *pinned;
+	uint32_t *pinned, back = 0;
 	CUgraph g;
 
 	OK(cuMemAlloc(&d, 4096));
@@ -700,15 +731,32 @@ static void test_host_functions(CUstream s)
 	OK(cuMemsetD32Async(d, 0x5eed5eedU, 1024, s));
 	OK(cuMemcpyDtoHAsync(pinned, d, 4096, s));
 	OK(cuLaunchHostFunc(s, host_fn, &h));
+	OK(cuStreamSynchronize(s));
 	EXPECT(h.calls == 1 && h.right);
 	memset(pinned, 0, 4096);
 	h.calls = h.right = 0;
 	h.status = -1;
 	OK(cuMemcpyDtoHAsync(pinned, d, 4096, s));
 	OK(cuStreamAddCallback(s, host_cb, &h, 0));
+	OK(cuStreamSynchronize(s));
 	EXPECT(h.calls == 1 && h.right && h.status == CUDA_SUCCESS);
 	OK(cuLaunchHostFunc(CU_STREAM_PER_THREAD, host_fn, &h));
+	OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
 	EXPECT(h.calls == 2);
+
+	/* Asynchrony and order (synchronously the function would wait its
+	 * 5 s for a return that comes after it). */
+	if (async) {
+		a.word = pinned + 1;
+		OK(cuLaunchHostFunc(s, host_fn_async, &a));
+		a.returned = 1;
+		OK(cuMemcpyHtoDAsync(d + 4, pinned + 1, 4, s));
+		OK(cuMemcpyDtoH(&back, d + 4, 4));
+		EXPECT(a.saw_return == 1);
+		EXPECT(a.cuda_call == CUDA_ERROR_NOT_PERMITTED);
+		EXPECT(back == 0xf00dfaceU);
+		OK(cuMemsetD32(d, 0x5eed5eedU, 1024));
+	}
 	/* The per-thread-default-stream exports (nvcc --default-stream
 	 * per-thread): the legacy stream handle means this thread's. */
 	{
@@ -724,12 +772,14 @@ static void test_host_functions(CUstream s)
 		EXPECT(fn_ptsz && cb_ptsz);
 		if (fn_ptsz && cb_ptsz) {
 			OK(fn_ptsz(NULL, host_fn, &h));
+			OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
 			EXPECT(h.calls == 3);
 			h.stream = CU_STREAM_PER_THREAD;
 			h.status = -1;
 			OK(cuMemcpyDtoHAsync(pinned, d, 4096,
 					     CU_STREAM_PER_THREAD));
 			OK(cb_ptsz(NULL, host_cb, &h, 0));
+			OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
 			EXPECT(h.calls == 4 && h.right &&
 			       h.status == CUDA_SUCCESS);
 			h.stream = s;
@@ -741,6 +791,7 @@ static void test_host_functions(CUstream s)
 	h.calls = 0;
 	OK(cuMemcpyDtoHAsync(pinned, d, 4096, NULL));
 	OK(cuStreamAddCallback(NULL, host_cb, &h, 0));
+	OK(cuCtxSynchronize());
 	EXPECT(h.calls == 1 && h.right && h.status == CUDA_SUCCESS);
 	h.stream = s;
 

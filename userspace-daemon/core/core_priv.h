@@ -112,6 +112,14 @@ struct mdgpud_vgpu {
 		uint64_t wait_ns;	/* its queue wait, for the histogram */
 	} pending;
 
+	/*
+	 * HOST_FUNC (ABI 1.12) completed as command host_seq: the vGPU takes
+	 * no other command (is held) until its transport's host_done reads
+	 * host_seq + 1, the client's word that the function returned.
+	 */
+	bool host_wait;
+	uint32_t host_seq;
+
 	uint32_t head;			/* next command to execute */
 	uint32_t observed_tail;
 	uint64_t fence;			/* commands completed */
@@ -221,7 +229,7 @@ void mdgpud_vgpu_start_poll(struct mdgpud_vgpu *v);
  * is starting. */
 static inline bool mdgpud_vgpu_held(const struct mdgpud_vgpu *v)
 {
-	return v->pending.active || v->starting;
+	return v->pending.active || v->starting || v->host_wait;
 }
 /* vgpu.c: v's context is lost with st (and the backend's code): commands
  * fail with st until a reset; counted, the transport told. */

@@ -71,6 +71,9 @@ static bool mdgpud_dispatch_scan(struct mdgpud_core *c, uint64_t now)
 			mdgpud_vgpu_start_poll(v);
 		if (v->pending.active)
 			mdgpud_dispatch_pending_poll(c, v);
+		if (v->host_wait &&
+		    v->tops->host_done(v->tpriv) == v->host_seq + 1)
+			v->host_wait = false;
 		tail = v->tops->sq_tail(v->tpriv);
 		pending = tail - v->head;
 		if (pending > v->entries) {
@@ -509,6 +512,22 @@ static void mdgpud_dispatch_complete(struct mdgpud_core *c,
 }
 
 /*
+ * After the completion of command `head - 1`: a HOST_FUNC that succeeded
+ * holds the vGPU (mdgpud_vgpu_held) until its client says the host
+ * function returned (the scan polls the transport's host_done); true if
+ * it did, and the slice ends there.
+ */
+static bool mdgpud_dispatch_host_hold(struct mdgpud_vgpu *v, uint16_t opcode,
+				      int ret)
+{
+	if (ret || opcode != MDGPU_OP_HOST_FUNC)
+		return false;
+	v->host_seq = v->head - 1;
+	v->host_wait = true;
+	return true;
+}
+
+/*
  * Starts validated command vc (ring slot idx, queue wait `wait`), which
  * pends (mdgpud_exec_pends): once under way the vGPU holds it as its
  * pending command and 0 is returned; a command that could not be started
@@ -555,8 +574,9 @@ static void mdgpud_dispatch_pending_poll(struct mdgpud_core *c,
 
 static bool mdgpud_dispatch_ends_slice(const struct mdgpud_vcmd *vc)
 {
-	return vc->opcode == MDGPU_OP_QUERY &&
-	       vc->query.what == MDGPU_QUERY_GPU_TIME;
+	return (vc->opcode == MDGPU_OP_QUERY &&
+		vc->query.what == MDGPU_QUERY_GPU_TIME) ||
+	       vc->opcode == MDGPU_OP_HOST_FUNC;
 }
 
 /*
@@ -637,7 +657,8 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		/* QUERY GPU_TIME counts whole slices: after other commands
 		 * of this slice it waits for the next one, so that the time
 		 * of the work before it is charged first.  Validated again
-		 * then. */
+		 * then.  So does HOST_FUNC: the slice's end drains every
+		 * stream, and it completes once the earlier work is done. */
 		if (!ret && v->head != first && mdgpud_dispatch_ends_slice(
 						&c->vcmd))
 			break;
@@ -675,6 +696,8 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 		mdgpud_dispatch_complete(c, v, idx, c->vcmd.opcode,
 					 c->vcmd.flags, ret, result, result2,
 					 wait);
+		if (mdgpud_dispatch_host_hold(v, c->vcmd.opcode, ret))
+			break;
 		work += !ret && mdgpud_dispatch_is_work(c->vcmd.opcode);
 		now = mdgpud_now_ns();
 		if (v->head == tail) {	/* pick up newly rung work */
@@ -836,6 +859,8 @@ static bool mdgpud_dispatch_member_step(struct mdgpud_core *c,
 	}
 	mdgpud_dispatch_complete(c, v, idx, c->vcmd.opcode, c->vcmd.flags,
 				 ret, result, result2, wait);
+	if (mdgpud_dispatch_host_hold(v, c->vcmd.opcode, ret))
+		m->done = true;
 	m->work += !ret && mdgpud_dispatch_is_work(c->vcmd.opcode);
 	return true;
 }

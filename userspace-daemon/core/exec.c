@@ -358,6 +358,9 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		return mdgpud_exec_host_register(v, vc, result);
 	case MDGPU_OP_HOST_UNREGISTER:
 		return mdgpud_exec_host_unregister(v, vc->free.addr);
+	case MDGPU_OP_HOST_FUNC:
+		/* The dispatcher holds the vGPU after it (dispatch.c). */
+		return v->tops->host_done ? 0 : -EOPNOTSUPP;
 	case MDGPU_OP_MEMSET:
 		return b->mem_set(v->bctx, vc->stream, vc->memset.addr,
 				  vc->memset.value, vc->memset.width,

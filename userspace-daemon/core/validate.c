@@ -43,6 +43,7 @@ static const uint8_t mdgpud_payload_bytes[MDGPU_OP_COUNT] = {
 	[MDGPU_OP_STREAM_MEMOP] = sizeof(struct mdgpu_cmd_memop),
 	[MDGPU_OP_HOST_REGISTER] = sizeof(struct mdgpu_cmd_host_register),
 	[MDGPU_OP_HOST_UNREGISTER] = sizeof(struct mdgpu_cmd_free),
+	[MDGPU_OP_HOST_FUNC] = 0,
 	[MDGPU_OP_STREAM_CREATE] = offsetof(struct mdgpu_cmd_stream, pad),
 	[MDGPU_OP_STREAM_DESTROY] = offsetof(struct mdgpu_cmd_stream, flags),
 	[MDGPU_OP_STREAM_WAIT_EVENT] = offsetof(struct mdgpu_cmd_event, end),
@@ -763,6 +764,7 @@ int mdgpud_validate(const struct mdgpud_vctx *vc,
 	case MDGPU_OP_NOP:
 	case MDGPU_OP_SYNC:
 	case MDGPU_OP_STREAM_QUERY:
+	case MDGPU_OP_HOST_FUNC:
 		return 0;
 	case MDGPU_OP_EVENT_CREATE:
 		if (c.event.event || c.event.end ||

@@ -597,6 +597,7 @@ void mdgpud_vgpu_reset(struct mdgpud_vgpu *v)
 	v->head = v->observed_tail = 0;
 	v->fence = 0;
 	v->ring_broken = false;
+	v->host_wait = false;	/* its HOST_FUNC was cancelled with the ring */
 	pthread_mutex_lock(&c->lock);
 	v->resets++;
 	pthread_mutex_unlock(&c->lock);

@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -471,6 +472,64 @@ out:
 	close(fd);
 	close(big);
 	close(efd);
+}
+
+struct held_call {
+	struct mdgpu *g;
+	mdgpu_devptr x;
+	int ret;
+	_Atomic int done;
+};
+
+static void *held_call_main(void *arg)
+{
+	struct held_call *h = arg;
+
+	h->ret = mdgpu_memset(h->g, h->x, 0x11, 4096);
+	atomic_store(&h->done, 1);
+	return NULL;
+}
+
+/*
+ * HOST_FUNC (ABI 1.12): it completes once the earlier work is done, then
+ * the vGPU runs no other command until the client says the function
+ * returned; another vGPU is served meanwhile; a vGPU closed while held
+ * goes away as any other.
+ */
+static void test_host_func(void **state)
+{
+	struct daemon *d = *state;
+	struct mdgpu *g = open_vgpu(d, "1g"), *other = open_vgpu(d, "1g");
+	struct held_call h = { .g = g };
+	struct mdgpu_wait w;
+	mdgpu_devptr y;
+	pthread_t t;
+
+	assert_int_equal(mdgpu_mem_alloc(g, 4096, &h.x), 0);
+	assert_int_equal(mdgpu_fill_u32(g, h.x, 1024, 7), 0);
+	assert_int_equal(mdgpu_wait_begin_host_fn(g, &w), 0);
+	mdgpu_wait_run(g, &w);
+	assert_int_equal(w.state, MDGPU_WAIT_DONE);
+	assert_int_equal(w.ret, 0);
+	assert_int_equal(w.cpl.status, 0);
+	/* Held: a command queued now waits for the function. */
+	assert_int_equal(pthread_create(&t, NULL, held_call_main, &h), 0);
+	usleep(200 * 1000);
+	assert_int_equal(atomic_load(&h.done), 0);
+	/* The other vGPU is not held. */
+	assert_int_equal(mdgpu_mem_alloc(other, 4096, &y), 0);
+	assert_int_equal(mdgpu_mem_free(other, y), 0);
+	mdgpu_host_fn_done(g, &w);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(atomic_load(&h.done), 1);
+	assert_int_equal(h.ret, 0);
+	/* Held at close: the vGPU goes away, the daemon serves on. */
+	assert_int_equal(mdgpu_wait_begin_host_fn(g, &w), 0);
+	mdgpu_wait_run(g, &w);
+	assert_int_equal(w.cpl.status, 0);
+	mdgpu_close(g);
+	assert_int_equal(mdgpu_mem_alloc(other, 4096, &y), 0);
+	mdgpu_close(other);
 }
 
 static void test_quota(void **state)
@@ -1132,6 +1191,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aperture_place, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_host_register, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_host_func, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_scrub, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tenants, setup, teardown),

@@ -274,6 +274,13 @@ static int mdgpud_sock_recv_fds(struct mdgpud_sock_client *cl)
 	}
 }
 
+static uint32_t mdgpud_sock_host_done(void *priv)
+{
+	struct mdgpud_sock_client *cl = priv;
+
+	return __atomic_load_n(&cl->ctrl->host_done, __ATOMIC_ACQUIRE);
+}
+
 static int mdgpud_sock_take_fd(void *priv, uint32_t token)
 {
 	struct mdgpud_sock_client *cl = priv;
@@ -300,6 +307,7 @@ static const struct mdgpud_vgpu_tops mdgpud_sock_tops = {
 	.lost = mdgpud_sock_lost,
 	.context_event = mdgpud_sock_context_event,
 	.take_fd = mdgpud_sock_take_fd,
+	.host_done = mdgpud_sock_host_done,
 	.dma = NULL,		/* no guest IOVA over a socket */
 };
 

@@ -243,6 +243,21 @@ void mdgpu_wait_run(struct mdgpu *g, struct mdgpu_wait *w);
 int mdgpu_wait_end(struct mdgpu *g, struct mdgpu_wait *w);
 
 /*
+ * Host functions (ABI 1.12 HOST_FUNC, socket transport: -EOPNOTSUPP
+ * elsewhere).  mdgpu_wait_begin_host_fn(), under the caller's lock,
+ * queues a HOST_FUNC; the daemon completes it once the vGPU's earlier
+ * work (every stream) is done, then runs no other command of the vGPU
+ * until mdgpu_host_fn_done(g, w).  Another thread waits for it with
+ * mdgpu_wait_run(g, w) (w->cpl.status: 0, or the error that lost the
+ * context, when the daemon does not hold the vGPU), runs the function
+ * and calls mdgpu_host_fn_done(); neither takes the caller's lock, and
+ * they must not wait for it: a thread that holds it may be waiting for
+ * the ring, which moves again only after mdgpu_host_fn_done().
+ */
+int mdgpu_wait_begin_host_fn(struct mdgpu *g, struct mdgpu_wait *w);
+void mdgpu_host_fn_done(struct mdgpu *g, const struct mdgpu_wait *w);
+
+/*
  * Asynchronous launches: mdgpu_launch and mdgpu_fill_u32/add_u32/spin_ns
  * are queued and return once submitted; their errors surface at the next
  * synchronous call (mdgpu_synchronize or any call that returns a value).

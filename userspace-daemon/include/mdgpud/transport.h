@@ -63,6 +63,11 @@ struct mdgpud_vgpu_tops {
 	 * carries no descriptors.
 	 */
 	int (*take_fd)(void *priv, uint32_t token);
+	/*
+	 * The client's ctrl.host_done (HOST_FUNC, uapi section 4), read with
+	 * acquire semantics; NULL when the transport has none.
+	 */
+	uint32_t (*host_done)(void *priv);
 	/* Guest memory by IOVA; NULL when the transport has none. */
 	int (*dma)(void *priv, uint64_t iova, void *buf, uint64_t len,
 		   bool write);
