@@ -431,6 +431,7 @@ static void test_host_register(void **state)
 	assert_memory_equal(back, p, len);
 	/* And back into the client's pages. */
 	assert_int_equal(mdgpu_memset(g, dev + 4096, 0xab, 4096), 0);
+	assert_int_equal(mdgpu_synchronize(g), 0);
 	assert_int_equal(p[1024], 0xababababU);
 	assert_int_equal(p[2048], 2048 * 2654435761U);
 	/* The range is checked like an allocation's. */
