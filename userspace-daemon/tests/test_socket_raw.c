@@ -126,7 +126,11 @@ static void raw_close(struct raw *r)
 	close(r->fd);
 }
 
-/* Submit one command, ring the eventfd, wait (polling) for it. */
+/*
+ * Submit one command, ring the eventfd, wait (polling) for it.  A
+ * HOST_FUNC that succeeded holds the vGPU until the client answers: its
+ * "function" returns at once (ctrl.host_done, uapi section 4).
+ */
 static struct mdgpu_cpl raw_call(struct raw *r, const struct mdgpu_cmd *c)
 {
 	uint32_t n = r->tail++, entries = r->w.ring_entries;
@@ -144,6 +148,12 @@ static struct mdgpu_cpl raw_call(struct raw *r, const struct mdgpu_cmd *c)
 	}
 	assert_int_equal(r->ctrl->sq_head, r->tail);
 	assert_int_equal(r->ctrl->fence, r->tail);
+	if (c->opcode == MDGPU_OP_HOST_FUNC &&
+	    !r->cq[n & (entries - 1)].status) {
+		__atomic_store_n(&r->ctrl->host_done, n + 1, __ATOMIC_SEQ_CST);
+		assert_int_equal(write(r->fds[MDGPU_SOCK_FD_DOORBELL], &one, 8),
+				 8);
+	}
 	return r->cq[n & (entries - 1)];
 }
 
