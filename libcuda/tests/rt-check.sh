@@ -63,7 +63,8 @@ BEGIN {
 			need(L "cuGetExportTable\\(" t[i] "\\) = ")
 		n = split("cudaGetDeviceCount cudaGetDeviceProperties " \
 			  "cudaMalloc cudaMemGetInfo cudaMemcpy cudaMemset " \
-			  "events streams cudaGetLastError launch", t, " ")
+			  "events streams host_functions cudaGetLastError " \
+			  "launch", t, " ")
 		for (i = 1; i <= n; i++)
 			need("^rt_basic: ok " t[i] "$")
 		need("^rt_basic: launch error " code_err " ")

@@ -42,6 +42,30 @@ static void ok(void)
 	fflush(stdout);
 }
 
+/* What the host functions saw: calls, and whether the copy before each
+ * had landed in pinned memory. */
+struct host_seen {
+	const unsigned char *pinned, *want;
+	size_t n;
+	int calls, right;
+	cudaError_t status;
+};
+
+static void CUDART_CB host_fn(void *p)
+{
+	struct host_seen *h = (struct host_seen *)p;
+
+	h->calls++;
+	h->right += !memcmp(h->pinned, h->want, h->n);
+}
+
+static void CUDART_CB host_cb(cudaStream_t s, cudaError_t st, void *p)
+{
+	(void)s;
+	((struct host_seen *)p)->status = st;
+	host_fn(p);
+}
+
 __global__ void fill(unsigned *p, unsigned v)
 {
 	p[blockIdx.x * blockDim.x + threadIdx.x] = v;
@@ -122,6 +146,28 @@ int main(int argc, char **argv)
 	CHECK(cudaStreamSynchronize(s));
 	EXPECT(!memcmp(g, h, n));
 	CHECK(cudaStreamDestroy(s));
+	ok();
+
+	/* Host functions run after the stream's copy into pinned memory,
+	 * once each (asynchronously over the socket transport). */
+	step = "host_functions";
+	{
+		struct host_seen hs = { nullptr, h, n, 0, 0, cudaErrorUnknown };
+		unsigned char *pin;
+
+		CHECK(cudaMallocHost((void **)&pin, n));
+		memset(pin, 0, n);
+		hs.pinned = pin;
+		CHECK(cudaStreamCreate(&s));
+		CHECK(cudaMemcpyAsync(pin, d2, n, cudaMemcpyDeviceToHost, s));
+		CHECK(cudaLaunchHostFunc(s, host_fn, &hs));
+		CHECK(cudaStreamAddCallback(s, host_cb, &hs, 0));
+		CHECK(cudaStreamSynchronize(s));
+		EXPECT(hs.calls == 2 && hs.right == 2);
+		EXPECT(hs.status == cudaSuccess);
+		CHECK(cudaStreamDestroy(s));
+		CHECK(cudaFreeHost(pin));
+	}
 	ok();
 
 	step = "cudaGetLastError";
