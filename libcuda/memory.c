@@ -1180,8 +1180,18 @@ static CUresult mdgpu_cu_ptr_attr(void *data, CUpointer_attribute attr,
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
 		*(unsigned long long *)data = a ? a->id : (uintptr_t)h->ptr;
 		return CUDA_SUCCESS;
-	case CU_POINTER_ATTRIBUTE_IS_MANAGED:	/* a bool, as in CUDA */
-		*(bool *)data = false;
+	/*
+	 * The "boolean" attributes are written as an unsigned int, as
+	 * NVIDIA's driver writes them (measured on the H100, driver 580:
+	 * four bytes of a preset 64-bit word change): callers pass an int
+	 * (NCCL does, and NVIDIA's runtime reads more than one byte of
+	 * IS_MANAGED: with one byte written, cudaPointerGetAttributes saw
+	 * managed memory).  IS_LEGACY_CUDA_IPC_CAPABLE is 0: no memory of a
+	 * vGPU can be shared by cudaIpcGetMemHandle (IPC is not supported).
+	 */
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+		*(unsigned int *)data = 0;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
 		*(int *)data = 0;
@@ -1192,8 +1202,8 @@ static CUresult mdgpu_cu_ptr_attr(void *data, CUpointer_attribute attr,
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
 		*(size_t *)data = a ? (size_t)a->size : h->size;
 		return CUDA_SUCCESS;
-	case CU_POINTER_ATTRIBUTE_MAPPED:	/* a bool, as in CUDA */
-		*(bool *)data = true;
+	case CU_POINTER_ATTRIBUTE_MAPPED:	/* an unsigned int (above) */
+		*(unsigned int *)data = 1;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:	/* NULL: no pool's */
 		*(CUmemoryPool *)data = a ? a->pool : NULL;
@@ -1210,8 +1220,9 @@ static void mdgpu_cu_ptr_zero(void *data, CUpointer_attribute attr)
 {
 	switch (attr) {
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
 	case CU_POINTER_ATTRIBUTE_MAPPED:
-		*(bool *)data = false;
+		*(unsigned int *)data = 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:

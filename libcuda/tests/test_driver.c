@@ -574,6 +574,23 @@ static void test_memory_streams(void)
 	EXPECT(mt == CU_MEMORYTYPE_DEVICE);
 	OK(cuPointerGetAttribute(&pc, CU_POINTER_ATTRIBUTE_CONTEXT, d));
 	EXPECT(pc != NULL);
+	/* The boolean attributes fill an unsigned int, as NVIDIA's driver
+	 * does (measured: four bytes of a preset 64-bit word change). */
+	{
+		uint64_t word = ~0ULL;
+
+		OK(cuPointerGetAttribute(&word, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+					 d));
+		EXPECT(word == 0xffffffff00000000ULL);
+		word = ~0ULL;
+		OK(cuPointerGetAttribute(&word, CU_POINTER_ATTRIBUTE_MAPPED,
+					 (CUdeviceptr)(uintptr_t)pin));
+		EXPECT(word == 0xffffffff00000001ULL);
+		word = ~0ULL;
+		OK(cuPointerGetAttribute(&word,
+			CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, d));
+		EXPECT(word == 0xffffffff00000000ULL);
+	}
 	OK(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				 (CUdeviceptr)(uintptr_t)pin));
 	EXPECT(mt == CU_MEMORYTYPE_HOST);
