@@ -28,6 +28,8 @@ DEVRT=$(dirname "$(dirname "$NVCC")")/lib64/libcudadevrt.a
 # Registered shared memory (NCCL's shm transport's calls) and private.
 "$NVCC" -arch=sm_90 -o "$B/host_register" tests/gpu/libcuda/host_register.cu ||
 	exit 1
+"$NVCC" -arch=sm_90 -o "$B/host_fn_cost" tests/gpu/libcuda/host_fn_cost.cu ||
+	exit 1
 for p in drvtest linktest ptdstest; do
 	gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$CUDA_INC" \
 		tests/gpu/libcuda/$p.c -o "$B/$p" -lcuda -pthread || exit 1
@@ -72,6 +74,11 @@ compare ptdstest "$B/ptdstest" "$B/spin.ptx"
 compare uva_host "$B/uva_host"
 # cudaHostRegister of shared memory: kernels, copies and memsets reach it.
 compare host_register "$B/host_register"
+# What host functions and registration cost: times, printed side by side.
+echo "== host_fn_cost: native"
+"$B/host_fn_cost"
+echo "== host_fn_cost: mdgpu"
+mdgpu "$B/host_fn_cost" 2>"$OUT/host_fn_cost.mdgpu.log"
 # Two tenants: one faults, the other's results are unaffected.
 ( mdgpu "$B/drvtest" "$B/drvtest.ptx" >"$OUT/neighbour.mdgpu" \
 	2>"$OUT/neighbour.mdgpu.log" ) &
