@@ -11,18 +11,21 @@
 #      and 64, a ResNet-50 training step at batch 32, a small transformer
 #      training step, CuPy 4096^2 matmul), native and mdgpu alternately,
 #      REPS times each, the best of each kept (both sides get the same
-#      chance to warm GPU clocks and caches);
+#      chance to warm GPU clocks and caches); each run's share of time
+#      spent waiting for the GPU is listed after the table (a case near
+#      0 % is bound by the Python thread, whose speed varies between
+#      processes: Documentation/benchmarks.md);
 #   3. two training tenants at weights 1:3 (types 4g and 8g): each one's
 #      share of GPU time (the daemon's gpu_ns) and of training steps over
 #      WINDOW seconds.
 # Output: a table on stdout and $OUT/frameworks-bench.txt; exit 1 if a
 # target is missed or a run fails.
-#   OUT=dir [REPS=2] [SECONDS_PER_CASE=3] [WINDOW=10] bench/frameworks.sh
-# (about 5 minutes on the H100).
+#   OUT=dir [REPS=3] [SECONDS_PER_CASE=3] [WINDOW=10] bench/frameworks.sh
+# (about 6 minutes on the H100).
 # Without a GPU or without PyTorch it says so and exits 0.
 set -u
 cd "$(dirname "$0")/.." || exit 1
-REPS=${REPS:-2}
+REPS=${REPS:-3}
 SECS=${SECONDS_PER_CASE:-3}
 WINDOW=${WINDOW:-10}
 PY=bench/frameworks/fw_bench.py
@@ -110,6 +113,15 @@ for name in resnet50_infer_b1 resnet50_infer_b64 resnet50_train_b32 \
 	r=$(calc "$m / $n")
 	if true_ "$r >= $target"; then verdict=met; else verdict=MISSED; status=1; fi
 	say "| $name | $n | $m | ${UNIT[$name]} | $(printf '%.3f' "$r") | >= $target | $verdict |"
+done
+
+say ""
+say "time waiting for the GPU (torch.cuda.synchronize), per run:"
+for rep in $(seq "$REPS"); do
+	for who in native mdgpu; do
+		sed -n "s/^WAIT \(.*\)/  $who $rep: \1/p" "$OUT/cases.$who.$rep" |
+			tee -a "$report"
+	done
 done
 
 # 3. Two tenants at weights 1:3.

@@ -30,17 +30,26 @@ def timed(name, unit, per_iter, step, warmup=5):
         step()
     torch.cuda.synchronize()
     n = 0
+    waited = 0.0
     t0 = time.perf_counter()
     while True:
         step()
         n += 1
         if n % 5 == 0:
+            t1 = time.perf_counter()
             torch.cuda.synchronize()
-            if time.perf_counter() - t0 >= seconds:
+            t2 = time.perf_counter()
+            waited += t2 - t1
+            if t2 - t0 >= seconds:
                 break
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     print(f"RESULT {name} {per_iter * n / dt:.3f} {unit}", flush=True)
+    # Time spent waiting for the GPU: near 0 when the Python thread that
+    # issues the work is what limits the case (CPU-bound), near the whole
+    # iteration when the GPU is.
+    print(f"WAIT {name} {100 * waited / dt:.1f} % of {dt / n * 1e3:.3f} "
+          f"ms per iteration", flush=True)
 
 
 def resnet_infer(batch):
