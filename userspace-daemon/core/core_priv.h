@@ -100,8 +100,9 @@ struct mdgpud_vgpu {
 
 	/*
 	 * A command the backend runs while the dispatcher goes on (a module
-	 * load: bops->module_load_start): it is command `head`, in ring slot
-	 * idx; until it is done (dispatch.c polls it) the vGPU takes no other
+	 * load or a host registration: bops->module_load_start,
+	 * host_register_start): it is command `head`, in ring slot idx;
+	 * until it is done (dispatch.c polls it) the vGPU takes no other
 	 * command and is not runnable.
 	 */
 	struct {
@@ -110,6 +111,7 @@ struct mdgpud_vgpu {
 		uint16_t opcode;
 		uint16_t flags;		/* the command's MDGPU_CMD_F_* */
 		uint64_t wait_ns;	/* its queue wait, for the histogram */
+		uint64_t len;		/* a registration's bytes */
 	} pending;
 
 	/*
@@ -280,10 +282,12 @@ int mdgpud_exec(struct mdgpud_vgpu *v, struct mdgpud_vcmd *vc,
 		uint64_t *result, uint64_t *result2);
 /*
  * exec.c: commands the backend runs while the dispatcher goes on (module
- * loads, where the backend has module_load_start).  pends() says whether
- * vc is one; start() starts it: 0 once under way, else its error;
- * finish() answers -EINPROGRESS while it runs, then its result once
- * (*result: the new handle); abort() gives it up (reset, destroy).
+ * loads and host registrations, where the backend has module_load_start
+ * and host_register_start).  pends() says whether vc is one; start()
+ * starts it: 0 once under way, else its error; finish() answers
+ * -EINPROGRESS while it runs, then its result once (*result: the new
+ * handle, or the registration's device address); abort() gives it up
+ * (reset, destroy).
  */
 bool mdgpud_exec_pends(const struct mdgpud_vgpu *v,
 		       const struct mdgpud_vcmd *vc);

@@ -663,10 +663,11 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
 						&c->vcmd))
 			break;
 		/*
-		 * A module load pends: it starts a slice of its own (after
-		 * this one's work was drained and charged, since the worker
-		 * runs requests in order), the slice ends with it, and the
-		 * vGPU waits for it outside the scheduler's slices.
+		 * A module load or a host registration pends: it starts a
+		 * slice of its own (after this one's work was drained and
+		 * charged, since the worker runs requests in order), the
+		 * slice ends with it, and the vGPU waits for it outside the
+		 * scheduler's slices.
 		 */
 		pends = !ret && !v->ctx_err && mdgpud_exec_pends(v, &c->vcmd);
 		if (pends && v->head != first)
@@ -751,7 +752,7 @@ static void mdgpud_dispatch_run_slice(struct mdgpud_core *c,
  * as a time-sliced slice does), so that all members' workers have work
  * queued together; each member stops at the rules of a time-sliced slice
  * (its budget of work commands at its own GPU time per command, a QUERY
- * GPU_TIME or a module load after other commands, a module load started)
+ * GPU_TIME or a pending command after other commands, one started)
  * and before a command that waits for its earlier work
  * (mdgpud_dispatch_waits_for_gpu).
  * The slice ends at its length, or once no member has had a command for
@@ -988,7 +989,8 @@ static void mdgpud_dispatch_run_group(struct mdgpud_core *c,
 }
 
 /*
- * How often an idle dispatcher looks at pending commands (module loads)
+ * How often an idle dispatcher looks at pending commands (module loads,
+ * host registrations)
  * and starting contexts: a worker's answer (its READY) wakes no fd, so
  * the dispatcher sleeps at most this long while one is under way.  A JIT
  * or a start takes milliseconds to seconds; its end is seen at most this

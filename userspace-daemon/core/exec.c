@@ -93,49 +93,75 @@ static int mdgpud_exec_host_file(int fd, uint64_t offset, uint64_t len)
 }
 
 /*
- * HOST_REGISTER: the descriptor the client sent is taken (and closed)
- * whatever the outcome, so that a refused registration leaves nothing
- * behind in the transport.
+ * HOST_REGISTER's checks: the descriptor the client sent is taken (*fd;
+ * the caller closes it whatever the outcome, so that a refused
+ * registration leaves nothing behind in the transport), the file is
+ * shared memory holding the range, and the vGPU's registrations stay
+ * within register_mib_max.
  */
-static int mdgpud_exec_host_register(struct mdgpud_vgpu *v,
-				     const struct mdgpud_vcmd *vc,
-				     uint64_t *result)
+static int mdgpud_exec_host_register_prep(struct mdgpud_vgpu *v,
+					  const struct mdgpud_vcmd *vc,
+					  int *fd)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
 	uint64_t max = (uint64_t)v->core->cfg.register_mib_max << 20;
-	uint64_t len = vc->host_register.len, dev, total;
-	int fd, ret;
+	uint64_t len = vc->host_register.len, total;
+	int ret;
 
+	*fd = -1;
 	if (!v->tops->take_fd)
 		return -EOPNOTSUPP;
-	fd = v->tops->take_fd(v->tpriv, vc->host_register.token);
-	if (fd < 0)
-		return fd;
-	ret = mdgpud_exec_host_file(fd, vc->host_register.offset, len);
+	*fd = v->tops->take_fd(v->tpriv, vc->host_register.token);
+	if (*fd < 0)
+		return *fd;
+	ret = mdgpud_exec_host_file(*fd, vc->host_register.offset, len);
 	if (!ret && (!b->host_register || !b->host_unregister))
 		ret = -EOPNOTSUPP;
 	if (!ret && (__builtin_add_overflow(v->host_reg_bytes, len, &total) ||
 		     total > max))
 		ret = -ENOMEM;
-	if (!ret)
-		ret = b->host_register(v->bctx, fd, vc->host_register.offset,
-				       len, vc->host_register.addr,
-				       vc->host_register.flags &
-				       MDGPU_HOST_REG_F_READ_ONLY, &dev);
-	close(fd);
-	if (ret)
-		return ret;
+	return ret;
+}
+
+/* A registration of len bytes that the backend made at dev: counted. */
+static int mdgpud_exec_host_register_done(struct mdgpud_vgpu *v, uint64_t dev,
+					  uint64_t len, uint64_t *result)
+{
+	int ret;
+
 	pthread_mutex_lock(&v->core->lock);
 	ret = mdgpud_memtab_insert_host(v->mem, dev, len);
 	if (!ret)
-		v->host_reg_bytes = total;
+		v->host_reg_bytes += len;
 	pthread_mutex_unlock(&v->core->lock);
 	if (ret) {
-		b->host_unregister(v->bctx, dev);
+		v->core->bops->host_unregister(v->bctx, dev);
 		return ret == -EEXIST ? -EIO : ret;	/* backend bug */
 	}
 	*result = dev;
 	return 0;
+}
+
+/* HOST_REGISTER where the backend cannot start one without waiting. */
+static int mdgpud_exec_host_register(struct mdgpud_vgpu *v,
+				     const struct mdgpud_vcmd *vc,
+				     uint64_t *result)
+{
+	uint64_t dev;
+	int fd, ret = mdgpud_exec_host_register_prep(v, vc, &fd);
+
+	if (!ret)
+		ret = v->core->bops->host_register(
+			v->bctx, fd, vc->host_register.offset,
+			vc->host_register.len, vc->host_register.addr,
+			vc->host_register.flags & MDGPU_HOST_REG_F_READ_ONLY,
+			&dev);
+	if (fd >= 0)
+		close(fd);
+	if (ret)
+		return ret;
+	return mdgpud_exec_host_register_done(v, dev, vc->host_register.len,
+					      result);
 }
 
 static int mdgpud_exec_host_unregister(struct mdgpud_vgpu *v, uint64_t addr)
@@ -257,23 +283,35 @@ static int mdgpud_exec_module_load(struct mdgpud_vgpu *v,
 }
 
 /*
- * Module loads pend where the backend can start them without waiting
- * (module_load_start): the driver's JIT of a PTX may take seconds, which
- * the dispatcher spends on the other vGPUs (dispatch.c).
+ * Module loads and host registrations pend where the backend can start
+ * them without waiting (module_load_start, host_register_start): the
+ * driver's JIT of a PTX may take seconds and its pinning of a
+ * registration tens of ms per GiB, which the dispatcher spends on the
+ * other vGPUs (dispatch.c).
  */
 bool mdgpud_exec_pends(const struct mdgpud_vgpu *v,
 		       const struct mdgpud_vcmd *vc)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
 
-	if (vc->opcode != MDGPU_OP_MODULE_LOAD || !b->module_load_poll ||
-	    !b->module_load_abort)
+	if (!b->pend_abort)
 		return false;
-	return vc->module_load.from_dev ? b->module_load_dev_start != NULL :
-					  b->module_load_start != NULL;
+	switch (vc->opcode) {
+	case MDGPU_OP_MODULE_LOAD:
+		if (!b->module_load_poll)
+			return false;
+		return vc->module_load.from_dev ?
+		       b->module_load_dev_start != NULL :
+		       b->module_load_start != NULL;
+	case MDGPU_OP_HOST_REGISTER:
+		return b->host_register_start && b->host_register_poll;
+	default:
+		return false;
+	}
 }
 
-int mdgpud_exec_start(struct mdgpud_vgpu *v, const struct mdgpud_vcmd *vc)
+static int mdgpud_exec_start_load(struct mdgpud_vgpu *v,
+				  const struct mdgpud_vcmd *vc)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
 	uint8_t *img;
@@ -294,19 +332,58 @@ int mdgpud_exec_start(struct mdgpud_vgpu *v, const struct mdgpud_vcmd *vc)
 	return ret;
 }
 
+static int mdgpud_exec_start_register(struct mdgpud_vgpu *v,
+				      const struct mdgpud_vcmd *vc)
+{
+	int fd, ret = mdgpud_exec_host_register_prep(v, vc, &fd);
+
+	if (!ret)
+		ret = v->core->bops->host_register_start(
+			v->bctx, fd, vc->host_register.offset,
+			vc->host_register.len, vc->host_register.addr,
+			vc->host_register.flags & MDGPU_HOST_REG_F_READ_ONLY);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * Starts a command that pends (mdgpud_exec_pends); 0 once under way.
+ * v->pending.len keeps what finishing it needs (a registration's
+ * length): the dispatcher fills in the rest of v->pending.
+ */
+int mdgpud_exec_start(struct mdgpud_vgpu *v, const struct mdgpud_vcmd *vc)
+{
+	if (vc->opcode == MDGPU_OP_HOST_REGISTER) {
+		v->pending.len = vc->host_register.len;
+		return mdgpud_exec_start_register(v, vc);
+	}
+	return mdgpud_exec_start_load(v, vc);
+}
+
+/* v's pending command's result once done: -EINPROGRESS until then. */
 int mdgpud_exec_finish(struct mdgpud_vgpu *v, uint64_t *result)
 {
-	uint64_t module;
-	int ret = v->core->bops->module_load_poll(v->bctx, &module);
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	uint64_t handle;
+	int ret;
 
+	if (v->pending.opcode == MDGPU_OP_HOST_REGISTER) {
+		ret = b->host_register_poll(v->bctx, &handle);
+		if (ret)
+			return ret;
+		return mdgpud_exec_host_register_done(v, handle,
+						      v->pending.len, result);
+	}
+	ret = b->module_load_poll(v->bctx, &handle);
 	if (ret)
 		return ret;
-	return mdgpud_exec_module_handle(v, module, result);
+	return mdgpud_exec_module_handle(v, handle, result);
 }
 
 void mdgpud_exec_abort(struct mdgpud_vgpu *v)
 {
-	v->core->bops->module_load_abort(v->bctx);
+	v->core->bops->pend_abort(v->bctx);
 }
 
 /* The local memory the launch makes the driver reserve is charged first

@@ -390,7 +390,8 @@ static uint64_t mdgpud_vgpu_release(struct mdgpud_vgpu *v)
 	bool live;
 
 	/*
-	 * A module load under way cannot be interrupted in the driver, and
+	 * A module load or host registration under way cannot be
+	 * interrupted in the driver, and
 	 * waiting for it would hold every tenant: it is given up, which
 	 * loses the context (a reset then opens a new one).  Its command is
 	 * not completed: a reset drops the ring, a destroy the vGPU.

@@ -23,6 +23,9 @@
  *   without it; a JIT past the load bound (LOAD_MS) fails -ETIMEDOUT at
  *   that bound and A is failed as after a hang until a reset; a reset
  *   and a stop with a load under way do not wait for it;
+ *   a socket tenant's host registration whose pinning (the fake's,
+ *   REG_MS_PER_MIB) takes 384 ms completes while B keeps running; one
+ *   past the hang bound fails -ETIMEDOUT at it (test_register_contained);
  *   a vGPU created while the others run, whose worker never reports READY
  *   (the fake's context creation sleeping, MDGPUD_FAKE_CUDA_START_MS),
  *   is created at once, its commands wait and then fail -ENODEV at the
@@ -57,6 +60,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -99,6 +103,20 @@
 #define START_MS	3000
 #define SLOW_START_MS	1500
 #define START_DELAYS	"3:600000,4:1500"
+/*
+ * The fake's pinning per MiB of a registration of 32 MiB or more
+ * (MDGPUD_FAKE_CUDA_REGISTER_MS_PER_MIB; apertures and staging areas
+ * are smaller): a registration of REG_MIB takes 384 ms, under the hang
+ * bound; one of REG_PAST_MIB takes 1.5 s, past it.
+ */
+#define REG_MS_PER_MIB	12
+#define REG_MIB		32
+#define REG_PAST_MIB	128
+/* What B may wait for a command meanwhile: half the shorter pin (B's
+ * round trip is a few ms on an idle machine, printed). */
+#define B_WAIT_REG_MAX_NS	(REG_MIB * REG_MS_PER_MIB / 2 * 1000000ull)
+#define MDGPUD_XSTR(x)	#x
+#define MDGPUD_STR(x)	MDGPUD_XSTR(x)
 /* The aperture of a "quarter" (mdev-types/mdgpu-types.def). */
 #define APERTURE_CD	(16 * MIB)
 /* Slack of a bound's assertions on a loaded 2-core CI machine. */
@@ -396,7 +414,11 @@ static void ctl_wait(struct env *e, uint32_t n)
 	assert_int_equal(__atomic_load_n(&e->ctl_done, __ATOMIC_SEQ_CST), n);
 }
 
-static int setup_env(void **state, bool attach)
+/*
+ * start_delays: MDGPUD_FAKE_CUDA_START_MS for the daemon's workers, or
+ * NULL for none (a test whose own vGPU would be id 3 or 4).
+ */
+static int setup_env(void **state, bool attach, const char *start_delays)
 {
 	struct env *e = calloc(1, sizeof(*e));
 	struct mdgpud_config cfg;
@@ -414,10 +436,17 @@ static int setup_env(void **state, bool attach)
 	cfg.hang_timeout_ms = HANG_MS;
 	cfg.module_load_timeout_ms = LOAD_MS;
 	cfg.worker_start_timeout_ms = START_MS;
-	/* Read by the workers of test_start_contained's vGPUs 3 and 4; the
-	 * other tests have no vGPU of those ids. */
-	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_START_MS", START_DELAYS, 1),
-			 0);
+	/* Read by the workers of test_start_contained's vGPUs 3 and 4. */
+	if (start_delays)
+		assert_int_equal(setenv("MDGPUD_FAKE_CUDA_START_MS",
+					start_delays, 1), 0);
+	else
+		assert_int_equal(unsetenv("MDGPUD_FAKE_CUDA_START_MS"), 0);
+	/* Registrations of REG_MIB or more (test_register_contained's)
+	 * pin slowly. */
+	assert_int_equal(setenv("MDGPUD_FAKE_CUDA_REGISTER_MS_PER_MIB",
+				MDGPUD_STR(REG_MS_PER_MIB) ":" MDGPUD_STR(REG_MIB),
+				1), 0);
 	fake_use_built_worker(&cfg);
 	if (mdgpud_core_create(&cfg, &e->core)) {
 		if (getenv("MDGPUD_TEST_REAL_CUDA"))
@@ -447,13 +476,19 @@ static int setup_env(void **state, bool attach)
 /* Two vGPUs on fake rings, A and B. */
 static int setup(void **state)
 {
-	return setup_env(state, true);
+	return setup_env(state, true, START_DELAYS);
 }
 
 /* The daemon alone: tenants come through its socket. */
 static int setup_socket(void **state)
 {
-	return setup_env(state, false);
+	return setup_env(state, false, START_DELAYS);
+}
+
+/* A and B, and no slow start: a socket tenant is vGPU 3. */
+static int setup_fast_start(void **state)
+{
+	return setup_env(state, true, NULL);
 }
 
 /* Stops the dispatcher; returns how long that took. */
@@ -1068,6 +1103,92 @@ static int teardown(void **state)
  * fails -ETIMEDOUT, its message names the lost context, later commands
  * fail the same way; a new connection is a new vGPU that works.
  */
+/*
+ * A socket tenant (a quarter: 768 MiB beside A's and B's 1 GiB in the
+ * fake's 3 GiB) registers shared memory whose pinning takes 384 ms (the
+ * fake's, REG_MS_PER_MIB): the registration succeeds and reaches kernels,
+ * and tenant B's commands meanwhile wait no longer than they would
+ * without it (the dispatcher serves B while the worker pins).  A
+ * registration whose pinning outlasts the hang bound fails -ETIMEDOUT at
+ * that bound, the socket tenant's context is lost as after a hang, and B
+ * is unharmed.
+ */
+static void test_register_contained(void **state)
+{
+	struct env *e = *state;
+	struct mdgpu_open_opts o = { .path = e->path, .type = "quarter" };
+	struct tenant_b tb = { .e = e };
+	const size_t len = REG_MIB * MIB, big = REG_PAST_MIB * MIB;
+	int fd = memfd_create("test-register", MFD_CLOEXEC);
+	uint64_t t0, rounds0;
+	mdgpu_devptr dev, d;
+	struct mdgpu *g;
+	uint32_t *p;
+	pthread_t tid;
+	double secs;
+	int ret;
+
+	if (getenv("MDGPUD_TEST_REAL_CUDA")) {
+		printf("SKIPPED: the slow pinning is the fake libcuda's\n");
+		skip();
+	}
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)big), 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	tb.dev = alloc(&e->b, 1u << 20);
+	assert_int_equal(mdgpu_open(&o, &g), 0);
+	assert_int_equal(pthread_create(&tid, NULL, tenant_b_main, &tb), 0);
+	usleep(100000);
+
+	/* Under the bound: registered, B not held up. */
+	__atomic_store_n(&tb.max_wait_ns, 0, __ATOMIC_RELAXED);
+	rounds0 = tb.rounds;
+	t0 = now_ns();
+	ret = mdgpu_host_register(g, fd, 0, len, (uintptr_t)p, 0, &dev);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "socket tenant's registration of %u MiB pinned in "
+		"%u ms (hang bound %u ms): %d after %.3f s; tenant B "
+		"meanwhile: %lu rounds, longest wait %.3f ms\n", REG_MIB,
+		REG_MIB * REG_MS_PER_MIB, HANG_MS, ret, secs,
+		(unsigned long)(tb.rounds - rounds0),
+		(double)tb.max_wait_ns * 1e-6);
+	assert_int_equal(ret, 0);
+	assert_true(secs >= REG_MIB * REG_MS_PER_MIB * 1e-3);
+	assert_true(tb.rounds - rounds0 >= 20);
+	assert_true(tb.max_wait_ns < B_WAIT_REG_MAX_NS);
+	/* The registration is the client's pages, for the GPU. */
+	assert_int_equal(mdgpu_memset(g, dev + 4096, 0x5a, 4096), 0);
+	assert_int_equal(mdgpu_synchronize(g), 0);
+	assert_int_equal(p[1024], 0x5a5a5a5aU);
+	assert_int_equal(mdgpu_host_unregister(g, dev), 0);
+
+	/* Past the bound: -ETIMEDOUT at it, the context lost, B unharmed. */
+	__atomic_store_n(&tb.max_wait_ns, 0, __ATOMIC_RELAXED);
+	rounds0 = tb.rounds;
+	t0 = now_ns();
+	ret = mdgpu_host_register(g, fd, 0, big, 0, 0, &dev);
+	secs = (double)(now_ns() - t0) * 1e-9;
+	fprintf(stderr, "socket tenant's registration of %u MiB pinned in "
+		"%u ms (hang bound %u ms): %d after %.3f s; tenant B "
+		"meanwhile: %lu rounds, longest wait %.3f ms\n", REG_PAST_MIB,
+		REG_PAST_MIB * REG_MS_PER_MIB, HANG_MS, ret, secs,
+		(unsigned long)(tb.rounds - rounds0),
+		(double)tb.max_wait_ns * 1e-6);
+	assert_int_equal(ret, -ETIMEDOUT);
+	assert_true(secs >= HANG_MS * 1e-3);
+	assert_true(secs < HANG_MS * 1e-3 + MARGIN_S);
+	assert_true(tb.max_wait_ns < B_WAIT_REG_MAX_NS);
+	assert_int_equal(mdgpu_mem_alloc(g, 4096, &d), -ETIMEDOUT);
+	assert_non_null(strstr(mdgpu_last_error(g), "GPU context lost"));
+	tb.stop = 1;
+	pthread_join(tid, NULL);
+	assert_int_equal(tb.bad, 0);
+	mdgpu_close(g);
+	munmap(p, len);
+	close(fd);
+}
+
 static void test_hang_socket(void **state)
 {
 	struct env *e = *state;
@@ -1232,6 +1353,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hang_memop, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_register_contained,
+						setup_fast_start, teardown),
 		cmocka_unit_test_setup_teardown(test_load_contained, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_start_contained, setup,

@@ -1865,7 +1865,7 @@ static bool fill_sum(struct mdgpud_bctx *c, uint64_t d, uint32_t v)
  * longer than the hang bound succeeds and its kernel runs; module_load()
  * waits for the same JIT past the hang bound too.  A JIT past the load
  * bound fails -ETIMEDOUT at that bound, the context lost as after a hang.
- * A load given up (module_load_abort, or ctx_destroy) kills its worker at
+ * A load given up (pend_abort, or ctx_destroy) kills its worker at
  * once.
  */
 static void test_module_load_pending(void **state)
@@ -1970,7 +1970,7 @@ static void test_module_load_pending(void **state)
 	pid = mdgpud_backend_cuda_worker_pid(c);
 	assert_int_equal(ops->module_load_start(c, MDGPU_MODULE_PTX, ptx,
 						strlen(ptx)), 0);
-	ops->module_load_abort(c);
+	ops->pend_abort(c);
 	assert_worker_exited(pid);
 	assert_int_equal(ops->ctx_status(c), -ENODEV);
 	assert_int_equal(ops->module_load_poll(c, &mod), -EINVAL);

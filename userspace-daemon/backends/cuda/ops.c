@@ -54,13 +54,17 @@ static uint32_t mdgpud_cuda_region_id(const struct mdgpud_bctx *ctx)
 }
 
 /*
- * Maps [fd offset, +size) into the worker as a new region at `ptr`
- * (MAP's a3, a4: `addr` and `flags` for a client's registration).
+ * Posts MAP of [offset, offset + size) of fd (sent to the worker first)
+ * as a new region, not yet waited for: *sp its slot, *idp its id (a3,
+ * a4: `addr` and `flags` of a client's registration).  Room for the
+ * region's record is made first, so that recording it after the answer
+ * cannot fail.
  */
-static int mdgpud_cuda_region_map(struct mdgpud_bctx *ctx, int fd,
-				  uint64_t offset, void *ptr, size_t size,
-				  int owned, uint64_t addr, uint32_t flags,
-				  uint32_t *idp)
+static int mdgpud_cuda_region_post(struct mdgpud_bctx *ctx, int fd,
+				   uint64_t offset, size_t size, uint64_t addr,
+				   uint32_t flags,
+				   struct mdgpud_cuda_rpc_slot **sp,
+				   uint32_t *idp)
 {
 	struct mdgpud_cuda_rpc_slot *s;
 	uint32_t id;
@@ -88,22 +92,30 @@ static int mdgpud_cuda_region_map(struct mdgpud_bctx *ctx, int fd,
 	s->arg[2] = size;
 	s->arg[3] = addr;
 	s->arg[4] = flags;
+	*sp = s;
+	*idp = id;
+	return 0;
+}
+
+/* Maps [fd offset, +size) into the worker as a new region of the
+ * supervisor's, at ptr here (owned: unmapped when dropped). */
+static int mdgpud_cuda_region_add(struct mdgpud_bctx *ctx, int fd,
+				  uint64_t offset, void *ptr, size_t size,
+				  int owned)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	uint32_t id;
+	int ret;
+
+	ret = mdgpud_cuda_region_post(ctx, fd, offset, size, 0, 0, &s, &id);
+	if (ret)
+		return ret;
 	ret = mdgpud_cuda_call(ctx, s);
 	if (ret)
 		return ret;
 	ctx->regions[ctx->nr_regions++] = (struct mdgpud_cuda_region){
 		.ptr = ptr, .size = size, .id = id, .owned = owned };
-	if (idp)
-		*idp = id;
 	return 0;
-}
-
-static int mdgpud_cuda_region_add(struct mdgpud_bctx *ctx, int fd,
-				  uint64_t offset, void *ptr, size_t size,
-				  int owned)
-{
-	return mdgpud_cuda_region_map(ctx, fd, offset, ptr, size, owned, 0, 0,
-				      NULL);
 }
 
 /* Unmaps region i from the worker and forgets it. */
@@ -125,30 +137,53 @@ static void mdgpud_cuda_region_drop(struct mdgpud_bctx *ctx, size_t i)
 
 /*
  * A client's registration (HOST_REGISTER): mapped by the worker at addr
- * where it can, registered with the driver (DEVICEMAP), and its device
- * address asked for (HOST_DEVPTR), whole or not at all.
+ * where it can and registered with the driver (DEVICEMAP), one MAP
+ * request posted and not waited for (the driver pins every page: tens of
+ * ms per GiB), bounded by the hang bound.  Its answer is collected by
+ * host_register_poll() (the dispatcher) or host_register() (waiting).
  */
-static int mdgpud_cuda_host_register(struct mdgpud_bctx *ctx, int fd,
-				     uint64_t offset, uint64_t len,
-				     uint64_t addr, bool read_only,
-				     uint64_t *devptr)
+static int mdgpud_cuda_host_register_start(struct mdgpud_bctx *ctx, int fd,
+					   uint64_t offset, uint64_t len,
+					   uint64_t addr, bool read_only)
 {
 	struct mdgpud_cuda_rpc_slot *s;
-	uint64_t dev;
 	uint32_t id;
-	size_t i;
 	int ret;
 
 	if (len > SIZE_MAX)
 		return -ENOMEM;
-	ret = mdgpud_cuda_region_map(ctx, fd, offset, NULL, (size_t)len, 0,
-				     addr, MDGPUD_CUDA_MAP_F_CLIENT |
-				     (read_only ? MDGPUD_CUDA_MAP_F_READ_ONLY :
-						  0), &id);
+	ret = mdgpud_cuda_region_post(ctx, fd, offset, (size_t)len, addr,
+				      MDGPUD_CUDA_MAP_F_CLIENT |
+				      (read_only ? MDGPUD_CUDA_MAP_F_READ_ONLY :
+						   0), &s, &id);
 	if (ret)
 		return ret;
-	for (i = 0; ctx->regions[i].id != id; i++)
-		;
+	mdgpud_cuda_pend_as(ctx, s, 0, ctx->be->hang_timeout_ns,
+			    "host registration", "hang_timeout_ms");
+	ctx->pend_reg.active = true;
+	ctx->pend_reg.id = id;
+	ctx->pend_reg.len = len;
+	return 0;
+}
+
+/*
+ * The MAP's answer ret (0: mapped and registered): the region recorded,
+ * then its device address asked for (HOST_DEVPTR), whole or not at all.
+ */
+static int mdgpud_cuda_host_register_answer(struct mdgpud_bctx *ctx, int ret,
+					    uint64_t *devptr)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	uint64_t dev, len = ctx->pend_reg.len;
+	uint32_t id = ctx->pend_reg.id;
+	size_t i;
+
+	ctx->pend_reg.active = false;
+	if (ret)
+		return ret;
+	i = ctx->nr_regions++;
+	ctx->regions[i] = (struct mdgpud_cuda_region){
+		.ptr = NULL, .size = (size_t)len, .id = id, .owned = 0 };
 	s = mdgpud_cuda_slot(ctx, MDGPUD_CUDA_RPC_HOST_DEVPTR, &ret);
 	if (s) {
 		s->arg[0] = id;
@@ -168,6 +203,36 @@ static int mdgpud_cuda_host_register(struct mdgpud_bctx *ctx, int fd,
 	ctx->regions[i].devptr = dev;
 	*devptr = dev;
 	return 0;
+}
+
+/* -EINVAL when no registration is under way (a caller's bug). */
+static int mdgpud_cuda_host_register_poll(struct mdgpud_bctx *ctx,
+					  uint64_t *devptr)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	if (!ctx->pend_slot || !ctx->pend_reg.active)
+		return -EINVAL;
+	ret = mdgpud_cuda_pend_poll(ctx, &s);
+	if (ret == -EINPROGRESS)
+		return ret;
+	return mdgpud_cuda_host_register_answer(ctx, ret, devptr);
+}
+
+static int mdgpud_cuda_host_register(struct mdgpud_bctx *ctx, int fd,
+				     uint64_t offset, uint64_t len,
+				     uint64_t addr, bool read_only,
+				     uint64_t *devptr)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret = mdgpud_cuda_host_register_start(ctx, fd, offset, len, addr,
+						  read_only);
+
+	if (ret)
+		return ret;
+	ret = mdgpud_cuda_pend_wait(ctx, &s);
+	return mdgpud_cuda_host_register_answer(ctx, ret, devptr);
 }
 
 static int mdgpud_cuda_host_unregister(struct mdgpud_bctx *ctx,
@@ -499,7 +564,7 @@ static int mdgpud_cuda_module_load_poll(struct mdgpud_bctx *ctx,
 	struct mdgpud_cuda_rpc_slot *s;
 	int ret;
 
-	if (!ctx->pend_slot)
+	if (!ctx->pend_slot || ctx->pend_reg.active)
 		return -EINVAL;
 	ret = mdgpud_cuda_pend_poll(ctx, &s);
 	if (ret == -EINPROGRESS)
@@ -882,7 +947,7 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.module_load_start = mdgpud_cuda_module_load_start,
 	.module_load_dev_start = mdgpud_cuda_module_load_dev_start,
 	.module_load_poll = mdgpud_cuda_module_load_poll,
-	.module_load_abort = mdgpud_cuda_pend_abort,
+	.pend_abort = mdgpud_cuda_pend_abort,
 	.module_unload = mdgpud_cuda_module_unload,
 	.func_get = mdgpud_cuda_func_get,
 	.launch = mdgpud_cuda_launch,
@@ -906,6 +971,8 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.occupancy = mdgpud_cuda_occupancy,
 	.host_devptr = mdgpud_cuda_host_devptr,
 	.host_register = mdgpud_cuda_host_register,
+	.host_register_start = mdgpud_cuda_host_register_start,
+	.host_register_poll = mdgpud_cuda_host_register_poll,
 	.host_unregister = mdgpud_cuda_host_unregister,
 	.stream_create = mdgpud_cuda_stream_create,
 	.stream_destroy = mdgpud_cuda_stream_destroy,

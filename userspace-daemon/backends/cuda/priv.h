@@ -163,13 +163,24 @@ struct mdgpud_bctx {
 				 * err_clear, or 0 */
 	uint32_t lost_cu;	/* CUresult that lost the context, or 0 */
 	/*
-	 * The request posted without waiting (a module load, rpc.c's
-	 * mdgpud_cuda_pend), or NULL: its slot, the value of `done` that
-	 * answers it, and its deadline.  While set, nothing else is posted.
+	 * The request posted without waiting (a module load or a host
+	 * registration, rpc.c's mdgpud_cuda_pend), or NULL: its slot, the
+	 * value of `done` that answers it, its deadline, its bound and what
+	 * the log calls it and its bound.  While set, nothing else is
+	 * posted.  pend_reg: the registration's region, when the request
+	 * is HOST_REGISTER's MAP (ops.c).
 	 */
 	struct mdgpud_cuda_rpc_slot *pend_slot;
 	uint32_t pend_target;
 	uint64_t pend_deadline_ns;
+	uint64_t pend_bound_ns;
+	const char *pend_what;
+	const char *pend_knob;
+	struct {
+		bool active;
+		uint32_t id;
+		uint64_t len;
+	} pend_reg;
 	/*
 	 * A request posted whose answer is waited for later, once other
 	 * contexts' requests are posted too (a spatial group's slice_end,
@@ -296,6 +307,9 @@ int mdgpud_cuda_wait_posted(struct mdgpud_bctx *ctx,
 			    struct mdgpud_cuda_rpc_slot **s);
 void mdgpud_cuda_pend(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s,
 		      uint64_t allow_ns);
+void mdgpud_cuda_pend_as(struct mdgpud_bctx *ctx,
+			 struct mdgpud_cuda_rpc_slot *s, uint64_t allow_ns,
+			 uint64_t bound_ns, const char *what, const char *knob);
 int mdgpud_cuda_pend_poll(struct mdgpud_bctx *ctx,
 			  struct mdgpud_cuda_rpc_slot **s);
 int mdgpud_cuda_pend_wait(struct mdgpud_bctx *ctx,

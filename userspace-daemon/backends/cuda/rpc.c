@@ -12,10 +12,12 @@
  * -ENODEV.  The request that waited fails -ETIMEDOUT, which the core
  * reports as the vGPU's hang.
  *
- * A module load is the one request posted without waiting for its
- * answer (mdgpud_cuda_pend): the driver's JIT of a PTX may take seconds,
- * which the dispatcher spends on the other vGPUs.  It has its own bound,
- * be->load_timeout_ns, past which the worker is killed the same way.
+ * A module load and a client's host registration are the requests posted
+ * without waiting for their answer (mdgpud_cuda_pend): the driver's JIT
+ * of a PTX may take seconds, its pinning of a registration tens of ms per
+ * GiB, which the dispatcher spends on the other vGPUs.  A load has its
+ * own bound, be->load_timeout_ns, a registration the hang bound; past it
+ * the worker is killed the same way.
  */
 #include "priv.h"
 
@@ -426,30 +428,41 @@ int mdgpud_cuda_wait_posted(struct mdgpud_bctx *ctx,
 }
 
 /*
- * Posts the request in `s` (a module load) and returns without its
- * answer.  It may take allow_ns (an image's copy from device memory) plus
- * the load bound; mdgpud_cuda_pend_poll() or _wait() collects it, and
- * until then no other request is posted (mdgpud_cuda_slot).
+ * Posts the request in `s` and returns without its answer: `what` (for
+ * the log) may take allow_ns (an image's copy from device memory) plus
+ * bound_ns, the bound named by the configuration key `knob`;
+ * mdgpud_cuda_pend_poll() or _wait() collects it, and until then no
+ * other request is posted (mdgpud_cuda_slot).
  */
-void mdgpud_cuda_pend(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s,
-		      uint64_t allow_ns)
+void mdgpud_cuda_pend_as(struct mdgpud_bctx *ctx,
+			 struct mdgpud_cuda_rpc_slot *s, uint64_t allow_ns,
+			 uint64_t bound_ns, const char *what, const char *knob)
 {
 	mdgpud_cuda_post(ctx);
 	ctx->pend_slot = s;
 	ctx->pend_target = ctx->tail;
-	ctx->pend_deadline_ns = mdgpud_cuda_deadline_after(
-		allow_ns, ctx->be->load_timeout_ns);
+	ctx->pend_deadline_ns = mdgpud_cuda_deadline_after(allow_ns, bound_ns);
+	ctx->pend_bound_ns = bound_ns;
+	ctx->pend_what = what;
+	ctx->pend_knob = knob;
 }
 
-/* The pending load ran past its bound: the worker is killed, the
+/* A module load: the load bound (module_load_timeout_ms). */
+void mdgpud_cuda_pend(struct mdgpud_bctx *ctx, struct mdgpud_cuda_rpc_slot *s,
+		      uint64_t allow_ns)
+{
+	mdgpud_cuda_pend_as(ctx, s, allow_ns, ctx->be->load_timeout_ns,
+			    "module load", "module_load_timeout_ms");
+}
+
+/* The pending request ran past its bound: the worker is killed, the
  * context lost as after a hang (ctx_status -ETIMEDOUT). */
 static int mdgpud_cuda_pend_expired(struct mdgpud_bctx *ctx)
 {
-	mdgpud_warn("cuda: vgpu %u: module load not done within %llu ms "
-		    "(module_load_timeout_ms): killing worker %d",
-		    ctx->vgpu_id,
-		    (unsigned long long)(ctx->be->load_timeout_ns / 1000000),
-		    (int)ctx->pid);
+	mdgpud_warn("cuda: vgpu %u: %s not done within %llu ms (%s): "
+		    "killing worker %d", ctx->vgpu_id, ctx->pend_what,
+		    (unsigned long long)(ctx->pend_bound_ns / 1000000),
+		    ctx->pend_knob, (int)ctx->pid);
 	if (ctx->pid > 0)
 		kill(ctx->pid, SIGKILL);
 	ctx->hung = 1;
@@ -516,10 +529,11 @@ void mdgpud_cuda_pend_abort(struct mdgpud_bctx *ctx)
 	if (!ctx->pend_slot)
 		return;
 	ctx->pend_slot = NULL;
+	ctx->pend_reg.active = false;
 	if (ctx->dead)
 		return;
-	mdgpud_info("cuda: vgpu %u: module load given up (vGPU reset or "
-		    "destroyed): killing worker %d", ctx->vgpu_id,
+	mdgpud_info("cuda: vgpu %u: %s given up (vGPU reset or destroyed): "
+		    "killing worker %d", ctx->vgpu_id, ctx->pend_what,
 		    (int)ctx->pid);
 	if (ctx->pid > 0)
 		kill(ctx->pid, SIGKILL);

@@ -324,21 +324,22 @@ struct mdgpud_backend_ops {
 	 * load is under way (the image copied: the caller may reuse it),
 	 * or fail as those would, with nothing under way.  While a load is
 	 * under way the context takes no op but module_load_poll(),
-	 * module_load_abort(), ctx_status(), err_code() and ctx_destroy()
+	 * pend_abort(), ctx_status(), err_code() and ctx_destroy()
 	 * (others fail -EBUSY).  module_load_poll() never waits: it answers
 	 * -EINPROGRESS while the load runs, then once its result, as
 	 * module_load() would (*module on success).  A load not done within
 	 * the backend's own bound (module_load_timeout_ms, not the hang
 	 * bound) fails -ETIMEDOUT and loses the context as a hang does.
-	 * module_load_abort() gives the load up at once (the vGPU is reset
-	 * or destroyed): the context is lost (-ENODEV).
+	 * pend_abort() gives the request under way up at once (a load
+	 * here, or a registration: host_register_start()) because the vGPU
+	 * is reset or destroyed: the context is lost (-ENODEV).
 	 */
 	int (*module_load_start)(struct mdgpud_bctx *ctx, uint32_t kind,
 				 const void *image, size_t len);
 	int (*module_load_dev_start)(struct mdgpud_bctx *ctx, uint32_t kind,
 				     uint64_t addr, uint64_t len);
 	int (*module_load_poll)(struct mdgpud_bctx *ctx, uint64_t *module);
-	void (*module_load_abort)(struct mdgpud_bctx *ctx);
+	void (*pend_abort)(struct mdgpud_bctx *ctx);
 	int (*module_unload)(struct mdgpud_bctx *ctx, uint64_t module);
 	/*
 	 * *func, and where local_bytes is not NULL the function's local
@@ -470,6 +471,25 @@ struct mdgpud_backend_ops {
 	int (*host_register)(struct mdgpud_bctx *ctx, int fd, uint64_t offset,
 			     uint64_t len, uint64_t addr, bool read_only,
 			     uint64_t *devptr);
+	/*
+	 * Optional (NULL: the core waits in host_register).  A registration
+	 * the caller does not wait for: the driver pins every page, about
+	 * 33 ms per GiB natively and 75 ms through a worker on the H100,
+	 * which the dispatcher spends on the other vGPUs.
+	 * host_register_start() takes what host_register() takes and
+	 * returns 0 once the registration is under way (the caller may
+	 * close fd), or fails as host_register() would, with nothing under
+	 * way.  Meanwhile the context takes what it takes during a pending
+	 * module load.  host_register_poll() never waits: -EINPROGRESS
+	 * while the driver pins, then once the result, as host_register()
+	 * would (*devptr on success).  Its bound is the hang bound: past it
+	 * -ETIMEDOUT, the context lost as after a hang; pend_abort() gives
+	 * it up.
+	 */
+	int (*host_register_start)(struct mdgpud_bctx *ctx, int fd,
+				   uint64_t offset, uint64_t len, uint64_t addr,
+				   bool read_only);
+	int (*host_register_poll)(struct mdgpud_bctx *ctx, uint64_t *devptr);
 	int (*host_unregister)(struct mdgpud_bctx *ctx, uint64_t devptr);
 	/*
 	 * Streams and event queries (ABI 1.2).  stream_create: flags

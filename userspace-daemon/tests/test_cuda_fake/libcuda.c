@@ -29,6 +29,11 @@
  * the probe worker never sleeps.  Read from the worker's environment,
  * which the daemon fixes when its backend opens.
  *
+ * A slow pin: MDGPUD_FAKE_CUDA_REGISTER_MS_PER_MIB=N:MIN makes
+ * cuMemHostRegister of MIN MiB or more sleep N ms per MiB, rounded up,
+ * as the driver's pinning takes time per page; smaller ones (the
+ * aperture and the staging area a context starts with) stay quick.
+ *
  * A worker gone wrong, for the supervisor's bounds (read by the worker at
  * each cuMemAlloc of 4 KiB or more, which its own start-up never makes, so
  * a test sets it around the creation of the one context it concerns):
@@ -882,9 +887,27 @@ FAKE_EXPORT mdgpud_cu_result cuMemcpyDtoDAsync_v2(mdgpud_cu_deviceptr d,
 FAKE_EXPORT mdgpud_cu_result cuMemHostRegister_v2(void *p, size_t n,
 						  unsigned int flags)
 {
+	const char *s = getenv("MDGPUD_FAKE_CUDA_REGISTER_MS_PER_MIB");
+	unsigned long long mib = (n + (1u << 20) - 1) >> 20;
+	unsigned long ms = 0, min = 0;
+	char *end;
+
 	(void)p;
-	(void)n;
 	(void)flags;
+	if (s) {
+		ms = strtoul(s, &end, 10);
+		min = *end == ':' ? strtoul(end + 1, NULL, 10) : 0;
+	}
+	if (ms && mib >= min) {
+		unsigned long long t = ms * mib;
+		struct timespec ts = {
+			.tv_sec = (time_t)(t / 1000),
+			.tv_nsec = (long)(t % 1000) * 1000000L,
+		};
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 	return 0;
 }
 
