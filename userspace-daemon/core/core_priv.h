@@ -97,6 +97,9 @@ struct mdgpud_vgpu {
 	 */
 	bool starting;
 	bool start_restores;
+	/* Still starting: the started context's aperture is being mapped
+	 * (bops->map_shared_start; mdgpud_vgpu_start_poll polls it). */
+	bool attaching;
 
 	/*
 	 * A command the backend runs while the dispatcher goes on (a module

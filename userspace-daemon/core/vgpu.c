@@ -96,6 +96,18 @@ static bool mdgpud_vgpu_fits(struct mdgpud_core *c, uint64_t quota)
  * transports, the DMA bounce buffer (*bounce_out, or NULL).
  * v->vctx.aperture, aperture_size and v->aperture_fd say what to map.
  */
+static int mdgpud_vgpu_ctx_bounce(struct mdgpud_vgpu *v,
+				  struct mdgpud_bctx *ctx, void **bounce_out)
+{
+	*bounce_out = NULL;
+	if (v->bounce_size) {
+		*bounce_out = v->core->bops->host_alloc(ctx, v->bounce_size);
+		if (!*bounce_out)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int mdgpud_vgpu_ctx_attach(struct mdgpud_vgpu *v,
 				  struct mdgpud_bctx *ctx, void **bounce_out)
 {
@@ -109,12 +121,26 @@ static int mdgpud_vgpu_ctx_attach(struct mdgpud_vgpu *v,
 		if (ret)
 			return ret;
 	}
-	if (v->bounce_size) {
-		*bounce_out = b->host_alloc(ctx, v->bounce_size);
-		if (!*bounce_out)
-			return -ENOMEM;
-	}
-	return 0;
+	return mdgpud_vgpu_ctx_bounce(v, ctx, bounce_out);
+}
+
+/*
+ * A started context is usable: its aperture's mapping is started and not
+ * waited for where the backend can (map_shared_start: the worker pins up
+ * to host_mib_max of it), so v->attaching; else v is attached here.
+ */
+static int mdgpud_vgpu_ctx_attach_start(struct mdgpud_vgpu *v)
+{
+	const struct mdgpud_backend_ops *b = v->core->bops;
+	int ret;
+
+	if (v->aperture_fd < 0 || !b->map_shared_start || !b->map_shared_poll)
+		return mdgpud_vgpu_ctx_attach(v, v->bctx, &v->bounce);
+	ret = b->map_shared_start(v->bctx, v->aperture_fd, 0,
+				  v->vctx.aperture, v->vctx.aperture_size);
+	if (!ret)
+		v->attaching = true;
+	return ret;
 }
 
 /* Logs why a spatial vGPU got no context (ret from the backend). */
@@ -214,28 +240,45 @@ static void mdgpud_vgpu_restored(struct mdgpud_vgpu *v)
 }
 
 /*
- * v's context was starting (v->starting): done, it is attached and v may
- * run (after a reset: the loss is over, RESTORED); failed, v's context is
- * lost (-ENODEV: counted, LOST) until a reset starts another, or, for a
- * reset's, stays lost.  Called by every scan of the dispatcher.
+ * v's context was starting (v->starting): once the backend's start is
+ * done, its aperture is mapped (v->attaching while the worker pins it,
+ * polled here too); done, it is attached and v may run (after a reset:
+ * the loss is over, RESTORED); failed, v's context is lost (-ENODEV:
+ * counted, LOST) until a reset starts another, or, for a reset's, stays
+ * lost.  Called by every scan of the dispatcher.
  */
 void mdgpud_vgpu_start_poll(struct mdgpud_vgpu *v)
 {
 	const struct mdgpud_backend_ops *b = v->core->bops;
-	bool restores = v->start_restores;
-	int ret = b->ctx_start_poll(v->bctx);
+	bool restores = v->start_restores, attached = v->attaching;
+	int ret;
 
-	if (ret == -EINPROGRESS)
-		return;
+	if (v->attaching) {
+		ret = b->map_shared_poll(v->bctx);
+		if (ret == -EINPROGRESS)
+			return;
+		v->attaching = false;
+		if (!ret)
+			ret = mdgpud_vgpu_ctx_bounce(v, v->bctx, &v->bounce);
+	} else {
+		ret = b->ctx_start_poll(v->bctx);
+		if (ret == -EINPROGRESS)
+			return;
+		if (!ret) {
+			ret = mdgpud_vgpu_ctx_attach_start(v);
+			if (!ret && v->attaching)
+				return;
+			attached = true;
+		}
+	}
 	mdgpud_vgpu_set_starting(v, false);
 	v->start_restores = false;
-	if (!ret)
-		ret = mdgpud_vgpu_ctx_attach(v, v->bctx, &v->bounce);
 	if (ret) {
-		mdgpud_err("vgpu %u: %s: %s", v->id, restores ?
+		mdgpud_err("vgpu %u: %s: %s%s", v->id, restores ?
 			   "reset: no new GPU context" :
 			   "its GPU context did not start",
-			   ret == -ETIMEDOUT ? "not ready within "
+			   attached ? "attaching its host memory: " : "",
+			   ret == -ETIMEDOUT && !attached ? "not ready within "
 			   "worker_start_timeout_ms" : strerror(-ret));
 		/* The context the reset replaced was counted lost. */
 		if (!restores)
@@ -563,6 +606,7 @@ static void mdgpud_vgpu_ctx_restore(struct mdgpud_vgpu *v)
 	b->ctx_destroy(v->bctx);
 	v->bctx = ctx;
 	v->bounce = bounce;
+	v->attaching = false;	/* the old context's, given up */
 	if (started) {
 		v->start_restores = true;
 		mdgpud_vgpu_set_starting(v, true);

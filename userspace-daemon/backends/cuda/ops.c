@@ -163,6 +163,7 @@ static int mdgpud_cuda_host_register_start(struct mdgpud_bctx *ctx, int fd,
 	ctx->pend_reg.active = true;
 	ctx->pend_reg.id = id;
 	ctx->pend_reg.len = len;
+	ctx->pend_reg.ptr = NULL;
 	return 0;
 }
 
@@ -212,7 +213,7 @@ static int mdgpud_cuda_host_register_poll(struct mdgpud_bctx *ctx,
 	struct mdgpud_cuda_rpc_slot *s;
 	int ret;
 
-	if (!ctx->pend_slot || !ctx->pend_reg.active)
+	if (!ctx->pend_slot || !ctx->pend_reg.active || ctx->pend_reg.ptr)
 		return -EINVAL;
 	ret = mdgpud_cuda_pend_poll(ctx, &s);
 	if (ret == -EINPROGRESS)
@@ -299,6 +300,49 @@ static int mdgpud_cuda_map_shared(struct mdgpud_bctx *ctx, int fd,
 	if (!ptr || size == 0 || (offset & ((uint64_t)getpagesize() - 1)))
 		return -EINVAL;
 	return mdgpud_cuda_region_add(ctx, fd, offset, ptr, size, 0);
+}
+
+/* The same, posted and not waited for (the worker pins the pages). */
+static int mdgpud_cuda_map_shared_start(struct mdgpud_bctx *ctx, int fd,
+					uint64_t offset, void *ptr,
+					size_t size)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	uint32_t id;
+	int ret;
+
+	if (!ptr || size == 0 || (offset & ((uint64_t)getpagesize() - 1)))
+		return -EINVAL;
+	ret = mdgpud_cuda_region_post(ctx, fd, offset, size, 0, 0, &s, &id);
+	if (ret)
+		return ret;
+	mdgpud_cuda_pend_as(ctx, s, 0, ctx->be->hang_timeout_ns,
+			    "shared memory mapping", "hang_timeout_ms");
+	ctx->pend_reg.active = true;
+	ctx->pend_reg.id = id;
+	ctx->pend_reg.len = size;
+	ctx->pend_reg.ptr = ptr;
+	return 0;
+}
+
+/* -EINVAL when no mapping of map_shared_start() is under way. */
+static int mdgpud_cuda_map_shared_poll(struct mdgpud_bctx *ctx)
+{
+	struct mdgpud_cuda_rpc_slot *s;
+	int ret;
+
+	if (!ctx->pend_slot || !ctx->pend_reg.active || !ctx->pend_reg.ptr)
+		return -EINVAL;
+	ret = mdgpud_cuda_pend_poll(ctx, &s);
+	if (ret == -EINPROGRESS)
+		return ret;
+	ctx->pend_reg.active = false;
+	if (ret)
+		return ret;
+	ctx->regions[ctx->nr_regions++] = (struct mdgpud_cuda_region){
+		.ptr = ctx->pend_reg.ptr, .size = (size_t)ctx->pend_reg.len,
+		.id = ctx->pend_reg.id, .owned = 0 };
+	return 0;
 }
 
 /* The region holding [p, p + len), or NULL (then the copy is staged). */
@@ -936,6 +980,8 @@ const struct mdgpud_backend_ops mdgpud_backend_cuda = {
 	.host_alloc = mdgpud_cuda_host_alloc,
 	.host_free = mdgpud_cuda_host_free,
 	.map_shared = mdgpud_cuda_map_shared,
+	.map_shared_start = mdgpud_cuda_map_shared_start,
+	.map_shared_poll = mdgpud_cuda_map_shared_poll,
 	.mem_alloc = mdgpud_cuda_mem_alloc,
 	.mem_free = mdgpud_cuda_mem_free,
 	.mem_set = mdgpud_cuda_mem_set,

@@ -167,8 +167,9 @@ struct mdgpud_bctx {
 	 * registration, rpc.c's mdgpud_cuda_pend), or NULL: its slot, the
 	 * value of `done` that answers it, its deadline, its bound and what
 	 * the log calls it and its bound.  While set, nothing else is
-	 * posted.  pend_reg: the registration's region, when the request
-	 * is HOST_REGISTER's MAP (ops.c).
+	 * posted.  pend_reg: the region, when the request is a MAP (ops.c):
+	 * a client's registration (HOST_REGISTER; ptr NULL) or a mapping of
+	 * the supervisor's at ptr (map_shared_start: the aperture).
 	 */
 	struct mdgpud_cuda_rpc_slot *pend_slot;
 	uint32_t pend_target;
@@ -180,6 +181,7 @@ struct mdgpud_bctx {
 		bool active;
 		uint32_t id;
 		uint64_t len;
+		void *ptr;
 	} pend_reg;
 	/*
 	 * A request posted whose answer is waited for later, once other

@@ -268,6 +268,23 @@ struct mdgpud_backend_ops {
 	/* Make an existing shared mapping (fd, offset) usable as host memory. */
 	int (*map_shared)(struct mdgpud_bctx *ctx, int fd, uint64_t offset,
 			  void *ptr, size_t size);
+	/*
+	 * Optional (NULL: the core waits in map_shared).  The same, not
+	 * waited for: a socket client's aperture may be up to host_mib_max
+	 * (1 GiB), which the driver pins page by page (about 75 ms per GiB
+	 * through a worker on the H100), so the core maps a new context's
+	 * aperture this way and serves the other vGPUs meanwhile.
+	 * map_shared_start() returns 0 once the mapping is under way (the
+	 * caller may close fd) or fails as map_shared() would, with nothing
+	 * under way; meanwhile the context takes what it takes during a
+	 * pending module load.  map_shared_poll() never waits:
+	 * -EINPROGRESS, then once the result, as map_shared() would.  Its
+	 * bound is the hang bound (-ETIMEDOUT past it, the context lost);
+	 * pend_abort() or ctx_destroy() gives it up.
+	 */
+	int (*map_shared_start)(struct mdgpud_bctx *ctx, int fd,
+				uint64_t offset, void *ptr, size_t size);
+	int (*map_shared_poll)(struct mdgpud_bctx *ctx);
 
 	/* Device memory.  *reserved: bytes the device really set aside. */
 	int (*mem_alloc)(struct mdgpud_bctx *ctx, uint64_t size,
