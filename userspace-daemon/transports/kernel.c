@@ -95,8 +95,6 @@ struct mdgpud_kvgpu {
 	/* The shadow doorbell in the ring (ABI 1.13): sq_tail is the
 	 * VFIO user's, daemon_polling ours. */
 	struct mdgpu_ring_shadow *shadow;
-	bool polling;			/* daemon_polling as we last set it */
-	bool awake;			/* the dispatcher's last arm(): awake */
 	uint8_t *ap;
 	size_t ap_len;
 	struct mdgpud_vgpu *v;		/* NULL if the core refused it */
@@ -135,6 +133,10 @@ struct mdgpud_transport {
 	bool draining;			/* in mdgpud_kern_drain(): no peek */
 	int wake_efd;
 	uint64_t peek_ns;		/* when sq_tail() last read the fd */
+	/* The dispatcher's last arm(): awake.  Kept for the transport, not
+	 * per vGPU, so that a vGPU created or reset while the dispatcher
+	 * polls is polled at once (see mdgpud_kern_shadow_set()). */
+	bool awake;
 };
 
 /*
@@ -186,15 +188,17 @@ static bool mdgpud_kern_served(const struct mdgpud_kvgpu *k)
  * (the last arm() said so) and the ring is served.  The store is
  * sequentially consistent; the dispatcher's fence after arm(true) orders
  * it before its last scan (see mdgpud_kern_arm()).  Called on every
- * change of either.
+ * change of either.  Setting it from an event handler (OPEN, RESET) is
+ * safe even while the dispatcher sleeps: handlers run in its poll, and
+ * after every poll it arms itself awake and scans every ring again
+ * before it can sleep, which it does only after arm(true).
  */
 static void mdgpud_kern_shadow_set(struct mdgpud_kvgpu *k)
 {
-	bool polling = k->awake && mdgpud_kern_served(k);
+	bool polling = k->t->awake && mdgpud_kern_served(k);
 
 	if (!k->shadow)
 		return;
-	k->polling = polling;
 	__atomic_store_n(&k->shadow->daemon_polling, polling ? 1u : 0u,
 			 __ATOMIC_SEQ_CST);
 }
@@ -354,7 +358,7 @@ static void mdgpud_kern_arm(void *priv, bool sleeping)
 {
 	struct mdgpud_kvgpu *k = priv;
 
-	k->awake = !sleeping;
+	k->t->awake = !sleeping;
 	mdgpud_kern_shadow_set(k);
 }
 
