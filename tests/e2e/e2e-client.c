@@ -199,15 +199,22 @@ static long long guest_attr(const char *attr, char *text, size_t len)
 /*
  * What a launch and a synchronize cost over the guest driver in trapped
  * register accesses, each a VM exit to the VMM: the driver counts every
- * BAR0 access it makes (sysfs bar0_reads, bar0_writes).  `n` rounds of a
- * FILL and a synchronize, after one warm-up round.  With the register
- * mirror (ABI 1.11) a round reads no register and writes two: the
- * doorbells of its two commands (plus, under INTx, an acknowledgement
- * per interrupt); `mirror` says whether the driver is expected to use it.
+ * BAR0 access it makes (sysfs bar0_reads, bar0_writes) and how each
+ * submission rang (doorbells_shadow, doorbells_bar0).  `n` rounds of a
+ * FILL and a synchronize, after one warm-up round: two submissions each.
+ * With the register mirror (ABI 1.11) a round reads no register; it
+ * writes one SQ_TAIL per submission that rang BAR0 (plus, under INTx, an
+ * acknowledgement per interrupt).  With the shadow doorbell (ABI 1.13) a
+ * submission rings BAR0 only when the daemon was not polling.  `mirror`
+ * says whether the driver is expected to use the mirror; `shadow`:
+ *   "off"   shadow_doorbell 0: every submission rings BAR0;
+ *   "on"    in use: the submissions add up, whoever rang them;
+ *   "poll"  in use, and the daemon is known to poll throughout (a long
+ *           spin_us): at most 1 in 10 submissions rings BAR0.
  */
-static int cmd_exits(unsigned int n, int mirror)
+static int cmd_exits(unsigned int n, int mirror, const char *shadow)
 {
-	long long r0, w0, r1, w1, use;
+	long long r0, w0, r1, w1, use, sh, s0, b0, s1, b1;
 	mdgpu_devptr d;
 	struct mdgpu *g;
 	char irq[16];
@@ -215,10 +222,19 @@ static int cmd_exits(unsigned int n, int mirror)
 	double us;
 	int ret;
 
+	if (strcmp(shadow, "off") && strcmp(shadow, "on") &&
+	    strcmp(shadow, "poll")) {
+		fprintf(stderr, "exits: shadow mode %s: off, on or poll\n",
+			shadow);
+		return 2;
+	}
 	use = guest_attr("register_mirror", NULL, 0);
+	sh = guest_attr("shadow_doorbell", NULL, 0);
 	guest_attr("irq_mode", irq, sizeof(irq));
 	EXPECT(use == mirror, "register_mirror %lld, expected %d", use,
 	       mirror);
+	EXPECT(sh == !!strcmp(shadow, "off"), "shadow_doorbell %lld, %s "
+	       "expected", sh, shadow);
 	ret = open_vgpu(&g);
 	if (ret)
 		return ret;
@@ -227,6 +243,8 @@ static int cmd_exits(unsigned int n, int mirror)
 	CHECK(g, mdgpu_synchronize(g));
 	r0 = guest_attr("bar0_reads", NULL, 0);
 	w0 = guest_attr("bar0_writes", NULL, 0);
+	s0 = guest_attr("doorbells_shadow", NULL, 0);
+	b0 = guest_attr("doorbells_bar0", NULL, 0);
 	t0 = now_ns();
 	for (unsigned int i = 0; i < n; i++) {
 		CHECK(g, mdgpu_fill_u32(g, d, 1024, i));
@@ -235,19 +253,32 @@ static int cmd_exits(unsigned int n, int mirror)
 	us = (now_ns() - t0) / 1e3 / n;
 	r1 = guest_attr("bar0_reads", NULL, 0) - r0;
 	w1 = guest_attr("bar0_writes", NULL, 0) - w0;
+	s1 = guest_attr("doorbells_shadow", NULL, 0) - s0;
+	b1 = guest_attr("doorbells_bar0", NULL, 0) - b0;
 	EXPECT(r0 >= 0 && w0 >= 0, "no bar0_reads/bar0_writes in sysfs");
-	printf("ok: launch + synchronize, %u rounds, registers %s, %s: "
-	       "%.2f BAR0 reads and %.2f writes (VM exits) per round, "
-	       "%.0f us per round\n", n, use ? "mirrored" : "in BAR0", irq,
-	       (double)r1 / n, (double)w1 / n, us);
+	EXPECT(s0 >= 0 && b0 >= 0, "no doorbells_shadow/doorbells_bar0 in "
+	       "sysfs");
+	printf("ok: launch + synchronize, %u rounds, registers %s, doorbell "
+	       "%s, %s: %.2f BAR0 reads and %.2f writes (VM exits) per round, "
+	       "%.2f of 2 submissions through the shadow, %.0f us per round\n",
+	       n, use ? "mirrored" : "in BAR0", sh ? "shadowed" : "in BAR0",
+	       irq, (double)r1 / n, (double)w1 / n, (double)s1 / n, us);
+	EXPECT(s1 + b1 == 2LL * n, "%lld shadow and %lld BAR0 doorbells for "
+	       "%u submissions", s1, b1, 2 * n);
+	if (!sh)
+		EXPECT(s1 == 0, "%lld shadow doorbells with shadow_doorbell=0",
+		       s1);
+	if (!strcmp(shadow, "poll"))
+		EXPECT(b1 * 10 <= 2LL * n, "%lld of %u submissions rang BAR0 "
+		       "while the daemon polled", b1, 2 * n);
 	if (mirror) {
 		EXPECT(r1 == 0, "%lld BAR0 reads with the mirror", r1);
 		if (!strcmp(irq, "msi"))
-			EXPECT(w1 == 2LL * n, "%lld BAR0 writes for %u "
-			       "doorbells", w1, 2 * n);
+			EXPECT(w1 == b1, "%lld BAR0 writes for %lld "
+			       "doorbells", w1, b1);
 		else
-			EXPECT(w1 >= 2LL * n && w1 <= 4LL * n, "%lld BAR0 "
-			       "writes for %u doorbells", w1, 2 * n);
+			EXPECT(w1 >= b1 && w1 <= b1 + 2LL * n, "%lld BAR0 "
+			       "writes for %lld doorbells", w1, b1);
 	} else {
 		/* Each submission alone reads STATUS and FENCE twice. */
 		EXPECT(r1 >= 16LL * n, "%lld BAR0 reads without the mirror",
@@ -1060,9 +1091,10 @@ int main(int argc, char **argv)
 		return cmd_survive(argv[3]);
 	if (!strcmp(argv[1], "reset"))
 		return cmd_reset();
-	if (!strcmp(argv[1], "exits") && argc == 5 &&
+	if (!strcmp(argv[1], "exits") && (argc == 5 || argc == 6) &&
 	    !strcmp(transport, "guest"))
-		return cmd_exits((unsigned int)atoi(argv[3]), atoi(argv[4]));
+		return cmd_exits((unsigned int)atoi(argv[3]), atoi(argv[4]),
+				 argc == 6 ? argv[5] : "on");
 	if (!strcmp(argv[1], "resetstorm") && argc == 5)
 		return cmd_resetstorm(atof(argv[3]),
 				      (unsigned int)atoi(argv[4]));
