@@ -159,20 +159,44 @@ void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu)
 	mdgpu_regs_mirror(vgpu);
 }
 
+/*
+ * The shadow doorbell's tail (ABI 1.13) back to SQ_TAIL, when the device
+ * is enabled: a tail stored while it was disabled (by a thread of the
+ * VFIO user that had not seen a reset yet) must not be served once it is
+ * enabled again, as a BAR0 doorbell rung then was refused (EPERM).  The
+ * daemon takes the shadow only while the mirror shows ENABLED, which the
+ * caller's mirror update writes after this store.  Caller must hold
+ * vgpu->lock.
+ */
+static void mdgpu_regs_shadow_enable(struct mdgpu_vgpu *vgpu)
+{
+	struct mdgpu_ring_shadow *sh = vgpu->ring->vaddr +
+		MDGPU_RING_SHADOW_OFFSET(vgpu->ring_entries);
+
+	lockdep_assert_held(&vgpu->lock);
+
+	WRITE_ONCE(sh->sq_tail, *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL));
+}
+
 static void mdgpu_reg_control(struct mdgpu_vgpu *vgpu, u32 old, u32 val)
 {
 	u32 *status = mdgpu_reg(vgpu, MDGPU_REG_STATUS);
+	bool was_enabled = old & MDGPU_CONTROL_ENABLE;
 
 	if (val & MDGPU_CONTROL_RESET) {
 		mdgpu_vgpu_reset(vgpu);
 		/* ENABLE written together with RESET applies after it. */
 		*mdgpu_reg(vgpu, MDGPU_REG_CONTROL) =
 			val & MDGPU_CONTROL_ENABLE;
+		was_enabled = false;
 	}
-	if (val & MDGPU_CONTROL_ENABLE)
+	if (val & MDGPU_CONTROL_ENABLE) {
+		if (!was_enabled)
+			mdgpu_regs_shadow_enable(vgpu);
 		*status |= MDGPU_STATUS_ENABLED;
-	else
+	} else {
 		*status &= ~MDGPU_STATUS_ENABLED;
+	}
 }
 
 static void mdgpu_reg_irq_mask(struct mdgpu_vgpu *vgpu, u32 old, u32 val)

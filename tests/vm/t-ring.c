@@ -316,6 +316,18 @@ TEST(shadow_doorbell, FX_VFIO)
 	EXPECT(rd32(f, MDGPU_REG_SQ_TAIL) == 4 + n &&
 	       rd32(f, MDGPU_REG_SQ_HEAD) == 6, "tail %u head %u",
 	       rd32(f, MDGPU_REG_SQ_TAIL), rd32(f, MDGPU_REG_SQ_HEAD));
+	/* A tail stored while disabled is not the ring's: enabling sets
+	 * the shadow's tail back to SQ_TAIL (before the mirror says so). */
+	ush->sq_tail = 4 + n + 2;
+	wr32(f, MDGPU_REG_CONTROL, MDGPU_CONTROL_ENABLE);
+	EXPECT(ush->sq_tail == 4 + n && (m->status & MDGPU_STATUS_ENABLED),
+	       "shadow tail %u after enable, SQ_TAIL %u", ush->sq_tail, 4 + n);
+	/* Enabling an enabled device leaves it: the daemon may not have
+	 * taken it yet. */
+	ush->sq_tail = 4 + n + 1;
+	wr32(f, MDGPU_REG_CONTROL, MDGPU_CONTROL_ENABLE);
+	EXPECT(ush->sq_tail == 4 + n + 1, "shadow tail %u after a second "
+	       "enable", ush->sq_tail);
 
 	/* A reset zeroes the shadow, the daemon's field too. */
 	dsh->daemon_polling = 1;

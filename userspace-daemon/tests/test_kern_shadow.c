@@ -12,6 +12,8 @@
  *   sq_tail() takes a shadow tail that moves forward by at most entries
  *   past the published head, across the 2^32 wrap, and ignores (keeping
  *   the last good tail) a tail that is backwards or too far;
+ *   no tail is taken while the mirror's STATUS shows the device disabled
+ *   or a reset pending;
  *   a DOORBELL event behind a tail the shadow gave is not taken;
  *   publish() is COMPLETE_TAIL with the tail served.
  */
@@ -75,6 +77,7 @@ struct env {
 	int wr;				/* the "kernel's" end of the pipe */
 	uint8_t *ring;
 	volatile struct mdgpu_ring_shadow *sh;
+	volatile struct mdgpu_ring_mirror *m;
 };
 
 static int setup(void **state)
@@ -105,6 +108,10 @@ static int setup(void **state)
 	strcpy(e->k->uuid_str, "test");
 	e->t.vgpus = e->k;
 	e->sh = e->k->shadow;
+	e->k->mirror = (struct mdgpu_ring_mirror *)(e->ring +
+				MDGPU_RING_MIRROR_OFFSET(ENTRIES));
+	e->m = (struct mdgpu_ring_mirror *)e->k->mirror;
+	e->m->status = MDGPU_STATUS_READY | MDGPU_STATUS_ENABLED;
 	test_ioctl_calls = 0;
 	test_ioctl_ret = 0;
 	*state = e;
@@ -276,6 +283,25 @@ static void test_doorbell_behind_shadow(void **state)
 	assert_int_equal(tail_now(e), 14);
 }
 
+/* As the BAR0 doorbell: no tail taken while the device is disabled or a
+ * reset is pending (the mirror's STATUS); the same tail is taken once it
+ * is enabled and the reset complete. */
+static void test_shadow_needs_enabled(void **state)
+{
+	struct env *e = *state;
+
+	mdgpud_kern_arm(e->k, false);
+	e->m->status = MDGPU_STATUS_READY;
+	e->sh->sq_tail = 6;
+	assert_int_equal(tail_now(e), 0);
+	e->m->status = MDGPU_STATUS_READY | MDGPU_STATUS_ENABLED |
+		       MDGPU_STATUS_RESET_PENDING;
+	assert_int_equal(tail_now(e), 0);
+	assert_int_equal(e->k->shadow_ignored, 0);
+	e->m->status = MDGPU_STATUS_READY | MDGPU_STATUS_ENABLED;
+	assert_int_equal(tail_now(e), 6);
+}
+
 /* publish(): COMPLETE_TAIL with the head, generation and tail served. */
 static void test_publish_complete_tail(void **state)
 {
@@ -320,6 +346,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shadow_hostile, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_behind_shadow,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shadow_needs_enabled,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_publish_complete_tail,
 						setup, teardown),

@@ -95,6 +95,7 @@ struct mdgpud_kvgpu {
 	/* The shadow doorbell in the ring (ABI 1.13): sq_tail is the
 	 * VFIO user's, daemon_polling ours. */
 	struct mdgpu_ring_shadow *shadow;
+	const struct mdgpu_ring_mirror *mirror;	/* its STATUS */
 	uint8_t *ap;
 	size_t ap_len;
 	struct mdgpud_vgpu *v;		/* NULL if the core refused it */
@@ -215,9 +216,18 @@ static void mdgpud_kern_shadow_set(struct mdgpud_kvgpu *k)
  */
 static void mdgpud_kern_shadow_read(struct mdgpud_kvgpu *k)
 {
-	uint32_t s;
+	uint32_t s, st;
 
 	if (!mdgpud_kern_served(k))
+		return;
+	/* As the BAR0 doorbell, only while the device is enabled and not
+	 * waiting for a reset to complete: a tail stored after a reset by
+	 * a thread that has not seen it yet is not the ring's.  Enabling
+	 * sets shadow.sq_tail back to SQ_TAIL before the mirror shows
+	 * ENABLED (acquire: the tail read below is at least that new). */
+	st = __atomic_load_n(&k->mirror->status, __ATOMIC_ACQUIRE);
+	if ((st & (MDGPU_STATUS_ENABLED | MDGPU_STATUS_RESET_PENDING)) !=
+	    MDGPU_STATUS_ENABLED)
 		return;
 	s = __atomic_load_n(&k->shadow->sq_tail, __ATOMIC_ACQUIRE);
 	if (s == k->tail)
@@ -548,6 +558,8 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 	}
 	k->shadow = (struct mdgpu_ring_shadow *)(k->ring +
 				MDGPU_RING_SHADOW_OFFSET(entries));
+	k->mirror = (const struct mdgpu_ring_mirror *)(k->ring +
+				MDGPU_RING_MIRROR_OFFSET(entries));
 	k->ap = mdgpud_kern_map(t, k->kid, MDGPU_CTL_MMAP_APERTURE, k->ap_len);
 	if (!k->ap) {
 		mdgpud_err("vgpu %s: mmap aperture: %s", k->uuid_str,
