@@ -740,6 +740,11 @@ struct fuzz_dev {
 	int (*ring_tail)(struct fuzz_dev *f, uint32_t tail);
 	int (*wait)(struct fuzz_dev *f, uint32_t tail);
 	int grp, cont;
+	/* vfio, ABI 1.13: the shadow doorbell, written with a hostile
+	 * tail before every BAR0 doorbell (fuzz_vfio_tail()). */
+	struct mdgpu_ring_shadow *shadow;
+	uint32_t head;			/* vfio: SQ_HEAD after the last wait */
+	unsigned int hostile;		/* hostile shadow tails written */
 };
 
 static uint32_t fuzz_rd(struct fuzz_dev *f, uint32_t reg)
@@ -751,8 +756,32 @@ static uint32_t fuzz_rd(struct fuzz_dev *f, uint32_t reg)
 	return v;
 }
 
+/*
+ * The BAR0 doorbell, with a tail mdgpud must ignore in the shadow doorbell
+ * first (ABI 1.13): behind the head, more than entries past it, or 2^31
+ * past it, in turn.  The daemon may be polling the shadow meanwhile; it
+ * must serve the BAR0 tail and nothing else (the wait wants the head
+ * exactly at the tail rung, and the completions' seq checked).
+ */
 static int fuzz_vfio_tail(struct fuzz_dev *f, uint32_t tail)
 {
+	if (f->shadow) {
+		uint32_t v;
+
+		switch (f->hostile % 3) {
+		case 0:
+			v = f->head - 1 - f->hostile;
+			break;
+		case 1:
+			v = f->head + f->entries + 1 + f->hostile;
+			break;
+		default:
+			v = f->head + 0x80000000u;
+			break;
+		}
+		f->hostile++;
+		__atomic_store_n(&f->shadow->sq_tail, v, __ATOMIC_RELEASE);
+	}
 	return pwrite(f->dev, &tail, 4, (off_t)(f->regs_off +
 		      MDGPU_REG_SQ_TAIL)) == 4 ? 0 : -EIO;
 }
@@ -770,6 +799,7 @@ static int fuzz_vfio_wait(struct fuzz_dev *f, uint32_t tail)
 		}
 		usleep(1000);
 	}
+	f->head = tail;
 	return 0;
 }
 
@@ -805,6 +835,10 @@ static int fuzz_open_vfio(struct fuzz_dev *f)
 	EXPECT(f->entries >= 2 && !(f->entries & (f->entries - 1)) &&
 	       MDGPU_RING_BYTES(f->entries) <= r2.size, "ring of %u entries",
 	       f->entries);
+	if ((fuzz_rd(f, MDGPU_REG_VERSION) & 0xffff) >= 13 &&
+	    MDGPU_RING_REGION_BYTES(f->entries) <= r2.size)
+		f->shadow = (struct mdgpu_ring_shadow *)(f->ring +
+				MDGPU_RING_SHADOW_OFFSET(f->entries));
 	v = MDGPU_CONTROL_RESET | MDGPU_CONTROL_ENABLE;
 	EXPECT(pwrite(f->dev, &v, 4, (off_t)(f->regs_off + MDGPU_REG_CONTROL))
 	       == 4, "enable");
@@ -960,6 +994,10 @@ static int cmd_fuzz(unsigned int rounds)
 	       strcmp(transport, "guest") ? "BAR2" : "the guest driver's ring",
 	       hist[0], hist[EINVAL], hist[ENOENT], hist[ERANGE], hist[E2BIG],
 	       hist[EFAULT], hist[ENOMEM]);
+	if (f.shadow)
+		printf("ok: each of the %u BAR0 doorbells served with a hostile "
+		       "tail in the shadow doorbell (behind the head, more "
+		       "than entries or 2^31 past it)\n", f.hostile);
 	munmap(ring, f.ring_size);
 	close(f.dev);
 	if (f.grp >= 0)
