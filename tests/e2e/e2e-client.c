@@ -758,10 +758,13 @@ static uint32_t fuzz_rd(struct fuzz_dev *f, uint32_t reg)
 
 /*
  * The BAR0 doorbell, with a tail mdgpud must ignore in the shadow doorbell
- * first (ABI 1.13): behind the head, more than entries past it, or 2^31
- * past it, in turn.  The daemon may be polling the shadow meanwhile; it
- * must serve the BAR0 tail and nothing else (the wait wants the head
- * exactly at the tail rung, and the completions' seq checked).
+ * first (ABI 1.13): behind the head, more than entries past the tail rung
+ * (so past the head by more than entries while the head moves up to that
+ * tail: a tail only entries past the head when written is a valid move
+ * once the head has advanced), or 2^31 past the head, in turn.  The
+ * daemon may be polling the shadow meanwhile; it must serve the BAR0
+ * tail and nothing else (the wait wants the head exactly at the tail
+ * rung, and the completions' seq checked).
  */
 static int fuzz_vfio_tail(struct fuzz_dev *f, uint32_t tail)
 {
@@ -773,7 +776,7 @@ static int fuzz_vfio_tail(struct fuzz_dev *f, uint32_t tail)
 			v = f->head - 1 - f->hostile;
 			break;
 		case 1:
-			v = f->head + f->entries + 1 + f->hostile;
+			v = tail + f->entries + 1 + f->hostile;
 			break;
 		default:
 			v = f->head + 0x80000000u;
@@ -997,7 +1000,8 @@ static int cmd_fuzz(unsigned int rounds)
 	if (f.shadow)
 		printf("ok: each of the %u BAR0 doorbells served with a hostile "
 		       "tail in the shadow doorbell (behind the head, more "
-		       "than entries or 2^31 past it)\n", f.hostile);
+		       "than entries past the tail, 2^31 past the head)\n",
+		       f.hostile);
 	munmap(ring, f.ring_size);
 	close(f.dev);
 	if (f.grp >= 0)
