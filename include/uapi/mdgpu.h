@@ -213,10 +213,13 @@ struct mdgpu_ring_mirror {
  * if that read 0.  The daemon, before it sleeps, stores daemon_polling =
  * 0, a full barrier, and reads sq_tail once more (Dekker: one of the two
  * sees the other's store).  0 is "ring BAR0", the safe default: a reset
- * (and a daemon going away) zeroes the whole structure, and a device or
- * daemon that does not know it never sets daemon_polling.  Every value
- * the VFIO user writes here is untrusted: the daemon takes a sq_tail only
- * when it moves forward by at most entries past the head
+ * zeroes the whole structure, a daemon going away clears daemon_polling,
+ * and a device or daemon that does not know it never sets it.  As the
+ * BAR0 doorbell, the shadow counts only while the device is enabled:
+ * enabling it sets sq_tail to SQ_TAIL, and the daemon reads sq_tail only
+ * while the mirror's status shows ENABLED and not RESET_PENDING.  Every
+ * value the VFIO user writes here is untrusted: the daemon takes a
+ * sq_tail only when it moves forward by at most entries past the head
  * (Documentation/abi.md, "The shadow doorbell (ABI 1.13)").
  */
 struct mdgpu_ring_shadow {
