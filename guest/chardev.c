@@ -133,6 +133,27 @@ out_unlock:
 }
 
 /*
+ * The shadow doorbell (ABI 1.13, struct mdgpu_ring_shadow): publish @tail
+ * there, then a full barrier, then look whether the daemon polls it.  True
+ * when it does: it reads the new tail by itself, no BAR0 write (no VM
+ * exit) is needed.  False (no shadow, or the daemon may be asleep): ring
+ * SQ_TAIL.  The daemon clears daemon_polling, then a full barrier, then
+ * reads sq_tail before it sleeps, so either it sees this tail or this
+ * sees 0.  Caller holds @lock.
+ */
+static bool mdgpu_gdev_shadow_doorbell(struct mdgpu_gdev *gd, u32 tail)
+{
+	lockdep_assert_held(&gd->lock);
+	if (!gd->shadow)
+		return false;
+	writel(tail, gd->shadow + offsetof(struct mdgpu_ring_shadow, sq_tail));
+	/* Store-load order against the daemon's, see above. */
+	mb();
+	return readl(gd->shadow +
+		     offsetof(struct mdgpu_ring_shadow, daemon_polling)) != 0;
+}
+
+/*
  * Ring the doorbell for the commands in [sq_tail, tail).  The device checks
  * the tail too; this check gives the user a clear error instead of a
  * RING_ERROR that only a reset clears.  Caller holds @lock.
@@ -160,10 +181,15 @@ static int mdgpu_gdev_submit_locked(struct mdgpu_gdev *gd, u32 tail)
 	if (gd->submitted + delta - retired > gd->ring_entries)
 		return -ENOSPC;
 
-	mdgpu_gdev_write(gd, MDGPU_REG_SQ_TAIL, tail);
-	if (mdgpu_gdev_read(gd, MDGPU_REG_SQ_TAIL) != tail) {
-		err = mdgpu_gdev_read(gd, MDGPU_REG_ERROR);
-		return err && err < MAX_ERRNO ? -(int)err : -EIO;
+	if (mdgpu_gdev_shadow_doorbell(gd, tail)) {
+		atomic64_inc(&gd->doorbells_shadow);
+	} else {
+		mdgpu_gdev_write(gd, MDGPU_REG_SQ_TAIL, tail);
+		if (mdgpu_gdev_read(gd, MDGPU_REG_SQ_TAIL) != tail) {
+			err = mdgpu_gdev_read(gd, MDGPU_REG_ERROR);
+			return err && err < MAX_ERRNO ? -(int)err : -EIO;
+		}
+		atomic64_inc(&gd->doorbells_bar0);
 	}
 	gd->sq_tail = tail;
 	gd->submitted += delta;

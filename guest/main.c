@@ -256,11 +256,34 @@ static int mdgpu_gdev_map_mirror(struct mdgpu_gdev *gd)
 	u64 off = MDGPU_RING_MIRROR_OFFSET(gd->ring_entries);
 
 	if (!mdgpu_gdev_use_mirror || (gd->abi_version & 0xffff) < 11 ||
-	    MDGPU_RING_REGION_BYTES(gd->ring_entries) > gd->ring_size)
+	    off + MDGPU_RING_MIRROR_SIZE > gd->ring_size)
 		return 0;
 	gd->mirror = pci_iomap_range(gd->pdev, MDGPU_BAR_RING, off,
 				     MDGPU_RING_MIRROR_SIZE);
 	return gd->mirror ? 0 : -ENOMEM;
+}
+
+static bool mdgpu_gdev_use_shadow = true;
+module_param_named(shadow_doorbell, mdgpu_gdev_use_shadow, bool, 0444);
+MODULE_PARM_DESC(shadow_doorbell,
+		 "write the submission tail to the device's shadow doorbell in BAR2 and skip the BAR0 doorbell while the daemon polls (ABI 1.13); 0: every submission writes SQ_TAIL in BAR0, a VM exit each");
+
+/*
+ * The shadow doorbell of a device of ABI 1.13 or later whose BAR2 holds
+ * it (struct mdgpu_ring_shadow); without one (an older device, or
+ * shadow_doorbell=0) every submission writes SQ_TAIL in BAR0.  Its tail
+ * starts at 0, as the device's reset left it.
+ */
+static int mdgpu_gdev_map_shadow(struct mdgpu_gdev *gd)
+{
+	u64 off = MDGPU_RING_SHADOW_OFFSET(gd->ring_entries);
+
+	if (!mdgpu_gdev_use_shadow || (gd->abi_version & 0xffff) < 13 ||
+	    MDGPU_RING_REGION_BYTES(gd->ring_entries) > gd->ring_size)
+		return 0;
+	gd->shadow = pci_iomap_range(gd->pdev, MDGPU_BAR_RING, off,
+				     MDGPU_RING_SHADOW_SIZE);
+	return gd->shadow ? 0 : -ENOMEM;
 }
 
 /* BAR0 registers, BAR2 ring, BAR4 aperture: memory BARs, page aligned. */
@@ -326,6 +349,9 @@ static int mdgpu_gdev_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	ret = mdgpu_gdev_map_mirror(gd);
 	if (ret)
 		goto err_unmap;
+	ret = mdgpu_gdev_map_shadow(gd);
+	if (ret)
+		goto err_unmap;
 	pci_set_master(pdev);
 
 	ret = ida_alloc(&mdgpu_gdev_ida, GFP_KERNEL);
@@ -359,11 +385,12 @@ static int mdgpu_gdev_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	pci_set_drvdata(pdev, gd);
 
 	dev_info(&pdev->dev,
-		 "%s: ABI %u.%u, %u ring entries, aperture %llu KiB, %s, registers %s\n",
+		 "%s: ABI %u.%u, %u ring entries, aperture %llu KiB, %s, registers %s, doorbell %s\n",
 		 gd->name, gd->abi_version >> 16, gd->abi_version & 0xffff,
 		 gd->ring_entries, (u64)gd->aper_size >> 10,
 		 gd->irq_mode == MDGPU_GUEST_IRQ_MSI ? "MSI" : "INTx",
-		 gd->mirror ? "mirrored" : "in BAR0 only");
+		 gd->mirror ? "mirrored" : "in BAR0 only",
+		 gd->shadow ? "shadowed" : "in BAR0 only");
 	return 0;
 
 err_stop:
@@ -375,6 +402,8 @@ err_ida:
 	ida_free(&mdgpu_gdev_ida, gd->index);
 err_unmap:
 	pci_clear_master(pdev);
+	if (gd->shadow)
+		pci_iounmap(pdev, gd->shadow);
 	if (gd->mirror)
 		pci_iounmap(pdev, gd->mirror);
 	pci_iounmap(pdev, gd->regs);
@@ -407,6 +436,8 @@ static void mdgpu_gdev_remove(struct pci_dev *pdev)
 	mdgpu_gdev_kick(gd);
 	ida_free(&mdgpu_gdev_ida, gd->index);
 	pci_clear_master(pdev);
+	if (gd->shadow)
+		pci_iounmap(pdev, gd->shadow);
 	if (gd->mirror)
 		pci_iounmap(pdev, gd->mirror);
 	pci_iounmap(pdev, gd->regs);
@@ -417,7 +448,8 @@ static void mdgpu_gdev_remove(struct pci_dev *pdev)
 
 /*
  * sysfs, on the PCI device: the trapped register accesses the driver made
- * (each a VM exit to the VMM) and whether it reads the mirror.
+ * (each a VM exit to the VMM), whether it reads the mirror and uses the
+ * shadow doorbell, and how its submissions rang.
  */
 static ssize_t bar0_reads_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
@@ -446,6 +478,36 @@ static ssize_t register_mirror_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(register_mirror);
 
+static ssize_t shadow_doorbell_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	struct mdgpu_gdev *gd = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%d\n", gd->shadow ? 1 : 0);
+}
+static DEVICE_ATTR_RO(shadow_doorbell);
+
+/* Submissions the daemon took from the shadow doorbell: no VM exit. */
+static ssize_t doorbells_shadow_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	struct mdgpu_gdev *gd = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read(&gd->doorbells_shadow));
+}
+static DEVICE_ATTR_RO(doorbells_shadow);
+
+/* Submissions rung in BAR0's SQ_TAIL: a VM exit each. */
+static ssize_t doorbells_bar0_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	struct mdgpu_gdev *gd = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&gd->doorbells_bar0));
+}
+static DEVICE_ATTR_RO(doorbells_bar0);
+
 static ssize_t irq_mode_show(struct device *dev,
 			     struct device_attribute *attr, char *buf)
 {
@@ -460,6 +522,9 @@ static struct attribute *mdgpu_gdev_attrs[] = {
 	&dev_attr_bar0_reads.attr,
 	&dev_attr_bar0_writes.attr,
 	&dev_attr_register_mirror.attr,
+	&dev_attr_shadow_doorbell.attr,
+	&dev_attr_doorbells_shadow.attr,
+	&dev_attr_doorbells_bar0.attr,
 	&dev_attr_irq_mode.attr,
 	NULL,
 };

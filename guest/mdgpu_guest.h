@@ -57,8 +57,11 @@ struct mdgpu_gdev {
 	struct pci_dev *pdev;
 	void __iomem *regs;		/* BAR0 */
 	void __iomem *mirror;		/* BAR2's register mirror, or NULL */
+	void __iomem *shadow;		/* BAR2's shadow doorbell, or NULL */
 	atomic64_t bar0_reads;		/* trapped accesses made */
 	atomic64_t bar0_writes;
+	atomic64_t doorbells_shadow;	/* submissions the daemon polled */
+	atomic64_t doorbells_bar0;	/* submissions rung in SQ_TAIL */
 	resource_size_t ring_phys;	/* BAR2 */
 	resource_size_t ring_size;
 	resource_size_t aper_phys;	/* BAR4 */

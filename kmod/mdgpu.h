@@ -206,7 +206,8 @@ void mdgpu_pci_exit(void);
 #define MDGPU_NR_REGS		(MDGPU_REG_LAST / 4 + 1)
 
 struct mdgpu_vgpu_stats {
-	u64 doorbells;
+	u64 doorbells;			/* SQ_TAIL writes taken (BAR0) */
+	u64 shadow_doorbells;		/* tails taken by COMPLETE_TAIL */
 	u64 completions;
 	u64 interrupts;
 	u64 bad_accesses;
@@ -283,6 +284,9 @@ int mdgpu_regs_access(struct mdgpu_vgpu *vgpu, u64 off, size_t size,
 		      u32 *val, bool write);
 int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
 			const struct mdgpu_ctl_complete *c, bool dma_idle);
+int mdgpu_regs_complete_tail(struct mdgpu_vgpu *vgpu,
+			     const struct mdgpu_ctl_complete_tail *ct,
+			     bool dma_idle);
 bool mdgpu_regs_reset_pending(struct mdgpu_vgpu *vgpu);
 void mdgpu_regs_mirror(struct mdgpu_vgpu *vgpu);
 

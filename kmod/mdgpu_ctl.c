@@ -2,7 +2,8 @@
 /*
  * mdgpu_ctl.c - /dev/mdgpu, the control channel to the daemon.
  *
- * ioctl: register/unregister GPUs, report completions, DMA, report a
+ * ioctl: register/unregister GPUs, report completions (with a tail taken
+ * from the shadow doorbell, COMPLETE_TAIL), DMA, report a
  * vGPU's GPU context lost or restored, hand out a vGPU's aperture as an
  * mmap-only file for its worker.  read/poll:
  * events.  mmap: a vGPU's ring or aperture.  Every number the daemon passes
@@ -232,36 +233,63 @@ static long mdgpu_ctl_unregister(struct mdgpu_ctl_file *file,
 }
 
 /*
- * The COMPLETE that ends a reset (RESET_PENDING) first waits, holding
- * open_sem for writing, for DMA still in flight: once the reset is
- * complete, no transfer the daemon started for an older generation can
- * land in guest memory.
+ * COMPLETE and (ABI 1.13) COMPLETE_TAIL, @ct->c alone for COMPLETE
+ * (@with_tail false).  The one that ends a reset (RESET_PENDING) first
+ * waits, holding open_sem for writing, for DMA still in flight: once the
+ * reset is complete, no transfer the daemon started for an older
+ * generation can land in guest memory.
  */
-static long mdgpu_ctl_complete(struct mdgpu_ctl_file *file, void __user *arg)
+static long mdgpu_ctl_do_complete(struct mdgpu_ctl_file *file,
+				  const struct mdgpu_ctl_complete_tail *ct,
+				  bool with_tail)
 {
-	struct mdgpu_ctl_complete req;
 	struct mdgpu_vgpu *vgpu;
 	bool dma_idle = false;
 	int ret;
 
-	if (copy_from_user(&req, arg, sizeof(req)))
-		return -EFAULT;
-	vgpu = mdgpu_ctl_vgpu_get(file, req.vgpu_id);
+	vgpu = mdgpu_ctl_vgpu_get(file, ct->c.vgpu_id);
 	if (!vgpu)
 		return -ENOENT;
 	mutex_lock(&vgpu->lock);
-	if (mdgpu_regs_reset_pending(vgpu) && req.gen == vgpu->gen) {
+	if (mdgpu_regs_reset_pending(vgpu) && ct->c.gen == vgpu->gen) {
 		mutex_unlock(&vgpu->lock);
 		down_write(&vgpu->open_sem);
 		mutex_lock(&vgpu->lock);
 		dma_idle = true;
 	}
-	ret = mdgpu_regs_complete(vgpu, &req, dma_idle);
+	if (with_tail)
+		ret = mdgpu_regs_complete_tail(vgpu, ct, dma_idle);
+	else
+		ret = mdgpu_regs_complete(vgpu, &ct->c, dma_idle);
 	mutex_unlock(&vgpu->lock);
 	if (dma_idle)
 		up_write(&vgpu->open_sem);
 	mdgpu_vgpu_put(vgpu);
 	return ret;
+}
+
+static long mdgpu_ctl_complete(struct mdgpu_ctl_file *file, void __user *arg)
+{
+	struct mdgpu_ctl_complete_tail ct = {};
+
+	if (copy_from_user(&ct.c, arg, sizeof(ct.c)))
+		return -EFAULT;
+	return mdgpu_ctl_do_complete(file, &ct, false);
+}
+
+/*
+ * COMPLETE_TAIL: a COMPLETE for work the daemon took from the shadow
+ * doorbell, whose tail the kernel checks and takes as SQ_TAIL first
+ * (mdgpu_regs_complete_tail()).
+ */
+static long mdgpu_ctl_complete_tail(struct mdgpu_ctl_file *file,
+				    void __user *arg)
+{
+	struct mdgpu_ctl_complete_tail ct;
+
+	if (copy_from_user(&ct, arg, sizeof(ct)))
+		return -EFAULT;
+	return mdgpu_ctl_do_complete(file, &ct, true);
 }
 
 static long mdgpu_ctl_dma(struct mdgpu_ctl_file *file, void __user *arg)
@@ -371,6 +399,8 @@ static long mdgpu_ctl_ioctl(struct file *filp, unsigned int cmd,
 		return mdgpu_ctl_vgpu_event(file, uarg);
 	case MDGPU_CTL_APERTURE_FD:
 		return mdgpu_ctl_aperture_fd(file, uarg);
+	case MDGPU_CTL_COMPLETE_TAIL:
+		return mdgpu_ctl_complete_tail(file, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -159,20 +159,44 @@ void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu)
 	mdgpu_regs_mirror(vgpu);
 }
 
+/*
+ * The shadow doorbell's tail (ABI 1.13) back to SQ_TAIL, when the device
+ * is enabled: a tail stored while it was disabled (by a thread of the
+ * VFIO user that had not seen a reset yet) must not be served once it is
+ * enabled again, as a BAR0 doorbell rung then was refused (EPERM).  The
+ * daemon takes the shadow only while the mirror shows ENABLED, which the
+ * caller's mirror update writes after this store.  Caller must hold
+ * vgpu->lock.
+ */
+static void mdgpu_regs_shadow_enable(struct mdgpu_vgpu *vgpu)
+{
+	struct mdgpu_ring_shadow *sh = vgpu->ring->vaddr +
+		MDGPU_RING_SHADOW_OFFSET(vgpu->ring_entries);
+
+	lockdep_assert_held(&vgpu->lock);
+
+	WRITE_ONCE(sh->sq_tail, *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL));
+}
+
 static void mdgpu_reg_control(struct mdgpu_vgpu *vgpu, u32 old, u32 val)
 {
 	u32 *status = mdgpu_reg(vgpu, MDGPU_REG_STATUS);
+	bool was_enabled = old & MDGPU_CONTROL_ENABLE;
 
 	if (val & MDGPU_CONTROL_RESET) {
 		mdgpu_vgpu_reset(vgpu);
 		/* ENABLE written together with RESET applies after it. */
 		*mdgpu_reg(vgpu, MDGPU_REG_CONTROL) =
 			val & MDGPU_CONTROL_ENABLE;
+		was_enabled = false;
 	}
-	if (val & MDGPU_CONTROL_ENABLE)
+	if (val & MDGPU_CONTROL_ENABLE) {
+		if (!was_enabled)
+			mdgpu_regs_shadow_enable(vgpu);
 		*status |= MDGPU_STATUS_ENABLED;
-	else
+	} else {
 		*status &= ~MDGPU_STATUS_ENABLED;
+	}
 }
 
 static void mdgpu_reg_irq_mask(struct mdgpu_vgpu *vgpu, u32 old, u32 val)
@@ -293,31 +317,35 @@ bool mdgpu_regs_reset_pending(struct mdgpu_vgpu *vgpu)
 }
 
 /*
- * mdgpu_regs_complete() - the daemon reports progress (MDGPU_CTL_COMPLETE).
- *
- * @c is daemon-supplied: gen must be the vGPU's generation (else -ESTALE:
- * work of a ring that was reset since, whose head means nothing in the
- * new ring); sq_head must lie in [SQ_HEAD, SQ_TAIL] (mod 2^32) and irq
- * within MDGPU_IRQ_ALL (else -EINVAL).  A refused COMPLETE changes
- * nothing.  An accepted one ends a pending reset if @dma_idle (the caller
- * holds open_sem for writing: no DMA is in flight) and then raises
- * IRQ_COMPLETION too, for a VFIO user waiting for the reset to complete.
- * Caller must hold vgpu->lock.
+ * __mdgpu_regs_complete() - apply a COMPLETE whose SQ_TAIL is @tail: the
+ * register's value, or (COMPLETE_TAIL) the shadow tail the daemon took,
+ * already checked by mdgpu_regs_shadow_tail().  @c is daemon-supplied:
+ * gen must be the vGPU's generation (else -ESTALE: work of a ring that
+ * was reset since, whose head means nothing in the new ring); sq_head
+ * must lie in [SQ_HEAD, @tail] (mod 2^32) and irq within MDGPU_IRQ_ALL
+ * (else -EINVAL).  A refused COMPLETE changes nothing.  An accepted one
+ * stores @tail (a shadow doorbell when it moved), ends a pending reset
+ * if @dma_idle (the caller holds open_sem for writing: no DMA is in
+ * flight) and then raises IRQ_COMPLETION too, for a VFIO user waiting
+ * for the reset to complete.  Caller must hold vgpu->lock.
  */
-int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
-			const struct mdgpu_ctl_complete *c, bool dma_idle)
+static int __mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
+				 const struct mdgpu_ctl_complete *c, u32 tail,
+				 bool dma_idle)
 {
+	u32 *sq_tail = mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL);
 	u32 head = *mdgpu_reg(vgpu, MDGPU_REG_SQ_HEAD);
-	u32 tail = *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL);
 	u32 irq = c->irq;
 
 	lockdep_assert_held(&vgpu->lock);
 
-	if (c->gen != vgpu->gen)
-		return -ESTALE;
 	if ((c->irq & ~MDGPU_IRQ_ALL) || c->sq_head - head > tail - head)
 		return -EINVAL;
 
+	if (tail != *sq_tail) {
+		*sq_tail = tail;
+		vgpu->stats.shadow_doorbells++;
+	}
 	*mdgpu_reg(vgpu, MDGPU_REG_SQ_HEAD) = c->sq_head;
 	mdgpu_reg_set64(vgpu, MDGPU_REG_FENCE_LO, c->fence);
 	mdgpu_reg_set64(vgpu, MDGPU_REG_FB_USED_LO, c->fb_used);
@@ -331,4 +359,80 @@ int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
 		mdgpu_irq_raise(vgpu, irq);
 	mdgpu_regs_mirror(vgpu);
 	return 0;
+}
+
+/*
+ * mdgpu_regs_complete() - the daemon reports progress (MDGPU_CTL_COMPLETE)
+ * on the commands up to SQ_TAIL, the last doorbell rung in BAR0.  See
+ * __mdgpu_regs_complete().  Caller must hold vgpu->lock.
+ */
+int mdgpu_regs_complete(struct mdgpu_vgpu *vgpu,
+			const struct mdgpu_ctl_complete *c, bool dma_idle)
+{
+	lockdep_assert_held(&vgpu->lock);
+
+	if (c->gen != vgpu->gen)
+		return -ESTALE;
+	return __mdgpu_regs_complete(vgpu, c,
+				     *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL),
+				     dma_idle);
+}
+
+/*
+ * mdgpu_regs_shadow_tail() - the SQ_TAIL that COMPLETE_TAIL's @val, a
+ * tail the daemon read from the shadow doorbell (ABI 1.13), makes, in
+ * *@out.  The VFIO user wrote @val, so it is checked as the BAR0
+ * doorbell checks a tail (mdgpu_reg_sq_tail()): at most ring_entries past
+ * SQ_HEAD (mod 2^32), and, to move SQ_TAIL forward, CONTROL.ENABLE and
+ * STATUS.READY set.  A tail in [SQ_HEAD, SQ_TAIL] keeps SQ_TAIL: a
+ * doorbell rung in BAR0 after the daemon read the shadow has moved it on
+ * already, and refusing would fail a daemon that did nothing wrong.
+ * -EINVAL for anything else.  Caller must hold vgpu->lock.
+ */
+static int mdgpu_regs_shadow_tail(struct mdgpu_vgpu *vgpu, u32 val, u32 *out)
+{
+	u32 head = *mdgpu_reg(vgpu, MDGPU_REG_SQ_HEAD);
+	u32 tail = *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL);
+	u32 status = *mdgpu_reg(vgpu, MDGPU_REG_STATUS);
+
+	lockdep_assert_held(&vgpu->lock);
+
+	if (val - head > vgpu->ring_entries)
+		return -EINVAL;
+	if (val - head <= tail - head) {
+		*out = tail;
+		return 0;
+	}
+	if (!(*mdgpu_reg(vgpu, MDGPU_REG_CONTROL) & MDGPU_CONTROL_ENABLE) ||
+	    !(status & MDGPU_STATUS_READY))
+		return -EINVAL;
+	*out = val;
+	return 0;
+}
+
+/*
+ * mdgpu_regs_complete_tail() - MDGPU_CTL_COMPLETE_TAIL (ABI 1.13): the
+ * daemon took commands up to @ct->sq_tail from the shadow doorbell, which
+ * becomes SQ_TAIL if it is valid and ahead (mdgpu_regs_shadow_tail()),
+ * then @ct->c is applied as a COMPLETE against that tail; either both or
+ * nothing.  -ESTALE for another generation, -EINVAL for flags, a refused
+ * tail or a refused COMPLETE.  Caller must hold vgpu->lock.
+ */
+int mdgpu_regs_complete_tail(struct mdgpu_vgpu *vgpu,
+			     const struct mdgpu_ctl_complete_tail *ct,
+			     bool dma_idle)
+{
+	u32 tail;
+	int ret;
+
+	lockdep_assert_held(&vgpu->lock);
+
+	if (ct->c.gen != vgpu->gen)
+		return -ESTALE;
+	if (ct->flags)
+		return -EINVAL;
+	ret = mdgpu_regs_shadow_tail(vgpu, ct->sq_tail, &tail);
+	if (ret)
+		return ret;
+	return __mdgpu_regs_complete(vgpu, &ct->c, tail, dma_idle);
 }

@@ -147,10 +147,11 @@ static ssize_t stats_show(struct device *dev, struct device_attribute *attr,
 	gen = vgpu->gen;
 	mutex_unlock(&vgpu->lock);
 	return sysfs_emit(buf,
-			  "doorbells: %llu\ncompletions: %llu\ninterrupts: %llu\nbad_accesses: %llu\ndma_bytes: %llu\nresets: %llu\nhangs: %llu\ncontexts_lost: %llu\ngeneration: %u\nbar0_reads: %llu\nbar0_writes: %llu\n",
+			  "doorbells: %llu\ncompletions: %llu\ninterrupts: %llu\nbad_accesses: %llu\ndma_bytes: %llu\nresets: %llu\nhangs: %llu\ncontexts_lost: %llu\ngeneration: %u\nbar0_reads: %llu\nbar0_writes: %llu\nshadow_doorbells: %llu\n",
 			  s.doorbells, s.completions, s.interrupts,
 			  s.bad_accesses, s.dma_bytes, s.resets, s.hangs,
-			  s.contexts_lost, gen, s.bar0_reads, s.bar0_writes);
+			  s.contexts_lost, gen, s.bar0_reads, s.bar0_writes,
+			  s.shadow_doorbells);
 }
 static DEVICE_ATTR_RO(stats);
 

@@ -132,7 +132,10 @@ void mdgpu_vgpu_post(struct mdgpu_vgpu *vgpu, u32 type)
  * are refused from now on), registers to defaults with RESET_PENDING while
  * a daemon serves the vGPU, ring (but its register mirror, which shows the
  * registers' new values) and aperture zeroed, a pending doorbell
- * dropped, RESET queued with the new generation.  Caller must hold
+ * dropped, RESET queued with the new generation.  The zeroed ring
+ * includes the shadow doorbell (ABI 1.13): its tail starts again at 0
+ * and daemon_polling 0 makes the VFIO user ring BAR0 until the daemon,
+ * polling the new generation, sets it again.  Caller must hold
  * vgpu->lock.
  */
 void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu)
@@ -147,7 +150,8 @@ void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu)
 	/*
 	 * The ring but the register mirror, which mdgpu_regs_reset() has
 	 * just written: a VFIO user polling it never reads a zeroed STATUS
-	 * (READY clear would look like a lost daemon).
+	 * (READY clear would look like a lost daemon).  [after, size)
+	 * holds the shadow doorbell.
 	 */
 	memset(vgpu->ring->vaddr, 0, mirror);
 	memset(vgpu->ring->vaddr + after, 0, vgpu->ring->size - after);
@@ -159,13 +163,19 @@ void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu)
 
 /*
  * The daemon is gone.  A reset it had not taken up is complete: no work
- * of an older generation can come from a closed file.  Caller must hold
- * vgpu->lock.
+ * of an older generation can come from a closed file.  Its daemon_polling
+ * in the shadow doorbell is cleared: nobody polls the shadow's tail now,
+ * so the VFIO user rings BAR0 again, which reports the lost daemon.
+ * Caller must hold vgpu->lock.
  */
 void mdgpu_vgpu_backend_lost(struct mdgpu_vgpu *vgpu)
 {
+	struct mdgpu_ring_shadow *sh = vgpu->ring->vaddr +
+		MDGPU_RING_SHADOW_OFFSET(vgpu->ring_entries);
+
 	lockdep_assert_held(&vgpu->lock);
 
+	WRITE_ONCE(sh->daemon_polling, 0);
 	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS,
 			 MDGPU_STATUS_READY | MDGPU_STATUS_RESET_PENDING,
 			 MDGPU_STATUS_BACKEND_LOST);
@@ -242,6 +252,7 @@ static int mdgpu_vfio_init(struct vfio_device *vdev)
 		mdgpu_event_init(&vgpu->ev[i]);
 
 	vgpu->ring_entries = MDGPU_RING_ENTRIES_DEFAULT;
+	/* Queues, mirror and shadow doorbell, in a power-of-two BAR2. */
 	vgpu->ring_size = MDGPU_RING_REGION_BYTES(vgpu->ring_entries);
 	vgpu->ring_size = max_t(u32, PAGE_SIZE,
 				roundup_pow_of_two(vgpu->ring_size));

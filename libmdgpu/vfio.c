@@ -18,6 +18,10 @@
  *   interrupt eventfd (20 ms at most between looks at STATUS).
  * A device of ABI 1.11 mirrors STATUS, SQ_HEAD and ERROR in BAR2 (struct
  * mdgpu_ring_mirror): those are read there, a load instead of a pread.
+ * A device of ABI 1.13 has a shadow doorbell in BAR2 (struct
+ * mdgpu_ring_shadow): the doorbell stores the tail there, then a full
+ * fence, and writes SQ_TAIL only when daemon_polling reads 0 (mdgpud
+ * would not look at the shadow before it sleeps).
  *
  * STATUS decides the errors: BACKEND_LOST -> -ENODEV (mdgpud is gone),
  * ENABLED cleared -> -ECANCELED (someone reset the device: queued work
@@ -64,6 +68,7 @@ struct mdgpu_vfio {
 	uint8_t *ring;
 	size_t ring_size;
 	const struct mdgpu_ring_mirror *mirror;	/* in ring, or NULL */
+	struct mdgpu_ring_shadow *shadow;	/* in ring, or NULL */
 	uint8_t *ap;
 	size_t ap_size;
 	uint32_t flagged;		/* commands up to here have F_IRQ */
@@ -464,10 +469,14 @@ static int mdgpu_vfio_open(struct mdgpu *g, const struct mdgpu_open_opts *o)
 	if (ret)
 		goto err;
 	s->ring_size = r2.size;
-	if ((ver & 0xffff) >= 11 &&
-	    MDGPU_RING_REGION_BYTES(entries) <= s->ring_size)
+	if ((ver & 0xffff) >= 11 && MDGPU_RING_MIRROR_OFFSET(entries) +
+	    MDGPU_RING_MIRROR_SIZE <= s->ring_size)
 		s->mirror = (const void *)(s->ring +
 					   MDGPU_RING_MIRROR_OFFSET(entries));
+	if ((ver & 0xffff) >= 13 &&
+	    MDGPU_RING_REGION_BYTES(entries) <= s->ring_size)
+		s->shadow = (void *)(s->ring +
+				     MDGPU_RING_SHADOW_OFFSET(entries));
 	ret = mdgpu_vfio_map(g, s, &r4, &s->ap);
 	if (ret)
 		goto err;
@@ -526,6 +535,16 @@ static void mdgpu_vfio_doorbell(struct mdgpu *g, uint32_t tail)
 	 * signal of an eventfd nobody polls). */
 	mdgpu_ring_flag_irq(g, &s->flagged, tail);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* The shadow doorbell: the tail there, then (Dekker against the
+	 * daemon's store of daemon_polling = 0 before its last look) a
+	 * full fence, then ring BAR0 only if the daemon may not look. */
+	if (s->shadow) {
+		__atomic_store_n(&s->shadow->sq_tail, tail, __ATOMIC_RELEASE);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&s->shadow->daemon_polling,
+				    __ATOMIC_RELAXED))
+			return;
+	}
 	mdgpu_vfio_wr(s, MDGPU_REG_SQ_TAIL, tail);	/* refusals: STATUS */
 }
 

@@ -34,7 +34,7 @@
 
 /* ABI version: major bumps break compatibility, minor bumps only add. */
 #define MDGPU_ABI_MAJOR			1
-#define MDGPU_ABI_MINOR			12
+#define MDGPU_ABI_MINOR			13
 #define MDGPU_ABI_VERSION		((MDGPU_ABI_MAJOR << 16) | MDGPU_ABI_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -197,9 +197,48 @@ struct mdgpu_ring_mirror {
 
 #define MDGPU_RING_MIRROR_OFFSET(entries)	MDGPU_RING_BYTES(entries)
 #define MDGPU_RING_MIRROR_SIZE		32
-/* Bytes of the ring region of a vGPU of @entries: queues and mirror. */
+
+/*
+ * The shadow doorbell (ABI 1.13).  64 bytes after the mirror's start, at
+ * MDGPU_RING_SHADOW_OFFSET(entries) (a cache line of its own for every
+ * ring of 2 or more entries), a VFIO user and the daemon share:
+ *
+ *   sq_tail         written by the VFIO user: its free-running tail, the
+ *                   same value it would write to SQ_TAIL;
+ *   daemon_polling  written by the daemon: nonzero while its dispatcher
+ *                   is awake and reads sq_tail by itself.
+ *
+ * A submission stores sq_tail, then a full barrier, then loads
+ * daemon_polling, and writes SQ_TAIL in BAR0 (the trapped doorbell) only
+ * if that read 0.  The daemon, before it sleeps, stores daemon_polling =
+ * 0, a full barrier, and reads sq_tail once more (Dekker: one of the two
+ * sees the other's store).  0 is "ring BAR0", the safe default: a reset
+ * zeroes the whole structure, a daemon going away clears daemon_polling,
+ * and a device or daemon that does not know it never sets it.  As the
+ * BAR0 doorbell, the shadow counts only while the device is enabled:
+ * enabling it sets sq_tail to SQ_TAIL, and the daemon reads sq_tail only
+ * while the mirror's status shows ENABLED and not RESET_PENDING.  Every
+ * value the VFIO user writes here is untrusted: the daemon takes a
+ * sq_tail only when it moves forward by at most entries past the head
+ * (Documentation/abi.md, "The shadow doorbell (ABI 1.13)").
+ */
+struct mdgpu_ring_shadow {
+	__u32 sq_tail;			/* VFIO user: its free-running tail */
+	__u32 reserved0;		/* 0 */
+	__u32 daemon_polling;		/* daemon: nonzero while it polls */
+	__u32 reserved1[13];		/* 0: a 64-byte cache line */
+};
+
+#define MDGPU_RING_SHADOW_OFFSET(entries) \
+	(MDGPU_RING_MIRROR_OFFSET(entries) + 64)
+#define MDGPU_RING_SHADOW_SIZE		64
+/*
+ * Bytes of the ring region of a vGPU of @entries: queues, mirror and
+ * shadow doorbell (a device of ABI 1.11 or 1.12 has the first two only,
+ * MDGPU_RING_MIRROR_OFFSET() + MDGPU_RING_MIRROR_SIZE bytes).
+ */
 #define MDGPU_RING_REGION_BYTES(entries) \
-	(MDGPU_RING_MIRROR_OFFSET(entries) + MDGPU_RING_MIRROR_SIZE)
+	(MDGPU_RING_SHADOW_OFFSET(entries) + MDGPU_RING_SHADOW_SIZE)
 
 enum mdgpu_opcode {
 	MDGPU_OP_NOP = 0,
@@ -842,6 +881,12 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd) == MDGPU_CMD_SIZE,
 		    "mdgpu_cmd size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ring_mirror) == MDGPU_RING_MIRROR_SIZE,
 		    "mdgpu_ring_mirror size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ring_shadow) == MDGPU_RING_SHADOW_SIZE,
+		    "mdgpu_ring_shadow size");
+MDGPU_STATIC_ASSERT(MDGPU_RING_MIRROR_SIZE <= 64,
+		    "the shadow doorbell follows the mirror's 64 bytes");
+MDGPU_STATIC_ASSERT(MDGPU_RING_SHADOW_OFFSET(MDGPU_RING_ENTRIES_DEFAULT) % 64 == 0,
+		    "the shadow doorbell is a cache line of its own");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cpl) == MDGPU_CPL_SIZE,
 		    "mdgpu_cpl size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_cmd_launch) <= 56, "launch size");
@@ -938,6 +983,25 @@ struct mdgpu_ctl_complete {
 	__u32 gen;			/* generation of this work (1.4) */
 };
 
+/*
+ * COMPLETE_TAIL (ABI 1.13): COMPLETE for work the daemon took from the
+ * shadow doorbell (struct mdgpu_ring_shadow), whose tail the kernel has
+ * not seen in SQ_TAIL.  The kernel first takes @sq_tail as the BAR0
+ * doorbell takes a VFIO user's: CONTROL.ENABLE and STATUS.READY set, and
+ * @sq_tail - SQ_HEAD <= ring entries (mod 2^32); a tail in [SQ_HEAD,
+ * SQ_TAIL] (a doorbell rang past it meanwhile) leaves SQ_TAIL as it is,
+ * one past it becomes SQ_TAIL and counts as a shadow doorbell.  Then
+ * @c is applied as COMPLETE applies it, the head checked against the new
+ * SQ_TAIL.  -ESTALE (generation) as COMPLETE; -EINVAL, with nothing
+ * changed, for a tail refused, a head outside [SQ_HEAD, SQ_TAIL], irq
+ * bits or flags outside the defined ones.
+ */
+struct mdgpu_ctl_complete_tail {
+	struct mdgpu_ctl_complete c;
+	__u32 sq_tail;			/* the tail the daemon took */
+	__u32 flags;			/* 0 */
+};
+
 /* Daemon reads or writes guest memory by IOVA through VFIO. */
 struct mdgpu_ctl_dma {
 	__u32 vgpu_id;
@@ -985,6 +1049,8 @@ struct mdgpu_ctl_aperture_fd {
 				     struct mdgpu_ctl_vgpu_event)
 #define MDGPU_CTL_APERTURE_FD	_IOWR(MDGPU_IOC_MAGIC, 0x05, \
 				      struct mdgpu_ctl_aperture_fd)
+#define MDGPU_CTL_COMPLETE_TAIL	_IOW(MDGPU_IOC_MAGIC, 0x06, \
+				     struct mdgpu_ctl_complete_tail)
 
 /*
  * mmap() of /dev/mdgpu maps one vGPU's ring or aperture into the daemon.
@@ -1092,6 +1158,8 @@ MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_register) == 128,
 		    "mdgpu_ctl_register size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_complete) == 32,
 		    "mdgpu_ctl_complete size");
+MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_complete_tail) == 40,
+		    "mdgpu_ctl_complete_tail size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_dma) == 40,
 		    "mdgpu_ctl_dma size");
 MDGPU_STATIC_ASSERT(sizeof(struct mdgpu_ctl_vgpu_event) == 16,

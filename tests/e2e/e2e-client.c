@@ -199,15 +199,22 @@ static long long guest_attr(const char *attr, char *text, size_t len)
 /*
  * What a launch and a synchronize cost over the guest driver in trapped
  * register accesses, each a VM exit to the VMM: the driver counts every
- * BAR0 access it makes (sysfs bar0_reads, bar0_writes).  `n` rounds of a
- * FILL and a synchronize, after one warm-up round.  With the register
- * mirror (ABI 1.11) a round reads no register and writes two: the
- * doorbells of its two commands (plus, under INTx, an acknowledgement
- * per interrupt); `mirror` says whether the driver is expected to use it.
+ * BAR0 access it makes (sysfs bar0_reads, bar0_writes) and how each
+ * submission rang (doorbells_shadow, doorbells_bar0).  `n` rounds of a
+ * FILL and a synchronize, after one warm-up round: two submissions each.
+ * With the register mirror (ABI 1.11) a round reads no register; it
+ * writes one SQ_TAIL per submission that rang BAR0 (plus, under INTx, an
+ * acknowledgement per interrupt).  With the shadow doorbell (ABI 1.13) a
+ * submission rings BAR0 only when the daemon was not polling.  `mirror`
+ * says whether the driver is expected to use the mirror; `shadow`:
+ *   "off"   shadow_doorbell 0: every submission rings BAR0;
+ *   "on"    in use: the submissions add up, whoever rang them;
+ *   "poll"  in use, and the daemon is known to poll throughout (a long
+ *           spin_us): at most 1 in 10 submissions rings BAR0.
  */
-static int cmd_exits(unsigned int n, int mirror)
+static int cmd_exits(unsigned int n, int mirror, const char *shadow)
 {
-	long long r0, w0, r1, w1, use;
+	long long r0, w0, r1, w1, use, sh, s0, b0, s1, b1;
 	mdgpu_devptr d;
 	struct mdgpu *g;
 	char irq[16];
@@ -215,10 +222,19 @@ static int cmd_exits(unsigned int n, int mirror)
 	double us;
 	int ret;
 
+	if (strcmp(shadow, "off") && strcmp(shadow, "on") &&
+	    strcmp(shadow, "poll")) {
+		fprintf(stderr, "exits: shadow mode %s: off, on or poll\n",
+			shadow);
+		return 2;
+	}
 	use = guest_attr("register_mirror", NULL, 0);
+	sh = guest_attr("shadow_doorbell", NULL, 0);
 	guest_attr("irq_mode", irq, sizeof(irq));
 	EXPECT(use == mirror, "register_mirror %lld, expected %d", use,
 	       mirror);
+	EXPECT(sh == !!strcmp(shadow, "off"), "shadow_doorbell %lld, %s "
+	       "expected", sh, shadow);
 	ret = open_vgpu(&g);
 	if (ret)
 		return ret;
@@ -227,6 +243,8 @@ static int cmd_exits(unsigned int n, int mirror)
 	CHECK(g, mdgpu_synchronize(g));
 	r0 = guest_attr("bar0_reads", NULL, 0);
 	w0 = guest_attr("bar0_writes", NULL, 0);
+	s0 = guest_attr("doorbells_shadow", NULL, 0);
+	b0 = guest_attr("doorbells_bar0", NULL, 0);
 	t0 = now_ns();
 	for (unsigned int i = 0; i < n; i++) {
 		CHECK(g, mdgpu_fill_u32(g, d, 1024, i));
@@ -235,19 +253,32 @@ static int cmd_exits(unsigned int n, int mirror)
 	us = (now_ns() - t0) / 1e3 / n;
 	r1 = guest_attr("bar0_reads", NULL, 0) - r0;
 	w1 = guest_attr("bar0_writes", NULL, 0) - w0;
+	s1 = guest_attr("doorbells_shadow", NULL, 0) - s0;
+	b1 = guest_attr("doorbells_bar0", NULL, 0) - b0;
 	EXPECT(r0 >= 0 && w0 >= 0, "no bar0_reads/bar0_writes in sysfs");
-	printf("ok: launch + synchronize, %u rounds, registers %s, %s: "
-	       "%.2f BAR0 reads and %.2f writes (VM exits) per round, "
-	       "%.0f us per round\n", n, use ? "mirrored" : "in BAR0", irq,
-	       (double)r1 / n, (double)w1 / n, us);
+	EXPECT(s0 >= 0 && b0 >= 0, "no doorbells_shadow/doorbells_bar0 in "
+	       "sysfs");
+	printf("ok: launch + synchronize, %u rounds, registers %s, doorbell "
+	       "%s, %s: %.2f BAR0 reads and %.2f writes (VM exits) per round, "
+	       "%.2f of 2 submissions through the shadow, %.0f us per round\n",
+	       n, use ? "mirrored" : "in BAR0", sh ? "shadowed" : "in BAR0",
+	       irq, (double)r1 / n, (double)w1 / n, (double)s1 / n, us);
+	EXPECT(s1 + b1 == 2LL * n, "%lld shadow and %lld BAR0 doorbells for "
+	       "%u submissions", s1, b1, 2 * n);
+	if (!sh)
+		EXPECT(s1 == 0, "%lld shadow doorbells with shadow_doorbell=0",
+		       s1);
+	if (!strcmp(shadow, "poll"))
+		EXPECT(b1 * 10 <= 2LL * n, "%lld of %u submissions rang BAR0 "
+		       "while the daemon polled", b1, 2 * n);
 	if (mirror) {
 		EXPECT(r1 == 0, "%lld BAR0 reads with the mirror", r1);
 		if (!strcmp(irq, "msi"))
-			EXPECT(w1 == 2LL * n, "%lld BAR0 writes for %u "
-			       "doorbells", w1, 2 * n);
+			EXPECT(w1 == b1, "%lld BAR0 writes for %lld "
+			       "doorbells", w1, b1);
 		else
-			EXPECT(w1 >= 2LL * n && w1 <= 4LL * n, "%lld BAR0 "
-			       "writes for %u doorbells", w1, 2 * n);
+			EXPECT(w1 >= b1 && w1 <= b1 + 2LL * n, "%lld BAR0 "
+			       "writes for %lld doorbells", w1, b1);
 	} else {
 		/* Each submission alone reads STATUS and FENCE twice. */
 		EXPECT(r1 >= 16LL * n, "%lld BAR0 reads without the mirror",
@@ -709,6 +740,11 @@ struct fuzz_dev {
 	int (*ring_tail)(struct fuzz_dev *f, uint32_t tail);
 	int (*wait)(struct fuzz_dev *f, uint32_t tail);
 	int grp, cont;
+	/* vfio, ABI 1.13: the shadow doorbell, written with a hostile
+	 * tail before every BAR0 doorbell (fuzz_vfio_tail()). */
+	struct mdgpu_ring_shadow *shadow;
+	uint32_t head;			/* vfio: SQ_HEAD after the last wait */
+	unsigned int hostile;		/* hostile shadow tails written */
 };
 
 static uint32_t fuzz_rd(struct fuzz_dev *f, uint32_t reg)
@@ -720,8 +756,35 @@ static uint32_t fuzz_rd(struct fuzz_dev *f, uint32_t reg)
 	return v;
 }
 
+/*
+ * The BAR0 doorbell, with a tail mdgpud must ignore in the shadow doorbell
+ * first (ABI 1.13): behind the head, more than entries past the tail rung
+ * (so past the head by more than entries while the head moves up to that
+ * tail: a tail only entries past the head when written is a valid move
+ * once the head has advanced), or 2^31 past the head, in turn.  The
+ * daemon may be polling the shadow meanwhile; it must serve the BAR0
+ * tail and nothing else (the wait wants the head exactly at the tail
+ * rung, and the completions' seq checked).
+ */
 static int fuzz_vfio_tail(struct fuzz_dev *f, uint32_t tail)
 {
+	if (f->shadow) {
+		uint32_t v;
+
+		switch (f->hostile % 3) {
+		case 0:
+			v = f->head - 1 - f->hostile;
+			break;
+		case 1:
+			v = tail + f->entries + 1 + f->hostile;
+			break;
+		default:
+			v = f->head + 0x80000000u;
+			break;
+		}
+		f->hostile++;
+		__atomic_store_n(&f->shadow->sq_tail, v, __ATOMIC_RELEASE);
+	}
 	return pwrite(f->dev, &tail, 4, (off_t)(f->regs_off +
 		      MDGPU_REG_SQ_TAIL)) == 4 ? 0 : -EIO;
 }
@@ -739,6 +802,7 @@ static int fuzz_vfio_wait(struct fuzz_dev *f, uint32_t tail)
 		}
 		usleep(1000);
 	}
+	f->head = tail;
 	return 0;
 }
 
@@ -774,6 +838,10 @@ static int fuzz_open_vfio(struct fuzz_dev *f)
 	EXPECT(f->entries >= 2 && !(f->entries & (f->entries - 1)) &&
 	       MDGPU_RING_BYTES(f->entries) <= r2.size, "ring of %u entries",
 	       f->entries);
+	if ((fuzz_rd(f, MDGPU_REG_VERSION) & 0xffff) >= 13 &&
+	    MDGPU_RING_REGION_BYTES(f->entries) <= r2.size)
+		f->shadow = (struct mdgpu_ring_shadow *)(f->ring +
+				MDGPU_RING_SHADOW_OFFSET(f->entries));
 	v = MDGPU_CONTROL_RESET | MDGPU_CONTROL_ENABLE;
 	EXPECT(pwrite(f->dev, &v, 4, (off_t)(f->regs_off + MDGPU_REG_CONTROL))
 	       == 4, "enable");
@@ -929,6 +997,11 @@ static int cmd_fuzz(unsigned int rounds)
 	       strcmp(transport, "guest") ? "BAR2" : "the guest driver's ring",
 	       hist[0], hist[EINVAL], hist[ENOENT], hist[ERANGE], hist[E2BIG],
 	       hist[EFAULT], hist[ENOMEM]);
+	if (f.shadow)
+		printf("ok: each of the %u BAR0 doorbells served with a hostile "
+		       "tail in the shadow doorbell (behind the head, more "
+		       "than entries past the tail, 2^31 past the head)\n",
+		       f.hostile);
 	munmap(ring, f.ring_size);
 	close(f.dev);
 	if (f.grp >= 0)
@@ -1060,9 +1133,10 @@ int main(int argc, char **argv)
 		return cmd_survive(argv[3]);
 	if (!strcmp(argv[1], "reset"))
 		return cmd_reset();
-	if (!strcmp(argv[1], "exits") && argc == 5 &&
+	if (!strcmp(argv[1], "exits") && (argc == 5 || argc == 6) &&
 	    !strcmp(transport, "guest"))
-		return cmd_exits((unsigned int)atoi(argv[3]), atoi(argv[4]));
+		return cmd_exits((unsigned int)atoi(argv[3]), atoi(argv[4]),
+				 argc == 6 ? argv[5] : "on");
 	if (!strcmp(argv[1], "resetstorm") && argc == 5)
 		return cmd_resetstorm(atof(argv[3]),
 				      (unsigned int)atoi(argv[4]));

@@ -24,6 +24,15 @@
  *            mdgpud_kern_peek_ns, so that a doorbell rung while the
  *            dispatcher runs a slice (its commands, its linger) is seen
  *            then, not only between slices (mdgpud_kern_peek())
+ *
+ * The shadow doorbell (ABI 1.13, struct mdgpu_ring_shadow in the ring's
+ * mapping): arm() sets daemon_polling while the dispatcher is awake and
+ * the ring is served, and sq_tail() reads shadow.sq_tail, so a VFIO user
+ * that saw daemon_polling set needs no BAR0 doorbell (no VM exit).  A
+ * shadow tail is taken only when it moves forward by at most entries
+ * past the head the kernel has; publish() is then COMPLETE_TAIL, which
+ * hands the kernel that tail with the head (mdgpud_kern_arm() has the
+ * ordering argument).
  *   KNOB     mdgpud_vgpu_set_knobs() (sysfs weight/cap/priority, live)
  *   POLICY   mdgpud_core_set_policy()
  *   RESET    mdgpud_vgpu_reset(): queued work dropped, memory scrubbed,
@@ -38,11 +47,12 @@
  * -ESTALE the vGPU is `desync`: nothing more is read from or published
  * to its ring until the RESET or OPEN event that is queued behind it.
  *
- * publish() is MDGPU_CTL_COMPLETE (head, fence, fb_used, IRQ_COMPLETION
- * when the command carried MDGPU_CMD_F_IRQ), dma() is MDGPU_CTL_DMA,
- * context_event() is MDGPU_CTL_VGPU_EVENT (STATUS.CONTEXT_LOST, IRQ_ERROR),
- * arm() does nothing: the control fd is always watched, a doorbell is an
- * event that wakes the dispatcher's epoll.
+ * publish() is MDGPU_CTL_COMPLETE_TAIL (head, fence, fb_used,
+ * IRQ_COMPLETION when the command carried MDGPU_CMD_F_IRQ, and the tail
+ * served), dma() is MDGPU_CTL_DMA, context_event() is
+ * MDGPU_CTL_VGPU_EVENT (STATUS.CONTEXT_LOST, IRQ_ERROR), arm() sets or
+ * clears the shadow's daemon_polling: the control fd is always watched,
+ * a BAR0 doorbell is an event that wakes the dispatcher's epoll.
  *
  * Event payloads come from the kernel, but their numbers describe what a
  * guest or an administrator chose: they are checked here before use (ring
@@ -80,12 +90,18 @@ struct mdgpud_kvgpu {
 	char uuid_str[MDGPU_UUID_STR_LEN];
 	uint32_t type_id;
 	uint32_t entries;
-	uint8_t *ring;			/* SQ at 0, CQ after it */
+	uint8_t *ring;			/* SQ at 0, CQ, mirror, shadow */
 	size_t ring_len;
+	/* The shadow doorbell in the ring (ABI 1.13): sq_tail is the
+	 * VFIO user's, daemon_polling ours. */
+	struct mdgpu_ring_shadow *shadow;
+	const struct mdgpu_ring_mirror *mirror;	/* its STATUS */
 	uint8_t *ap;
 	size_t ap_len;
 	struct mdgpud_vgpu *v;		/* NULL if the core refused it */
-	uint32_t tail;			/* last doorbell */
+	uint32_t tail;			/* last doorbell, BAR0 or shadow */
+	uint64_t shadow_taken;		/* tails taken from the shadow */
+	uint64_t shadow_ignored;	/* shadow tails refused as invalid */
 	uint32_t head;			/* last head published */
 	uint32_t core_head;		/* the dispatcher's head (publish arg) */
 	bool open;
@@ -118,6 +134,10 @@ struct mdgpud_transport {
 	bool draining;			/* in mdgpud_kern_drain(): no peek */
 	int wake_efd;
 	uint64_t peek_ns;		/* when sq_tail() last read the fd */
+	/* The dispatcher's last arm(): awake.  Kept for the transport, not
+	 * per vGPU, so that a vGPU created or reset while the dispatcher
+	 * polls is polled at once (see mdgpud_kern_shadow_set()). */
+	bool awake;
 };
 
 /*
@@ -142,6 +162,87 @@ static void mdgpud_kern_peek(struct mdgpud_transport *t,
 /* ---------------------------------------------------------------- */
 /* Hot path: per-vGPU ops                                           */
 
+/*
+ * A tail that the ring may take: at most entries past the head the kernel
+ * has (k->head, the last one published), and not behind k->tail (mod
+ * 2^32).  Both sources of tails are checked so: a DOORBELL event's (the
+ * kernel checked it against its own SQ_HEAD, but the shadow may have
+ * taken the ring past it since) and the shadow's (written by the VFIO
+ * user: any value at all).  The same check the kernel makes of the tail
+ * COMPLETE_TAIL hands it, so a tail taken here is never refused there.
+ */
+static bool mdgpud_kern_tail_ok(const struct mdgpud_kvgpu *k, uint32_t t)
+{
+	return t - k->head <= k->entries && t - k->head >= k->tail - k->head;
+}
+
+/* The ring is served: what the kernel's DOORBELL events of the vGPU's
+ * generation are taken for.  Only then is the shadow read, or polled
+ * (a vGPU the core refused is never armed, so never polled). */
+static bool mdgpud_kern_served(const struct mdgpud_kvgpu *k)
+{
+	return k->shadow && k->open && !k->unsynced && !k->desync;
+}
+
+/*
+ * daemon_polling as it should be: nonzero while the dispatcher is awake
+ * (the last arm() said so) and the ring is served.  The store is
+ * sequentially consistent; the dispatcher's fence after arm(true) orders
+ * it before its last scan (see mdgpud_kern_arm()).  Called on every
+ * change of either.  Setting it from an event handler (OPEN, RESET) is
+ * safe even while the dispatcher sleeps: handlers run in its poll, and
+ * after every poll it arms itself awake and scans every ring again
+ * before it can sleep, which it does only after arm(true).
+ */
+static void mdgpud_kern_shadow_set(struct mdgpud_kvgpu *k)
+{
+	bool polling = k->t->awake && mdgpud_kern_served(k);
+
+	if (!k->shadow)
+		return;
+	__atomic_store_n(&k->shadow->daemon_polling, polling ? 1u : 0u,
+			 __ATOMIC_SEQ_CST);
+}
+
+/*
+ * The shadow's tail, taken when it is a valid forward move: the VFIO
+ * user's store before its barrier is seen here (acquire, so its commands,
+ * written before it, are too).  Anything else is ignored: the user can
+ * still ring BAR0, and nothing it writes here makes the daemon stop
+ * serving it or anyone else.  A tail behind ours is what a user that
+ * rings BAR0 only leaves there (an older driver, shadow_doorbell=0): not
+ * worth a word.  One ahead of ours by more than the ring allows is
+ * counted, and logged once per vGPU.
+ */
+static void mdgpud_kern_shadow_read(struct mdgpud_kvgpu *k)
+{
+	uint32_t s, st;
+
+	if (!mdgpud_kern_served(k))
+		return;
+	/* As the BAR0 doorbell, only while the device is enabled and not
+	 * waiting for a reset to complete: a tail stored after a reset by
+	 * a thread that has not seen it yet is not the ring's.  Enabling
+	 * sets shadow.sq_tail back to SQ_TAIL before the mirror shows
+	 * ENABLED (acquire: the tail read below is at least that new). */
+	st = __atomic_load_n(&k->mirror->status, __ATOMIC_ACQUIRE);
+	if ((st & (MDGPU_STATUS_ENABLED | MDGPU_STATUS_RESET_PENDING)) !=
+	    MDGPU_STATUS_ENABLED)
+		return;
+	s = __atomic_load_n(&k->shadow->sq_tail, __ATOMIC_ACQUIRE);
+	if (s == k->tail)
+		return;
+	if (!mdgpud_kern_tail_ok(k, s)) {
+		if (s - k->tail < 0x80000000u && !k->shadow_ignored++)
+			mdgpud_warn("vgpu %s: shadow doorbell tail %u (head %u, "
+				    "tail %u, %u entries) ignored", k->uuid_str,
+				    s, k->head, k->tail, k->entries);
+		return;
+	}
+	k->tail = s;
+	k->shadow_taken++;
+}
+
 static uint32_t mdgpud_kern_sq_tail(void *priv)
 {
 	struct mdgpud_kvgpu *k = priv;
@@ -149,7 +250,10 @@ static uint32_t mdgpud_kern_sq_tail(void *priv)
 	mdgpud_kern_peek(k->t, k);
 	if (k->desync)
 		return k->core_head;	/* nothing pending */
-	return k->unsynced ? k->head : k->tail;
+	if (k->unsynced)
+		return k->head;
+	mdgpud_kern_shadow_read(k);
+	return k->tail;
 }
 
 /* What a desynchronised ring executes: nothing of the user's. */
@@ -176,33 +280,49 @@ static void mdgpud_kern_cq_write(void *priv, uint32_t idx,
 	       (size_t)idx * MDGPU_CPL_SIZE, cpl, sizeof(*cpl));
 }
 
+/*
+ * The completion (cq_write) is in the shared ring already; the ioctl
+ * moves SQ_HEAD/FENCE and raises the interrupt.  With a shadow doorbell
+ * it is COMPLETE_TAIL with k->tail, the tail served: the kernel takes it
+ * as SQ_TAIL when the shadow moved it past the last BAR0 doorbell (so the
+ * head may pass that doorbell), and leaves SQ_TAIL as it is otherwise.
+ * It fails -ESTALE for work of a generation the user ended meanwhile
+ * (the RESET or OPEN event is not read yet): that work is being
+ * cancelled anyway.  -EINVAL: a head outside the kernel's ring would be
+ * our bug; a shadow tail refused because the user disabled the device
+ * (CONTROL.ENABLE clear) meanwhile is the user's.  Either way the ring is
+ * not served until the user resets it.
+ */
 static void mdgpud_kern_publish(void *priv, uint32_t head, uint64_t fence,
 				uint32_t irq, uint64_t fb_used)
 {
 	struct mdgpud_kvgpu *k = priv;
-	struct mdgpu_ctl_complete c = {
-		.vgpu_id = k->kid, .sq_head = head, .fence = fence,
-		.fb_used = fb_used, .irq = irq,
+	struct mdgpu_ctl_complete_tail ct = {
+		.c = { .vgpu_id = k->kid, .sq_head = head, .fence = fence,
+		       .fb_used = fb_used, .irq = irq },
 	};
+	int ret;
 
 	k->core_head = head;
 	if (k->desync)
 		return;
 	k->head = head;
-	c.gen = k->gen;
-	/* The completion (cq_write) is in the shared ring already; the
-	 * ioctl moves SQ_HEAD/FENCE and raises the interrupt.  It fails
-	 * -ESTALE for work of a generation the user ended meanwhile (the
-	 * RESET or OPEN event is not read yet): that work is being
-	 * cancelled anyway.  -EINVAL (a head outside the kernel's ring)
-	 * would be our bug: stop serving the ring until the user resets. */
-	if (ioctl(k->t->fd, MDGPU_CTL_COMPLETE, &c)) {
-		if (errno == ESTALE || errno == EINVAL)
+	ct.c.gen = k->gen;
+	ct.sq_tail = k->tail;
+	if (k->shadow)
+		ret = ioctl(k->t->fd, MDGPU_CTL_COMPLETE_TAIL, &ct);
+	else
+		ret = ioctl(k->t->fd, MDGPU_CTL_COMPLETE, &ct.c);
+	if (ret) {
+		if (errno == ESTALE || errno == EINVAL) {
 			k->desync = true;
+			mdgpud_kern_shadow_set(k);
+		}
 		if (errno != ESTALE && !k->complete_errors++)
-			mdgpud_warn("vgpu %u (%s): COMPLETE head %u: %s",
+			mdgpud_warn("vgpu %u (%s): COMPLETE head %u tail %u: %s",
 				    k->v ? mdgpud_vgpu_id(k->v) : 0,
-				    k->uuid_str, head, strerror(errno));
+				    k->uuid_str, head, k->tail,
+				    strerror(errno));
 	}
 }
 
@@ -222,12 +342,34 @@ static void mdgpud_kern_ack(struct mdgpud_kvgpu *k)
 	if (ioctl(k->t->fd, MDGPU_CTL_COMPLETE, &c) && errno != ESTALE)
 		mdgpud_warn("vgpu %s: COMPLETE of generation %u: %s",
 			    k->uuid_str, k->gen, strerror(errno));
+	/* The reset zeroed daemon_polling: set it again if we poll. */
+	mdgpud_kern_shadow_set(k);
 }
 
+/*
+ * The dispatcher goes to sleep (true) or woke up (false).  A doorbell in
+ * BAR0 is an event on the watched control fd, which wakes it either way;
+ * arm() only tells the VFIO user, through the shadow doorbell's
+ * daemon_polling, whether it must ring BAR0 at all.
+ *
+ * Ordering (Dekker, as the socket transport's ctrl.daemon_sleeping):
+ * the user stores shadow.sq_tail, a full barrier, loads daemon_polling;
+ * arm(true) stores daemon_polling = 0 (seq_cst), the dispatcher then
+ * issues a seq_cst fence and scans every ring once more, sq_tail()
+ * loading shadow.sq_tail, before it sleeps.  Of the two stores at least
+ * one is seen by the other side's load: either the user reads 0 and
+ * rings BAR0 (an event wakes the dispatcher), or the last scan reads the
+ * new tail and serves it.  A user that read 1 earlier, while the
+ * dispatcher was awake, is seen by a scan after its store: each scan
+ * reads the shadow, and the one after arm(true) is the last before the
+ * sleep.
+ */
 static void mdgpud_kern_arm(void *priv, bool sleeping)
 {
-	(void)priv;	/* doorbells are events on the watched fd */
-	(void)sleeping;
+	struct mdgpud_kvgpu *k = priv;
+
+	k->t->awake = !sleeping;
+	mdgpud_kern_shadow_set(k);
 }
 
 static void mdgpud_kern_ring_error(void *priv, int err)
@@ -278,6 +420,7 @@ static int mdgpud_kern_dma(void *priv, uint64_t iova, void *buf, uint64_t len,
 	/* Work of an ended generation: refused, nothing transferred. */
 	if (errno == ESTALE) {
 		k->desync = true;
+		mdgpud_kern_shadow_set(k);
 		return -ESTALE;
 	}
 	/* Our own arguments are valid (buffer, length): EINVAL is type1's
@@ -403,7 +546,9 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 		return;
 	}
 	k->entries = entries;
-	k->ring_len = (size_t)MDGPU_RING_BYTES(entries);
+	/* The ring with its mirror and shadow doorbell: the kernel's is
+	 * of our ABI (REGISTER_GPU asked for it exactly). */
+	k->ring_len = (size_t)MDGPU_RING_REGION_BYTES(entries);
 	k->ap_len = (size_t)ap;
 	k->ring = mdgpud_kern_map(t, k->kid, MDGPU_CTL_MMAP_RING, k->ring_len);
 	if (!k->ring) {
@@ -411,6 +556,10 @@ static void mdgpud_kern_create(struct mdgpud_transport *t,
 			   strerror(errno));
 		return;
 	}
+	k->shadow = (struct mdgpu_ring_shadow *)(k->ring +
+				MDGPU_RING_SHADOW_OFFSET(entries));
+	k->mirror = (const struct mdgpu_ring_mirror *)(k->ring +
+				MDGPU_RING_MIRROR_OFFSET(entries));
 	k->ap = mdgpud_kern_map(t, k->kid, MDGPU_CTL_MMAP_APERTURE, k->ap_len);
 	if (!k->ap) {
 		mdgpud_err("vgpu %s: mmap aperture: %s", k->uuid_str,
@@ -473,7 +622,11 @@ static void mdgpud_kern_doorbell(struct mdgpud_kvgpu *k,
 			    "ignored", k->uuid_str, ev->doorbell.gen, k->gen);
 		return;
 	}
-	k->tail = ev->doorbell.sq_tail;
+	/* Rung before a tail the shadow gave us since: nothing new.  A
+	 * ring not served (unsynced) takes it as before. */
+	if (!mdgpud_kern_served(k) ||
+	    mdgpud_kern_tail_ok(k, ev->doorbell.sq_tail))
+		k->tail = ev->doorbell.sq_tail;
 }
 
 static void mdgpud_kern_event(struct mdgpud_transport *t,
@@ -512,6 +665,7 @@ static void mdgpud_kern_event(struct mdgpud_transport *t,
 			/* Open across a daemon restart: SQ_HEAD is not in
 			 * CREATE, so wait for the user's reset. */
 			k->unsynced = true;
+			mdgpud_kern_shadow_set(k);
 			mdgpud_info("vgpu %s: open across a daemon restart: "
 				    "served again after the user resets it",
 				    k->uuid_str);
@@ -523,6 +677,7 @@ static void mdgpud_kern_event(struct mdgpud_transport *t,
 		break;
 	case MDGPU_EV_CLOSE:
 		k->open = false;
+		mdgpud_kern_shadow_set(k);
 		break;
 	case MDGPU_EV_DOORBELL:
 		mdgpud_kern_doorbell(k, ev);

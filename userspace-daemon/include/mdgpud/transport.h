@@ -16,11 +16,14 @@
  *           memfds shared with the client; doorbell eventfd, completion
  *           futex (uapi section 4).
  *   kernel  /dev/mdgpu (transports/kernel.c): CREATE/REMOVE events
- *           create/destroy vGPUs, DOORBELL events update the tail that
- *           sq_tail() returns, rings/apertures are mmap()ed from
- *           /dev/mdgpu, publish() is MDGPU_CTL_COMPLETE (fence, head,
- *           irq), dma() is MDGPU_CTL_DMA, arm() is a no-op (the control
- *           fd is always watched).
+ *           create/destroy vGPUs, DOORBELL events and the shadow
+ *           doorbell's sq_tail (ABI 1.13, each taken only as a valid
+ *           forward move) update the tail that sq_tail() returns,
+ *           rings/apertures are mmap()ed from /dev/mdgpu, publish() is
+ *           MDGPU_CTL_COMPLETE_TAIL (fence, head, irq, the tail served),
+ *           dma() is MDGPU_CTL_DMA, arm() sets the shadow's
+ *           daemon_polling while awake (the control fd is always
+ *           watched, so a BAR0 doorbell wakes a sleeping dispatcher).
  */
 #ifndef MDGPUD_TRANSPORT_H
 #define MDGPUD_TRANSPORT_H
