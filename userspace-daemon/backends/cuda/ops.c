@@ -97,6 +97,25 @@ static int mdgpud_cuda_region_post(struct mdgpud_bctx *ctx, int fd,
 	return 0;
 }
 
+/*
+ * The MAP posted in s (region id, len bytes, at ptr of the supervisor's,
+ * or NULL for a client's registration) pends: the worker pins the pages
+ * while the dispatcher goes on, within the hang bound; map_shared_poll()
+ * or host_register_poll() collects it.
+ */
+static void mdgpud_cuda_pend_region(struct mdgpud_bctx *ctx,
+				    struct mdgpud_cuda_rpc_slot *s,
+				    uint32_t id, uint64_t len, void *ptr,
+				    const char *what)
+{
+	mdgpud_cuda_pend_as(ctx, s, 0, ctx->be->hang_timeout_ns, what,
+			    "hang_timeout_ms");
+	ctx->pend_reg.active = true;
+	ctx->pend_reg.id = id;
+	ctx->pend_reg.len = len;
+	ctx->pend_reg.ptr = ptr;
+}
+
 /* Maps [fd offset, +size) into the worker as a new region of the
  * supervisor's, at ptr here (owned: unmapped when dropped). */
 static int mdgpud_cuda_region_add(struct mdgpud_bctx *ctx, int fd,
@@ -158,12 +177,7 @@ static int mdgpud_cuda_host_register_start(struct mdgpud_bctx *ctx, int fd,
 						   0), &s, &id);
 	if (ret)
 		return ret;
-	mdgpud_cuda_pend_as(ctx, s, 0, ctx->be->hang_timeout_ns,
-			    "host registration", "hang_timeout_ms");
-	ctx->pend_reg.active = true;
-	ctx->pend_reg.id = id;
-	ctx->pend_reg.len = len;
-	ctx->pend_reg.ptr = NULL;
+	mdgpud_cuda_pend_region(ctx, s, id, len, NULL, "host registration");
 	return 0;
 }
 
@@ -316,12 +330,7 @@ static int mdgpud_cuda_map_shared_start(struct mdgpud_bctx *ctx, int fd,
 	ret = mdgpud_cuda_region_post(ctx, fd, offset, size, 0, 0, &s, &id);
 	if (ret)
 		return ret;
-	mdgpud_cuda_pend_as(ctx, s, 0, ctx->be->hang_timeout_ns,
-			    "shared memory mapping", "hang_timeout_ms");
-	ctx->pend_reg.active = true;
-	ctx->pend_reg.id = id;
-	ctx->pend_reg.len = size;
-	ctx->pend_reg.ptr = ptr;
+	mdgpud_cuda_pend_region(ctx, s, id, size, ptr, "shared memory mapping");
 	return 0;
 }
 
