@@ -290,6 +290,16 @@ int mdgpu_regs_complete_tail(struct mdgpu_vgpu *vgpu,
 bool mdgpu_regs_reset_pending(struct mdgpu_vgpu *vgpu);
 void mdgpu_regs_mirror(struct mdgpu_vgpu *vgpu);
 
+/*
+ * The shadow doorbell in BAR2 (ABI 1.13): the VFIO user writes sq_tail,
+ * the daemon daemon_polling; the module only resets them.
+ */
+static inline struct mdgpu_ring_shadow *
+mdgpu_vgpu_shadow(struct mdgpu_vgpu *vgpu)
+{
+	return vgpu->ring->vaddr + MDGPU_RING_SHADOW_OFFSET(vgpu->ring_entries);
+}
+
 /* Index in vgpu->regs of the register at BAR0 offset @off. */
 #define MDGPU_REG(off)		((off) / 4)
 

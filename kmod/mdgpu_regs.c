@@ -170,12 +170,10 @@ void mdgpu_regs_reset(struct mdgpu_vgpu *vgpu)
  */
 static void mdgpu_regs_shadow_enable(struct mdgpu_vgpu *vgpu)
 {
-	struct mdgpu_ring_shadow *sh = vgpu->ring->vaddr +
-		MDGPU_RING_SHADOW_OFFSET(vgpu->ring_entries);
-
 	lockdep_assert_held(&vgpu->lock);
 
-	WRITE_ONCE(sh->sq_tail, *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL));
+	WRITE_ONCE(mdgpu_vgpu_shadow(vgpu)->sq_tail,
+		   *mdgpu_reg(vgpu, MDGPU_REG_SQ_TAIL));
 }
 
 static void mdgpu_reg_control(struct mdgpu_vgpu *vgpu, u32 old, u32 val)

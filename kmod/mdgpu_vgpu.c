@@ -170,12 +170,9 @@ void mdgpu_vgpu_reset(struct mdgpu_vgpu *vgpu)
  */
 void mdgpu_vgpu_backend_lost(struct mdgpu_vgpu *vgpu)
 {
-	struct mdgpu_ring_shadow *sh = vgpu->ring->vaddr +
-		MDGPU_RING_SHADOW_OFFSET(vgpu->ring_entries);
-
 	lockdep_assert_held(&vgpu->lock);
 
-	WRITE_ONCE(sh->daemon_polling, 0);
+	WRITE_ONCE(mdgpu_vgpu_shadow(vgpu)->daemon_polling, 0);
 	mdgpu_reg_update(vgpu, MDGPU_REG_STATUS,
 			 MDGPU_STATUS_READY | MDGPU_STATUS_RESET_PENDING,
 			 MDGPU_STATUS_BACKEND_LOST);

@@ -90,12 +90,7 @@ static bool mdgpud_vgpu_fits(struct mdgpud_core *c, uint64_t quota)
 	       sum <= c->gpu.fb_size;
 }
 
-/*
- * What v's new backend context ctx needs before its first command: the
- * transport's aperture mapped into it (zero-copy) and, on IOVA
- * transports, the DMA bounce buffer (*bounce_out, or NULL).
- * v->vctx.aperture, aperture_size and v->aperture_fd say what to map.
- */
+/* On IOVA transports, ctx's DMA bounce buffer (*bounce_out, or NULL). */
 static int mdgpud_vgpu_ctx_bounce(struct mdgpud_vgpu *v,
 				  struct mdgpud_bctx *ctx, void **bounce_out)
 {
@@ -108,6 +103,12 @@ static int mdgpud_vgpu_ctx_bounce(struct mdgpud_vgpu *v,
 	return 0;
 }
 
+/*
+ * What v's new backend context ctx needs before its first command: the
+ * transport's aperture mapped into it (zero-copy) and, on IOVA
+ * transports, the DMA bounce buffer (*bounce_out, or NULL).
+ * v->vctx.aperture, aperture_size and v->aperture_fd say what to map.
+ */
 static int mdgpud_vgpu_ctx_attach(struct mdgpud_vgpu *v,
 				  struct mdgpud_bctx *ctx, void **bounce_out)
 {
