@@ -12,12 +12,13 @@
  * -ENODEV.  The request that waited fails -ETIMEDOUT, which the core
  * reports as the vGPU's hang.
  *
- * A module load and a client's host registration are the requests posted
- * without waiting for their answer (mdgpud_cuda_pend): the driver's JIT
- * of a PTX may take seconds, its pinning of a registration tens of ms per
- * GiB, which the dispatcher spends on the other vGPUs.  A load has its
- * own bound, be->load_timeout_ns, a registration the hang bound; past it
- * the worker is killed the same way.
+ * A module load and a MAP of shared memory (a client's host registration,
+ * a new context's aperture) are the requests posted without waiting for
+ * their answer (mdgpud_cuda_pend): the driver's JIT of a PTX may take
+ * seconds, its pinning of a mapping tens of ms per GiB, which the
+ * dispatcher spends on the other vGPUs.  A load has its own bound,
+ * be->load_timeout_ns, a MAP the hang bound; past it the worker is killed
+ * the same way.
  */
 #include "priv.h"
 
@@ -243,9 +244,10 @@ struct mdgpud_cuda_rpc_slot *mdgpud_cuda_slot(struct mdgpud_bctx *ctx,
 		*err = -ENODEV;
 		return NULL;
 	}
-	/* A request behind a module load would wait for the JIT, with the
-	 * wrong bound: the caller collects the load first; so it does an
-	 * answer posted and not yet waited for. */
+	/* A request behind a pending one (a module load, a MAP) would wait
+	 * for the JIT or the pinning, with the wrong bound: the caller
+	 * collects that first; so it does an answer posted and not yet
+	 * waited for. */
 	if (ctx->pend_slot || ctx->posted_slot) {
 		*err = -EBUSY;
 		return NULL;
